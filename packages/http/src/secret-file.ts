@@ -1,0 +1,40 @@
+import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** The outcome of {@link loadOrCreateSecretFile}. */
+export interface SecretFile {
+  value: string;
+  created: boolean;
+  /** True when the file is readable by group or others (worth a warning). */
+  exposed: boolean;
+}
+
+/**
+ * Writes `content` to `path` with mode 0600, atomically (temporary file, then rename), creating
+ * the directory with mode 0700 when missing.
+ */
+export function writeSecretFile(path: string, content: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  writeFileSync(tmp, content, { mode: 0o600, flag: 'wx' });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, path);
+}
+
+/**
+ * Reads a secret from `path`, or creates it with `create()` (mode 0600) on first start.
+ * The trimmed file content is returned; nothing is logged here, callers log fingerprints.
+ */
+export function loadOrCreateSecretFile(path: string, create: () => string): SecretFile {
+  try {
+    const value = readFileSync(path, 'utf8').trim();
+    const exposed = (statSync(path).mode & 0o077) !== 0;
+    return { value, created: false, exposed };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const value = create();
+  writeSecretFile(path, `${value}\n`);
+  return { value, created: true, exposed: false };
+}
