@@ -6,6 +6,7 @@
 export const ERROR_CODES = {
   MISSING_PARAMETER: 'MISSING_PARAMETER',
   INVALID_REQUEST: 'INVALID_REQUEST',
+  INVALID_PARAMETER: 'INVALID_PARAMETER',
   ACCESS_DENIED: 'ACCESS_DENIED',
   UNAUTHORIZED: 'UNAUTHORIZED',
   FILE_NOT_FOUND: 'FILE_NOT_FOUND',
@@ -29,6 +30,7 @@ export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   MISSING_PARAMETER: 400,
   INVALID_REQUEST: 400,
+  INVALID_PARAMETER: 400,
   ACCESS_DENIED: 403,
   UNAUTHORIZED: 401,
   FILE_NOT_FOUND: 404,
@@ -49,6 +51,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
 export const DEFAULT_MESSAGE_BY_CODE: Readonly<Record<ErrorCode, string>> = {
   MISSING_PARAMETER: 'missing parameter',
   INVALID_REQUEST: 'invalid request',
+  INVALID_PARAMETER: 'invalid parameter',
   ACCESS_DENIED: 'access not authorized',
   UNAUTHORIZED: 'authentication required',
   FILE_NOT_FOUND: 'not found',

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, toAppError, toErrorRecord, toNestedErrorRecord } from './app-error';
+import type { ErrorCode } from './codes';
 
 /** The smallest logger the middleware needs (pino's shape). */
 export interface ErrorLogger {
@@ -39,9 +40,9 @@ export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHan
   };
 }
 
-/** Answers 404 for any route nobody handled. */
-export function notFoundHandler(options: { message?: string } = {}): RequestHandler {
+/** Answers 404 for any route nobody handled (code `NOT_FOUND` unless told otherwise). */
+export function notFoundHandler(options: { message?: string; code?: ErrorCode } = {}): RequestHandler {
   return function notFoundHandler(req, _res, next) {
-    next(new AppError('NOT_FOUND', { message: options.message ?? `no such endpoint: ${req.method} ${req.path}` }));
+    next(new AppError(options.code ?? 'NOT_FOUND', { message: options.message ?? `no such endpoint: ${req.method} ${req.path}` }));
   };
 }
