@@ -1,4 +1,4 @@
-export { createLogger, createSilentLogger, type Logger, type LoggerOptions } from './logger';
+export { createLogger, createSilentLogger, createMemoryLogger, type Logger, type LoggerOptions, type LogRecord } from './logger';
 export { requestLogger } from './request-log';
 export {
   createRateLimiter,

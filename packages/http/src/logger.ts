@@ -31,3 +31,13 @@ export function createLogger(options: LoggerOptions): Logger {
 export function createSilentLogger(): Logger {
   return pino({ level: 'silent' });
 }
+
+/** A log line as parsed back from JSON. */
+export type LogRecord = Record<string, unknown> & { level: number; msg?: string };
+
+/** A logger that keeps its lines in memory, for tests that assert what was logged. */
+export function createMemoryLogger(level = 'debug'): { logger: Logger; lines: LogRecord[] } {
+  const lines: LogRecord[] = [];
+  const logger = pino({ level }, { write: (line: string) => void lines.push(JSON.parse(line) as LogRecord) });
+  return { logger, lines };
+}

@@ -1,0 +1,131 @@
+import { open, realpath, stat } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import type { Logger } from '@repo/http';
+import { AppError } from '@repo/errors';
+import { parseEnv, resolveEnv, substitute, SubstitutionLimitError, type ResolvedEnv } from '@repo/substitution';
+import { fileNotFound, type FileRequest } from './file-path';
+
+/** A file ready to be sealed. */
+export interface RenderedFile {
+  /** Bytes to seal: substituted text, or the file byte for byte when it is not UTF-8 text. */
+  content: Buffer;
+  /** The last path segment, for `Content-Disposition`. */
+  name: string;
+  substituted: boolean;
+}
+
+/** Options of {@link createFileStore}. */
+export interface FileStoreOptions {
+  storageDir: string;
+  maxFileBytes: number;
+  logger: Logger;
+}
+
+/** Reads `storage/<env>/<file>` safely and applies the environment's `.env`. */
+export interface FileStore {
+  render(request: FileRequest): Promise<RenderedFile>;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Creates the file store. Each environment's `.env` is parsed and resolved once and reused
+ * until the file changes (its mtime and size are checked per request, one `stat`).
+ */
+export function createFileStore(options: FileStoreOptions): FileStore {
+  const { storageDir, maxFileBytes, logger } = options;
+  const envCache = new Map<string, { stamp: string; resolved: ResolvedEnv }>();
+
+  async function environmentDir(env: string, file: string): Promise<string> {
+    try {
+      return await realpath(join(storageDir, env));
+    } catch {
+      throw fileNotFound(env, file);
+    }
+  }
+
+  async function loadEnv(env: string, envDir: string): Promise<ResolvedEnv> {
+    const path = join(envDir, '.env');
+    let stamp = 'none';
+    try {
+      const s = await stat(path);
+      stamp = `${s.mtimeMs}:${s.size}`;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const cached = envCache.get(env);
+    if (cached?.stamp === stamp) return cached.resolved;
+    let text = '';
+    if (stamp !== 'none') {
+      const handle = await open(path, 'r');
+      try {
+        if ((await handle.stat()).size > maxFileBytes) throw new Error('.env exceeds the file size limit');
+        text = await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
+    }
+    const parsed = parseEnv(text);
+    for (const issue of parsed.issues) logger.warn({ env, line: issue.line, reason: issue.reason }, '.env line ignored');
+    const resolved = resolveEnv(parsed.entries);
+    // Spec 000, rule 4: cycles (and depth or size failures) are reported in the logs, by name.
+    for (const problem of resolved.problems) logger.warn({ env, ...problem }, `variable not resolved: ${problem.kind}`);
+    envCache.set(env, { stamp, resolved });
+    return resolved;
+  }
+
+  return {
+    async render({ env, file }) {
+      const envDir = await environmentDir(env, file);
+      let real: string;
+      try {
+        real = await realpath(join(envDir, file));
+      } catch {
+        throw fileNotFound(env, file);
+      }
+      // A symlink may point anywhere: what is served must really live below storage/<env>/.
+      if (!real.startsWith(envDir + sep)) throw new AppError('ACCESS_DENIED');
+
+      const handle = await open(real, 'r').catch(() => {
+        throw fileNotFound(env, file);
+      });
+      let raw: Buffer;
+      try {
+        const info = await handle.stat();
+        if (!info.isFile()) throw fileNotFound(env, file);
+        // Checked before reading, so a huge file is never pulled into memory.
+        if (info.size > maxFileBytes) {
+          throw new AppError('INTERNAL_ERROR', {
+            message: 'file too large',
+            details: `files are limited to ${maxFileBytes} bytes`,
+          });
+        }
+        raw = Buffer.allocUnsafe(info.size);
+        const { bytesRead } = await handle.read(raw, 0, info.size, 0);
+        raw = raw.subarray(0, bytesRead);
+      } finally {
+        await handle.close();
+      }
+
+      const name = real.slice(real.lastIndexOf(sep) + 1);
+      let text: string;
+      try {
+        text = utf8.decode(raw);
+      } catch {
+        return { content: raw, name, substituted: false }; // binary: served byte for byte
+      }
+      if (!text.includes('${')) return { content: raw, name, substituted: false };
+      const resolved = await loadEnv(env, envDir);
+      try {
+        const result = substitute(text, resolved, { maxOutputLength: maxFileBytes });
+        if (result.missing.length > 0) logger.debug({ env, file, missing: result.missing }, 'placeholders left: variables missing');
+        return { content: Buffer.from(result.text, 'utf8'), name, substituted: true };
+      } catch (err) {
+        if (err instanceof SubstitutionLimitError) {
+          throw new AppError('INTERNAL_ERROR', { message: 'variable processing error', details: 'substituted file exceeds the size limit', cause: err });
+        }
+        throw err;
+      }
+    },
+  };
+}

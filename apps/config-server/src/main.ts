@@ -1,0 +1,39 @@
+import { resolve } from 'node:path';
+import { ConfigError, createLogger, listen, loadDotEnvFile, loadOrCreateTlsCredentials, onShutdownSignal } from '@repo/http';
+import { createApp } from './app';
+import { loadConfig } from './config';
+import { createKeyring } from './keyring';
+import { loadMasterKey } from './master-key';
+
+async function main(): Promise<void> {
+  loadDotEnvFile(resolve(__dirname, '..', '.env'));
+  const config = loadConfig();
+  const logger = createLogger({ name: 'config-server', level: config.logLevel });
+
+  const master = loadMasterKey(config);
+  logger.info({ source: master.source, path: master.path, fingerprint: master.fingerprint }, 'master key loaded');
+  if (master.exposed) logger.warn({ path: master.path }, 'master key file is readable by others: chmod 600 it');
+
+  const tls = await loadOrCreateTlsCredentials({
+    certFile: config.tlsCertFile,
+    keyFile: config.tlsKeyFile,
+    dataDir: config.dataDir,
+  });
+  logger.info({ source: tls.source, sha256: tls.fingerprint }, 'TLS certificate loaded (pin this fingerprint in clients)');
+
+  const keyring = createKeyring({ keysDir: config.keysDir, masterKey: master.key });
+  const service = createApp(config, { logger, keyring, tls });
+  const address = await listen(service.server, config.port, config.host);
+  logger.info({ url: `https://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`, storage: config.storageDir }, 'config server listening');
+
+  onShutdownSignal({ logger, stop: () => service.close() });
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError || (err instanceof TypeError && /expected/.test(err.message))) {
+    console.error(`config-server: ${err.message}`);
+  } else {
+    console.error('config-server: failed to start:', err instanceof Error ? err.message : err);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,26 @@
+import { join } from 'node:path';
+import { bytesToHex, generateKey, keyFingerprint, parseKey } from '@repo/crypto';
+import { loadOrCreateSecretFile } from '@repo/http';
+import type { ConfigServerConfig } from './config';
+
+/** The master key and where it came from (for one log line, by fingerprint). */
+export interface MasterKey {
+  key: Uint8Array;
+  source: 'environment' | 'file' | 'generated';
+  path?: string;
+  fingerprint: string;
+  /** The key file is readable by group or others. */
+  exposed: boolean;
+}
+
+/** `CONFIG_MASTER_KEY` when set, else `DATA_DIR/master.key`, generated (mode 0600) on first start. */
+export function loadMasterKey(config: Pick<ConfigServerConfig, 'masterKeyHex' | 'dataDir'>): MasterKey {
+  if (config.masterKeyHex !== undefined) {
+    const key = parseKey(config.masterKeyHex, 'CONFIG_MASTER_KEY');
+    return { key, source: 'environment', fingerprint: keyFingerprint(key), exposed: false };
+  }
+  const path = join(config.dataDir, 'master.key');
+  const file = loadOrCreateSecretFile(path, () => bytesToHex(generateKey()));
+  const key = parseKey(file.value, path);
+  return { key, source: file.created ? 'generated' : 'file', path, fingerprint: keyFingerprint(key), exposed: file.exposed };
+}

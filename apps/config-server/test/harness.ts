@@ -1,0 +1,116 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type TLSSocket } from 'node:tls';
+import { createMemoryLogger, generateSelfSignedCertificate, listen, type LogRecord } from '@repo/http';
+import { deriveKey, hexToBytes } from '@repo/crypto';
+import { createApp, type ConfigServerApp } from '../src/app';
+import { loadConfig, type ConfigServerConfig } from '../src/config';
+import { createKeyring, environmentKeyInfo } from '../src/keyring';
+
+export const MASTER_KEY_HEX = '11'.repeat(32);
+
+/** Files of the test storage tree: `<env>/<path>` → content. */
+export const FILES: Record<string, string | Buffer> = {
+  'dev/.env': 'HOST=db\nPORT=5432\nURL=postgres://$HOST:${PORT}/app\nA=$B\nB=$A\n',
+  'dev/app.conf': 'url=${URL}\nmissing=${NOPE}\ncycle=${A}\nplain=$HOST\n',
+  'dev/plain.txt': 'no placeholders here\n',
+  'dev/sub/dir/nested.txt': 'nested ${HOST}\n',
+  'dev/binary.bin': Buffer.from([0xff, 0xfe, 0x24, 0x7b, 0x48, 0x4f, 0x53, 0x54, 0x7d, 0x00, 0x80]),
+  'prod/.env': 'HOST=prod-db\n',
+  'prod/app.conf': 'url=${HOST}\n',
+};
+
+/** A running config server on a free port, over real TLS. */
+export interface Harness {
+  url: string;
+  port: number;
+  ca: string;
+  storageDir: string;
+  dataDir: string;
+  keysDir: string;
+  config: ConfigServerConfig;
+  service: ConfigServerApp;
+  logs: LogRecord[];
+  /** The key the server uses for `env` when no key file exists. */
+  derivedKey(env: string): Uint8Array;
+  close(): Promise<void>;
+}
+
+let tlsCache: Promise<{ cert: string; key: string }> | undefined;
+
+/** Writes the storage tree and starts the server with `overrides` on top of its defaults. */
+export async function startServer(overrides: Record<string, string> = {}, options: { now?: () => number } = {}): Promise<Harness> {
+  const root = mkdtempSync(join(tmpdir(), 'config-server-'));
+  const storageDir = join(root, 'storage');
+  const dataDir = join(root, 'data');
+  for (const [path, content] of Object.entries(FILES)) {
+    const full = join(storageDir, path);
+    mkdirSync(join(full, '..'), { recursive: true });
+    writeFileSync(full, content);
+  }
+  writeFileSync(join(root, 'secret.txt'), 'outside the storage directory\n');
+  mkdirSync(dataDir, { recursive: true });
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    STORAGE_DIR: storageDir,
+    CONFIG_MASTER_KEY: MASTER_KEY_HEX,
+    ...overrides,
+  });
+  const { logger, lines: logs } = createMemoryLogger();
+  tlsCache ??= generateSelfSignedCertificate(['localhost', '127.0.0.1']);
+  const tls = await tlsCache;
+  const keyring = createKeyring({ keysDir: config.keysDir, masterKey: hexToBytes(MASTER_KEY_HEX), recheckMs: 0 });
+  const service = createApp(config, { logger, keyring, tls, now: options.now });
+  const { port } = await listen(service.server, 0, '127.0.0.1');
+  return {
+    url: `https://127.0.0.1:${port}`,
+    port,
+    ca: tls.cert,
+    storageDir,
+    dataDir,
+    keysDir: config.keysDir,
+    config,
+    service,
+    logs,
+    derivedKey: (env) => deriveKey(hexToBytes(MASTER_KEY_HEX), environmentKeyInfo(env)),
+    close: () => service.close(),
+  };
+}
+
+/** A response read whole. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: () => Record<string, unknown>;
+}
+
+/** Sends `GET <rawPath>` exactly as written (no normalisation), trusting the test CA. */
+export function get(h: Harness, rawPath: string, headers: Record<string, string> = {}, method = 'GET', body?: Buffer): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port: h.port, path: rawPath, method, headers, ca: h.ca, servername: 'localhost', agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) as Record<string, unknown> });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Opens a raw TLS connection (for connection-cap tests). */
+export function openTls(h: Harness): Promise<TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: h.port, ca: h.ca, servername: 'localhost' }, () => resolve(socket));
+    socket.once('error', reject);
+  });
+}

@@ -1,0 +1,124 @@
+import { mkfifoSync } from './fifo';
+import { openSync, closeSync, writeFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { get, openTls, startServer, type Harness } from './harness';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe('file size limit', () => {
+  it('answers 500 with a clear message for a file over MAX_FILE_BYTES', async () => {
+    h = await startServer({ MAX_FILE_BYTES: '1000' });
+    writeFileSync(join(h.storageDir, 'dev', 'big.txt'), 'x'.repeat(1001));
+    writeFileSync(join(h.storageDir, 'dev', 'ok.txt'), 'x'.repeat(1000));
+    const res = await get(h, '/dev/big.txt');
+    expect(res.status).toBe(500);
+    expect(res.json()).toEqual({ error: 'file too large', code: 'INTERNAL_ERROR', details: 'files are limited to 1000 bytes' });
+    expect((await get(h, '/dev/ok.txt')).status).toBe(200);
+  });
+
+  it('answers 500 when substitution would grow the file past the limit', async () => {
+    h = await startServer({ MAX_FILE_BYTES: '2000' });
+    writeFileSync(join(h.storageDir, 'dev', '.env'), `BIG=${'y'.repeat(500)}\n`);
+    writeFileSync(join(h.storageDir, 'dev', 'grow.txt'), '${BIG}'.repeat(10));
+    const res = await get(h, '/dev/grow.txt');
+    expect(res.status).toBe(500);
+    expect(res.json()).toMatchObject({ error: 'variable processing error', code: 'INTERNAL_ERROR' });
+  });
+});
+
+describe('request size limit', () => {
+  it('answers 413 for a request over MAX_REQUEST_BYTES', async () => {
+    h = await startServer({ MAX_REQUEST_BYTES: '1024' });
+    const res = await get(h, '/health', { 'Content-Type': 'application/json' }, 'POST', Buffer.alloc(2048, 0x20));
+    expect(res.status).toBe(413);
+    expect(res.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+  });
+});
+
+describe('request timeout', () => {
+  it('answers 408 REQUEST_TIMEOUT when processing takes longer than REQUEST_TIMEOUT_MS', async () => {
+    h = await startServer({ REQUEST_TIMEOUT_MS: '300' });
+    // Opening a FIFO blocks until a writer appears: a real, stuck read.
+    const fifo = join(h.storageDir, 'dev', 'stuck.txt');
+    mkfifoSync(fifo);
+    try {
+      const res = await get(h, '/dev/stuck.txt');
+      expect(res.status).toBe(408);
+      expect(res.json()).toEqual({ error: 'request timeout', code: 'REQUEST_TIMEOUT' });
+    } finally {
+      closeSync(openSync(fifo, 'w')); // release the blocked read
+      unlinkSync(fifo);
+    }
+  });
+});
+
+describe('rate limits', () => {
+  it('puts X-RateLimit headers on every response and answers 429 past the burst', async () => {
+    h = await startServer({ RATE_LIMIT_PER_SECOND: '3', RATE_LIMIT_PER_MINUTE: '100' });
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 4; i++) {
+      last = await get(h, '/health');
+      statuses.push(last.status);
+      expect(last.headers['x-ratelimit-limit']).toBe('100');
+      expect(last.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect(last!.json()).toMatchObject({ error: 'rate limit exceeded', code: 'RATE_LIMITED' });
+    expect(last!.headers['retry-after']).toBe('1');
+    expect(last!.headers['x-ratelimit-retry-after']).toBe('1');
+  });
+
+  it('answers 429 past the minute allowance with the time to its reset', async () => {
+    let t = 1_000_000;
+    h = await startServer({ RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_PER_MINUTE: '5' }, { now: () => t });
+    for (let i = 0; i < 5; i++) {
+      const res = await get(h, '/health');
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(4 - i));
+      t += 1_000;
+    }
+    const limited = await get(h, '/health');
+    expect(limited.status).toBe(429);
+    expect(limited.headers['retry-after']).toBe('55');
+    t += 55_000;
+    expect((await get(h, '/health')).status).toBe(200);
+  });
+});
+
+describe('connections per address', () => {
+  it('refuses a connection past MAX_CONNECTIONS_PER_IP', async () => {
+    h = await startServer({ MAX_CONNECTIONS_PER_IP: '2' });
+    const a = await openTls(h);
+    const b = await openTls(h);
+    await expect(openTls(h)).rejects.toThrow();
+    a.destroy();
+    b.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await get(h, '/health')).status).toBe(200);
+    expect(h.service.connections.refused).toBe(1);
+  });
+});
+
+describe('maintenance', () => {
+  it('answers 503 while the MAINTENANCE flag file exists', async () => {
+    let t = 0;
+    h = await startServer({}, { now: () => t });
+    writeFileSync(join(h.dataDir, 'MAINTENANCE'), '');
+    t += 1_000;
+    const res = await get(h, '/dev/plain.txt');
+    expect(res.status).toBe(503);
+    expect(res.json()).toEqual({ error: 'service temporarily unavailable', code: 'SERVICE_UNAVAILABLE', details: 'maintenance' });
+    unlinkSync(join(h.dataDir, 'MAINTENANCE'));
+    t += 1_000;
+    expect((await get(h, '/dev/plain.txt')).status).toBe(200);
+  });
+
+  it('answers 503 everywhere with MAINTENANCE_MODE=true', async () => {
+    h = await startServer({ MAINTENANCE_MODE: 'true' });
+    expect((await get(h, '/health')).status).toBe(503);
+  });
+});
