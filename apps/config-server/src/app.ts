@@ -52,7 +52,18 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   app.use(requestTimeout(config.requestTimeoutMs));
   app.use(requestChecks(config.maxRequestBytes));
   app.use(metaRoutes({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
-  app.use(fileRoute({ store: createFileStore({ storageDir: config.storageDir, maxFileBytes: config.maxFileBytes, logger }), keyring: deps.keyring }));
+  app.use(
+    fileRoute({
+      store: createFileStore({
+        storageDir: config.storageDir,
+        maxFileBytes: config.maxFileBytes,
+        cacheMs: config.fileCacheMs,
+        logger,
+        now: deps.now,
+      }),
+      keyring: deps.keyring,
+    }),
+  );
   app.use(notFoundHandler({ code: 'FILE_NOT_FOUND' }));
   app.use(errorHandler({ logger }));
 

@@ -29,7 +29,9 @@ function run(argv: string[]): number {
   const master = loadMasterKey(config);
   const found = createKeyring({ keysDir: config.keysDir, masterKey: master.key }).keyFor(env);
   process.stdout.write(`${bytesToHex(found.key)}\n`);
-  console.error(`environment ${env}: key from ${found.source === 'file' ? `${config.keysDir}/${env}.key` : 'the master key (HKDF-SHA256)'}, fingerprint ${found.fingerprint}`);
+  console.error(
+    `environment ${env}: key from ${found.source === 'file' ? `${config.keysDir}/${env}.key` : 'the master key (HKDF-SHA256)'}, fingerprint ${found.fingerprint}`,
+  );
   return 0;
 }
 

@@ -21,6 +21,8 @@ export interface ConfigServerConfig {
   maxFileBytes: number;
   maxRequestBytes: number;
   maxInFlight: number;
+  /** How long a rendered file is reused before the disk is read again (ms). */
+  fileCacheMs: number;
   /** Start in maintenance (every endpoint answers 503) — see also the `MAINTENANCE` flag file. */
   maintenance: boolean;
   logLevel: string;
@@ -52,6 +54,7 @@ export function loadConfig(env: Env = process.env): ConfigServerConfig {
     maxFileBytes: readInt(env, 'MAX_FILE_BYTES', 10 * 1024 * 1024, { min: 1 }),
     maxRequestBytes: readInt(env, 'MAX_REQUEST_BYTES', 1024 * 1024, { min: 1 }),
     maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 256, { min: 1 }),
+    fileCacheMs: readInt(env, 'FILE_CACHE_MS', 1_000, { min: 0, max: 60_000 }),
     maintenance: readBool(env, 'MAINTENANCE_MODE', false),
     logLevel: readString(env, 'LOG_LEVEL', 'info'),
   };

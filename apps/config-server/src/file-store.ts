@@ -19,6 +19,11 @@ export interface FileStoreOptions {
   storageDir: string;
   maxFileBytes: number;
   logger: Logger;
+  /** How long a rendered file is reused before the disk is looked at again (ms; 0: never reused). */
+  cacheMs?: number;
+  /** Rendered bytes kept at most (least recently used dropped first). */
+  cacheBytes?: number;
+  now?: () => number;
 }
 
 /** Reads `storage/<env>/<file>` safely and applies the environment's `.env`. */
@@ -30,11 +35,37 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Creates the file store. Each environment's `.env` is parsed and resolved once and reused
- * until the file changes (its mtime and size are checked per request, one `stat`).
+ * until the file changes. A rendered file is reused for `cacheMs` (default 1 s) before the disk
+ * is looked at again: a file served many times a second costs one read a second, and an
+ * operator's edit shows within a second. Only successes are kept, within `cacheBytes`.
  */
 export function createFileStore(options: FileStoreOptions): FileStore {
   const { storageDir, maxFileBytes, logger } = options;
+  const cacheMs = options.cacheMs ?? 1_000;
+  const cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
+  const now = options.now ?? Date.now;
   const envCache = new Map<string, { stamp: string; resolved: ResolvedEnv }>();
+  // Map order is recency order: a hit is re-inserted at the end, eviction takes from the front.
+  const rendered = new Map<string, { file: RenderedFile; at: number }>();
+  let renderedBytes = 0;
+
+  function remember(key: string, file: RenderedFile): void {
+    if (cacheMs <= 0 || file.content.length > cacheBytes / 4) return;
+    forget(key);
+    rendered.set(key, { file, at: now() });
+    renderedBytes += file.content.length;
+    for (const [oldKey] of rendered) {
+      if (renderedBytes <= cacheBytes) break;
+      forget(oldKey);
+    }
+  }
+
+  function forget(key: string): void {
+    const old = rendered.get(key);
+    if (old === undefined) return;
+    rendered.delete(key);
+    renderedBytes -= old.file.content.length;
+  }
 
   async function environmentDir(env: string, file: string): Promise<string> {
     try {
@@ -75,57 +106,74 @@ export function createFileStore(options: FileStoreOptions): FileStore {
   }
 
   return {
-    async render({ env, file }) {
-      const envDir = await environmentDir(env, file);
-      let real: string;
-      try {
-        real = await realpath(join(envDir, file));
-      } catch {
-        throw fileNotFound(env, file);
+    async render(request) {
+      const key = `${request.env}/${request.file}`;
+      const hit = rendered.get(key);
+      if (hit !== undefined && now() - hit.at < cacheMs) {
+        rendered.delete(key);
+        rendered.set(key, hit);
+        return hit.file;
       }
-      // A symlink may point anywhere: what is served must really live below storage/<env>/.
-      if (!real.startsWith(envDir + sep)) throw new AppError('ACCESS_DENIED');
-
-      const handle = await open(real, 'r').catch(() => {
-        throw fileNotFound(env, file);
-      });
-      let raw: Buffer;
-      try {
-        const info = await handle.stat();
-        if (!info.isFile()) throw fileNotFound(env, file);
-        // Checked before reading, so a huge file is never pulled into memory.
-        if (info.size > maxFileBytes) {
-          throw new AppError('INTERNAL_ERROR', {
-            message: 'file too large',
-            details: `files are limited to ${maxFileBytes} bytes`,
-          });
-        }
-        raw = Buffer.allocUnsafe(info.size);
-        const { bytesRead } = await handle.read(raw, 0, info.size, 0);
-        raw = raw.subarray(0, bytesRead);
-      } finally {
-        await handle.close();
-      }
-
-      const name = real.slice(real.lastIndexOf(sep) + 1);
-      let text: string;
-      try {
-        text = utf8.decode(raw);
-      } catch {
-        return { content: raw, name, substituted: false }; // binary: served byte for byte
-      }
-      if (!text.includes('${')) return { content: raw, name, substituted: false };
-      const resolved = await loadEnv(env, envDir);
-      try {
-        const result = substitute(text, resolved, { maxOutputLength: maxFileBytes });
-        if (result.missing.length > 0) logger.debug({ env, file, missing: result.missing }, 'placeholders left: variables missing');
-        return { content: Buffer.from(result.text, 'utf8'), name, substituted: true };
-      } catch (err) {
-        if (err instanceof SubstitutionLimitError) {
-          throw new AppError('INTERNAL_ERROR', { message: 'variable processing error', details: 'substituted file exceeds the size limit', cause: err });
-        }
-        throw err;
-      }
+      const file = await renderFromDisk(request);
+      remember(key, file);
+      return file;
     },
   };
+
+  async function renderFromDisk({ env, file }: FileRequest): Promise<RenderedFile> {
+    const envDir = await environmentDir(env, file);
+    let real: string;
+    try {
+      real = await realpath(join(envDir, file));
+    } catch {
+      throw fileNotFound(env, file);
+    }
+    // A symlink may point anywhere: what is served must really live below storage/<env>/.
+    if (!real.startsWith(envDir + sep)) throw new AppError('ACCESS_DENIED');
+
+    const handle = await open(real, 'r').catch(() => {
+      throw fileNotFound(env, file);
+    });
+    let raw: Buffer;
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) throw fileNotFound(env, file);
+      // Checked before reading, so a huge file is never pulled into memory.
+      if (info.size > maxFileBytes) {
+        throw new AppError('INTERNAL_ERROR', {
+          message: 'file too large',
+          details: `files are limited to ${maxFileBytes} bytes`,
+        });
+      }
+      raw = Buffer.allocUnsafe(info.size);
+      const { bytesRead } = await handle.read(raw, 0, info.size, 0);
+      raw = raw.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+
+    const name = real.slice(real.lastIndexOf(sep) + 1);
+    let text: string;
+    try {
+      text = utf8.decode(raw);
+    } catch {
+      return { content: raw, name, substituted: false }; // binary: served byte for byte
+    }
+    if (!text.includes('${')) return { content: raw, name, substituted: false };
+    const resolved = await loadEnv(env, envDir);
+    try {
+      const result = substitute(text, resolved, { maxOutputLength: maxFileBytes });
+      if (result.missing.length > 0) logger.debug({ env, file, missing: result.missing }, 'placeholders left: variables missing');
+      return { content: Buffer.from(result.text, 'utf8'), name, substituted: true };
+    } catch (err) {
+      if (err instanceof SubstitutionLimitError) {
+        throw new AppError('INTERNAL_ERROR', {
+          message: 'variable processing error',
+          details: 'substituted file exceeds the size limit',
+          cause: err,
+        });
+      }
+      throw err;
+    }
+  }
 }

@@ -24,7 +24,13 @@ async function main(): Promise<void> {
   const keyring = createKeyring({ keysDir: config.keysDir, masterKey: master.key });
   const service = createApp(config, { logger, keyring, tls });
   const address = await listen(service.server, config.port, config.host);
-  logger.info({ url: `https://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`, storage: config.storageDir }, 'config server listening');
+  logger.info(
+    {
+      url: `https://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`,
+      storage: config.storageDir,
+    },
+    'config server listening',
+  );
 
   onShutdownSignal({ logger, stop: () => service.close() });
 }

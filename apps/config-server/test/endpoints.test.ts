@@ -138,6 +138,22 @@ describe('GET /<env>/<file>', () => {
     expect(openBody(res.text, h.derivedKey('dev'))).toBe('nested h2\n');
   });
 
+  it('reuses a rendered file for FILE_CACHE_MS, then reads the disk again', async () => {
+    let t = 0;
+    const cached = await startServer({ FILE_CACHE_MS: '1000' }, { now: () => t });
+    try {
+      const key = cached.derivedKey('dev');
+      expect(openBody((await get(cached, '/dev/plain.txt')).text, key)).toBe('no placeholders here\n');
+      writeFileSync(join(cached.storageDir, 'dev/plain.txt'), 'edited\n');
+      t += 999;
+      expect(openBody((await get(cached, '/dev/plain.txt')).text, key)).toBe('no placeholders here\n');
+      t += 1;
+      expect(openBody((await get(cached, '/dev/plain.txt')).text, key)).toBe('edited\n');
+    } finally {
+      await cached.close();
+    }
+  });
+
   it('answers HEAD with the headers only', async () => {
     const res = await get(h, '/dev/plain.txt', {}, 'HEAD');
     expect(res.status).toBe(200);

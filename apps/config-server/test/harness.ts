@@ -57,6 +57,7 @@ export async function startServer(overrides: Record<string, string> = {}, option
     DATA_DIR: dataDir,
     STORAGE_DIR: storageDir,
     CONFIG_MASTER_KEY: MASTER_KEY_HEX,
+    FILE_CACHE_MS: '0', // every request reads the disk, unless a test asks otherwise
     ...overrides,
   });
   const { logger, lines: logs } = createMemoryLogger();

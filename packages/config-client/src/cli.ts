@@ -23,7 +23,11 @@ usage: config-client get <env>/<file> [options]
 exit status: 0 success, 1 failure (message on stderr), 2 usage error`;
 
 /** Runs the CLI; returns the exit status. */
-export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env, stdout: NodeJS.WritableStream = process.stdout): Promise<number> {
+export async function runCli(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  stdout: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({

@@ -59,10 +59,14 @@ export function createConfigClient(options: ConfigClientOptions): ConfigClient {
       } catch {
         serverError = undefined;
       }
-      throw new ConfigClientError(CLIENT_ERROR_CODES.HTTP_ERROR, `server answered ${res.status}: ${serverError?.error ?? 'no error record'}`, {
-        status: res.status,
-        serverError,
-      });
+      throw new ConfigClientError(
+        CLIENT_ERROR_CODES.HTTP_ERROR,
+        `server answered ${res.status}: ${serverError?.error ?? 'no error record'}`,
+        {
+          status: res.status,
+          serverError,
+        },
+      );
     }
     return { body: res.body.toString('ascii'), headers: res.headers };
   }
@@ -81,7 +85,11 @@ export function createConfigClient(options: ConfigClientOptions): ConfigClient {
       try {
         content = openFromBase64(keyBytes, body, { backend });
       } catch (cause) {
-        throw new ConfigClientError(CLIENT_ERROR_CODES.DECRYPT_FAILED, 'the file does not open with this key (wrong key, or the body was altered)', { cause });
+        throw new ConfigClientError(
+          CLIENT_ERROR_CODES.DECRYPT_FAILED,
+          'the file does not open with this key (wrong key, or the body was altered)',
+          { cause },
+        );
       }
       return { content, fileName: parseFileName(responseHeaders['content-disposition']), headers: responseHeaders };
     },

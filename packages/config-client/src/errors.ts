@@ -23,7 +23,11 @@ export class ConfigClientError extends Error {
   /** The server's error record, for `HTTP_ERROR`. */
   readonly serverError: { error?: string; code?: string; details?: string } | undefined;
 
-  constructor(code: ClientErrorCode, message: string, options: { cause?: unknown; status?: number; serverError?: ConfigClientError['serverError'] } = {}) {
+  constructor(
+    code: ClientErrorCode,
+    message: string,
+    options: { cause?: unknown; status?: number; serverError?: ConfigClientError['serverError'] } = {},
+  ) {
     super(message, { cause: options.cause });
     this.code = code;
     this.status = options.status;

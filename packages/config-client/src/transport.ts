@@ -23,7 +23,10 @@ const FINGERPRINT_RE = /^[0-9A-F]{64}$/;
 export function normaliseFingerprint(text: string): string {
   const hex = text.replace(/:/g, '').trim().toUpperCase();
   if (!FINGERPRINT_RE.test(hex)) {
-    throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, '"fingerprint" expected a SHA-256 fingerprint (64 hex characters, colons allowed)');
+    throw new ConfigClientError(
+      CLIENT_ERROR_CODES.INVALID_ARGUMENT,
+      '"fingerprint" expected a SHA-256 fingerprint (64 hex characters, colons allowed)',
+    );
   }
   return hex.match(/../g)!.join(':');
 }
@@ -52,19 +55,25 @@ export async function httpsGet(url: URL, headers: Record<string, string>, trust:
         headers,
         ca: trust.ca,
         servername: isIp(host) ? undefined : host,
-        agent: false,
         timeout: timeoutMs,
-        ...(socket ? { createConnection: () => socket } : {}),
+        // One connection per request; a pinned one is handed over already verified (an agent
+        // would ignore createConnection and open its own).
+        ...(socket ? { createConnection: () => socket } : { agent: false }),
       },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on('error', (cause) => reject(new ConfigClientError(CLIENT_ERROR_CODES.NETWORK, 'connection lost while reading the answer', { cause })));
+        res.on('error', (cause) =>
+          reject(new ConfigClientError(CLIENT_ERROR_CODES.NETWORK, 'connection lost while reading the answer', { cause })),
+        );
       },
     );
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (cause) => reject(classify(cause)));
+    req.on('error', (cause) => {
+      socket?.destroy();
+      reject(classify(cause));
+    });
     req.end();
   });
 }
@@ -72,14 +81,25 @@ export async function httpsGet(url: URL, headers: Record<string, string>, trust:
 function pinnedSocket(host: string, port: number, pinned: string, timeoutMs: number): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
     // The chain is not checked here; the exact certificate is, which is stronger than any chain.
-    const socket = tlsConnect({ host, port, servername: isIp(host) ? undefined : host, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+    const socket = tlsConnect({
+      host,
+      port,
+      servername: isIp(host) ? undefined : host,
+      rejectUnauthorized: false,
+      ALPNProtocols: ['http/1.1'],
+    });
     const timer = setTimeout(() => socket.destroy(new Error('timeout')), timeoutMs);
     socket.once('secureConnect', () => {
       clearTimeout(timer);
       const actual = socket.getPeerCertificate().fingerprint256;
       if (actual !== pinned) {
         socket.destroy();
-        reject(new ConfigClientError(CLIENT_ERROR_CODES.TLS_UNTRUSTED, `server certificate fingerprint ${actual} does not match the pinned ${pinned}`));
+        reject(
+          new ConfigClientError(
+            CLIENT_ERROR_CODES.TLS_UNTRUSTED,
+            `server certificate fingerprint ${actual} does not match the pinned ${pinned}`,
+          ),
+        );
         return;
       }
       resolve(socket);
@@ -95,9 +115,15 @@ function classify(cause: unknown): ConfigClientError {
   if (cause instanceof ConfigClientError) return cause;
   const code = (cause as NodeJS.ErrnoException).code ?? '';
   if (/CERT|SELF_SIGNED|UNABLE_TO|ERR_TLS/.test(code)) {
-    return new ConfigClientError(CLIENT_ERROR_CODES.TLS_UNTRUSTED, `server certificate not trusted (${code}): pass its CA or pin its fingerprint`, { cause });
+    return new ConfigClientError(
+      CLIENT_ERROR_CODES.TLS_UNTRUSTED,
+      `server certificate not trusted (${code}): pass its CA or pin its fingerprint`,
+      { cause },
+    );
   }
-  return new ConfigClientError(CLIENT_ERROR_CODES.NETWORK, `cannot reach the config server (${code || (cause as Error).message})`, { cause });
+  return new ConfigClientError(CLIENT_ERROR_CODES.NETWORK, `cannot reach the config server (${code || (cause as Error).message})`, {
+    cause,
+  });
 }
 
 function isIp(host: string): boolean {

@@ -10,4 +10,6 @@ export interface AeadBackend {
   encrypt(key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array, aad?: Uint8Array): Uint8Array;
   /** Opens `ciphertext || tag`; throws Error('invalid tag') when it does not authenticate. */
   decrypt(key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array, aad?: Uint8Array): Uint8Array;
+  /** `nonce || ciphertext || tag` in one buffer, with as few copies as the implementation allows. */
+  sealEnvelope(key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array): Uint8Array;
 }

@@ -18,11 +18,7 @@ export interface SealOptions {
 export function seal(key: Uint8Array, plaintext: Uint8Array, options: SealOptions): Uint8Array {
   const nonce = options.nonce ?? randomBytes(NONCE_LENGTH);
   assertBytes(nonce, 'nonce', NONCE_LENGTH);
-  const body = options.backend.encrypt(key, nonce, plaintext);
-  const out = new Uint8Array(NONCE_LENGTH + body.length);
-  out.set(nonce, 0);
-  out.set(body, NONCE_LENGTH);
-  return out;
+  return options.backend.sealEnvelope(key, nonce, plaintext);
 }
 
 /** Opens an envelope made by {@link seal}; throws Error('invalid tag') when it was altered. */
@@ -41,4 +37,3 @@ export function sealToBase64(key: Uint8Array, plaintext: Uint8Array, options: Se
 export function openFromBase64(key: Uint8Array, text: string, options: { backend: AeadBackend }): Uint8Array {
   return open(key, base64ToBytes(text, 'envelope'), options);
 }
-

@@ -12,6 +12,13 @@ export const nobleBackend: AeadBackend = {
     assertBytes(plaintext, 'plaintext');
     return chacha20poly1305(key, nonce, aad).encrypt(plaintext);
   },
+  sealEnvelope(key, nonce, plaintext) {
+    const body = this.encrypt(key, nonce, plaintext);
+    const out = new Uint8Array(NONCE_LENGTH + body.length);
+    out.set(nonce, 0);
+    out.set(body, NONCE_LENGTH);
+    return out;
+  },
   decrypt(key, nonce, sealed, aad) {
     assertBytes(key, 'key', KEY_LENGTH);
     assertBytes(nonce, 'nonce', NONCE_LENGTH);

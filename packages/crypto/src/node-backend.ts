@@ -18,6 +18,16 @@ export const nodeBackend: AeadBackend = {
     cipher.getAuthTag().copy(out, plaintext.length);
     return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
   },
+  sealEnvelope(key, nonce, plaintext) {
+    assertBytes(key, 'key', KEY_LENGTH);
+    assertBytes(nonce, 'nonce', NONCE_LENGTH);
+    assertBytes(plaintext, 'plaintext');
+    const cipher = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG_LENGTH });
+    const body = cipher.update(plaintext);
+    cipher.final();
+    const out = Buffer.concat([nonce, body, cipher.getAuthTag()], NONCE_LENGTH + body.length + TAG_LENGTH);
+    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  },
   decrypt(key, nonce, sealed, aad) {
     assertBytes(key, 'key', KEY_LENGTH);
     assertBytes(nonce, 'nonce', NONCE_LENGTH);

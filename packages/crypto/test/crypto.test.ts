@@ -111,9 +111,7 @@ describe('keys', () => {
   it('derives distinct, stable keys per info string (RFC 5869 test case 3 checks HKDF)', () => {
     // RFC 5869 A.3: IKM = 22 bytes of 0x0b, no salt, no info, L = 42.
     const okm = deriveKey(new Uint8Array(22).fill(0x0b), '', { length: 42 });
-    expect(bytesToHex(okm)).toBe(
-      '8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8',
-    );
+    expect(bytesToHex(okm)).toBe('8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8');
     const master = generateKey();
     expect(equalBytes(deriveKey(master, 'env:dev'), deriveKey(master, 'env:dev'))).toBe(true);
     expect(equalBytes(deriveKey(master, 'env:dev'), deriveKey(master, 'env:prod'))).toBe(false);

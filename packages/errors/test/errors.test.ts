@@ -1,14 +1,6 @@
 import express from 'express';
 import request from 'supertest';
-import {
-  AppError,
-  ERROR_CODES,
-  HTTP_STATUS_BY_CODE,
-  RpcError,
-  errorHandler,
-  notFoundHandler,
-  toAppError,
-} from '../src';
+import { AppError, ERROR_CODES, HTTP_STATUS_BY_CODE, RpcError, errorHandler, notFoundHandler, toAppError } from '../src';
 
 describe('AppError', () => {
   it('maps every code to a status', () => {

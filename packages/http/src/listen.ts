@@ -16,7 +16,10 @@ export function listen(server: Server, port: number, host: string): Promise<Addr
  * Stops accepting connections, lets requests in progress finish, closes idle keep-alive
  * connections at once, and destroys what is left after `graceMs`.
  */
-export function closeGracefully(server: Server & { closeIdleConnections?: () => void; closeAllConnections?: () => void }, graceMs = 10_000): Promise<void> {
+export function closeGracefully(
+  server: Server & { closeIdleConnections?: () => void; closeAllConnections?: () => void },
+  graceMs = 10_000,
+): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) {
       resolve();

@@ -21,7 +21,17 @@ export function createLogger(options: LoggerOptions): Logger {
     base: { service: options.name },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: {
-      paths: ['password', '*.password', 'authorization', '*.authorization', 'req.headers.authorization', 'key', '*.key', 'secret', '*.secret'],
+      paths: [
+        'password',
+        '*.password',
+        'authorization',
+        '*.authorization',
+        'req.headers.authorization',
+        'key',
+        '*.key',
+        'secret',
+        '*.secret',
+      ],
       censor: '[redacted]',
     },
   });

@@ -98,6 +98,9 @@ export async function generateSelfSignedCertificate(hosts: string[], days = 825)
     ],
   });
   const pkcs8 = Buffer.from(await crypto.subtle.exportKey('pkcs8', keys.privateKey));
-  const key = `-----BEGIN PRIVATE KEY-----\n${pkcs8.toString('base64').replace(/(.{64})/g, '$1\n').trim()}\n-----END PRIVATE KEY-----\n`;
+  const key = `-----BEGIN PRIVATE KEY-----\n${pkcs8
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .trim()}\n-----END PRIVATE KEY-----\n`;
   return { cert: cert.toString('pem') + '\n', key };
 }

@@ -7,11 +7,5 @@ export {
   type ResolveOptions,
   type ResolveProblem,
 } from './resolve';
-export {
-  substitute,
-  SubstitutionLimitError,
-  DEFAULT_MAX_OUTPUT_LENGTH,
-  type SubstituteOptions,
-  type SubstituteResult,
-} from './substitute';
+export { substitute, SubstitutionLimitError, DEFAULT_MAX_OUTPUT_LENGTH, type SubstituteOptions, type SubstituteResult } from './substitute';
 export { isValidName } from './names';

@@ -1,0 +1,46 @@
+// One benchmark target in its own process (so the load generator does not share its event loop):
+//   node bench/server.mjs file   the config server, a 4 KB file with substitution, limits off
+//   node bench/server.mjs hello  an express "hello" endpoint over the same TLS
+// Prints the port on stdout, then serves until killed.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import express from 'express';
+import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/http';
+import { hexToBytes } from '@repo/crypto';
+import { createApp, createKeyring, loadConfig } from '../dist/index.js';
+
+const mode = process.argv[2];
+const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
+let server;
+if (mode === 'hello') {
+  const app = express();
+  app.get('/hello', (_req, res) => {
+    res.send('hello');
+  });
+  server = createServer({ cert: tls.cert, key: tls.key }, app);
+} else {
+  const root = mkdtempSync(join(tmpdir(), 'config-bench-'));
+  mkdirSync(join(root, 'storage', 'bench'), { recursive: true });
+  writeFileSync(join(root, 'storage', 'bench', '.env'), 'HOST=db.internal\nPORT=5432\nUSER=app\nURL=postgres://$USER@$HOST:$PORT/app\n');
+  const line = 'database_url=${URL} host=${HOST} port=${PORT} user=${USER} padding=xxxxxxxxxxxxxxxxxxxxxxxx\n';
+  let text = '';
+  while (text.length < 4096) text += line;
+  writeFileSync(join(root, 'storage', 'bench', 'app.conf'), text.slice(0, 4096));
+  const master = '33'.repeat(32);
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: join(root, 'data'),
+    STORAGE_DIR: join(root, 'storage'),
+    CONFIG_MASTER_KEY: master,
+    RATE_LIMIT_PER_MINUTE: '0',
+    RATE_LIMIT_PER_SECOND: '0',
+    MAX_CONNECTIONS_PER_IP: '1000',
+    MAX_IN_FLIGHT: '10000',
+  });
+  const keyring = createKeyring({ keysDir: config.keysDir, masterKey: hexToBytes(master) });
+  server = createApp(config, { logger: createSilentLogger(), keyring, tls }).server;
+}
+const { port } = await listen(server, 0, '127.0.0.1');
+process.stdout.write(`${port}\n`);

@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+// `pnpm start` at the root: starts every service of the system as a child process on its own
+// port with embedded defaults, prefixes each output line with the service name, and stops them
+// all cleanly on Ctrl-C (SIGINT) or SIGTERM. Services are started in dependency order.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** A shared secret between services that need one, kept across restarts (mode 0600). */
+function sharedSecret(name) {
+  const dir = join(root, 'data');
+  const path = join(dir, name);
+  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const value = randomBytes(32).toString('hex');
+  writeFileSync(path, `${value}\n`, { mode: 0o600 });
+  return value;
+}
+
+const SERVICES = [
+  { name: 'config-server', app: 'config-server', urls: ['https://localhost:6666'], env: {} },
+];
+
+const colours = [36, 35, 33, 32, 34, 31];
+const children = [];
+let stopping = false;
+
+for (const [i, service] of SERVICES.entries()) {
+  const main = join(root, 'apps', service.app, 'dist', 'main.js');
+  if (!existsSync(main)) {
+    console.error(`${service.name}: ${main} is missing; run the build first (pnpm start builds)`);
+    process.exit(1);
+  }
+  const child = spawn(process.execPath, [main], {
+    cwd: join(root, 'apps', service.app),
+    env: { ...process.env, ...service.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const tag = `\x1b[${colours[i % colours.length]}m${service.name.padEnd(16)}\x1b[0m|`;
+  for (const stream of [child.stdout, child.stderr]) {
+    let buffered = '';
+    stream.on('data', (chunk) => {
+      buffered += chunk;
+      const lines = buffered.split('\n');
+      buffered = lines.pop();
+      for (const line of lines) process.stdout.write(`${tag} ${readable(line)}\n`);
+    });
+  }
+  child.on('exit', (code, signal) => {
+    process.stdout.write(`${tag} exited (${signal ?? code})\n`);
+    if (!stopping) stopAll(1);
+  });
+  children.push(child);
+}
+
+console.log('\nStarting the system:');
+for (const s of SERVICES) console.log(`  ${s.name.padEnd(16)} ${s.urls.join('  ')}`);
+console.log('Ctrl-C stops everything.\n');
+
+/** Turns a JSON log line into `level message key=value …`; other lines pass as they are. */
+function readable(line) {
+  let record;
+  try {
+    record = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  const { level, time, msg, service, name, pid, hostname, ...rest } = record;
+  const levelName = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' }[level] ?? level;
+  const fields = Object.entries(rest)
+    .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
+    .join(' ');
+  return `${levelName} ${msg ?? ''} ${fields}`.trimEnd();
+}
+
+function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  const deadline = setTimeout(() => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  }, 15_000);
+  Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r))))).then(() => {
+    clearTimeout(deadline);
+    process.exit(code);
+  });
+}
+
+process.on('SIGINT', () => stopAll(0));
+process.on('SIGTERM', () => stopAll(0));
