@@ -70,6 +70,7 @@ export interface RelayCounters {
   duplicates_dropped: number;
   slow_consumers_dropped: number;
   upgrades_refused: number;
+  peer_connect_failures: number;
 }
 
 /** The relay: WebSocket clients, publishers and the mesh of peers. */
@@ -80,6 +81,11 @@ export interface Relay {
   attach(server: HttpServer | HttpsServer): void;
   /** Starts the timers and the connections to the configured peers. */
   start(): void;
+  /**
+   * Adds a peer relay URL at run time (as if it were in RELAY_PEERS) and connects to it once
+   * started. Throws TypeError unless `url` is a `ws://` or `wss://` URL.
+   */
+  addPeer(url: string): void;
   /** Closes every connection and timer. */
   close(): Promise<void>;
   health(): { status: string; relay_id: string; uptime: number; version: string; connected_relays: number };
@@ -125,8 +131,6 @@ interface Dialer {
   conn: Connection | undefined;
   /** The relay id learnt from the peer's hello (kept across reconnections). */
   peerId: string | undefined;
-  /** A peer link was up since the last failure (so a failure is a transition worth reporting). */
-  wasConnected: boolean;
   lastFailure: string | undefined;
 }
 
@@ -196,11 +200,13 @@ export function createRelay(options: RelayOptions): Relay {
     duplicates_dropped: 0,
     slow_consumers_dropped: 0,
     upgrades_refused: 0,
+    peer_connect_failures: 0,
   };
   let lastBlockHeight = 0;
   let pendingUpgrades = 0;
   let inboundCount = 0;
   let closed = false;
+  let started = false;
   let heartbeatTimer: NodeJS.Timeout | undefined;
   let syncTimer: NodeJS.Timeout | undefined;
   let metricsTimer: NodeJS.Timeout | undefined;
@@ -337,7 +343,6 @@ export function createRelay(options: RelayOptions): Relay {
     if (conn.dialer !== undefined) {
       conn.dialer.attempt = 0;
       conn.dialer.peerId = peerId;
-      conn.dialer.wasConnected = true;
       conn.dialer.lastFailure = undefined;
     }
     if (isNew) {
@@ -375,15 +380,14 @@ export function createRelay(options: RelayOptions): Relay {
     }, delay);
   }
 
-  function dialFailed(dialer: Dialer, reason: string): void {
+  function dialFailed(dialer: Dialer, reason: string, wasLinked: boolean): void {
     if (closed) return;
     dialer.conn = undefined;
+    if (!wasLinked) counters.peer_connect_failures++;
+    // One warning per distinct reason, not one per retry.
     if (dialer.lastFailure !== reason) {
       logger.warn({ peer_url: dialer.url, reason }, 'cannot reach peer relay; retrying with backoff');
       dialer.lastFailure = reason;
-    }
-    if (dialer.wasConnected && !connectedToDialerPeer(dialer)) {
-      dialer.wasConnected = false;
     }
     scheduleDial(dialer);
   }
@@ -399,7 +403,7 @@ export function createRelay(options: RelayOptions): Relay {
     try {
       tlsOptions = await peerTlsClientOptions(url, options.peerTls ?? { fingerprints: [] });
     } catch (err) {
-      dialFailed(dialer, (err as Error).message);
+      dialFailed(dialer, (err as Error).message, false);
       return;
     }
     if (closed) return;
@@ -430,8 +434,9 @@ export function createRelay(options: RelayOptions): Relay {
       const wasOpen = connections.delete(conn);
       if (conn.dropTimer) clearTimeout(conn.dropTimer);
       if (wasOpen) failure = `closed with ${code}${reason.length > 0 ? ` (${reason.toString()})` : ''}`;
+      const wasLinked = conn.peerId !== undefined;
       unregisterPeer(conn, failure);
-      dialFailed(dialer, failure);
+      dialFailed(dialer, failure, wasLinked);
     });
   }
 
@@ -746,6 +751,20 @@ export function createRelay(options: RelayOptions): Relay {
     }
   }
 
+  function addDialer(url: string): void {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new TypeError(`"url" expected a ws:// or wss:// URL, got ${JSON.stringify(url)}`);
+    }
+    if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new TypeError(`"url" expected a ws:// or wss:// URL, got ${JSON.stringify(url)}`);
+    const dialer: Dialer = { url, attempt: 0, timer: undefined, conn: undefined, peerId: undefined, lastFailure: undefined };
+    dialers.push(dialer);
+    if (started && !closed) void dial(dialer);
+  }
+  for (const url of options.peers) addDialer(url);
+
   // ---- the relay -------------------------------------------------------------------------
 
   return {
@@ -764,11 +783,11 @@ export function createRelay(options: RelayOptions): Relay {
       syncTimer = setInterval(() => {
         for (const type of SYNC_TYPES) pushSync(type);
       }, timing.syncIntervalMs);
-      for (const url of options.peers) {
-        const dialer: Dialer = { url, attempt: 0, timer: undefined, conn: undefined, peerId: undefined, wasConnected: false, lastFailure: undefined };
-        dialers.push(dialer);
-        void dial(dialer);
-      }
+      started = true;
+      for (const dialer of dialers) void dial(dialer);
+    },
+    addPeer(url) {
+      addDialer(url);
     },
     async close() {
       if (closed) return;
@@ -840,6 +859,7 @@ export function createRelay(options: RelayOptions): Relay {
         duplicates_dropped: counters.duplicates_dropped,
         slow_consumers_dropped: counters.slow_consumers_dropped,
         upgrades_refused: counters.upgrades_refused,
+        peer_connect_failures: counters.peer_connect_failures,
       };
     },
     relays() {
