@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { join } from 'node:path';
+import express, { type Express } from 'express';
+import { errorHandler, notFoundHandler } from '@repo/errors';
+import { keyFingerprint } from '@repo/crypto';
+import {
+  ConfigError,
+  closeGracefully,
+  createRateLimiter,
+  limitConnectionsPerAddress,
+  loadOrCreateSecretFile,
+  loadOrCreateTlsCredentials,
+  overloadGuard,
+  rateLimit,
+  requestLogger,
+  requestTimeout,
+  type Logger,
+} from '@repo/http';
+import type { RelayConfig } from './config';
+import { createRelay, type Relay } from './relay';
+import { healthRouter } from './routes/health';
+import { relaysRouter } from './routes/relays';
+import { statusRouter } from './routes/status';
+
+/** Dependencies of {@link createApp}. */
+export interface AppDeps {
+  logger: Logger;
+}
+
+/** The relay's servers, built but not listening. */
+export interface RelayApp {
+  relay: Relay;
+  /** Express app of the HTTP API (8091). */
+  app: Express;
+  /** HTTP server of the API. */
+  httpServer: HttpServer;
+  /** HTTP or HTTPS server whose upgrades are the WebSocket (8090). */
+  wsServer: HttpServer | HttpsServer;
+  /** `ws` or `wss`. */
+  wsScheme: 'ws' | 'wss';
+  /** Where the generated publish token lives (undefined when RELAY_PUBLISH_TOKEN is set). */
+  publishTokenFile: string | undefined;
+  /** Starts the relay's timers and peer connections (call after listening). */
+  start(): void;
+  /** Closes the relay's connections and both servers. */
+  close(): Promise<void>;
+}
+
+/** The version reported in health, status and StateSync. */
+export const RELAY_VERSION: string = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+const RELAY_ID_FILE = 'relay-id';
+const PUBLISH_TOKEN_FILE = 'publish-token';
+
+function fingerprintOf(token: string): string {
+  return keyFingerprint(new TextEncoder().encode(token));
+}
+
+/**
+ * Builds the relay: its identity (RELAY_ID or one generated once into DATA_DIR), its publish
+ * token (RELAY_PUBLISH_TOKEN or one generated into DATA_DIR/publish-token, mode 0600), the
+ * WebSocket server (TLS when TLS_CERT_FILE/TLS_KEY_FILE are set) and the HTTP API with its limits.
+ * Nothing listens yet. Throws ConfigError when the TLS files cannot be read.
+ */
+export async function createApp(config: RelayConfig, deps: AppDeps): Promise<RelayApp> {
+  const { logger } = deps;
+  const relayId =
+    config.relayId ?? loadOrCreateSecretFile(join(config.dataDir, RELAY_ID_FILE), () => `relay-${randomBytes(6).toString('hex')}`).value;
+
+  let publishToken = config.publishToken;
+  let publishTokenFile: string | undefined;
+  if (publishToken === undefined) {
+    publishTokenFile = join(config.dataDir, PUBLISH_TOKEN_FILE);
+    const secret = loadOrCreateSecretFile(publishTokenFile, () => randomBytes(32).toString('hex'));
+    publishToken = secret.value;
+    // Contract 2: log where the token is, never its value.
+    logger.info({ file: publishTokenFile, fingerprint: fingerprintOf(publishToken), created: secret.created }, 'publish token');
+    if (secret.exposed) logger.warn({ file: publishTokenFile }, 'publish token file is readable by other users');
+  }
+  const meshToken = config.meshToken ?? publishToken;
+  if (config.peers.length > 0 || config.meshToken !== undefined) {
+    logger.info({ fingerprint: fingerprintOf(meshToken), source: config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'publish token' }, 'mesh token');
+  }
+
+  let wsServer: HttpServer | HttpsServer;
+  let wsScheme: 'ws' | 'wss' = 'ws';
+  // Plain HTTP requests on the WebSocket port get 426 (RFC 7231 6.5.15).
+  const upgradeRequired = (_req: unknown, res: import('node:http').ServerResponse) => {
+    const body = JSON.stringify({ error: { code: 'INVALID_REQUEST', message: 'this port serves WebSocket only', details: `HTTP API on port ${config.httpPort}` } });
+    res.writeHead(426, { 'Content-Type': 'application/json', Upgrade: 'websocket', Connection: 'close' }).end(body);
+  };
+  if (config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
+    const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
+    wsServer = createHttpsServer({ cert: tls.cert, key: tls.key }, upgradeRequired);
+    wsScheme = 'wss';
+    logger.info({ fingerprint: tls.fingerprint }, 'WebSocket served over TLS (wss)');
+  } else {
+    wsServer = createHttpServer(upgradeRequired);
+  }
+
+  let peerCa: string | undefined;
+  if (config.peerCaFile !== undefined) {
+    try {
+      peerCa = readFileSync(config.peerCaFile, 'utf8');
+    } catch {
+      throw new ConfigError('RELAY_PEER_CA_FILE cannot be read');
+    }
+  }
+
+  const relay = createRelay({
+    relayId,
+    version: RELAY_VERSION,
+    publishToken,
+    authToken: config.authToken,
+    meshToken,
+    peers: config.peers,
+    peerTls: { ca: peerCa, fingerprints: config.peerFingerprints },
+    limits: config.limits,
+    timing: config.timing,
+    logger,
+  });
+  relay.attach(wsServer);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use(requestLogger(logger));
+  app.use(rateLimit(createRateLimiter({ perMinute: config.limits.rateLimitPerMinute })));
+  app.use(overloadGuard(config.limits.maxHttpConnections));
+  app.use(requestTimeout(config.limits.requestTimeoutMs));
+  app.use(express.json({ limit: config.limits.maxBodyBytes }));
+  app.use(healthRouter(relay));
+  app.use(statusRouter(relay));
+  app.use(relaysRouter(relay));
+  app.use(notFoundHandler());
+  app.use(errorHandler({ logger, format: 'nested' }));
+
+  const httpServer = createHttpServer(app);
+  limitConnectionsPerAddress(httpServer, { maxPerAddress: config.limits.maxHttpConnections, maxTotal: config.limits.maxHttpConnections, logger });
+
+  return {
+    relay,
+    app,
+    httpServer,
+    wsServer,
+    wsScheme,
+    publishTokenFile,
+    start: () => relay.start(),
+    async close() {
+      await relay.close();
+      await Promise.all([closeGracefully(httpServer, 2_000), closeGracefully(wsServer, 2_000)]);
+    },
+  };
+}

@@ -1,0 +1,281 @@
+/**
+ * `npm run bench`: delivery latency and throughput of the relay next to a bare `ws` broadcast
+ * server measured in the same run (issue 6, "Benchmark"). Servers run in child processes, the
+ * clients and the publisher in this one, so send and receive times come from one clock.
+ *
+ * 1. One server, BENCH_CLIENTS (1000) clients, BENCH_RATE (100) events/s for BENCH_SECONDS (5 s):
+ *    latency p50/p99 over every delivery, and deliveries per second (better of two alternating rounds).
+ * 2. A chain of three servers (relays peered A <- B <- C; reference: three ws servers each
+ *    subscribed to the previous one), events published to the first, latency on the last.
+ *
+ * Writes the table to bench-report.md in the package folder.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { WebSocket } from 'ws';
+import { openRawClient, type RawClient } from './raw-client';
+
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000);
+const RATE = Number(process.env.BENCH_RATE ?? 100);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CHAIN_CLIENTS = Number(process.env.BENCH_CHAIN_CLIENTS ?? 100);
+const TOKEN = 'bench-publish-token-0123456789abcdef';
+const APP_DIR = join(__dirname, '..', '..');
+
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+
+interface Server {
+  wsUrl: string;
+  httpUrl?: string;
+  proc: ChildProcess;
+}
+
+function waitForLine(proc: ChildProcess, match: (line: string) => RegExpMatchArray | null, what: string): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: not ready within 15 s`)), 15_000);
+    const rl = createInterface({ input: proc.stdout! });
+    rl.on('line', (line) => {
+      const m = match(line);
+      if (m) {
+        clearTimeout(timer);
+        rl.removeAllListeners('line');
+        proc.stdout!.resume();
+        resolve(m);
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`${what} exited with ${code}`)));
+  });
+}
+
+async function startRelay(name: string, peers: string[] = []): Promise<Server> {
+  const dataDir = mkdtempSync(join(tmpdir(), `relay-bench-${name}-`));
+  dirs.push(dataDir);
+  const proc = spawn(process.execPath, [join(APP_DIR, 'dist', 'main.js')], {
+    env: {
+      ...process.env,
+      RELAY_ID: name,
+      DATA_DIR: dataDir,
+      WS_PORT: '0',
+      HTTP_PORT: '0',
+      LOG_LEVEL: 'info',
+      RELAY_PUBLISH_TOKEN: TOKEN,
+      RELAY_PEERS: peers.join(','),
+      MAX_WS_CONNECTIONS: String(CLIENTS + 100),
+      RELAY_RECONNECT_MIN_MS: '100',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(proc);
+  const m = await waitForLine(proc, (line) => (line.includes('relay listening') ? /"ws":"([^"]+)","http":"([^"]+)"/.exec(line) : null), `relay ${name}`);
+  return { wsUrl: m[1]!, httpUrl: m[2]!, proc };
+}
+
+async function startReference(upstream?: string): Promise<Server> {
+  const proc = spawn(process.execPath, [join(__dirname, 'reference-server.js')], {
+    env: { ...process.env, ...(upstream ? { UPSTREAM: upstream } : {}) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(proc);
+  const m = await waitForLine(proc, (line) => /^listening (\d+)$/.exec(line), 'reference server');
+  return { wsUrl: `ws://127.0.0.1:${m[1]}`, proc };
+}
+
+function stop(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (server.proc.exitCode !== null) return resolve();
+    server.proc.once('exit', () => resolve());
+    server.proc.kill('SIGTERM');
+  });
+}
+
+async function openReceivers(url: string, n: number): Promise<RawClient[]> {
+  const out: RawClient[] = [];
+  for (let i = 0; i < n; i += 100) out.push(...(await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => openRawClient(url)))));
+  return out;
+}
+
+async function openClients(url: string, n: number, headers: Record<string, string> = {}): Promise<WebSocket[]> {
+  const out: WebSocket[] = [];
+  for (let i = 0; i < n; i += 100) {
+    const batch = Array.from({ length: Math.min(100, n - i) }, () => new WebSocket(url, { headers, perMessageDeflate: false }));
+    await Promise.all(batch.map((ws) => new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    })));
+    out.push(...batch);
+  }
+  return out;
+}
+
+interface Result {
+  p50: number;
+  p99: number;
+  perSecond: number;
+  delivered: number;
+  expected: number;
+}
+
+/** Publishes `RATE` events/s for `seconds` to `publishUrl` and measures delivery on `receivers`. */
+let nextSeq = 0;
+
+async function measure(publishUrl: string, receivers: RawClient[], seconds: number): Promise<Result> {
+  const [publisher] = await openClients(publishUrl, 1, { Authorization: `Bearer ${TOKEN}` });
+  const total = Math.round(RATE * seconds);
+  // Sequence numbers run on across runs, so a late copy of an earlier run is recognised and ignored.
+  const base = nextSeq;
+  nextSeq += total;
+  const sentAt = new Float64Array(total);
+  const latencies = new Float64Array(total * receivers.length);
+  let delivered = 0;
+  let lastDelivery = 0;
+  const runId = Math.random().toString(36).slice(2);
+  let allDone: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (allDone = resolve));
+  const onSeq = (globalSeq: number, at: number) => {
+    const seq = globalSeq - base;
+    if (seq < 0 || seq >= total) return;
+    latencies[delivered++] = at - sentAt[seq]!;
+    lastDelivery = at;
+    if (delivered === latencies.length) allDone();
+  };
+  for (const r of receivers) r.onSeq = onSeq;
+  const start = performance.now();
+  let sent = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * RATE) + 1);
+      for (; sent < due; sent++) {
+        sentAt[sent] = performance.now();
+        publisher!.send(
+          JSON.stringify({
+            type: 'TransactionReceived',
+            id: `${runId}-${sent}`,
+            timestamp: Date.now(),
+            data: { txid: 'ab'.repeat(32), amount: 0.001, address: 'tsp1qbench', block_height: 200000, confirmations: 1, run: runId, seq: base + sent },
+          }),
+        );
+      }
+      if (sent >= total) resolve();
+      else setTimeout(tick, 2);
+    };
+    tick();
+  });
+  // Wait for the stragglers, but never forever: missing deliveries show in the table.
+  await Promise.race([done, new Promise((r) => setTimeout(r, 5_000))]);
+  for (const r of receivers) r.onSeq = () => undefined;
+  publisher!.terminate();
+  const sorted = latencies.slice(0, delivered).sort();
+  const pct = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!);
+  return {
+    p50: pct(0.5),
+    p99: pct(0.99),
+    perSecond: delivered / ((lastDelivery - start) / 1000),
+    delivered,
+    expected: latencies.length,
+  };
+}
+
+async function waitForPeers(httpUrl: string, n: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const body = (await (await fetch(`${httpUrl}/relays`)).json()) as { relays: unknown[] };
+    if (body.relays.length >= n) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${httpUrl}: mesh not up`);
+}
+
+async function singleServer(server: Server): Promise<Result> {
+  const clients = await openReceivers(server.wsUrl, CLIENTS);
+  // Warm-up (JIT, socket buffers), not counted.
+  await measure(server.wsUrl, clients, 0.5);
+  const result = await measure(server.wsUrl, clients, SECONDS);
+  for (const r of clients) r.close();
+  return result;
+}
+
+async function chain(first: Server, last: Server): Promise<Result> {
+  const clients = await openReceivers(last.wsUrl, CHAIN_CLIENTS);
+  await measure(first.wsUrl, clients, 0.5);
+  const result = await measure(first.wsUrl, clients, Math.min(SECONDS, 3));
+  for (const r of clients) r.close();
+  return result;
+}
+
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+async function main(): Promise<void> {
+  const loadBefore = loadavg()[0]!;
+  const rows: string[] = [];
+  const row = (scenario: string, metric: string, relay: number, ref: number, target: string, digits = 2) =>
+    rows.push(`| ${scenario} | ${metric} | ${fmt(relay, digits)} | ${fmt(ref, digits)} | ${fmt(relay / ref)} | ${target} |`);
+
+  // 1. One server, many clients.
+  // Two rounds in alternating order (reference, relay, relay, reference), keeping each one's
+  // better round: the cores are shared, and a burst of load elsewhere should not decide the ratio.
+  const better = (x: Result | undefined, y: Result) => (x === undefined || y.p99 < x.p99 ? y : x);
+  let refSingle: Result | undefined;
+  let relaySingle: Result | undefined;
+  for (const kind of ['reference', 'relay', 'relay', 'reference'] as const) {
+    const server = kind === 'reference' ? await startReference() : await startRelay('bench-single');
+    const result = await singleServer(server);
+    await stop(server);
+    if (kind === 'reference') refSingle = better(refSingle, result);
+    else relaySingle = better(relaySingle, result);
+  }
+  if (refSingle === undefined || relaySingle === undefined) throw new Error('unreachable');
+  const s1 = `1 server, ${CLIENTS} clients, ${RATE} events/s, ${SECONDS} s (better of 2 rounds)`;
+  row(s1, 'latency p50 (ms)', relaySingle.p50, refSingle.p50, '');
+  row(s1, 'latency p99 (ms)', relaySingle.p99, refSingle.p99, `< 50 ms: ${relaySingle.p99 < 50 ? 'met' : 'NOT met'}`);
+  row(s1, 'delivered msgs/s', relaySingle.perSecond, refSingle.perSecond, '', 0);
+  row(s1, 'delivered / expected', relaySingle.delivered / relaySingle.expected, refSingle.delivered / refSingle.expected, '', 4);
+
+  // 2. Three servers in a chain, clients on the far end.
+  const r1 = await startReference();
+  const r2 = await startReference(r1.wsUrl);
+  const r3 = await startReference(r2.wsUrl);
+  const refChain = await chain(r1, r3);
+  await Promise.all([r1, r2, r3].map(stop));
+  const a = await startRelay('bench-a');
+  const b = await startRelay('bench-b', [a.wsUrl]);
+  const c = await startRelay('bench-c', [b.wsUrl]);
+  await waitForPeers(c.httpUrl!, 1);
+  await waitForPeers(b.httpUrl!, 2);
+  const relayChain = await chain(a, c);
+  await Promise.all([a, b, c].map(stop));
+  const s2 = `3-server chain, ${CHAIN_CLIENTS} clients on the far end, ${RATE} events/s`;
+  row(s2, 'latency p50 (ms)', relayChain.p50, refChain.p50, '');
+  row(s2, 'latency p99 (ms)', relayChain.p99, refChain.p99, `< 100 ms: ${relayChain.p99 < 100 ? 'met' : 'NOT met'}`);
+  row(s2, 'delivered msgs/s', relayChain.perSecond, refChain.perSecond, '', 0);
+  row(s2, 'delivered / expected', relayChain.delivered / relayChain.expected, refChain.delivered / refChain.expected, '', 4);
+
+  const table = [
+    `# Relay benchmark (${new Date().toISOString()}, Node ${process.version})`,
+    '',
+    `Machine: ${availableParallelism()} cores, load average ${loadBefore.toFixed(2)} before and ${loadavg()[0]!.toFixed(2)} after the run (other processes share the cores: compare the ratios, not the absolute figures).`,
+    '',
+    'Reference: a bare `ws` broadcast server (no validation, de-duplication or accounting), in a chain of three for scenario 2. Ratio = relay / reference (latency: lower is better; msgs/s: higher is better).',
+    '',
+    '| scenario | metric | relay | reference (bare ws) | ratio | target |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+  process.stdout.write(`${table}\n`);
+  writeFileSync(join(APP_DIR, 'bench-report.md'), table);
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });

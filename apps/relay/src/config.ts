@@ -1,0 +1,172 @@
+import { join } from 'node:path';
+import {
+  ConfigError,
+  readInt,
+  readList,
+  readOptional,
+  readPort,
+  readString,
+  type Env,
+} from '@repo/http';
+
+/** Settings of the relay, read once at start (README lists every variable with its default). */
+export interface RelayConfig {
+  host: string;
+  dataDir: string;
+  logLevel: string;
+  wsPort: number;
+  httpPort: number;
+  /** Explicit `RELAY_ID`; undefined: generated once into `DATA_DIR/relay-id`. */
+  relayId: string | undefined;
+  /** Peer relay URLs (`ws://` or `wss://`). */
+  peers: string[];
+  /** Token every WebSocket client must present on upgrade; undefined: open relay. */
+  authToken: string | undefined;
+  /** Token that lets a connection publish events; undefined: generated into `DATA_DIR/publish-token`. */
+  publishToken: string | undefined;
+  /** Token that lets a connection act as a peer relay; undefined: the publish token. */
+  meshToken: string | undefined;
+  tlsCertFile: string | undefined;
+  tlsKeyFile: string | undefined;
+  /** PEM file of the CA (or self-signed certificate) that signs `wss://` peers. */
+  peerCaFile: string | undefined;
+  /** SHA-256 fingerprints (`AB:CD:…`) of pinned `wss://` peer certificates. */
+  peerFingerprints: string[];
+  limits: RelayLimits;
+  timing: RelayTiming;
+}
+
+/** Limits of spec 001 ("Limits", relay rows) plus ours. */
+export interface RelayLimits {
+  maxWsConnections: number;
+  maxMessageBytes: number;
+  maxSendBufferBytes: number;
+  rateLimitPerMinute: number;
+  maxBodyBytes: number;
+  maxHttpConnections: number;
+  requestTimeoutMs: number;
+  dedupMaxIds: number;
+  dedupTtlMs: number;
+}
+
+/** Intervals and timeouts (milliseconds). */
+export interface RelayTiming {
+  heartbeatIntervalMs: number;
+  syncIntervalMs: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  syncTimeoutMs: number;
+  slowConsumerGraceMs: number;
+}
+
+/** Default limits: spec 001 "Limits" (1000 connections, 1 MB messages, 30 s heartbeat, 200 req/min, 5 MB, 100 connections). */
+export const DEFAULT_LIMITS: Readonly<RelayLimits> = {
+  maxWsConnections: 1000,
+  maxMessageBytes: 1024 * 1024,
+  maxSendBufferBytes: 4 * 1024 * 1024,
+  rateLimitPerMinute: 200,
+  maxBodyBytes: 5 * 1024 * 1024,
+  maxHttpConnections: 100,
+  requestTimeoutMs: 30_000,
+  dedupMaxIds: 100_000,
+  dedupTtlMs: 10 * 60_000,
+};
+
+/** Default intervals. */
+export const DEFAULT_TIMING: Readonly<RelayTiming> = {
+  heartbeatIntervalMs: 30_000,
+  syncIntervalMs: 30_000,
+  reconnectMinMs: 500,
+  reconnectMaxMs: 30_000,
+  syncTimeoutMs: 5_000,
+  slowConsumerGraceMs: 1_000,
+};
+
+const RELAY_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
+const FINGERPRINT_RE = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
+
+/** Normalises a SHA-256 fingerprint to `AB:CD:…` (accepts plain hex or colons, any case). */
+export function normalizeFingerprint(text: string): string | undefined {
+  const hex = text.replace(/:/g, '').toUpperCase();
+  if (!/^[0-9A-F]{64}$/.test(hex)) return undefined;
+  const out = hex.match(/../g)!.join(':');
+  return FINGERPRINT_RE.test(out) ? out : undefined;
+}
+
+/**
+ * Reads the relay's settings from `env`. Throws a ConfigError naming the variable when one is
+ * malformed (never echoing a token).
+ */
+export function loadConfig(env: Env = process.env, appDir = join(__dirname, '..')): RelayConfig {
+  const relayId = readOptional(env, 'RELAY_ID');
+  if (relayId !== undefined && !RELAY_ID_RE.test(relayId)) {
+    throw new ConfigError('RELAY_ID must be 1 to 64 characters: letters, digits, ".", "_", ":" or "-"');
+  }
+  const peers = readList(env, 'RELAY_PEERS');
+  for (const peer of peers) {
+    let url: URL;
+    try {
+      url = new URL(peer);
+    } catch {
+      throw new ConfigError('RELAY_PEERS must be a comma-separated list of ws:// or wss:// URLs');
+    }
+    if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
+      throw new ConfigError('RELAY_PEERS must be a comma-separated list of ws:// or wss:// URLs');
+    }
+  }
+  const peerFingerprints = readList(env, 'RELAY_PEER_FINGERPRINT').map((f) => {
+    const normalized = normalizeFingerprint(f);
+    if (normalized === undefined) throw new ConfigError('RELAY_PEER_FINGERPRINT must be SHA-256 fingerprints (64 hex digits, colons allowed)');
+    return normalized;
+  });
+  const tlsCertFile = readOptional(env, 'TLS_CERT_FILE');
+  const tlsKeyFile = readOptional(env, 'TLS_KEY_FILE');
+  if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined)) {
+    throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  }
+  const token = (name: string): string | undefined => {
+    const value = readOptional(env, name);
+    if (value !== undefined && (value.length < 16 || value.length > 512 || /\s/.test(value))) {
+      throw new ConfigError(`${name} must be 16 to 512 characters without white space`);
+    }
+    return value;
+  };
+  const reconnectMinMs = readInt(env, 'RELAY_RECONNECT_MIN_MS', DEFAULT_TIMING.reconnectMinMs, { min: 10, max: 600_000 });
+  const reconnectMaxMs = readInt(env, 'RELAY_RECONNECT_MAX_MS', DEFAULT_TIMING.reconnectMaxMs, { min: 10, max: 3_600_000 });
+  if (reconnectMaxMs < reconnectMinMs) throw new ConfigError('RELAY_RECONNECT_MAX_MS must be at least RELAY_RECONNECT_MIN_MS');
+  return {
+    host: readString(env, 'HOST', '127.0.0.1'),
+    dataDir: readString(env, 'DATA_DIR', join(appDir, 'data')),
+    logLevel: readString(env, 'LOG_LEVEL', 'info'),
+    wsPort: readPort(env, 'WS_PORT', 8090),
+    httpPort: readPort(env, 'HTTP_PORT', 8091),
+    relayId,
+    peers,
+    authToken: token('RELAY_AUTH_TOKEN'),
+    publishToken: token('RELAY_PUBLISH_TOKEN'),
+    meshToken: token('RELAY_MESH_TOKEN'),
+    tlsCertFile,
+    tlsKeyFile,
+    peerCaFile: readOptional(env, 'RELAY_PEER_CA_FILE'),
+    peerFingerprints,
+    limits: {
+      maxWsConnections: readInt(env, 'MAX_WS_CONNECTIONS', DEFAULT_LIMITS.maxWsConnections, { min: 1, max: 1_000_000 }),
+      maxMessageBytes: readInt(env, 'MAX_MESSAGE_BYTES', DEFAULT_LIMITS.maxMessageBytes, { min: 1024, max: 64 * 1024 * 1024 }),
+      maxSendBufferBytes: readInt(env, 'MAX_SEND_BUFFER_BYTES', DEFAULT_LIMITS.maxSendBufferBytes, { min: 1024, max: 1024 * 1024 * 1024 }),
+      rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', DEFAULT_LIMITS.rateLimitPerMinute, { min: 0, max: 1_000_000 }),
+      maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, { min: 1024, max: 1024 * 1024 * 1024 }),
+      maxHttpConnections: readInt(env, 'MAX_HTTP_CONNECTIONS', DEFAULT_LIMITS.maxHttpConnections, { min: 1, max: 1_000_000 }),
+      requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', DEFAULT_LIMITS.requestTimeoutMs, { min: 100, max: 3_600_000 }),
+      dedupMaxIds: readInt(env, 'RELAY_DEDUP_MAX_IDS', DEFAULT_LIMITS.dedupMaxIds, { min: 100, max: 10_000_000 }),
+      dedupTtlMs: readInt(env, 'RELAY_DEDUP_TTL_MS', DEFAULT_LIMITS.dedupTtlMs, { min: 1_000, max: 86_400_000 }),
+    },
+    timing: {
+      heartbeatIntervalMs: readInt(env, 'HEARTBEAT_INTERVAL_MS', DEFAULT_TIMING.heartbeatIntervalMs, { min: 10, max: 3_600_000 }),
+      syncIntervalMs: readInt(env, 'SYNC_INTERVAL_MS', DEFAULT_TIMING.syncIntervalMs, { min: 10, max: 86_400_000 }),
+      reconnectMinMs,
+      reconnectMaxMs,
+      syncTimeoutMs: readInt(env, 'RELAY_SYNC_TIMEOUT_MS', DEFAULT_TIMING.syncTimeoutMs, { min: 10, max: 600_000 }),
+      slowConsumerGraceMs: readInt(env, 'SLOW_CONSUMER_GRACE_MS', DEFAULT_TIMING.slowConsumerGraceMs, { min: 0, max: 600_000 }),
+    },
+  };
+}

@@ -1,0 +1,11 @@
+import { Router } from 'express';
+import type { Relay } from '../relay';
+
+/** `GET /health` (spec 001 "Relay HTTP records": health record). */
+export function healthRouter(relay: Relay): Router {
+  const router = Router();
+  router.get('/health', function health(_req, res) {
+    res.json(relay.health());
+  });
+  return router;
+}

@@ -1,0 +1,199 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket, { type ClientOptions } from 'ws';
+import { createSilentLogger, listen } from '@repo/http';
+import { createApp, type RelayApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import type { Envelope } from '../src/messages';
+
+export const PUBLISH_TOKEN = 'publish-token-for-tests-0123456789';
+export const MESH_TOKEN = 'mesh-token-for-tests-0123456789abcd';
+
+/** A relay listening on loopback (port 0 unless a port is given). */
+export interface TestRelay {
+  app: RelayApp;
+  relayId: string;
+  wsPort: number;
+  wsUrl: string;
+  httpUrl: string;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+const tempDirs: string[] = [];
+
+/** A fresh temporary DATA_DIR, removed by {@link removeTempDirs}. */
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'relay-test-'));
+  tempDirs.push(dir);
+  return dir;
+}
+
+export function removeTempDirs(): void {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Starts a relay with test-friendly defaults; `env` overrides any variable. */
+export async function startRelay(env: Record<string, string> = {}): Promise<TestRelay> {
+  const dataDir = env.DATA_DIR ?? tempDir();
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    WS_PORT: '0',
+    HTTP_PORT: '0',
+    RELAY_PUBLISH_TOKEN: PUBLISH_TOKEN,
+    RELAY_MESH_TOKEN: MESH_TOKEN,
+    RELAY_RECONNECT_MIN_MS: '50',
+    RELAY_RECONNECT_MAX_MS: '200',
+    RELAY_SYNC_TIMEOUT_MS: '2000',
+    ...env,
+    DATA_DIR: dataDir,
+  });
+  const app = await createApp(config, { logger: createSilentLogger() });
+  const ws = await listen(app.wsServer, config.wsPort, '127.0.0.1');
+  const http = await listen(app.httpServer, 0, '127.0.0.1');
+  app.start();
+  return {
+    app,
+    relayId: app.relay.relayId,
+    wsPort: ws.port,
+    wsUrl: `${app.wsScheme}://127.0.0.1:${ws.port}`,
+    httpUrl: `http://127.0.0.1:${http.port}`,
+    dataDir,
+    close: () => app.close(),
+  };
+}
+
+/** A WebSocket client that queues what it receives and waits for messages by predicate. */
+export class TestClient {
+  readonly ws: WebSocket;
+  readonly received: Envelope[] = [];
+  closeCode: number | undefined;
+  closeReason = '';
+  private waiters: { pred: (m: Envelope) => boolean; resolve: (m: Envelope) => void }[] = [];
+  readonly closed: Promise<void>;
+
+  constructor(url: string, options: ClientOptions = {}) {
+    this.ws = new WebSocket(url, options);
+    this.ws.on('message', (data) => {
+      const message = JSON.parse(String(data)) as Envelope;
+      this.received.push(message);
+      for (const w of [...this.waiters]) {
+        if (w.pred(message)) {
+          this.waiters.splice(this.waiters.indexOf(w), 1);
+          w.resolve(message);
+        }
+      }
+    });
+    this.ws.on('error', () => undefined);
+    this.closed = new Promise((resolve) => {
+      this.ws.on('close', (code, reason) => {
+        this.closeCode = code;
+        this.closeReason = reason.toString();
+        resolve();
+      });
+    });
+  }
+
+  /** Resolves when open; rejects with the HTTP status when the upgrade is refused. */
+  opened(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.ws.readyState === WebSocket.OPEN) return resolve();
+      this.ws.once('open', () => resolve());
+      this.ws.once('unexpected-response', (_req, res) => {
+        res.resume();
+        reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, headers: res.headers }));
+      });
+      this.ws.once('close', () => reject(new Error('closed before open')));
+    });
+  }
+
+  send(message: unknown): void {
+    this.ws.send(typeof message === 'string' ? message : JSON.stringify(message));
+  }
+
+  /** The first message (already received or to come) matching `pred`. */
+  next(pred: (m: Envelope) => boolean, timeoutMs = 5_000): Promise<Envelope> {
+    const found = this.received.find(pred);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(new Error(`no matching message within ${timeoutMs} ms; got types ${this.received.map((m) => m.type).join(',')}`));
+      }, timeoutMs);
+      const waiter = {
+        pred,
+        resolve: (m: Envelope) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Sends a command and waits for the reply with the same id. */
+  async request(type: string, data: Record<string, unknown> = {}, id = `req-${Math.random().toString(36).slice(2)}`): Promise<Envelope> {
+    this.send({ type, id, timestamp: Date.now(), data });
+    return this.next((m) => m.id === id);
+  }
+
+  ofType(type: string): Envelope[] {
+    return this.received.filter((m) => m.type === type);
+  }
+
+  async close(): Promise<void> {
+    if (this.ws.readyState === WebSocket.CLOSED) return;
+    if (this.ws.readyState === WebSocket.CONNECTING) this.ws.terminate();
+    else this.ws.close();
+    const timer = setTimeout(() => this.ws.terminate(), 1_000);
+    await this.closed;
+    clearTimeout(timer);
+  }
+}
+
+/** Opens a client and waits until it is connected. */
+export async function connect(url: string, options: ClientOptions = {}): Promise<TestClient> {
+  const client = new TestClient(url, options);
+  await client.opened();
+  return client;
+}
+
+/** Polls `check` until it returns true. */
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+let counter = 0;
+/** A TransactionReceived event envelope with the fields of spec 001's events table. */
+export function transactionEvent(overrides: Record<string, unknown> = {}): Envelope {
+  counter++;
+  return {
+    type: 'TransactionReceived',
+    id: `evt-${process.pid}-${Date.now()}-${counter}`,
+    timestamp: Date.now(),
+    data: {
+      txid: 'a'.repeat(64),
+      amount: 0.0001,
+      address: 'tsp1qexampleaddress',
+      block_height: 100 + counter,
+      confirmations: 1,
+      ...overrides,
+    },
+  };
+}
+
+/** fetch returning status and parsed JSON. */
+export async function getJson(url: string, init?: RequestInit): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  return { status: res.status, body: text === '' ? undefined : JSON.parse(text), headers: res.headers };
+}
+
+export function postJson(url: string, body: unknown): Promise<{ status: number; body: any; headers: Headers }> {
+  return getJson(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+}

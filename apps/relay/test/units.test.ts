@@ -1,0 +1,90 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, createSilentLogger } from '@repo/http';
+import { backoffDelay } from '../src/backoff';
+import { createApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import { createSeenIds } from '../src/seen-ids';
+import { removeTempDirs, tempDir } from './helpers';
+
+afterAll(() => removeTempDirs());
+
+describe('loadConfig', () => {
+  it('uses the spec defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ host: '127.0.0.1', wsPort: 8090, httpPort: 8091, peers: [], relayId: undefined, authToken: undefined });
+    expect(config.limits).toMatchObject({ maxWsConnections: 1000, maxMessageBytes: 1048576, rateLimitPerMinute: 200, maxBodyBytes: 5242880, maxHttpConnections: 100 });
+    expect(config.timing.heartbeatIntervalMs).toBe(30_000);
+  });
+
+  it('reads peers and normalises pinned fingerprints', () => {
+    const config = loadConfig({ RELAY_PEERS: 'ws://a:8090, wss://b:8090', RELAY_PEER_FINGERPRINT: 'ab'.repeat(32) });
+    expect(config.peers).toEqual(['ws://a:8090', 'wss://b:8090']);
+    expect(config.peerFingerprints).toEqual([Array(32).fill('AB').join(':')]);
+  });
+
+  it.each([
+    ['RELAY_PEERS', 'http://a:8090'],
+    ['RELAY_PEERS', 'not a url'],
+    ['RELAY_ID', 'has spaces'],
+    ['WS_PORT', '70000'],
+    ['RELAY_AUTH_TOKEN', 'short'],
+    ['RELAY_PEER_FINGERPRINT', 'abcd'],
+    ['MAX_WS_CONNECTIONS', '0'],
+    ['TLS_CERT_FILE', '/tmp/cert.pem'],
+  ])('throws a ConfigError naming %s when it is %j', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+});
+
+describe('createApp', () => {
+  it('generates a relay id and a publish token once into DATA_DIR, mode 0600', async () => {
+    const dataDir = tempDir();
+    const first = await createApp(loadConfig({ DATA_DIR: dataDir }), { logger: createSilentLogger() });
+    await first.close();
+    const tokenFile = join(dataDir, 'publish-token');
+    expect(first.publishTokenFile).toBe(tokenFile);
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(tokenFile, 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/);
+    const second = await createApp(loadConfig({ DATA_DIR: dataDir }), { logger: createSilentLogger() });
+    await second.close();
+    expect(second.relay.relayId).toBe(first.relay.relayId);
+    expect(second.relay.relayId).toMatch(/^relay-[0-9a-f]{12}$/);
+  });
+
+  it('writes no token file when RELAY_PUBLISH_TOKEN is set', async () => {
+    const dataDir = tempDir();
+    const app = await createApp(loadConfig({ DATA_DIR: dataDir, RELAY_PUBLISH_TOKEN: 'x'.repeat(32), RELAY_ID: 'fixed' }), { logger: createSilentLogger() });
+    await app.close();
+    expect(existsSync(join(dataDir, 'publish-token'))).toBe(false);
+    expect(app.relay.relayId).toBe('fixed');
+  });
+});
+
+describe('createSeenIds', () => {
+  it('reports an id once, forgets it after the ttl and keeps at most maxIds', () => {
+    let t = 0;
+    const seen = createSeenIds({ maxIds: 3, ttlMs: 100, now: () => t });
+    expect(seen.add('a')).toBe(true);
+    expect(seen.add('a')).toBe(false);
+    seen.add('b');
+    seen.add('c');
+    seen.add('d');
+    expect(seen.size).toBe(3);
+    expect(seen.has('a')).toBe(false);
+    expect(seen.has('d')).toBe(true);
+    t = 150;
+    expect(seen.add('d')).toBe(true);
+    expect(seen.size).toBe(1);
+  });
+});
+
+describe('backoffDelay', () => {
+  it('doubles from the minimum up to the maximum, with jitter in the upper half', () => {
+    expect(backoffDelay(0, 100, 1000, () => 0)).toBe(50);
+    expect(backoffDelay(0, 100, 1000, () => 1)).toBe(100);
+    expect(backoffDelay(3, 100, 1000, () => 1)).toBe(800);
+    expect(backoffDelay(10, 100, 1000, () => 0.5)).toBe(750);
+  });
+});
