@@ -21,8 +21,17 @@ function sharedSecret(name) {
   return value;
 }
 
+// The relay and the silent-payment service share the publisher token (and the mesh token).
+const publishToken = process.env.RELAY_PUBLISH_TOKEN ?? sharedSecret('relay-publish-token');
+
 const SERVICES = [
   { name: 'config-server', app: 'config-server', urls: ['https://localhost:6666'], env: {} },
+  {
+    name: 'relay',
+    app: 'relay',
+    urls: ['ws://localhost:8090', 'http://localhost:8091'],
+    env: { RELAY_PUBLISH_TOKEN: publishToken },
+  },
 ];
 
 const colours = [36, 35, 33, 32, 34, 31];
