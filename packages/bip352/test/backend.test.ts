@@ -1,0 +1,36 @@
+import { SilentPaymentError } from '../src/errors';
+
+describe('loadSecp256k1Backend', () => {
+  afterEach(() => {
+    jest.resetModules();
+    jest.dontMock('secp256k1/bindings');
+  });
+
+  it('loads the three backends', () => {
+    const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
+    expect(['native', 'wasm', 'noble'].map((n) => loadSecp256k1Backend(n as 'native').name)).toEqual(['native', 'wasm', 'noble']);
+  });
+
+  it('refuses with a clear error, never a fallback, when the native addon is missing', () => {
+    jest.resetModules();
+    jest.doMock('secp256k1/bindings', () => {
+      throw new Error("Cannot find module 'secp256k1/bindings'");
+    });
+    const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
+    const { createReceiver } = require('../src/receiver') as typeof import('../src/receiver');
+    const errors = require('../src/errors') as typeof import('../src/errors');
+    expect(() => loadSecp256k1Backend('native')).toThrow(errors.SilentPaymentError);
+    expect(() => loadSecp256k1Backend()).toThrow(/backend 'native' cannot be loaded \(Cannot find module/);
+    const scanPriv = new Uint8Array(32).fill(1);
+    const spendPub = Uint8Array.from(Buffer.from('031b84c5567b126440995d3ed5aaba0565d71e1834604819ff9c17f5e9d5dd078f', 'hex'));
+    expect(() => createReceiver({ scanPriv, spendPub })).toThrow(/cannot be loaded/);
+    // the noble reference still loads when asked for by name
+    expect(loadSecp256k1Backend('noble').name).toBe('noble');
+  });
+
+  it('rejects an unknown backend name', () => {
+    const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
+    expect(() => loadSecp256k1Backend('gmp' as never)).toThrow(RangeError);
+    expect(SilentPaymentError).toBeDefined();
+  });
+});
