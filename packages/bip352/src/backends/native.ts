@@ -1,0 +1,90 @@
+import { equalBytes, key48 } from '../bytes';
+import type { Secp256k1Backend } from '../backend';
+import { bigintScalars } from './scalar';
+
+/** The subset of the `secp256k1` 5.x binding API used here (its own typings cover the rest). */
+interface NativeSecp256k1 {
+  publicKeyConvert(key: Uint8Array, compressed?: boolean): Uint8Array;
+  publicKeyNegate(key: Uint8Array, compressed?: boolean): Uint8Array;
+  publicKeyCombine(keys: Uint8Array[], compressed?: boolean): Uint8Array;
+  publicKeyTweakAdd(key: Uint8Array, tweak: Uint8Array, compressed?: boolean): Uint8Array;
+  publicKeyTweakMul(key: Uint8Array, tweak: Uint8Array, compressed?: boolean): Uint8Array;
+  publicKeyCreate(key: Uint8Array, compressed?: boolean): Uint8Array;
+  privateKeyTweakMul(key: Uint8Array, tweak: Uint8Array): Uint8Array;
+  privateKeyTweakAdd(key: Uint8Array, tweak: Uint8Array): Uint8Array;
+  privateKeyNegate(key: Uint8Array): Uint8Array;
+}
+
+/**
+ * Loads `secp256k1/bindings`, the N-API addon only. The package's main entry falls back to a
+ * pure-JS `elliptic` implementation when the addon is missing; requiring the bindings directly
+ * makes a missing addon an error instead of a silent 20x slowdown.
+ */
+export function loadNativeBinding(): NativeSecp256k1 {
+  return require('secp256k1/bindings') as NativeSecp256k1;
+}
+
+/**
+ * libsecp256k1 through the `secp256k1` N-API binding. Points are 65-byte uncompressed SEC1
+ * buffers: parsing them costs no square root, and the affine x is bytes 1..32, so comparisons
+ * and Map keys read the buffer directly.
+ */
+export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
+  const s = loadNativeBinding();
+  const PREFIX_EVEN = new Uint8Array(33);
+  PREFIX_EVEN[0] = 0x02;
+  return {
+    name: 'native',
+    pointFromCompressed(bytes) {
+      try {
+        return s.publicKeyConvert(bytes, false);
+      } catch {
+        return null;
+      }
+    },
+    liftX(x) {
+      PREFIX_EVEN.set(x, 1);
+      try {
+        return s.publicKeyConvert(PREFIX_EVEN, false);
+      } catch {
+        return null;
+      }
+    },
+    add(a, b) {
+      try {
+        return s.publicKeyCombine([a, b], false);
+      } catch {
+        return null;
+      }
+    },
+    sum(points) {
+      if (points.length === 1) return points[0] as Uint8Array;
+      try {
+        return s.publicKeyCombine(points, false);
+      } catch {
+        return null;
+      }
+    },
+    negate: (a) => s.publicKeyNegate(a, false),
+    mul: (p, scalar) => s.publicKeyTweakMul(p, scalar, false),
+    addTweak(p, t) {
+      try {
+        return s.publicKeyTweakAdd(p, t, false);
+      } catch {
+        return null;
+      }
+    },
+    baseMul: (scalar) => s.publicKeyCreate(scalar, false),
+    toCompressed(p) {
+      const out = new Uint8Array(33);
+      out[0] = 0x02 | ((p[64] as number) & 1);
+      out.set(p.subarray(1, 33), 1);
+      return out;
+    },
+    toXOnly: (p) => p.slice(1, 33),
+    xKey: (p) => key48(p, 1),
+    xEquals: (p, x, offset = 0) => equalBytes(p.subarray(1, 33), x, offset, 32),
+    equals: (a, b) => equalBytes(a, b),
+    ...bigintScalars,
+  };
+}

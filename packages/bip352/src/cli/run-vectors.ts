@@ -1,0 +1,50 @@
+/**
+ * `npm run vectors -- FILE [--backend native|wasm|noble|all]`: runs a BIP-352 vector file (the
+ * schema of send_and_receive_test_vectors.json), prints each failure, and ends with
+ * `N passed, M failed`; exit status 1 on any failure.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { BackendName } from '../backend';
+import { runVectors, type VectorCase } from '../vectors';
+
+const ALL: BackendName[] = ['noble', 'native', 'wasm'];
+
+function main(argv: string[]): number {
+  const files: string[] = [];
+  let backends: BackendName[] = ALL;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--backend') {
+      const value = argv[++i];
+      if (value === 'all') backends = ALL;
+      else if (value === 'native' || value === 'wasm' || value === 'noble') backends = [value];
+      else {
+        console.error(`--backend expects native, wasm, noble or all, got ${String(value)}`);
+        return 2;
+      }
+    } else files.push(arg);
+  }
+  if (files.length === 0) {
+    console.error('usage: npm run vectors -- FILE [--backend native|wasm|noble|all]');
+    return 2;
+  }
+  // npm runs scripts in the package folder; a relative path is meant from where npm was called
+  const base = process.env['INIT_CWD'] ?? process.cwd();
+  let passed = 0;
+  let failed = 0;
+  for (const file of files) {
+    const cases = JSON.parse(readFileSync(resolve(base, file), 'utf8')) as VectorCase[];
+    for (const result of runVectors(cases, backends)) {
+      if (result.ok) passed++;
+      else {
+        failed++;
+        console.log(`FAIL [${result.backend}] ${result.name}: ${result.error}`);
+      }
+    }
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed === 0 ? 0 : 1;
+}
+
+process.exitCode = main(process.argv.slice(2));

@@ -1,0 +1,41 @@
+export { K_MAX, MAX_ADDRESS_LENGTH, NUMS_H_HEX } from './constants';
+export { SilentPaymentError, SILENT_PAYMENT_ERROR_CODES, type SilentPaymentErrorCode } from './errors';
+export {
+  encodeSilentPaymentAddress,
+  decodeSilentPaymentAddress,
+  hrpForNetwork,
+  NETWORKS,
+  type Network,
+  type DecodedSilentPaymentAddress,
+} from './address';
+export { labelTweak, labeledSpendPub } from './labels';
+export {
+  extractInputPublicKey,
+  parseWitness,
+  serializeWitness,
+  serializeOutpoint,
+  smallestOutpoint,
+  spendsUnknownSegwit,
+  witnessVersion,
+  isP2tr,
+  type ScanInput,
+  type ScanOutput,
+} from './inputs';
+export { scanInputsFromRpc, type RpcVin } from './rpc';
+export { computeTweakData, type TweakData } from './tweak-data';
+export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput } from './receiver';
+export {
+  createSilentPaymentOutputs,
+  createSilentPaymentGroups,
+  type SendInput,
+  type SendOptions,
+  type SendGroup,
+} from './sender';
+export {
+  loadSecp256k1Backend,
+  isBackendAvailable,
+  DEFAULT_BACKEND,
+  type Secp256k1Backend,
+  type AnySecp256k1Backend,
+  type BackendName,
+} from './backend';
