@@ -243,6 +243,48 @@ export function createScanner(options: ScannerOptions): Scanner {
     logger.debug({ height: block.height, hash: block.hash, txs: block.tx.length, found: stored.length }, 'block scanned');
   }
 
+  /**
+   * Bitcoin Core prints `prevout` only for confirmed transactions (getrawtransaction reads it
+   * from the block's undo data), so a mempool transaction's spent scripts are looked up here:
+   * from the parent transaction (in the mempool, or anywhere with -txindex), else from the UTXO
+   * set (`gettxout` without the mempool, since the mempool already counts the output as spent).
+   * Inputs left unresolved leave the transaction unscanned until it confirms.
+   */
+  async function resolvePrevouts(txs: RpcTransaction[]): Promise<void> {
+    const missing = new Map<string, RpcVin[]>();
+    for (const tx of txs) {
+      for (const vin of tx.vin) {
+        if (vin.prevout !== undefined || typeof vin.txid !== 'string' || typeof vin.vout !== 'number') continue;
+        const list = missing.get(vin.txid);
+        if (list === undefined) missing.set(vin.txid, [vin]);
+        else list.push(vin);
+      }
+    }
+    if (missing.size === 0) return;
+    const parents = [...missing.keys()];
+    for (let i = 0; i < parents.length; i += MEMPOOL_BATCH) {
+      const chunk = parents.slice(i, i + MEMPOOL_BATCH);
+      const answers = await rpc.batch(chunk.map((txid) => ({ method: 'getrawtransaction', params: [txid, 1] })));
+      answers.forEach((answer, j) => {
+        if (answer instanceof RpcError || answer === null || typeof answer !== 'object') return;
+        const parent = answer as RpcTransaction;
+        for (const vin of missing.get(chunk[j]!) ?? []) {
+          const out = parent.vout.find((o) => o.n === vin.vout);
+          if (out !== undefined) vin.prevout = { scriptPubKey: { hex: out.scriptPubKey.hex } };
+        }
+      });
+    }
+    const unresolved = [...missing.values()].flat().filter((vin) => vin.prevout === undefined);
+    for (let i = 0; i < unresolved.length; i += MEMPOOL_BATCH) {
+      const chunk = unresolved.slice(i, i + MEMPOOL_BATCH);
+      const answers = await rpc.batch(chunk.map((vin) => ({ method: 'gettxout', params: [vin.txid, vin.vout, false] })));
+      answers.forEach((answer, j) => {
+        const hex = (answer as { scriptPubKey?: { hex?: unknown } } | null)?.scriptPubKey?.hex;
+        if (!(answer instanceof RpcError) && typeof hex === 'string') chunk[j]!.prevout = { scriptPubKey: { hex } };
+      });
+    }
+  }
+
   async function pollMempool(): Promise<void> {
     const txids = await rpc.call<string[]>('getrawmempool', []);
     const current = new Set(txids);
@@ -255,21 +297,24 @@ export function createScanner(options: ScannerOptions): Scanner {
     const fresh = txids.filter((txid) => !mempoolSeen.has(txid));
     for (let i = 0; i < fresh.length && !stopped; i += MEMPOOL_BATCH) {
       const chunk = fresh.slice(i, i + MEMPOOL_BATCH);
-      const answers = await rpc.batch(chunk.map((txid) => ({ method: 'getrawtransaction', params: [txid, 2] })));
-      const found: NewPayment[] = [];
+      const answers = await rpc.batch(chunk.map((txid) => ({ method: 'getrawtransaction', params: [txid, 1] })));
+      const txs: RpcTransaction[] = [];
       answers.forEach((answer, j) => {
-        const txid = chunk[j]!;
-        if (answer instanceof RpcError) {
-          // Gone from the mempool between the two calls (mined or replaced): nothing to record.
-          mempoolSeen.add(txid);
-          return;
-        }
-        const tx = answer as RpcTransaction;
-        // A mempool transaction whose parent is unknown to the node has no prevout: retry next poll.
-        if (tx.vin.some((vin) => vin.prevout === undefined && vin.coinbase === undefined)) return;
-        found.push(...scanTransaction(tx));
-        mempoolSeen.add(txid);
+        // An error: gone from the mempool between the two calls (mined or replaced).
+        mempoolSeen.add(chunk[j]!);
+        if (!(answer instanceof RpcError) && answer !== null && typeof answer === 'object') txs.push(answer as RpcTransaction);
       });
+      // Only transactions with a taproot output can pay us: resolve the prevouts of those only.
+      const candidates = txs.filter((tx) => tx.vout.some((o) => isP2trHex(o.scriptPubKey.hex)));
+      await resolvePrevouts(candidates);
+      const found: NewPayment[] = [];
+      for (const tx of candidates) {
+        if (tx.vin.some((vin) => vin.prevout === undefined)) {
+          logger.debug({ txid: tx.txid }, 'mempool transaction left for its block: spent scripts unknown (no txindex?)');
+          continue;
+        }
+        found.push(...scanTransaction(tx));
+      }
       for (const p of store.addPending(found)) {
         logger.info({ id: p.id, txid: p.txid, amount: satsToBtc(p.amountSats), address: p.address }, 'pending payment seen in the mempool');
       }
