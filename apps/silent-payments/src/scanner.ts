@@ -299,11 +299,10 @@ export function createScanner(options: ScannerOptions): Scanner {
       const chunk = fresh.slice(i, i + MEMPOOL_BATCH);
       const answers = await rpc.batch(chunk.map((txid) => ({ method: 'getrawtransaction', params: [txid, 1] })));
       const txs: RpcTransaction[] = [];
-      answers.forEach((answer, j) => {
+      for (const answer of answers) {
         // An error: gone from the mempool between the two calls (mined or replaced).
-        mempoolSeen.add(chunk[j]!);
         if (!(answer instanceof RpcError) && answer !== null && typeof answer === 'object') txs.push(answer as RpcTransaction);
-      });
+      }
       // Only transactions with a taproot output can pay us: resolve the prevouts of those only.
       const candidates = txs.filter((tx) => tx.vout.some((o) => isP2trHex(o.scriptPubKey.hex)));
       await resolvePrevouts(candidates);
@@ -318,6 +317,8 @@ export function createScanner(options: ScannerOptions): Scanner {
       for (const p of store.addPending(found)) {
         logger.info({ id: p.id, txid: p.txid, amount: satsToBtc(p.amountSats), address: p.address }, 'pending payment seen in the mempool');
       }
+      // Only now: a chunk cut short by a node failure is fetched again on the next pass.
+      for (const txid of chunk) mempoolSeen.add(txid);
       await yieldToEventLoop();
     }
   }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -163,6 +163,8 @@ export function paymentId(txid: string, vout: number): string {
  */
 export function openStore(path: string): Store {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // Created 0600 before SQLite opens it: the WAL and shm files take the database's mode.
+  closeSync(openSync(path, 'a', 0o600));
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect, type Socket } from 'node:net';
 import request from 'supertest';
 import { decodeSilentPaymentAddress, labeledSpendPub } from '@repo/bip352';
 import { bytesToHex } from '@repo/crypto';
-import { createSilentLogger } from '@repo/http';
+import { closeGracefully, createSilentLogger, listen } from '@repo/http';
 import { createApp, type SilentPaymentsService } from '../src/app';
 import { loadConfig, PAYMENTS_MAX_LIMIT, LABEL_MAX_LENGTH } from '../src/config';
 import type { NewPayment } from '../src/store';
@@ -193,6 +194,30 @@ describe('silent-payments HTTP API', () => {
   });
 
   describe('limits and unknown routes', () => {
+    it('refuses connections past MAX_CONNECTIONS on the real server', async () => {
+      await service.close();
+      service = build(dir, { MAX_CONNECTIONS: '2' });
+      const { port } = await listen(service.server, 0, '127.0.0.1');
+      const sockets: Socket[] = [];
+      const open = () =>
+        new Promise<Socket>((resolve, reject) => {
+          const s = connect(port, '127.0.0.1', () => resolve(s));
+          s.on('error', reject);
+          sockets.push(s);
+        });
+      try {
+        await open();
+        await open();
+        await new Promise((r) => setTimeout(r, 50));
+        const third = await open();
+        await new Promise<void>((resolve) => third.once('close', () => resolve()));
+        expect(service.connections.refused).toBe(1);
+      } finally {
+        for (const s of sockets) s.destroy();
+        await closeGracefully(service.server, 100);
+      }
+    });
+
     it('answers 404 for an unknown route', async () => {
       const res = await request(service.app).get('/nowhere');
       expect(res.status).toBe(404);
