@@ -200,6 +200,30 @@ describe('scanner against the chain double', () => {
     expect([...heights].sort((a, b) => a - b)).toEqual(expectedHeights);
   });
 
+  it('waits for SP_START_HEIGHT above the tip and authenticates with the node cookie', async () => {
+    const cookieNode = await startChainDouble({ port: 0, host: '127.0.0.1', cookieFile: join(dir, 'node', '.cookie'), chain: 'regtest' });
+    try {
+      const start = cookieNode.tipHeight() + 3;
+      running = await startService({
+        DATA_DIR: join(dir, 'sp'),
+        CHAIN_RPC_URL: cookieNode.url,
+        CHAIN_RPC_COOKIE_FILE: join(dir, 'node', '.cookie'),
+        SP_START_HEIGHT: String(start),
+      });
+      await waitFor(() => running!.service.scanner.status().state === 'waiting', 10_000, 'waiting');
+      expect(scanned()).toBeNull();
+      cookieNode.mine(4);
+      await waitFor(() => scanned() === cookieNode.tipHeight(), 10_000, 'scan');
+      expect(running.service.scanner.status()).toMatchObject({ start_height: start, scanned_height: start + 1 });
+      expect(running.service.store.blockHash(start - 1)).toBeDefined();
+      expect(running.service.store.blockHash(start - 2)).toBeUndefined();
+    } finally {
+      await running?.close();
+      running = undefined;
+      await cookieNode.close();
+    }
+  });
+
   it('retries a node that goes away and catches up when it comes back', async () => {
     running = await startService(env({ CHAIN_RPC_TIMEOUT_MS: '300' }));
     const invoice = await address('outage');
