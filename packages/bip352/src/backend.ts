@@ -23,6 +23,12 @@ export interface Secp256k1Backend<P = unknown> {
   add(a: P, b: P): P | null;
   /** The sum of the points; null for the point at infinity. */
   sum(points: P[]): P | null;
+  /**
+   * The sum of 33-byte compressed keys, skipping any that is not a curve point; null when none is
+   * valid or the sum is infinity. One call for the common case, which the native backend does in
+   * one libsecp256k1 call.
+   */
+  sumCompressed(keys: Uint8Array[]): P | null;
   /** -a. */
   negate(a: P): P;
   /** s·p, one variable-base multiplication. */

@@ -1,14 +1,29 @@
 import type { AnySecp256k1Backend } from './backend';
-import { bytesToBigInt } from './bytes';
+import { bigIntTo32 } from './bytes';
 import { CURVE_ORDER } from './constants';
 import { SilentPaymentError } from './errors';
 import { taggedHash } from './hash';
 import { extractInputPublicKey, smallestOutpoint, spendsUnknownSegwit, type ScanInput } from './inputs';
 
+const ORDER_BYTES = bigIntTo32(CURVE_ORDER);
+
 /** Whether 0 < s < n (BIP-352: a tagged hash that is not a valid scalar makes the protocol fail). */
 export function isValidScalar(s: Uint8Array): boolean {
-  const v = bytesToBigInt(s);
-  return v > 0n && v < CURVE_ORDER;
+  if (s.length !== 32) return false;
+  let zero = true;
+  for (let i = 0; i < 32; i++) {
+    if (s[i] !== 0) {
+      zero = false;
+      break;
+    }
+  }
+  if (zero) return false;
+  for (let i = 0; i < 32; i++) {
+    const a = s[i] as number;
+    const n = ORDER_BYTES[i] as number;
+    if (a !== n) return a < n;
+  }
+  return false; // s == n
 }
 
 /** Throws `INVALID_SCALAR` unless 0 < s < n. */
@@ -30,15 +45,14 @@ export interface InputData<P> {
  */
 export function computeInputData<P>(backend: AnySecp256k1Backend, inputs: readonly ScanInput[]): InputData<P> | null {
   if (inputs.length === 0 || spendsUnknownSegwit(inputs)) return null;
-  const points: P[] = [];
+  const keys: Uint8Array[] = [];
   for (const input of inputs) {
     const key = extractInputPublicKey(input);
-    if (key === null) continue;
-    const point = backend.pointFromCompressed(key) as P | null;
-    if (point !== null) points.push(point);
+    if (key !== null) keys.push(key);
   }
-  if (points.length === 0) return null;
-  const sum = backend.sum(points) as P | null;
+  if (keys.length === 0) return null;
+  // keys that are not curve points are skipped (the input is not eligible); infinity: skip the tx
+  const sum = backend.sumCompressed(keys) as P | null;
   if (sum === null) return null;
   const inputHash = taggedHash('BIP0352/Inputs', smallestOutpoint(inputs), backend.toCompressed(sum));
   assertValidScalar(inputHash, 'input_hash');

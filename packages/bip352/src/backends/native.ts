@@ -65,6 +65,16 @@ export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
         return null;
       }
     },
+    sumCompressed(keys) {
+      if (keys.length === 1) return this.pointFromCompressed(keys[0] as Uint8Array);
+      try {
+        return s.publicKeyCombine(keys, false);
+      } catch {
+        // an invalid key among them, or a sum at infinity: parse one by one
+        const points = keys.map((k) => this.pointFromCompressed(k)).filter((p): p is Uint8Array => p !== null);
+        return points.length === 0 ? null : this.sum(points);
+      }
+    },
     negate: (a) => s.publicKeyNegate(a, false),
     mul: (p, scalar) => s.publicKeyTweakMul(p, scalar, false),
     addTweak(p, t) {
@@ -85,6 +95,15 @@ export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
     xKey: (p) => key48(p, 1),
     xEquals: (p, x, offset = 0) => equalBytes(p.subarray(1, 33), x, offset, 32),
     equals: (a, b) => equalBytes(a, b),
-    ...bigintScalars,
+    // libsecp256k1 scalar arithmetic: faster than bigint; the callers pass valid scalars
+    scalarMul: (a, b) => s.privateKeyTweakMul(a.slice(), b),
+    scalarAdd(a, b) {
+      try {
+        return s.privateKeyTweakAdd(a.slice(), b);
+      } catch {
+        return bigintScalars.scalarAdd(a, b); // the sum is 0 (libsecp256k1 refuses a zero key)
+      }
+    },
+    scalarNegate: (a) => s.privateKeyNegate(a.slice()),
   };
 }

@@ -37,6 +37,10 @@ export function createNobleBackend(): Secp256k1Backend<NoblePoint> {
       for (const p of points) r = r.add(p);
       return r.is0() ? null : r;
     },
+    sumCompressed(keys) {
+      const points = keys.map((k) => this.pointFromCompressed(k)).filter((p): p is NoblePoint => p !== null);
+      return points.length === 0 ? null : this.sum(points);
+    },
     negate: (a) => a.negate(),
     mul: (p, s) => p.multiply(bytesToBigInt(s)),
     addTweak(p, t) {

@@ -40,6 +40,10 @@ export function createWasmBackend(): Secp256k1Backend<Uint8Array> {
     },
     add: (a, b) => t.pointAdd(a, b, false),
     sum: sumPoints,
+    sumCompressed(keys) {
+      const points = keys.map((k) => this.pointFromCompressed(k)).filter((p): p is Uint8Array => p !== null);
+      return points.length === 0 ? null : this.sum(points);
+    },
     negate,
     mul(p, scalar) {
       const r = t.pointMultiply(p, scalar, false);
