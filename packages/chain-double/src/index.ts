@@ -6,3 +6,4 @@ export { merkleRoot, headerHash, serializeHeader, bitsToTarget, type BlockHeader
 export { writeJson, formatDouble, amount, JsonRaw, sha256d, hash160 } from './encoding';
 export { executeMethod, SERVED_METHODS, RpcMethodError } from './rpc';
 export { BITCOIND_FIXTURES_DIR, loadBitcoindFixture, listBitcoindFixtures, loadBitcoindContext, type BitcoindFixture } from './fixtures';
+export { signSpend, type SpendOutput, type SpendOptions } from './spend';
