@@ -43,6 +43,8 @@ export interface PublisherState {
   dropped: number;
   /** Events acknowledged by the relay. */
   acknowledged: number;
+  /** Events the relay refused (an `error` answering their id): never sent again. */
+  rejected: number;
 }
 
 /** Where the scanner sends its events. */
@@ -58,7 +60,7 @@ export interface Publisher {
 export function createNoopPublisher(): Publisher {
   return {
     publish: (type, data) => ({ type, id: randomUUID(), timestamp: Date.now(), data }),
-    state: () => ({ configured: false, connected: false, queued: 0, dropped: 0, acknowledged: 0 }),
+    state: () => ({ configured: false, connected: false, queued: 0, dropped: 0, acknowledged: 0, rejected: 0 }),
     close: async () => undefined,
   };
 }
@@ -95,6 +97,7 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
   let attempts = 0;
   let dropped = 0;
   let acknowledged = 0;
+  let rejected = 0;
   let lastDropWarning = 0;
   let reconnectTimer: NodeJS.Timeout | undefined;
   let wasConnected = false;
@@ -124,7 +127,10 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
       if (message.type === 'ack' && typeof message.id === 'string') {
         if (queue.delete(message.id)) acknowledged++;
       } else if (message.type === 'error') {
-        logger.warn({ code: message.data?.code, message: message.data?.message }, 'the relay refused an event');
+        // The relay answers a malformed event with an error carrying its id: sending it again would fail again.
+        const known = typeof message.id === 'string' && queue.delete(message.id);
+        if (known) rejected++;
+        logger.warn({ id: message.id, code: message.data?.code, message: message.data?.message, dropped: known }, 'the relay refused a message');
       }
     });
     ws.on('unexpected-response', (_req, res) => {
@@ -175,7 +181,7 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
       if (connected && socket?.readyState === WebSocket.OPEN) socket.send(text);
       return envelope;
     },
-    state: () => ({ configured: true, connected, queued: queue.size, dropped, acknowledged }),
+    state: () => ({ configured: true, connected, queued: queue.size, dropped, acknowledged, rejected }),
     close() {
       closed = true;
       if (reconnectTimer !== undefined) clearTimeout(reconnectTimer);

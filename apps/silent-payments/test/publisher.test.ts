@@ -50,6 +50,16 @@ describe('createRelayPublisher', () => {
     expect(relay.events.map((e) => e.id)).toEqual([sent.id, sent.id]);
   });
 
+  it('forgets an event the relay refuses with an error', async () => {
+    relay = await startFakeRelay(TOKEN);
+    relay.rejectType = 'TransactionReceived';
+    publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger });
+    publisher.publish('TransactionReceived', { txid: 'ab'.repeat(32), amount: 1, address: 'tsp1x', block_height: 1, confirmations: 1 });
+    publisher.publish('BlockScanned', block(1));
+    await waitFor(() => publisher!.state().queued === 0, 5_000, 'answers');
+    expect(publisher.state()).toMatchObject({ rejected: 1, acknowledged: 1 });
+  });
+
   it('drops the oldest events when the queue is full', async () => {
     const port = await freePort();
     publisher = createRelayPublisher({ url: `ws://127.0.0.1:${port}`, token: TOKEN, logger, maxQueue: 2, minBackoffMs: 20, maxBackoffMs: 50 });
@@ -74,7 +84,7 @@ describe('createNoopPublisher', () => {
   it('accepts events and reports itself unconfigured', async () => {
     const publisher = createNoopPublisher();
     expect(publisher.publish('BlockScanned', block(1)).type).toBe('BlockScanned');
-    expect(publisher.state()).toEqual({ configured: false, connected: false, queued: 0, dropped: 0, acknowledged: 0 });
+    expect(publisher.state()).toEqual({ configured: false, connected: false, queued: 0, dropped: 0, acknowledged: 0, rejected: 0 });
     await publisher.close();
   });
 });

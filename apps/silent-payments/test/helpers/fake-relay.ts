@@ -22,6 +22,8 @@ export interface FakeRelay {
   accepted: number;
   /** Stop acknowledging (events are still recorded). */
   ackEvents: boolean;
+  /** Answer events of this type with an INVALID_MESSAGE error instead of an ack. */
+  rejectType: string | undefined;
   /** Drops every open connection (the relay crashed). */
   dropConnections(): void;
   close(): Promise<void>;
@@ -42,6 +44,7 @@ export async function startFakeRelay(token: string, port = 0): Promise<FakeRelay
     refused: 0,
     accepted: 0,
     ackEvents: true,
+    rejectType: undefined,
     dropConnections() {
       for (const s of sockets) s.terminate();
     },
@@ -66,7 +69,9 @@ export async function startFakeRelay(token: string, port = 0): Promise<FakeRelay
       ws.on('message', (raw) => {
         const event = JSON.parse(raw.toString()) as ReceivedEvent;
         relay.events.push(event);
-        if (relay.ackEvents) ws.send(JSON.stringify({ type: 'ack', id: event.id, timestamp: Date.now(), data: {} }));
+        if (event.type === relay.rejectType) {
+          ws.send(JSON.stringify({ type: 'error', id: event.id, timestamp: Date.now(), data: { code: 'INVALID_MESSAGE', message: 'invalid field', details: '' } }));
+        } else if (relay.ackEvents) ws.send(JSON.stringify({ type: 'ack', id: event.id, timestamp: Date.now(), data: {} }));
       });
     });
   });
