@@ -110,6 +110,7 @@ export function createScanner(options: ScannerOptions): Scanner {
   let lastBlockAt: string | null = null;
   let wakeUp: (() => void) | undefined;
   let lastProgressLog = 0;
+  let everSynced = false;
   // Times (ms) of the most recent blocks scanned, for blocks/s.
   const recent: number[] = [];
   // Mempool txids already scanned (a poll only fetches the new ones).
@@ -323,6 +324,11 @@ export function createScanner(options: ScannerOptions): Scanner {
     }
   }
 
+  async function fetchBlock(height: number): Promise<RpcBlock> {
+    const hash = await rpc.call<string>('getblockhash', [height]);
+    return rpc.call<RpcBlock>('getblock', [hash, 3]);
+  }
+
   /** One pass: catch up with the tip (following reorgs), then the mempool. */
   async function poll(): Promise<void> {
     const info = await rpc.call<{ blocks: number; bestblockhash: string }>('getblockchaininfo', []);
@@ -344,17 +350,28 @@ export function createScanner(options: ScannerOptions): Scanner {
     }
     let scanned = await followReorg(progress.scannedHeight!);
     if (scanned < tip) state = 'syncing';
+    let blocks = 0;
+    // One block fetched ahead while the current one is scanned, so the node's work and ours overlap.
+    let ahead: { height: number; block: Promise<RpcBlock> } | undefined;
+    const fetchAhead = (height: number) => {
+      const block = fetchBlock(height);
+      block.catch(() => undefined); // a prefetch given up (reorg, stop) must not be an unhandled rejection
+      return { height, block };
+    };
     while (scanned < tip && !stopped) {
       const height = scanned + 1;
-      const hash = await rpc.call<string>('getblockhash', [height]);
-      const block = await rpc.call<RpcBlock>('getblock', [hash, 3]);
+      const current = ahead?.height === height ? ahead : fetchAhead(height);
+      ahead = undefined;
+      const block = await current.block;
       const below = store.blockHash(scanned);
       if (below !== undefined && block.previousblockhash !== below) {
         scanned = await followReorg(scanned);
         continue;
       }
+      if (height < tip) ahead = fetchAhead(height + 1);
       await scanBlock(block);
       scanned = height;
+      blocks++;
       if (Date.now() - lastProgressLog >= progressEvery) {
         lastProgressLog = Date.now();
         logger.info({ scanned_height: scanned, tip, blocks_per_second: blocksPerSecond() }, 'scanning');
@@ -362,7 +379,9 @@ export function createScanner(options: ScannerOptions): Scanner {
       if (scanned === tip) tip = await rpc.call<number>('getblockcount', []);
     }
     if (stopped) return;
-    if (state !== 'synced') logger.info({ scanned_height: scanned, tip }, 'scanner caught up with the tip');
+    // Once at start and after a catch-up; a single new block is only logged at debug level.
+    if (!everSynced || blocks > 1) logger.info({ scanned_height: scanned, tip, blocks }, 'scanner caught up with the tip');
+    everSynced = true;
     if (scanMempool) await pollMempool();
     state = 'synced';
   }
