@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import express, { type Express } from 'express';
+import { bytesToHex } from '@repo/crypto';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import {
   createRateLimiter,
@@ -23,7 +24,6 @@ import { healthRoutes } from './routes/health';
 import { paymentRoutes } from './routes/payments';
 import { createScanner, type Scanner } from './scanner';
 import { openStore, type Store } from './store';
-import { bytesToHex } from '@repo/crypto';
 
 /** The SQLite file under DATA_DIR. */
 export const DATABASE_FILE = 'silent-payments.sqlite';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { startChainDouble, type ChainDouble, type FundedOutput } from '@repo/chain-double';
 import { startFakeRelay, waitFor, type FakeRelay } from './helpers/fake-relay';
 import { buildPayment, plainScript } from './helpers/sender';
+import { openStore } from '../src/store';
 import { getJson, postJson, startService, type RunningService } from './helpers/service';
 
 const TOKEN = 'relay-publish-token';
@@ -248,8 +249,6 @@ describe('scanner against the chain double', () => {
 
 function scannedAfterClose(dataDir: string): number {
   // Read the stored progress the way the next start will.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { openStore } = require('../src/store') as typeof import('../src/store');
   const store = openStore(join(dataDir, 'silent-payments.sqlite'));
   try {
     return store.progress().scannedHeight ?? -1;
