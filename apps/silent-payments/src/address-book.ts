@@ -1,0 +1,72 @@
+import {
+  createReceiver,
+  encodeSilentPaymentAddress,
+  labeledSpendPub,
+  loadSecp256k1Backend,
+  type BackendName,
+  type Receiver,
+} from '@repo/bip352';
+import type { ServiceKeys } from './keys';
+import type { SpNetwork } from './config';
+
+/** BIP-352: label m = 0 is reserved for change and never handed out to a payer. */
+export const CHANGE_LABEL = 0;
+
+/** The service's addresses and the BIP-352 receiver that recognises payments to them. */
+export interface AddressBook {
+  readonly network: SpNetwork;
+  /** The unlabelled address (B_scan, B_spend). */
+  readonly baseAddress: string;
+  /** The change address (label m = 0). */
+  readonly changeAddress: string;
+  readonly receiver: Receiver;
+  /** Computes the address of label m (B_m = B_spend + hash_BIP0352/Label(b_scan || m)·G). */
+  labelAddress(m: number): string;
+  /** Scans for label m from now on and remembers its address. */
+  addLabel(m: number, address: string): void;
+  /** The address paid through label m; null: the unlabelled address. Undefined when unknown. */
+  addressOf(m: number | null): string | undefined;
+}
+
+/** Options of {@link createAddressBook}. */
+export interface AddressBookOptions {
+  keys: ServiceKeys;
+  network: SpNetwork;
+  /** Labels m ≥ 1 already handed out, with their addresses. */
+  labels: ReadonlyArray<{ m: number; address: string }>;
+  /** The secp256k1 backend of `@repo/bip352`; undefined: its default (throws when unavailable). */
+  backend?: string | undefined;
+}
+
+/**
+ * Builds the address book. Throws (from `@repo/bip352`) when the requested secp256k1 backend is
+ * missing: scanning never falls back silently to a slower one.
+ */
+export function createAddressBook(options: AddressBookOptions): AddressBook {
+  const { keys, network } = options;
+  const backend = loadSecp256k1Backend(options.backend as BackendName | undefined);
+  const receiver = createReceiver({
+    scanPriv: keys.scanPriv,
+    spendPub: keys.spendPub,
+    labels: options.labels.map((l) => l.m),
+    backend,
+  });
+  const labelAddress = (m: number) => encodeSilentPaymentAddress(keys.scanPub, labeledSpendPub(keys.scanPriv, keys.spendPub, m), network);
+  const byLabel = new Map<number, string>();
+  const changeAddress = labelAddress(CHANGE_LABEL);
+  byLabel.set(CHANGE_LABEL, changeAddress);
+  for (const l of options.labels) byLabel.set(l.m, l.address);
+  const baseAddress = encodeSilentPaymentAddress(keys.scanPub, keys.spendPub, network);
+  return {
+    network,
+    baseAddress,
+    changeAddress,
+    receiver,
+    labelAddress,
+    addLabel(m, address) {
+      byLabel.set(m, address);
+      receiver.addLabel(m);
+    },
+    addressOf: (m) => (m === null ? baseAddress : byLabel.get(m)),
+  };
+}

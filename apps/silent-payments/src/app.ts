@@ -1,0 +1,163 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import express, { type Express } from 'express';
+import { bytesToHex } from '@repo/crypto';
+import { errorHandler, notFoundHandler } from '@repo/errors';
+import {
+  createRateLimiter,
+  limitConnectionsPerAddress,
+  overloadGuard,
+  rateLimit,
+  requestLogger,
+  requestTimeout,
+  type ConnectionCounter,
+  type Logger,
+} from '@repo/http';
+import { createAddressBook, type AddressBook } from './address-book';
+import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';
+import { APP_DIR, type SilentPaymentsConfig } from './config';
+import { loadOrCreateKeys, type ServiceKeys } from './keys';
+import { createNoopPublisher, createRelayPublisher, type Publisher } from './publisher';
+import { addressRoutes } from './routes/addresses';
+import { healthRoutes } from './routes/health';
+import { paymentRoutes } from './routes/payments';
+import { createScanner, type Scanner } from './scanner';
+import { openStore, type Store } from './store';
+
+/** The SQLite file under DATA_DIR. */
+export const DATABASE_FILE = 'silent-payments.sqlite';
+
+/** What {@link createApp} needs besides the configuration. */
+export interface AppDeps {
+  logger: Logger;
+  /** Overrides the publisher built from RELAY_URL/RELAY_PUBLISH_TOKEN (tests). */
+  publisher?: Publisher;
+  /** Overrides the chain client built from CHAIN_RPC_* (tests). */
+  rpc?: ChainRpcClient;
+  /** First retry delay of the scanner after a node failure (ms); default 1000. */
+  scannerMinBackoffMs?: number;
+}
+
+/** The service, built but not listening and not scanning. */
+export interface SilentPaymentsService {
+  app: Express;
+  /** The HTTP server (not listening: `listen(server, port, host)` from `@repo/http`). */
+  server: Server;
+  connections: ConnectionCounter;
+  scanner: Scanner;
+  store: Store;
+  book: AddressBook;
+  keys: ServiceKeys;
+  publisher: Publisher;
+  /** Starts the scanner when SCANNER_ENABLED (default). */
+  start(): void;
+  /** Stops the scanner, the publisher and the chain client, then closes the database. The caller closes the server. */
+  close(): Promise<void>;
+}
+
+function readVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(APP_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/**
+ * Builds the silent-payment service: keys (from the environment or DATA_DIR, generated on
+ * first start), the SQLite store, the BIP-352 address book, the relay publisher, the chain
+ * scanner and the HTTP API with the spec's limits. Never listens and never reads
+ * `process.env`. Throws a ConfigError for bad keys, an Error when DATA_DIR's database belongs
+ * to other keys, or the bip352 library's error when the secp256k1 backend is missing.
+ */
+export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPaymentsService {
+  const { logger } = deps;
+  const keys = loadOrCreateKeys({ dataDir: config.dataDir, scanKeyHex: config.scanKeyHex, spendPubkeyHex: config.spendPubkeyHex, logger });
+  const store = openStore(join(config.dataDir, DATABASE_FILE));
+  let publisher: Publisher | undefined;
+  let rpc: ChainRpcClient | undefined;
+  try {
+    store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
+    const book = createAddressBook({ keys, network: config.network, labels: store.labels(), backend: config.scanner.backend });
+    logger.info({ network: config.network, change_address: book.changeAddress, labels: book.receiver.labels().length, backend: book.receiver.backendName }, 'address book ready');
+
+    if (deps.publisher !== undefined) publisher = deps.publisher;
+    else if (config.relay.url !== undefined && config.relay.publishToken !== undefined) {
+      publisher = createRelayPublisher({ url: config.relay.url, token: config.relay.publishToken, logger, maxQueue: config.relay.queueSize });
+    } else {
+      logger.warn('RELAY_URL or RELAY_PUBLISH_TOKEN unset: events are not published');
+      publisher = createNoopPublisher();
+    }
+    rpc = deps.rpc ?? createChainRpcClient(config.chainRpc);
+    const scanner = createScanner({
+      rpc,
+      store,
+      book,
+      publisher,
+      logger,
+      startHeight: config.startHeight,
+      pollIntervalMs: config.scanner.pollIntervalMs,
+      mempool: config.scanner.mempool,
+      minBackoffMs: deps.scannerMinBackoffMs ?? 1_000,
+      maxBackoffMs: config.scanner.maxBackoffMs,
+    });
+
+    const app = express();
+    app.disable('x-powered-by');
+    app.set('trust proxy', false);
+    app.use(requestLogger(logger));
+    app.use(overloadGuard(config.limits.maxInFlight));
+    app.use(requestTimeout(config.limits.requestTimeoutMs));
+    app.use(healthRoutes({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }));
+    // After /health, so monitoring never eats the clients' allowance (spec 001: 100 requests per minute).
+    if (config.limits.ratePerMinute > 0) app.use(rateLimit(createRateLimiter({ perMinute: config.limits.ratePerMinute })));
+    app.use(express.json({ limit: config.limits.maxBodyBytes }));
+    app.use(addressRoutes({ store, book, logger }));
+    app.use(paymentRoutes({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
+    app.use(notFoundHandler());
+    app.use(errorHandler({ logger }));
+
+    const server = createServer(app);
+    server.headersTimeout = 20_000;
+    server.requestTimeout = config.limits.requestTimeoutMs + 5_000;
+    const connections = limitConnectionsPerAddress(server, {
+      maxPerAddress: config.limits.maxConnectionsPerIp,
+      maxTotal: config.limits.maxConnections,
+      logger,
+    });
+
+    const ownedPublisher = publisher;
+    const ownedRpc = rpc;
+    let closed = false;
+    return {
+      app,
+      server,
+      connections,
+      scanner,
+      store,
+      book,
+      keys,
+      publisher,
+      start() {
+        if (config.scanner.enabled) scanner.start();
+        else logger.warn('SCANNER_ENABLED=false: the chain is not scanned');
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        const stopping = scanner.stop();
+        // Cuts a request in flight (a node that hangs) so the scanner stops at once.
+        if (deps.rpc === undefined) ownedRpc.close();
+        await stopping;
+        if (deps.publisher === undefined) await ownedPublisher.close();
+        store.close();
+      },
+    };
+  } catch (err) {
+    void publisher?.close();
+    rpc?.close();
+    store.close();
+    throw err;
+  }
+}

@@ -1,0 +1,201 @@
+import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
+import type { Logger } from '@repo/http';
+
+/** `data` of a `TransactionReceived` event (spec 001, "Events"). */
+export interface TransactionReceivedData {
+  txid: string;
+  amount: number;
+  address: string;
+  block_height: number;
+  confirmations: number;
+}
+
+/** `data` of a `BlockScanned` event (spec 001, "Events"). */
+export interface BlockScannedData {
+  block_height: number;
+  block_hash: string;
+  transactions_count: number;
+  silent_payments_found: number;
+}
+
+/** The events the service publishes, by type. */
+export interface EventDataByType {
+  TransactionReceived: TransactionReceivedData;
+  BlockScanned: BlockScannedData;
+}
+
+/** A relay envelope (contract 2: `{type, id, timestamp, data}`, timestamp in ms since the epoch). */
+export interface EventEnvelope<T extends keyof EventDataByType = keyof EventDataByType> {
+  type: T;
+  id: string;
+  timestamp: number;
+  data: EventDataByType[T];
+}
+
+/** What the publisher is doing, for `/health`. */
+export interface PublisherState {
+  configured: boolean;
+  connected: boolean;
+  /** Events not yet acknowledged by the relay. */
+  queued: number;
+  /** Events dropped because the queue was full. */
+  dropped: number;
+  /** Events acknowledged by the relay. */
+  acknowledged: number;
+  /** Events the relay refused (an `error` answering their id): never sent again. */
+  rejected: number;
+}
+
+/** Where the scanner sends its events. */
+export interface Publisher {
+  /** Queues one event; never throws, never blocks the scanner. Returns the envelope. */
+  publish<T extends keyof EventDataByType>(type: T, data: EventDataByType[T]): EventEnvelope<T>;
+  state(): PublisherState;
+  /** Stops reconnecting and closes the connection; unsent events are lost. */
+  close(): Promise<void>;
+}
+
+/** A publisher that drops every event (RELAY_URL or RELAY_PUBLISH_TOKEN unset). */
+export function createNoopPublisher(): Publisher {
+  return {
+    publish: (type, data) => ({ type, id: randomUUID(), timestamp: Date.now(), data }),
+    state: () => ({ configured: false, connected: false, queued: 0, dropped: 0, acknowledged: 0, rejected: 0 }),
+    close: async () => undefined,
+  };
+}
+
+/** Options of {@link createRelayPublisher}. */
+export interface RelayPublisherOptions {
+  /** The relay's WebSocket URL (`ws://…` or `wss://…`). */
+  url: string;
+  /** Sent as `Authorization: Bearer <token>` on the upgrade request (contract 2). */
+  token: string;
+  logger: Logger;
+  /** Events kept until acknowledged; past it the oldest is dropped with a warning. */
+  maxQueue?: number;
+  /** First reconnection delay (ms), doubled up to {@link maxBackoffMs}, with jitter. */
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/**
+ * Publishes events to the relay (contract 2). Every event stays queued until the relay's `ack`
+ * with the same id arrives; after a reconnection the unacknowledged ones are sent again (the
+ * relay de-duplicates by id), so an event survives a relay restart. The queue is bounded.
+ */
+export function createRelayPublisher(options: RelayPublisherOptions): Publisher {
+  const { logger } = options;
+  const maxQueue = options.maxQueue ?? 10_000;
+  const minBackoff = options.minBackoffMs ?? 500;
+  const maxBackoff = options.maxBackoffMs ?? 30_000;
+  // Map order is insertion order: the first entry is the oldest.
+  const queue = new Map<string, string>();
+  let socket: WebSocket | undefined;
+  let connected = false;
+  let closed = false;
+  let attempts = 0;
+  let dropped = 0;
+  let acknowledged = 0;
+  let rejected = 0;
+  let lastDropWarning = 0;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+  let wasConnected = false;
+
+  function connect(): void {
+    if (closed) return;
+    const ws = new WebSocket(options.url, {
+      headers: { Authorization: `Bearer ${options.token}` },
+      handshakeTimeout: 10_000,
+      maxPayload: 1024 * 1024,
+    });
+    socket = ws;
+    ws.on('open', () => {
+      connected = true;
+      attempts = 0;
+      if (!wasConnected) logger.info({ url: options.url, queued: queue.size }, 'connected to the relay');
+      wasConnected = true;
+      for (const text of queue.values()) ws.send(text);
+    });
+    ws.on('message', (raw) => {
+      let message: { type?: unknown; id?: unknown; data?: { code?: unknown; message?: unknown } };
+      try {
+        message = JSON.parse(raw.toString());
+      } catch {
+        return;
+      }
+      if (message.type === 'ack' && typeof message.id === 'string') {
+        if (queue.delete(message.id)) acknowledged++;
+      } else if (message.type === 'error') {
+        // The relay answers a malformed event with an error carrying its id: sending it again would fail again.
+        const known = typeof message.id === 'string' && queue.delete(message.id);
+        if (known) rejected++;
+        logger.warn({ id: message.id, code: message.data?.code, message: message.data?.message, dropped: known }, 'the relay refused a message');
+      }
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      // 401/403: the token is wrong; keep retrying (slowly) so a fixed relay is picked up.
+      logger.warn({ url: options.url, status: res.statusCode }, 'the relay refused the publisher connection');
+      ws.terminate();
+    });
+    ws.on('error', (err) => {
+      if (attempts === 0) logger.warn({ url: options.url, err: err.message }, 'relay connection error');
+    });
+    ws.on('close', () => {
+      if (socket === ws) socket = undefined;
+      if (connected) logger.warn({ url: options.url, queued: queue.size }, 'relay connection lost: reconnecting');
+      connected = false;
+      scheduleReconnect();
+    });
+  }
+
+  function scheduleReconnect(): void {
+    if (closed || reconnectTimer !== undefined) return;
+    const base = Math.min(maxBackoff, minBackoff * 2 ** Math.min(attempts, 20));
+    attempts++;
+    const delay = base / 2 + Math.random() * (base / 2);
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = undefined;
+      connect();
+    }, delay);
+    reconnectTimer.unref();
+  }
+
+  connect();
+
+  return {
+    publish(type, data) {
+      const envelope = { type, id: randomUUID(), timestamp: Date.now(), data };
+      if (closed) return envelope;
+      while (queue.size >= maxQueue) {
+        const oldest = queue.keys().next().value as string;
+        queue.delete(oldest);
+        dropped++;
+        if (Date.now() - lastDropWarning > 10_000) {
+          lastDropWarning = Date.now();
+          logger.warn({ dropped, max: maxQueue }, 'relay event queue full: dropping the oldest events');
+        }
+      }
+      const text = JSON.stringify(envelope);
+      queue.set(envelope.id, text);
+      if (connected && socket?.readyState === WebSocket.OPEN) socket.send(text);
+      return envelope;
+    },
+    state: () => ({ configured: true, connected, queued: queue.size, dropped, acknowledged, rejected }),
+    close() {
+      closed = true;
+      if (reconnectTimer !== undefined) clearTimeout(reconnectTimer);
+      reconnectTimer = undefined;
+      const ws = socket;
+      if (ws === undefined || ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        ws.once('close', () => resolve());
+        if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+        else {
+          ws.close(1001, 'service stopping');
+          setTimeout(() => ws.terminate(), 1_000).unref();
+        }
+      });
+    },
+  };
+}

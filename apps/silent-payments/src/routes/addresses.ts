@@ -1,0 +1,64 @@
+import { Router } from 'express';
+import { AppError } from '@repo/errors';
+import type { Logger } from '@repo/http';
+import type { AddressBook } from '../address-book';
+import { parseBtcAmount, satsToBtc } from '../amount';
+import { LABEL_MAX_LENGTH } from '../config';
+import type { LabelRecord, Store } from '../store';
+
+/** Dependencies of {@link addressRoutes}. */
+export interface AddressRoutesOptions {
+  store: Store;
+  book: AddressBook;
+  logger: Logger;
+}
+
+function invalid(message: string, details?: string): AppError {
+  return new AppError('INVALID_REQUEST', { message, details });
+}
+
+/** Checks `label`: a non-empty string of at most LABEL_MAX_LENGTH characters, no control characters. */
+function parseLabel(value: unknown): string {
+  if (value === undefined) throw new AppError('MISSING_PARAMETER', { message: 'label is required', details: 'a non-empty string' });
+  if (typeof value !== 'string') throw invalid('label must be a string');
+  if (value.trim() === '') throw invalid('label must not be empty');
+  if ([...value].length > LABEL_MAX_LENGTH) throw invalid(`label must be at most ${LABEL_MAX_LENGTH} characters`);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value)) throw invalid('label must not contain control characters');
+  return value;
+}
+
+function toResponse(record: LabelRecord) {
+  return { address: record.address, label: record.label, amount: satsToBtc(record.amountSats), created_at: record.createdAt };
+}
+
+/**
+ * `POST /generate-address` (spec 001): `{label, amount}` → `{address, label, amount, created_at}`.
+ * The label maps to a BIP-352 label index m ≥ 1 (m = 0 is change); 201 when the label is new,
+ * 200 with the stored record (its first amount and time) when it existed.
+ */
+export function addressRoutes(options: AddressRoutesOptions): Router {
+  const { store, book, logger } = options;
+  const router = Router();
+  router.post('/generate-address', function generateAddress(req, res) {
+    const body: unknown = req.body;
+    if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw invalid('body must be a JSON object', 'send Content-Type: application/json with {"label": string, "amount": number}');
+    }
+    const { label: rawLabel, amount: rawAmount } = body as { label?: unknown; amount?: unknown };
+    const label = parseLabel(rawLabel);
+    if (rawAmount === undefined) throw new AppError('MISSING_PARAMETER', { message: 'amount is required', details: 'a positive number of BTC' });
+    const amount = parseBtcAmount(rawAmount);
+    if (typeof amount === 'string') throw invalid(amount);
+    const existing = store.findLabel(label);
+    if (existing !== undefined) {
+      res.status(200).json(toResponse(existing));
+      return;
+    }
+    const record = store.createLabel(label, amount, (m) => book.labelAddress(m));
+    book.addLabel(record.m, record.address);
+    logger.info({ m: record.m, address: record.address }, 'address generated');
+    res.status(201).json(toResponse(record));
+  });
+  return router;
+}

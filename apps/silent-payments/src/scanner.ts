@@ -1,0 +1,435 @@
+import { RpcError } from '@repo/errors';
+import { scanInputsFromRpc, type RpcVin, type ScanOutput } from '@repo/bip352';
+import type { Logger } from '@repo/http';
+import type { AddressBook } from './address-book';
+import { btcToSats, satsToBtc } from './amount';
+import { ChainRpcError, type ChainRpcClient } from './chain-rpc';
+import type { Publisher } from './publisher';
+import type { NewPayment, PaymentRecord, Store } from './store';
+
+/** A transaction as `getblock` verbosity 3 and `getrawtransaction` verbosity 2 print it. */
+export interface RpcTransaction {
+  txid: string;
+  vin: RpcVin[];
+  vout: Array<{ value: number; n: number; scriptPubKey: { hex: string } }>;
+}
+
+/** A block as `getblock <hash> 3` prints it (the fields the scanner reads). */
+export interface RpcBlock {
+  hash: string;
+  height: number;
+  previousblockhash?: string;
+  nTx?: number;
+  tx: RpcTransaction[];
+}
+
+/** `starting` (no answer from the node yet), `waiting` (SP_START_HEIGHT above the tip), `syncing`, `synced`, `retrying` (the node failed), `stopped`. */
+export type ScannerState = 'idle' | 'starting' | 'waiting' | 'syncing' | 'synced' | 'retrying' | 'stopped';
+
+/** What the scanner reports in `/health` and its logs. */
+export interface ScannerStatus {
+  state: ScannerState;
+  start_height: number | null;
+  scanned_height: number | null;
+  tip_height: number | null;
+  blocks_per_second: number;
+  /** Consecutive failed attempts to reach the node (0 when it answers). */
+  failures: number;
+  last_error: string | null;
+  /** ISO 8601 time of the last block scanned. */
+  last_block_at: string | null;
+}
+
+/** Options of {@link createScanner}. */
+export interface ScannerOptions {
+  rpc: ChainRpcClient;
+  store: Store;
+  book: AddressBook;
+  publisher: Publisher;
+  logger: Logger;
+  /** First block to scan on the first start (SP_START_HEIGHT); undefined: the tip then. */
+  startHeight?: number | undefined;
+  /** Poll interval once caught up (ms). */
+  pollIntervalMs?: number;
+  /** Scan the mempool for pending payments. */
+  mempool?: boolean;
+  /** First retry delay after a failure (ms), doubled up to {@link maxBackoffMs}. */
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** How often a progress line is logged while catching up (ms). */
+  progressLogIntervalMs?: number;
+}
+
+/** The chain scanner. */
+export interface Scanner {
+  /** Starts the loop (idempotent). */
+  start(): void;
+  /** Stops the loop and waits for the block in progress to be stored. */
+  stop(): Promise<void>;
+  /** Skips the current wait and polls the node now. */
+  wake(): void;
+  status(): ScannerStatus;
+  /** The node's tip as last seen, for `confirmations`; undefined before the first answer. */
+  tipHeight(): number | undefined;
+}
+
+const MEMPOOL_BATCH = 100;
+/** Transactions scanned between two turns of the event loop, so HTTP requests stay served. */
+const YIELD_EVERY = 64;
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function isP2trHex(hex: string): boolean {
+  // OP_1 OP_PUSHBYTES_32 <32 bytes> (BIP-341); only taproot outputs can be silent payments.
+  return hex.length === 68 && hex.startsWith('5120');
+}
+
+/**
+ * Creates the scanner: follows the node's best chain with `getblock <hash> 3` from the start
+ * height, stores each block's payments with the block hash and the new height in one SQLite
+ * transaction (so a restart resumes exactly after the last block stored), detects reorgs by
+ * comparing stored hashes with the node's (payments of orphaned blocks are removed and found
+ * again when their transaction is mined elsewhere), records mempool payments as pending, and
+ * retries a failing node with exponential backoff. Publishes `TransactionReceived` for each
+ * payment found in a block and `BlockScanned` for each block.
+ */
+export function createScanner(options: ScannerOptions): Scanner {
+  const { rpc, store, book, publisher, logger } = options;
+  const pollIntervalMs = options.pollIntervalMs ?? 5_000;
+  const minBackoff = options.minBackoffMs ?? 1_000;
+  const maxBackoff = options.maxBackoffMs ?? 60_000;
+  const progressEvery = options.progressLogIntervalMs ?? 10_000;
+  const scanMempool = options.mempool ?? true;
+
+  let state: ScannerState = 'idle';
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  let tip: number | undefined;
+  let failures = 0;
+  let lastError: string | null = null;
+  let lastBlockAt: string | null = null;
+  let wakeUp: (() => void) | undefined;
+  let lastProgressLog = 0;
+  let everSynced = false;
+  // Times (ms) of the most recent blocks scanned, for blocks/s.
+  const recent: number[] = [];
+  // Mempool txids already scanned (a poll only fetches the new ones).
+  const mempoolSeen = new Set<string>();
+
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wakeUp = undefined;
+        resolve();
+      }
+      wakeUp = done;
+    });
+  }
+
+  function blocksPerSecond(): number {
+    const now = Date.now();
+    while (recent.length > 0 && now - recent[0]! > 30_000) recent.shift();
+    if (recent.length < 2) return 0;
+    const span = (now - recent[0]!) / 1000;
+    return span <= 0 ? 0 : Math.round(((recent.length - 1) / span) * 100) / 100;
+  }
+
+  function status(): ScannerStatus {
+    const progress = store.progress();
+    return {
+      state,
+      start_height: progress.startHeight ?? null,
+      scanned_height: progress.scannedHeight ?? null,
+      tip_height: tip ?? null,
+      blocks_per_second: blocksPerSecond(),
+      failures,
+      last_error: lastError,
+      last_block_at: lastBlockAt,
+    };
+  }
+
+  async function nodeHashAt(height: number): Promise<string | undefined> {
+    try {
+      return await rpc.call<string>('getblockhash', [height]);
+    } catch (err) {
+      // -8: height out of range (the node's chain is shorter than ours).
+      if (err instanceof ChainRpcError && err.kind === 'rpc' && err.rpcCode === -8) return undefined;
+      throw err;
+    }
+  }
+
+  /** Finds the highest stored block still on the node's chain and rolls back above it. */
+  async function followReorg(scanned: number): Promise<number> {
+    let height = scanned;
+    for (;;) {
+      const stored = store.blockHash(height);
+      if (stored === undefined) break; // below the first block kept: nothing older to compare
+      const current = await nodeHashAt(height);
+      if (current === stored) break;
+      height--;
+    }
+    if (height < scanned) {
+      const removed = store.rollbackAbove(height);
+      mempoolSeen.clear();
+      logger.warn({ from_height: scanned, fork_height: height, payments_removed: removed }, 'reorg: blocks left the best chain, their payments are rolled back');
+    }
+    return height;
+  }
+
+  function scanTransaction(tx: RpcTransaction): NewPayment[] {
+    const outputs: ScanOutput[] = [];
+    for (const out of tx.vout) {
+      if (isP2trHex(out.scriptPubKey.hex)) outputs.push({ index: out.n, script: Buffer.from(out.scriptPubKey.hex, 'hex') });
+    }
+    if (outputs.length === 0 || tx.vin.length === 0 || typeof tx.vin[0]?.coinbase === 'string') return [];
+    if (tx.vin.some((vin) => vin.prevout === undefined)) {
+      throw new ChainRpcError('garbage', `transaction ${tx.txid} comes without prevouts: the node must support getblock verbosity 3 (Bitcoin Core 25 or later)`);
+    }
+    let found;
+    try {
+      found = book.receiver.scanTransaction(scanInputsFromRpc(tx.vin), outputs);
+    } catch (err) {
+      // A transaction the library cannot parse cannot pay us by BIP-352 rules; never stall on it.
+      logger.error({ txid: tx.txid, err: (err as Error).message }, 'transaction skipped: cannot be scanned');
+      return [];
+    }
+    const payments: NewPayment[] = [];
+    for (const f of found) {
+      const out = tx.vout.find((o) => o.n === f.index);
+      const address = book.addressOf(f.label);
+      if (out === undefined || address === undefined) continue;
+      payments.push({
+        txid: tx.txid,
+        vout: f.index,
+        address,
+        labelM: f.label,
+        amountSats: btcToSats(out.value),
+        outputKey: f.xonly,
+        tweak: f.tweak,
+      });
+    }
+    return payments;
+  }
+
+  async function scanBlock(block: RpcBlock): Promise<void> {
+    const found: NewPayment[] = [];
+    for (let i = 0; i < block.tx.length; i++) {
+      found.push(...scanTransaction(block.tx[i]!));
+      if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
+    }
+    const stored: PaymentRecord[] = store.applyBlock({ height: block.height, hash: block.hash }, found);
+    const now = Date.now();
+    recent.push(now);
+    if (recent.length > 1_000) recent.shift();
+    lastBlockAt = new Date(now).toISOString();
+    const confirmations = Math.max(1, (tip ?? block.height) - block.height + 1);
+    for (const p of stored) {
+      logger.info({ id: p.id, txid: p.txid, vout: p.vout, amount: satsToBtc(p.amountSats), address: p.address, block_height: block.height }, 'payment received');
+      publisher.publish('TransactionReceived', {
+        txid: p.txid,
+        amount: satsToBtc(p.amountSats),
+        address: p.address,
+        block_height: block.height,
+        confirmations,
+      });
+    }
+    publisher.publish('BlockScanned', {
+      block_height: block.height,
+      block_hash: block.hash,
+      transactions_count: block.nTx ?? block.tx.length,
+      silent_payments_found: stored.length,
+    });
+    logger.debug({ height: block.height, hash: block.hash, txs: block.tx.length, found: stored.length }, 'block scanned');
+  }
+
+  /**
+   * Bitcoin Core prints `prevout` only for confirmed transactions (getrawtransaction reads it
+   * from the block's undo data), so a mempool transaction's spent scripts are looked up here:
+   * from the parent transaction (in the mempool, or anywhere with -txindex), else from the UTXO
+   * set (`gettxout` without the mempool, since the mempool already counts the output as spent).
+   * Inputs left unresolved leave the transaction unscanned until it confirms.
+   */
+  async function resolvePrevouts(txs: RpcTransaction[]): Promise<void> {
+    const missing = new Map<string, RpcVin[]>();
+    for (const tx of txs) {
+      for (const vin of tx.vin) {
+        if (vin.prevout !== undefined || typeof vin.txid !== 'string' || typeof vin.vout !== 'number') continue;
+        const list = missing.get(vin.txid);
+        if (list === undefined) missing.set(vin.txid, [vin]);
+        else list.push(vin);
+      }
+    }
+    if (missing.size === 0) return;
+    const parents = [...missing.keys()];
+    for (let i = 0; i < parents.length; i += MEMPOOL_BATCH) {
+      const chunk = parents.slice(i, i + MEMPOOL_BATCH);
+      const answers = await rpc.batch(chunk.map((txid) => ({ method: 'getrawtransaction', params: [txid, 1] })));
+      answers.forEach((answer, j) => {
+        if (answer instanceof RpcError || answer === null || typeof answer !== 'object') return;
+        const parent = answer as RpcTransaction;
+        for (const vin of missing.get(chunk[j]!) ?? []) {
+          const out = parent.vout.find((o) => o.n === vin.vout);
+          if (out !== undefined) vin.prevout = { scriptPubKey: { hex: out.scriptPubKey.hex } };
+        }
+      });
+    }
+    const unresolved = [...missing.values()].flat().filter((vin) => vin.prevout === undefined);
+    for (let i = 0; i < unresolved.length; i += MEMPOOL_BATCH) {
+      const chunk = unresolved.slice(i, i + MEMPOOL_BATCH);
+      const answers = await rpc.batch(chunk.map((vin) => ({ method: 'gettxout', params: [vin.txid, vin.vout, false] })));
+      answers.forEach((answer, j) => {
+        const hex = (answer as { scriptPubKey?: { hex?: unknown } } | null)?.scriptPubKey?.hex;
+        if (!(answer instanceof RpcError) && typeof hex === 'string') chunk[j]!.prevout = { scriptPubKey: { hex } };
+      });
+    }
+  }
+
+  async function pollMempool(): Promise<void> {
+    const txids = await rpc.call<string[]>('getrawmempool', []);
+    const current = new Set(txids);
+    for (const txid of mempoolSeen) if (!current.has(txid)) mempoolSeen.delete(txid);
+    const gone = store.pendingTxids().filter((txid) => !current.has(txid));
+    if (gone.length > 0) {
+      const removed = store.removePending(gone);
+      logger.info({ txids: gone, payments_removed: removed }, 'pending payments left the mempool unconfirmed');
+    }
+    const fresh = txids.filter((txid) => !mempoolSeen.has(txid));
+    for (let i = 0; i < fresh.length && !stopped; i += MEMPOOL_BATCH) {
+      const chunk = fresh.slice(i, i + MEMPOOL_BATCH);
+      const answers = await rpc.batch(chunk.map((txid) => ({ method: 'getrawtransaction', params: [txid, 1] })));
+      const txs: RpcTransaction[] = [];
+      for (const answer of answers) {
+        // An error: gone from the mempool between the two calls (mined or replaced).
+        if (!(answer instanceof RpcError) && answer !== null && typeof answer === 'object') txs.push(answer as RpcTransaction);
+      }
+      // Only transactions with a taproot output can pay us: resolve the prevouts of those only.
+      const candidates = txs.filter((tx) => tx.vout.some((o) => isP2trHex(o.scriptPubKey.hex)));
+      await resolvePrevouts(candidates);
+      const found: NewPayment[] = [];
+      for (const tx of candidates) {
+        if (tx.vin.some((vin) => vin.prevout === undefined)) {
+          logger.debug({ txid: tx.txid }, 'mempool transaction left for its block: spent scripts unknown (no txindex?)');
+          continue;
+        }
+        found.push(...scanTransaction(tx));
+      }
+      for (const p of store.addPending(found)) {
+        logger.info({ id: p.id, txid: p.txid, amount: satsToBtc(p.amountSats), address: p.address }, 'pending payment seen in the mempool');
+      }
+      // Only now: a chunk cut short by a node failure is fetched again on the next pass.
+      for (const txid of chunk) mempoolSeen.add(txid);
+      await yieldToEventLoop();
+    }
+  }
+
+  async function fetchBlock(height: number): Promise<RpcBlock> {
+    const hash = await rpc.call<string>('getblockhash', [height]);
+    return rpc.call<RpcBlock>('getblock', [hash, 3]);
+  }
+
+  /** One pass: catch up with the tip (following reorgs), then the mempool. */
+  async function poll(): Promise<void> {
+    const info = await rpc.call<{ blocks: number; bestblockhash: string }>('getblockchaininfo', []);
+    tip = info.blocks;
+    let progress = store.progress();
+    if (progress.startHeight === undefined) {
+      const start = options.startHeight ?? tip;
+      if (start > tip + 1) {
+        if (state !== 'waiting') logger.info({ start_height: start, tip }, 'waiting for the chain to reach SP_START_HEIGHT');
+        state = 'waiting';
+        return;
+      }
+      const anchor = start > 0 ? await rpc.call<string>('getblockhash', [start - 1]) : undefined;
+      store.initProgress(start, anchor);
+      logger.info({ start_height: start, tip }, 'scanner initialised');
+      progress = store.progress();
+    } else if (options.startHeight !== undefined && options.startHeight !== progress.startHeight && state === 'starting') {
+      logger.warn({ configured: options.startHeight, stored: progress.startHeight }, 'SP_START_HEIGHT differs from the stored start: resuming where the scan stopped');
+    }
+    let scanned = await followReorg(progress.scannedHeight!);
+    if (scanned < tip) state = 'syncing';
+    let blocks = 0;
+    // One block fetched ahead while the current one is scanned, so the node's work and ours overlap.
+    let ahead: { height: number; block: Promise<RpcBlock> } | undefined;
+    const fetchAhead = (height: number) => {
+      const block = fetchBlock(height);
+      block.catch(() => undefined); // a prefetch given up (reorg, stop) must not be an unhandled rejection
+      return { height, block };
+    };
+    while (scanned < tip && !stopped) {
+      const height = scanned + 1;
+      const current = ahead?.height === height ? ahead : fetchAhead(height);
+      ahead = undefined;
+      const block = await current.block;
+      const below = store.blockHash(scanned);
+      if (below !== undefined && block.previousblockhash !== below) {
+        scanned = await followReorg(scanned);
+        continue;
+      }
+      if (height < tip) ahead = fetchAhead(height + 1);
+      await scanBlock(block);
+      scanned = height;
+      blocks++;
+      if (Date.now() - lastProgressLog >= progressEvery) {
+        lastProgressLog = Date.now();
+        logger.info({ scanned_height: scanned, tip, blocks_per_second: blocksPerSecond() }, 'scanning');
+      }
+      if (scanned === tip) tip = await rpc.call<number>('getblockcount', []);
+    }
+    if (stopped) return;
+    // Once at start and after a catch-up; a single new block is only logged at debug level.
+    if (!everSynced || blocks > 1) logger.info({ scanned_height: scanned, tip, blocks }, 'scanner caught up with the tip');
+    everSynced = true;
+    if (scanMempool) await pollMempool();
+    state = 'synced';
+  }
+
+  async function loop(): Promise<void> {
+    state = 'starting';
+    while (!stopped) {
+      try {
+        await poll();
+        if (failures > 0) logger.info({ after_failures: failures }, 'chain node reachable again');
+        failures = 0;
+        lastError = null;
+        if (!stopped) await sleep(pollIntervalMs);
+      } catch (err) {
+        if (stopped) break;
+        failures++;
+        lastError = err instanceof Error ? err.message : String(err);
+        state = 'retrying';
+        const delay = Math.min(maxBackoff, minBackoff * 2 ** Math.min(failures - 1, 20));
+        const fields = { failures, retry_in_ms: delay, err: lastError };
+        if (err instanceof ChainRpcError) {
+          if (failures === 1 || failures % 10 === 0) logger.warn(fields, 'chain node failed: retrying');
+        } else {
+          logger.error({ ...fields, err }, 'scanner error: retrying');
+        }
+        await sleep(delay);
+      }
+    }
+    state = 'stopped';
+  }
+
+  return {
+    start() {
+      if (running !== undefined) return;
+      stopped = false;
+      running = loop();
+    },
+    async stop() {
+      stopped = true;
+      wakeUp?.();
+      await running;
+      running = undefined;
+      state = 'stopped';
+    },
+    wake() {
+      wakeUp?.();
+    },
+    status,
+    tipHeight: () => tip,
+  };
+}

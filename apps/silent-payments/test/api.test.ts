@@ -1,0 +1,238 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type Socket } from 'node:net';
+import request from 'supertest';
+import { decodeSilentPaymentAddress, labeledSpendPub } from '@repo/bip352';
+import { bytesToHex } from '@repo/crypto';
+import { closeGracefully, createSilentLogger, listen } from '@repo/http';
+import { createApp, type SilentPaymentsService } from '../src/app';
+import { loadConfig, PAYMENTS_MAX_LIMIT, LABEL_MAX_LENGTH } from '../src/config';
+import type { NewPayment } from '../src/store';
+
+function build(dataDir: string, env: Record<string, string> = {}): SilentPaymentsService {
+  // No scanner and no node: these tests drive the HTTP API and the store only.
+  const config = loadConfig({ DATA_DIR: dataDir, SP_NETWORK: 'signet', SCANNER_ENABLED: 'false', CHAIN_RPC_URL: 'http://127.0.0.1:9', ...env });
+  return createApp(config, { logger: createSilentLogger() });
+}
+
+function newPayment(txid: string, vout: number, address: string, amountSats: bigint): NewPayment {
+  return { txid, vout, address, labelM: 1, amountSats, outputKey: 'aa'.repeat(32), tweak: 'bb'.repeat(32) };
+}
+
+describe('silent-payments HTTP API', () => {
+  let dir: string;
+  let service: SilentPaymentsService;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sp-api-'));
+    service = build(dir);
+  });
+  afterEach(async () => {
+    await service.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('GET /health', () => {
+    it('answers the health record with the scanner progress', async () => {
+      const res = await request(service.app).get('/health');
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ status: 'healthy', version: '1.0.0', network: 'signet' });
+      expect(new Date(res.body.timestamp as string).toISOString()).toBe(res.body.timestamp);
+      expect(res.body.scanner).toMatchObject({ enabled: false, scanned_height: null, tip_height: null, blocks_per_second: 0 });
+      expect(res.body.relay).toMatchObject({ configured: false });
+    });
+  });
+
+  describe('POST /generate-address', () => {
+    it('answers 201 with a labelled tsp address, then 200 with the same record', async () => {
+      const first = await request(service.app).post('/generate-address').send({ label: 'order-42', amount: 0.015 });
+      expect(first.status).toBe(201);
+      expect(first.body).toEqual({ address: expect.stringMatching(/^tsp1/), label: 'order-42', amount: 0.015, created_at: expect.any(String) });
+      const decoded = decodeSilentPaymentAddress(first.body.address as string);
+      const { keys } = service;
+      expect(bytesToHex(decoded.scanPub)).toBe(bytesToHex(keys.scanPub));
+      // Label m = 1 (m = 0 is change): B_1 = B_spend + hash(b_scan || 1)·G.
+      expect(bytesToHex(decoded.spendPub)).toBe(bytesToHex(labeledSpendPub(keys.scanPriv, keys.spendPub, 1)));
+      const again = await request(service.app).post('/generate-address').send({ label: 'order-42', amount: 2 });
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual(first.body);
+      const other = await request(service.app).post('/generate-address').send({ label: 'order-43', amount: 1 });
+      expect(other.status).toBe(201);
+      expect(other.body.address).not.toBe(first.body.address);
+      expect(other.body.address).not.toBe(service.book.changeAddress);
+    });
+
+    it('keeps labels across a restart and scans for them again', async () => {
+      const first = await request(service.app).post('/generate-address').send({ label: 'kept', amount: 1 });
+      await service.close();
+      service = build(dir);
+      const again = await request(service.app).post('/generate-address').send({ label: 'kept', amount: 1 });
+      expect(again.status).toBe(200);
+      expect(again.body.address).toBe(first.body.address);
+      expect(service.book.receiver.labels()).toEqual([0, 1]);
+    });
+
+    it('gives sp addresses on mainnet', async () => {
+      const mainDir = mkdtempSync(join(tmpdir(), 'sp-api-main-'));
+      const main = build(mainDir, { SP_NETWORK: 'mainnet' });
+      try {
+        const res = await request(main.app).post('/generate-address').send({ label: 'a', amount: 1 });
+        expect(res.body.address).toMatch(/^sp1/);
+      } finally {
+        await main.close();
+        rmSync(mainDir, { recursive: true, force: true });
+      }
+    });
+
+    it.each([
+      ['no label', { amount: 1 }, 'label is required'],
+      ['an empty label', { label: '   ', amount: 1 }, 'label must not be empty'],
+      ['a label that is not a string', { label: 7, amount: 1 }, 'label must be a string'],
+      ['a label too long', { label: 'x'.repeat(LABEL_MAX_LENGTH + 1), amount: 1 }, `at most ${LABEL_MAX_LENGTH} characters`],
+      ['a label with control characters', { label: 'a\nb', amount: 1 }, 'control characters'],
+      ['no amount', { label: 'a' }, 'amount is required'],
+      ['a zero amount', { label: 'a', amount: 0 }, 'amount must be positive'],
+      ['a negative amount', { label: 'a', amount: -0.1 }, 'amount must be positive'],
+      ['nine decimals', { label: 'a', amount: 0.123456789 }, 'at most 8 decimals'],
+      ['an amount as a string', { label: 'a', amount: '0.1' }, 'amount must be a number'],
+      ['more than 21 million BTC', { label: 'a', amount: 21_000_001 }, 'at most 21000000'],
+      ['an array body', [1, 2], 'body must be a JSON object'],
+    ])('answers 400 for %s', async (_name, body, message) => {
+      const res = await request(service.app).post('/generate-address').send(body as object);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toContain(message);
+      expect(typeof res.body.code).toBe('string');
+      expect(Object.keys(res.body as object).every((k) => ['error', 'code', 'details'].includes(k))).toBe(true);
+    });
+
+    it('answers 400 for malformed JSON and when the body is not JSON', async () => {
+      const bad = await request(service.app).post('/generate-address').set('Content-Type', 'application/json').send('{"label":');
+      expect(bad.status).toBe(400);
+      expect(bad.body).toEqual({ error: 'malformed JSON body', code: 'INVALID_REQUEST' });
+      const text = await request(service.app).post('/generate-address').set('Content-Type', 'text/plain').send('label=a');
+      expect(text.status).toBe(400);
+      expect(text.body.code).toBe('INVALID_REQUEST');
+    });
+
+    it('answers 413 past the body limit', async () => {
+      await service.close();
+      service = build(dir, { MAX_BODY_BYTES: '1024' });
+      const res = await request(service.app).post('/generate-address').send({ label: 'x'.repeat(2000), amount: 1 });
+      expect(res.status).toBe(413);
+      expect(res.body).toEqual({ error: 'request body too large', code: 'PAYLOAD_TOO_LARGE' });
+    });
+  });
+
+  describe('GET /payments', () => {
+    function seed(count: number): void {
+      service.store.initProgress(100, 'ff'.repeat(32));
+      for (let i = 0; i < count; i++) {
+        const txid = i.toString(16).padStart(64, '0');
+        service.store.applyBlock({ height: 100 + i, hash: txid }, [newPayment(txid, i % 3, `tsp1address${i}`, BigInt(1000 + i))]);
+      }
+    }
+
+    it('answers the first 10 payments, newest block first, with total, limit and offset', async () => {
+      seed(12);
+      const res = await request(service.app).get('/payments');
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ total: 12, limit: 10, offset: 0 });
+      expect(res.body.payments).toHaveLength(10);
+      expect(res.body.payments[0]).toEqual({
+        id: `${(11).toString(16).padStart(64, '0')}:2`,
+        address: 'tsp1address11',
+        amount: 0.00001011,
+        txid: (11).toString(16).padStart(64, '0'),
+        vout: 2,
+        block_height: 111,
+        created_at: expect.any(String),
+      });
+      const page = await request(service.app).get('/payments?limit=5&offset=10');
+      expect(page.body.payments.map((p: { block_height: number }) => p.block_height)).toEqual([101, 100]);
+      expect(page.body).toMatchObject({ total: 12, limit: 5, offset: 10 });
+    });
+
+    it.each([['limit=0'], [`limit=${PAYMENTS_MAX_LIMIT + 1}`], ['limit=abc'], ['offset=-1'], ['limit=1.5'], ['limit=1&limit=2']])('answers 400 for %s', async (query) => {
+      const res = await request(service.app).get(`/payments?${query}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringMatching(/^(limit|offset) must be an integer/) });
+    });
+  });
+
+  describe('GET /payments/:id', () => {
+    it('answers the detail with confirmations and status', async () => {
+      service.store.initProgress(200, 'ee'.repeat(32));
+      const txid = 'cd'.repeat(32);
+      service.store.applyBlock({ height: 200, hash: '01'.repeat(32) }, [newPayment(txid, 1, 'tsp1paid', 150_000_000n)]);
+      service.store.applyBlock({ height: 201, hash: '02'.repeat(32) }, []);
+      const res = await request(service.app).get(`/payments/${txid}:1`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        id: `${txid}:1`,
+        address: 'tsp1paid',
+        amount: 1.5,
+        txid,
+        vout: 1,
+        block_height: 200,
+        confirmations: 2,
+        status: 'confirmed',
+        created_at: expect.any(String),
+      });
+    });
+
+    it('answers pending payments with 0 confirmations', async () => {
+      service.store.addPending([newPayment('ab'.repeat(32), 0, 'tsp1pending', 5000n)]);
+      const res = await request(service.app).get(`/payments/${'ab'.repeat(32)}:0`);
+      expect(res.body).toMatchObject({ status: 'pending', confirmations: 0, block_height: null });
+    });
+
+    it('answers 404 for an unknown id', async () => {
+      const res = await request(service.app).get('/payments/nope');
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ error: 'payment not found', code: 'NOT_FOUND' });
+    });
+  });
+
+  describe('limits and unknown routes', () => {
+    it('refuses connections past MAX_CONNECTIONS on the real server', async () => {
+      await service.close();
+      service = build(dir, { MAX_CONNECTIONS: '2' });
+      const { port } = await listen(service.server, 0, '127.0.0.1');
+      const sockets: Socket[] = [];
+      const open = () =>
+        new Promise<Socket>((resolve, reject) => {
+          const s = connect(port, '127.0.0.1', () => resolve(s));
+          s.on('error', reject);
+          sockets.push(s);
+        });
+      try {
+        await open();
+        await open();
+        await new Promise((r) => setTimeout(r, 50));
+        const third = await open();
+        await new Promise<void>((resolve) => third.once('close', () => resolve()));
+        expect(service.connections.refused).toBe(1);
+      } finally {
+        for (const s of sockets) s.destroy();
+        await closeGracefully(service.server, 100);
+      }
+    });
+
+    it('answers 404 for an unknown route', async () => {
+      const res = await request(service.app).get('/nowhere');
+      expect(res.status).toBe(404);
+      expect(res.body.code).toBe('NOT_FOUND');
+    });
+
+    it('answers 429 with Retry-After past the per-address rate limit, /health excepted', async () => {
+      await service.close();
+      service = build(dir, { RATE_LIMIT_PER_MINUTE: '3' });
+      for (let i = 0; i < 3; i++) expect((await request(service.app).get('/payments')).status).toBe(200);
+      const refused = await request(service.app).get('/payments');
+      expect(refused.status).toBe(429);
+      expect(refused.body.code).toBe('RATE_LIMITED');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await request(service.app).get('/health')).status).toBe(200);
+    });
+  });
+});

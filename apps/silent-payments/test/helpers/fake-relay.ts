@@ -1,0 +1,99 @@
+import { createServer, type Server } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { closeGracefully, listen } from '@repo/http';
+
+/** An event as the fake relay received it. */
+export interface ReceivedEvent {
+  type: string;
+  id: string;
+  timestamp: number;
+  data: Record<string, unknown>;
+}
+
+/** A relay stand-in (contract 2): checks the publish token at upgrade, acks every event. */
+export interface FakeRelay {
+  url: string;
+  port: number;
+  events: ReceivedEvent[];
+  /** Upgrade attempts refused for a bad token. */
+  refused: number;
+  /** Connections accepted. */
+  accepted: number;
+  /** Stop acknowledging (events are still recorded). */
+  ackEvents: boolean;
+  /** Answer events of this type with an INVALID_MESSAGE error instead of an ack. */
+  rejectType: string | undefined;
+  /** Drops every open connection (the relay crashed). */
+  dropConnections(): void;
+  close(): Promise<void>;
+}
+
+/** Starts the fake relay on `port` (0: any free port). */
+export async function startFakeRelay(token: string, port = 0): Promise<FakeRelay> {
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(426);
+    res.end();
+  });
+  const wss = new WebSocketServer({ noServer: true });
+  const sockets = new Set<WebSocket>();
+  const relay: FakeRelay = {
+    url: '',
+    port: 0,
+    events: [],
+    refused: 0,
+    accepted: 0,
+    ackEvents: true,
+    rejectType: undefined,
+    dropConnections() {
+      for (const s of sockets) s.terminate();
+    },
+    async close() {
+      for (const s of sockets) s.terminate();
+      wss.close();
+      await closeGracefully(server, 50);
+    },
+  };
+  server.on('upgrade', (req, socket, head) => {
+    const expected = Buffer.from(`Bearer ${token}`);
+    const given = Buffer.from(req.headers.authorization ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      relay.refused++;
+      socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      relay.accepted++;
+      sockets.add(ws);
+      ws.on('close', () => sockets.delete(ws));
+      ws.on('message', (raw) => {
+        const event = JSON.parse(raw.toString()) as ReceivedEvent;
+        relay.events.push(event);
+        if (event.type === relay.rejectType) {
+          ws.send(JSON.stringify({ type: 'error', id: event.id, timestamp: Date.now(), data: { code: 'INVALID_MESSAGE', message: 'invalid field', details: '' } }));
+        } else if (relay.ackEvents) ws.send(JSON.stringify({ type: 'ack', id: event.id, timestamp: Date.now(), data: {} }));
+      });
+    });
+  });
+  const address = await listen(server, port, '127.0.0.1');
+  relay.port = address.port;
+  relay.url = `ws://127.0.0.1:${address.port}`;
+  return relay;
+}
+
+/** Waits until `predicate` holds (polling), or fails after `timeoutMs`. */
+export async function waitFor(predicate: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const start = Date.now();
+  while (!predicate()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A TCP port that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  const { port } = await listen(server, 0, '127.0.0.1');
+  await closeGracefully(server, 10);
+  return port;
+}

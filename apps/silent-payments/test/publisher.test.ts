@@ -1,0 +1,90 @@
+import { createSilentLogger } from '@repo/http';
+import { createNoopPublisher, createRelayPublisher, type Publisher } from '../src/publisher';
+import { freePort, startFakeRelay, waitFor, type FakeRelay } from './helpers/fake-relay';
+
+const TOKEN = 'publish-token-for-tests';
+const logger = createSilentLogger();
+const block = (h: number) => ({ block_height: h, block_hash: 'ab'.repeat(32), transactions_count: 1, silent_payments_found: 0 });
+
+describe('createRelayPublisher', () => {
+  let relay: FakeRelay | undefined;
+  let publisher: Publisher | undefined;
+  afterEach(async () => {
+    await publisher?.close();
+    await relay?.close();
+    publisher = undefined;
+    relay = undefined;
+  });
+
+  it('publishes envelopes with the bearer token and forgets them once acknowledged', async () => {
+    relay = await startFakeRelay(TOKEN);
+    publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger });
+    const sent = publisher.publish('TransactionReceived', { txid: 'cd'.repeat(32), amount: 0.5, address: 'tsp1x', block_height: 7, confirmations: 1 });
+    await waitFor(() => publisher!.state().acknowledged === 1, 5_000, 'ack');
+    expect(relay.events).toEqual([{ type: 'TransactionReceived', id: sent.id, timestamp: sent.timestamp, data: sent.data }]);
+    expect(sent.timestamp).toBeGreaterThan(1_600_000_000_000);
+    expect(publisher.state()).toMatchObject({ configured: true, connected: true, queued: 0 });
+  });
+
+  it('keeps events while the relay is down and delivers them once it is up', async () => {
+    const port = await freePort();
+    publisher = createRelayPublisher({ url: `ws://127.0.0.1:${port}`, token: TOKEN, logger, minBackoffMs: 20, maxBackoffMs: 100 });
+    publisher.publish('BlockScanned', block(1));
+    publisher.publish('BlockScanned', block(2));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(publisher.state()).toMatchObject({ connected: false, queued: 2 });
+    relay = await startFakeRelay(TOKEN, port);
+    await waitFor(() => publisher!.state().queued === 0, 5_000, 'delivery');
+    expect(relay.events.map((e) => e.data.block_height)).toEqual([1, 2]);
+  });
+
+  it('sends unacknowledged events again after the connection drops', async () => {
+    relay = await startFakeRelay(TOKEN);
+    relay.ackEvents = false;
+    publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger, minBackoffMs: 20, maxBackoffMs: 100 });
+    const sent = publisher.publish('BlockScanned', block(3));
+    await waitFor(() => relay!.events.length === 1, 5_000, 'first delivery');
+    relay.ackEvents = true;
+    relay.dropConnections();
+    await waitFor(() => publisher!.state().acknowledged === 1, 5_000, 'redelivery');
+    expect(relay.events.map((e) => e.id)).toEqual([sent.id, sent.id]);
+  });
+
+  it('forgets an event the relay refuses with an error', async () => {
+    relay = await startFakeRelay(TOKEN);
+    relay.rejectType = 'TransactionReceived';
+    publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger });
+    publisher.publish('TransactionReceived', { txid: 'ab'.repeat(32), amount: 1, address: 'tsp1x', block_height: 1, confirmations: 1 });
+    publisher.publish('BlockScanned', block(1));
+    await waitFor(() => publisher!.state().queued === 0, 5_000, 'answers');
+    expect(publisher.state()).toMatchObject({ rejected: 1, acknowledged: 1 });
+  });
+
+  it('drops the oldest events when the queue is full', async () => {
+    const port = await freePort();
+    publisher = createRelayPublisher({ url: `ws://127.0.0.1:${port}`, token: TOKEN, logger, maxQueue: 2, minBackoffMs: 20, maxBackoffMs: 50 });
+    for (let h = 1; h <= 5; h++) publisher.publish('BlockScanned', block(h));
+    expect(publisher.state()).toMatchObject({ queued: 2, dropped: 3 });
+    relay = await startFakeRelay(TOKEN, port);
+    await waitFor(() => publisher!.state().queued === 0, 5_000, 'delivery');
+    expect(relay.events.map((e) => e.data.block_height)).toEqual([4, 5]);
+  });
+
+  it('is refused with a wrong token and keeps its events', async () => {
+    relay = await startFakeRelay(TOKEN);
+    publisher = createRelayPublisher({ url: relay.url, token: 'wrong', logger, minBackoffMs: 20, maxBackoffMs: 50 });
+    publisher.publish('BlockScanned', block(1));
+    await waitFor(() => relay!.refused >= 2, 5_000, 'refusals');
+    expect(relay.events).toEqual([]);
+    expect(publisher.state()).toMatchObject({ connected: false, queued: 1 });
+  });
+});
+
+describe('createNoopPublisher', () => {
+  it('accepts events and reports itself unconfigured', async () => {
+    const publisher = createNoopPublisher();
+    expect(publisher.publish('BlockScanned', block(1)).type).toBe('BlockScanned');
+    expect(publisher.state()).toEqual({ configured: false, connected: false, queued: 0, dropped: 0, acknowledged: 0, rejected: 0 });
+    await publisher.close();
+  });
+});

@@ -1,0 +1,258 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startChainDouble, type ChainDouble, type FundedOutput } from '@repo/chain-double';
+import { startFakeRelay, waitFor, type FakeRelay } from './helpers/fake-relay';
+import { buildPayment, plainScript } from './helpers/sender';
+import { openStore } from '../src/store';
+import { getJson, postJson, startService, type RunningService } from './helpers/service';
+
+const TOKEN = 'relay-publish-token';
+const USER = 'proxytest';
+const PASSWORD = 'proxytestpass';
+
+interface PaymentDetail {
+  id: string;
+  address: string;
+  amount: number;
+  txid: string;
+  vout: number;
+  block_height: number | null;
+  confirmations: number;
+  status: string;
+  created_at: string;
+}
+
+describe('scanner against the chain double', () => {
+  let node: ChainDouble;
+  let relay: FakeRelay;
+  let dir: string;
+  let running: RunningService | undefined;
+
+  beforeEach(async () => {
+    node = await startChainDouble({ port: 0, host: '127.0.0.1', user: USER, password: PASSWORD, chain: 'regtest' });
+    relay = await startFakeRelay(TOKEN);
+    dir = mkdtempSync(join(tmpdir(), 'sp-scan-'));
+  });
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
+    await relay.close();
+    await node.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const env = (extra: Record<string, string> = {}) => ({
+    DATA_DIR: dir,
+    CHAIN_RPC_URL: node.url,
+    CHAIN_RPC_USER: USER,
+    CHAIN_RPC_PASSWORD: PASSWORD,
+    RELAY_URL: relay.url,
+    RELAY_PUBLISH_TOKEN: TOKEN,
+    ...extra,
+  });
+  const scanned = () => running!.service.scanner.status().scanned_height;
+  const synced = () => waitFor(() => scanned() === node.tipHeight() && running!.service.scanner.status().state === 'synced', 15_000, `scan to ${node.tipHeight()}`);
+  const payment = (id: string) => getJson<PaymentDetail>(running!.url, `/payments/${id}`);
+  const address = async (label: string) => (await postJson<{ address: string }>(running!.url, '/generate-address', { label, amount: 0.5 })).body.address;
+
+  it('records payments through every input type, with labels, change and several outputs to one recipient', async () => {
+    running = await startService(env());
+    await synced();
+    const book = running.service.book;
+    const invoice1 = await address('invoice-1');
+    const invoice2 = await address('invoice-2');
+    const coins: Record<string, FundedOutput> = {
+      p2tr: node.fund('p2tr'),
+      p2wpkh: node.fund('p2wpkh'),
+      p2sh: node.fund('p2sh-p2wpkh'),
+      p2pkh: node.fund('p2pkh'),
+      p2wpkh2: node.fund('p2wpkh'),
+      p2pkh2: node.fund('p2pkh'),
+    };
+    const change = plainScript(7);
+    const txs = [
+      buildPayment([coins.p2tr!], [{ address: book.baseAddress, sats: 20_000_000n }], change),
+      buildPayment([coins.p2wpkh!], [{ address: invoice1, sats: 30_000_000n }], change),
+      buildPayment([coins.p2sh!], [{ address: invoice2, sats: 25_000_000n }, { address: book.changeAddress, sats: 10_000_000n }], change),
+      buildPayment([coins.p2pkh!], [{ address: invoice1, sats: 10_000_000n }, { address: invoice1, sats: 5_000_000n }], change),
+      // Two inputs, a plain output first, and three outputs to one B_scan under different labels.
+      buildPayment(
+        [coins.p2wpkh2!, coins.p2pkh2!],
+        [{ script: plainScript(9), sats: 1_000_000n }, { address: invoice2, sats: 12_345_678n }, { address: book.baseAddress, sats: 1n * 10_000_000n }, { address: invoice2, sats: 9_000n }],
+        change,
+      ),
+    ];
+    const expected = [
+      { tx: 0, vout: 0, address: book.baseAddress, amount: 0.2 },
+      { tx: 1, vout: 0, address: invoice1, amount: 0.3 },
+      { tx: 2, vout: 0, address: invoice2, amount: 0.25 },
+      { tx: 2, vout: 1, address: book.changeAddress, amount: 0.1 },
+      { tx: 3, vout: 0, address: invoice1, amount: 0.1 },
+      { tx: 3, vout: 1, address: invoice1, amount: 0.05 },
+      { tx: 4, vout: 1, address: invoice2, amount: 0.12345678 },
+      { tx: 4, vout: 2, address: book.baseAddress, amount: 0.1 },
+      { tx: 4, vout: 3, address: invoice2, amount: 0.00009 },
+    ].map((e) => ({ ...e, id: `${txs[e.tx]!.txid}:${e.vout}` }));
+
+    // In the mempool first: pending, 0 confirmations.
+    for (const tx of txs) node.sendRawTransaction(tx.hex);
+    await synced();
+    await waitFor(() => running!.service.store.countPayments() === expected.length, 10_000, 'pending payments');
+    const pending = await payment(expected[0]!.id);
+    expect(pending.body).toMatchObject({ status: 'pending', confirmations: 0, block_height: null });
+
+    const [blockHash] = node.mine(1);
+    const height = node.tipHeight();
+    await synced();
+    for (const e of expected) {
+      const { status, body } = await payment(e.id);
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ txid: txs[e.tx]!.txid, vout: e.vout, address: e.address, amount: e.amount, block_height: height, confirmations: 1, status: 'confirmed' });
+    }
+    const list = await getJson<{ payments: PaymentDetail[]; total: number }>(running.url, '/payments?limit=100');
+    expect(list.body.total).toBe(expected.length);
+    expect(list.body.payments.map((p) => p.id).sort()).toEqual(expected.map((e) => e.id).sort());
+
+    node.mine(2);
+    await synced();
+    expect((await payment(expected[0]!.id)).body.confirmations).toBe(3);
+
+    // The events reach the relay with the publish token.
+    await waitFor(() => relay.events.filter((e) => e.type === 'BlockScanned' && e.data.block_height === height + 2).length === 1, 5_000, 'events');
+    const received = relay.events.filter((e) => e.type === 'TransactionReceived');
+    expect(received.map((e) => e.data)).toEqual(
+      expect.arrayContaining(expected.map((e) => ({ txid: txs[e.tx]!.txid, amount: e.amount, address: e.address, block_height: height, confirmations: 1 }))),
+    );
+    expect(received).toHaveLength(expected.length);
+    const block = relay.events.find((e) => e.type === 'BlockScanned' && e.data.block_height === height);
+    expect(block?.data).toEqual({ block_height: height, block_hash: blockHash, transactions_count: txs.length + 1, silent_payments_found: expected.length });
+    expect(new Set(relay.events.map((e) => e.id)).size).toBe(relay.events.length);
+  });
+
+  it('rolls back the payments of orphaned blocks and finds them again when mined elsewhere', async () => {
+    running = await startService(env());
+    const invoice = await address('reorg');
+    const coin = node.fund('p2tr');
+    const other = node.fund('p2wpkh');
+    const paid = buildPayment([coin], [{ address: invoice, sats: 40_000_000n }], plainScript(1));
+    const id = `${paid.txid}:0`;
+    const [orphaned] = node.mine(1, [paid.hex]);
+    const firstHeight = node.tipHeight();
+    await synced();
+    expect((await payment(id)).body).toMatchObject({ status: 'confirmed', block_height: firstHeight });
+
+    // The block leaves the chain; its transaction returns to the mempool.
+    node.reorg(1);
+    await synced();
+    expect((await payment(id)).body).toMatchObject({ status: 'pending', block_height: null, confirmations: 0 });
+    expect(running.service.store.blockHash(firstHeight)).not.toBe(orphaned);
+    expect(running.service.store.blockHash(firstHeight + 1)).toBe(node.tipHash());
+
+    node.mine(1);
+    await synced();
+    expect((await payment(id)).body).toMatchObject({ status: 'confirmed', block_height: node.tipHeight(), confirmations: 1 });
+
+    // A reorg whose replacement block double-spends the payment: it disappears.
+    const paid2 = buildPayment([other], [{ address: invoice, sats: 30_000_000n }], plainScript(2));
+    node.mine(1, [paid2.hex]);
+    await synced();
+    expect((await payment(`${paid2.txid}:0`)).status).toBe(200);
+    const conflict = buildPayment([other], [{ script: plainScript(3), sats: 30_000_000n }], plainScript(2));
+    node.reorg(1, [conflict.hex]);
+    await synced();
+    expect((await payment(`${paid2.txid}:0`)).status).toBe(404);
+    expect((await payment(id)).body.status).toBe('confirmed');
+    const heights = relay.events.filter((e) => e.type === 'TransactionReceived' && e.data.txid === paid.txid).map((e) => e.data.block_height);
+    expect(heights).toEqual([firstHeight, firstHeight + 2]);
+  });
+
+  it('resumes after a restart mid-chain without missing or repeating a block', async () => {
+    const start = node.tipHeight() + 1;
+    running = await startService(env({ SP_START_HEIGHT: String(start) }));
+    const invoice0 = await address('restart');
+    await running.close();
+    running = undefined;
+    // 30 blocks, with payments early and late, while the service is down.
+    const coins = [node.fund('p2wpkh'), node.fund('p2tr')];
+    const early = buildPayment([coins[0]!], [{ address: invoice0, sats: 11_000_000n }], plainScript(4));
+    node.mine(1, [early.hex]);
+    node.mine(25);
+    const late = buildPayment([coins[1]!], [{ address: invoice0, sats: 22_000_000n }], plainScript(5));
+    node.mine(1, [late.hex]);
+    node.mine(1);
+    node.setLatency(15);
+    running = await startService(env({ SP_START_HEIGHT: String(start) }));
+    await waitFor(() => (scanned() ?? 0) >= start + 5, 15_000, 'some progress');
+    await running.close();
+    // Stopped between two blocks, with blocks left to scan.
+    const stoppedAt = scannedAfterClose(dir);
+    expect(stoppedAt).toBeLessThan(node.tipHeight());
+    node.setLatency(0);
+    running = await startService(env({ SP_START_HEIGHT: String(start + 10) }));
+    await synced();
+    const health = await getJson<{ scanner: { start_height: number; scanned_height: number; tip_height: number } }>(running.url, '/health');
+    expect(health.body.scanner).toMatchObject({ start_height: start, scanned_height: node.tipHeight(), tip_height: node.tipHeight() });
+    expect((await payment(`${early.txid}:0`)).body).toMatchObject({ status: 'confirmed', amount: 0.11 });
+    expect((await payment(`${late.txid}:0`)).body).toMatchObject({ status: 'confirmed', amount: 0.22 });
+    await waitFor(() => relay.events.some((e) => e.type === 'BlockScanned' && e.data.block_height === node.tipHeight()), 5_000, 'last event');
+    const heights = relay.events.filter((e) => e.type === 'BlockScanned').map((e) => e.data.block_height as number);
+    const expectedHeights = Array.from({ length: node.tipHeight() - start + 1 }, (_v, i) => start + i);
+    expect([...heights].sort((a, b) => a - b)).toEqual(expectedHeights);
+  });
+
+  it('waits for SP_START_HEIGHT above the tip and authenticates with the node cookie', async () => {
+    const cookieNode = await startChainDouble({ port: 0, host: '127.0.0.1', cookieFile: join(dir, 'node', '.cookie'), chain: 'regtest' });
+    try {
+      const start = cookieNode.tipHeight() + 3;
+      running = await startService({
+        DATA_DIR: join(dir, 'sp'),
+        CHAIN_RPC_URL: cookieNode.url,
+        CHAIN_RPC_COOKIE_FILE: join(dir, 'node', '.cookie'),
+        SP_START_HEIGHT: String(start),
+      });
+      await waitFor(() => running!.service.scanner.status().state === 'waiting', 10_000, 'waiting');
+      expect(scanned()).toBeNull();
+      cookieNode.mine(4);
+      await waitFor(() => scanned() === cookieNode.tipHeight(), 10_000, 'scan');
+      expect(running.service.scanner.status()).toMatchObject({ start_height: start, scanned_height: start + 1 });
+      expect(running.service.store.blockHash(start - 1)).toBeDefined();
+      expect(running.service.store.blockHash(start - 2)).toBeUndefined();
+    } finally {
+      await running?.close();
+      running = undefined;
+      await cookieNode.close();
+    }
+  });
+
+  it('retries a node that goes away and catches up when it comes back', async () => {
+    running = await startService(env({ CHAIN_RPC_TIMEOUT_MS: '300' }));
+    const invoice = await address('outage');
+    await synced();
+    const coin = node.fund('p2sh-p2wpkh');
+    const paid = buildPayment([coin], [{ address: invoice, sats: 15_000_000n }], plainScript(6));
+    for (const behaviour of ['down', 'garbage', 'busy', 'hang'] as const) {
+      node.setBehaviour(behaviour);
+      const before = running.service.scanner.status().failures;
+      await waitFor(() => running!.service.scanner.status().failures > before + 1, 10_000, `failures while ${behaviour}`);
+      const health = await getJson<{ status: string; scanner: { state: string; last_error: string } }>(running.url, '/health');
+      expect(health.body).toMatchObject({ status: 'degraded', scanner: { state: 'retrying' } });
+    }
+    node.mine(2, [paid.hex]);
+    node.setBehaviour('normal');
+    await synced();
+    expect((await payment(`${paid.txid}:0`)).body).toMatchObject({ status: 'confirmed', confirmations: 2, address: invoice });
+    const health = await getJson<{ status: string; scanner: { failures: number; last_error: string | null } }>(running.url, '/health');
+    expect(health.body).toMatchObject({ status: 'healthy', scanner: { failures: 0, last_error: null } });
+  });
+});
+
+function scannedAfterClose(dataDir: string): number {
+  // Read the stored progress the way the next start will.
+  const store = openStore(join(dataDir, 'silent-payments.sqlite'));
+  try {
+    return store.progress().scannedHeight ?? -1;
+  } finally {
+    store.close();
+  }
+}
