@@ -1,0 +1,36 @@
+'use strict';
+// Child process of bench.mjs: starts the chain double (argv[2] === 'double') or the proxy
+// (argv[2] === 'proxy', node URL in argv[3]) and prints one JSON line with what it listens on.
+const { mkdtempSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+
+async function main() {
+  if (process.argv[2] === 'double') {
+    const { startChainDouble } = require('@repo/chain-double');
+    const node = await startChainDouble({ user: 'bench', password: 'benchpass' });
+    node.fund('p2tr');
+    node.fund('p2wpkh');
+    process.stdout.write(`${JSON.stringify({ url: node.url, hash: node.chain.active[node.tipHeight() - 1].hash })}\n`);
+    return;
+  }
+  const { createLogger, listen } = require('@repo/http');
+  const { createApp } = require('../dist/app');
+  const { loadConfig } = require('../dist/config');
+  const config = loadConfig({
+    ...process.env,
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'rpc-proxy-bench-')),
+    BITCOIND_RPC_URL: process.argv[3],
+    BITCOIND_RPC_USER: 'bench',
+    BITCOIND_RPC_PASSWORD: 'benchpass',
+    RPC_USER: 'client',
+    RPC_PASSWORD: 'clientpass',
+    RATE_LIMIT_PER_MINUTE: '0',
+  });
+  // Request lines are logged as in production; they go to stdout, which the parent discards.
+  const app = createApp(config, { logger: createLogger({ name: 'rpc-proxy', level: config.logLevel }) });
+  const address = await listen(app.server, 0, '127.0.0.1');
+  process.stderr.write(`${JSON.stringify({ url: `http://127.0.0.1:${address.port}` })}\n`);
+}
+
+main();

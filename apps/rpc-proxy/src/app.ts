@@ -1,0 +1,82 @@
+import { createServer, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { keyFingerprint } from '@repo/crypto';
+import { createRateLimiter, limitConnectionsPerAddress, writeSecretFile, type ConnectionCounter, type Logger } from '@repo/http';
+import { COOKIE_USER, createAuthenticator } from './auth';
+import { createResultCache, type ResultCache } from './cache';
+import type { ProxyConfig } from './config';
+import { createNodeClient, type NodeClient } from './node-client';
+import { createJsonRpcHandler } from './routes/json-rpc';
+
+/** What the app needs besides its configuration. */
+export interface AppDeps {
+  logger: Logger;
+}
+
+/** The proxy, built but not listening. */
+export interface ProxyApp {
+  server: Server;
+  node: NodeClient;
+  cache: ResultCache;
+  connections: ConnectionCounter;
+  /** Path of the cookie file clients read. */
+  cookieFile: string;
+  /** Stops the node client and removes the cookie file (the server is closed by the caller). */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the proxy: writes a fresh cookie `__cookie__:<64 hex>` to DATA_DIR/.cookie (mode
+ * 0600, as bitcoind does at every start), creates the node client, the cache, the rate
+ * limiter and the connection cap, and returns the HTTP server without listening.
+ */
+export function createApp(config: ProxyConfig, deps: AppDeps): ProxyApp {
+  const { logger } = deps;
+  const cookie = randomBytes(32).toString('hex');
+  writeSecretFile(config.cookieFile, `${COOKIE_USER}:${cookie}`);
+  logger.info({ cookieFile: config.cookieFile, fingerprint: keyFingerprint(Buffer.from(cookie, 'hex')) }, 'client cookie written');
+  const auth = createAuthenticator({ cookie, user: config.rpcUser, password: config.rpcPassword, rpcAuth: config.rpcAuth });
+  const node = createNodeClient({
+    url: config.nodeUrl,
+    user: config.nodeUser,
+    password: config.nodePassword,
+    cookieFile: config.nodeCookieFile,
+    maxConcurrency: config.nodeMaxConcurrency,
+    queueLimit: config.nodeQueueLimit,
+    timeoutMs: config.nodeTimeoutMs,
+    logger,
+  });
+  if (config.nodeUser === undefined && config.nodeCookieFile === undefined) {
+    logger.warn({ node: config.nodeUrl.origin }, 'no node credentials (BITCOIND_RPC_USER/BITCOIND_RPC_PASSWORD or BITCOIND_COOKIE_FILE): the node will refuse calls');
+  }
+  const cache = createResultCache(config.cacheMaxBytes);
+  const limiter = createRateLimiter({ perMinute: config.rateLimitPerMinute });
+  const handler = createJsonRpcHandler({
+    logger,
+    auth,
+    node,
+    cache,
+    limiter,
+    allowedMethods: config.allowedMethods,
+    userMethods: config.userMethods,
+    maxBodyBytes: config.maxBodyBytes,
+    authFailureDelayMs: config.authFailureDelayMs,
+    cacheMinConfirmations: config.cacheMinConfirmations,
+  });
+  // bitcoind closes idle RPC connections after -rpcservertimeout (30 s).
+  const server = createServer({ keepAliveTimeout: 30_000 }, handler);
+  server.on('clientError', (_err, socket) => socket.destroy());
+  const connections = limitConnectionsPerAddress(server, { maxPerAddress: config.maxConnectionsPerIp, maxTotal: config.maxConnections, logger });
+  return {
+    server,
+    node,
+    cache,
+    connections,
+    cookieFile: config.cookieFile,
+    async close() {
+      node.close();
+      rmSync(config.cookieFile, { force: true });
+    },
+  };
+}

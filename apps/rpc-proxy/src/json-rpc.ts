@@ -1,0 +1,120 @@
+/**
+ * JSON-RPC envelopes exactly as Bitcoin Core 29.2 handles them (src/rpc/request.cpp
+ * JSONRPCRequest::parse and JSONRPCReplyObj, src/httprpc.cpp), as the recordings in
+ * fixtures/bitcoind show.
+ */
+
+/** `1.0` covers requests without a `jsonrpc` key too (Core's V1_LEGACY). */
+export type JsonVersion = '1.0' | '2.0';
+
+/**
+ * Core's request state. In a batch it is reused from one element to the next, so a
+ * non-object element is answered with the previous element's id and version (the recorded
+ * quirk of batch.mixed).
+ */
+export interface CallState {
+  id: { value: unknown } | undefined;
+  version: JsonVersion;
+}
+
+/** A request-object error (-32600) or parse error (-32700). */
+export class EnvelopeError extends Error {
+  override readonly name = 'EnvelopeError';
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The state before any request was parsed: id null (present), legacy version. */
+export function initialState(): CallState {
+  return { id: { value: null }, version: '1.0' };
+}
+
+/** Parses one request object into `state` (id first, so later errors carry it). Throws EnvelopeError. */
+export function parseCall(value: unknown, state: CallState): { method: string; params: unknown[] | Record<string, unknown> } {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new EnvelopeError(-32600, 'Invalid Request object');
+  const request = value as Record<string, unknown>;
+  state.id = Object.prototype.hasOwnProperty.call(request, 'id') ? { value: request.id } : undefined;
+  state.version = '1.0';
+  const version = request.jsonrpc;
+  if (version !== undefined && version !== null) {
+    if (typeof version !== 'string') throw new EnvelopeError(-32600, 'jsonrpc field must be a string');
+    if (version === '2.0') state.version = '2.0';
+    else if (version !== '1.0') throw new EnvelopeError(-32600, 'JSON-RPC version not supported');
+  }
+  const method = request.method;
+  if (method === undefined || method === null) throw new EnvelopeError(-32600, 'Missing method');
+  if (typeof method !== 'string') throw new EnvelopeError(-32600, 'Method must be a string');
+  const params = request.params;
+  if (params === undefined || params === null) return { method, params: [] };
+  if (typeof params !== 'object') throw new EnvelopeError(-32600, 'Params must be an array or object');
+  return { method, params: params as unknown[] | Record<string, unknown> };
+}
+
+/** A JSON-RPC 2.0 request without an id: executed, never answered. */
+export function isNotification(state: CallState): boolean {
+  return state.id === undefined && state.version === '2.0';
+}
+
+function idPart(state: CallState): string {
+  return state.id === undefined ? '' : `,"id":${JSON.stringify(state.id.value) ?? 'null'}`;
+}
+
+/** Core's success reply, around the exact JSON text of a result. */
+export function successText(resultJson: string, state: CallState): string {
+  return state.version === '2.0' ? `{"jsonrpc":"2.0","result":${resultJson}${idPart(state)}}` : `{"result":${resultJson},"error":null${idPart(state)}}`;
+}
+
+/** Core's error reply. */
+export function errorText(code: number, message: string, state: CallState): string {
+  const error = `{"code":${code},"message":${JSON.stringify(message)}}`;
+  return state.version === '2.0' ? `{"jsonrpc":"2.0","error":${error}${idPart(state)}}` : `{"result":null,"error":${error}${idPart(state)}}`;
+}
+
+/** HTTP status of an error answered outside a batch: Core's JSONErrorReply for 1.0, 200 for 2.0. */
+export function errorStatus(code: number, state: CallState, envelopeError = false): number {
+  if (state.version === '2.0' && !envelopeError) return 200;
+  if (code === -32600) return 400;
+  if (code === -32601) return 404;
+  return 500;
+}
+
+/**
+ * Splits the text of a JSON array into the exact texts of its elements (no re-serialization,
+ * so Core's number formatting, e.g. `50.00000000`, survives). Returns undefined when `text`
+ * is not an array.
+ */
+export function splitJsonArray(text: string): string[] | undefined {
+  let i = 0;
+  while (i < text.length && /\s/.test(text[i] as string)) i++;
+  if (text[i] !== '[') return undefined;
+  const parts: string[] = [];
+  let depth = 0;
+  let start = i + 1;
+  let inString = false;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+      continue;
+    }
+    if (c === 34) inString = true;
+    else if (c === 91 || c === 123) depth++;
+    else if (c === 93 || c === 125) {
+      depth--;
+      if (depth === 0) {
+        const last = text.slice(start, i).trim();
+        if (last !== '') parts.push(last);
+        return parts;
+      }
+    } else if (c === 44 && depth === 1) {
+      parts.push(text.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  return undefined;
+}

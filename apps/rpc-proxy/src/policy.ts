@@ -1,0 +1,139 @@
+/** The five methods of spec 001 ("Chain node RPC" endpoints): always allowed. */
+export const SPEC_METHODS = ['getblockchaininfo', 'getblock', 'getrawtransaction', 'sendrawtransaction', 'getwalletinfo'] as const;
+
+/**
+ * Read-only methods a wallet or a scanner needs, allowed by default on top of the spec's
+ * five (RPC_ALLOWED_METHODS replaces this list). Nothing here changes node state or reveals
+ * more than the chain and the mempool do.
+ */
+export const DEFAULT_ALLOWED_METHODS: readonly string[] = [
+  'getblockhash',
+  'getblockheader',
+  'getbestblockhash',
+  'getblockcount',
+  'getchaintips',
+  'getdifficulty',
+  'getrawmempool',
+  'getmempoolinfo',
+  'getmempoolentry',
+  'gettxout',
+  'estimatesmartfee',
+  'getnetworkinfo',
+  'getdeploymentinfo',
+  'decoderawtransaction',
+  'decodescript',
+  'testmempoolaccept',
+  'getbalances',
+  'uptime',
+];
+
+/** A parameter of the wrong shape: answered -32602 with this message. */
+export class ParamError extends Error {
+  override readonly name = 'ParamError';
+}
+
+type Check = (value: unknown, name: string) => void;
+
+const HEX64 = /^[0-9a-fA-F]{64}$/;
+
+const hash64: Check = (v, name) => {
+  if (typeof v !== 'string' || !HEX64.test(v)) throw new ParamError(`invalid parameter "${name}": expected a string of 64 hex characters`);
+};
+const evenHex: Check = (v, name) => {
+  if (typeof v !== 'string' || v.length === 0 || v.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(v)) {
+    throw new ParamError(`invalid parameter "${name}": expected a non-empty hex string of even length`);
+  }
+};
+const bool: Check = (v, name) => {
+  if (typeof v !== 'boolean') throw new ParamError(`invalid parameter "${name}": expected true or false`);
+};
+const intRange =
+  (min: number, max: number): Check =>
+  (v, name) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      throw new ParamError(`invalid parameter "${name}": expected an integer from ${min} to ${max}`);
+    }
+  };
+const verbosity =
+  (max: number): Check =>
+  (v, name) => {
+    if (typeof v === 'boolean') return;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max) {
+      throw new ParamError(`invalid parameter "${name}": expected an integer from 0 to ${max} or a boolean`);
+    }
+  };
+const feeAmount: Check = (v, name) => {
+  const n = typeof v === 'string' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw new ParamError(`invalid parameter "${name}": expected a non-negative amount`);
+};
+const oneOf =
+  (values: string[]): Check =>
+  (v, name) => {
+    if (typeof v !== 'string' || !values.includes(v.toLowerCase())) throw new ParamError(`invalid parameter "${name}": expected one of ${values.join(', ')}`);
+  };
+
+interface ParamSpec {
+  /** Names (aliases after `|`) and checks, by position. */
+  params: [names: string, check: Check, required?: boolean][];
+}
+
+/** Shapes of the parameters checked before forwarding (issue 4; Core's own RPC help for names). */
+const SPECS: Record<string, ParamSpec> = {
+  getblockchaininfo: { params: [] },
+  getwalletinfo: { params: [] },
+  getblockcount: { params: [] },
+  getbestblockhash: { params: [] },
+  getmempoolinfo: { params: [] },
+  getnetworkinfo: { params: [] },
+  getdifficulty: { params: [] },
+  getchaintips: { params: [] },
+  uptime: { params: [] },
+  getblock: { params: [['blockhash', hash64, true], ['verbosity|verbose', verbosity(3)]] },
+  getblockheader: { params: [['blockhash', hash64, true], ['verbose', bool]] },
+  getblockhash: { params: [['height', intRange(0, 2 ** 31 - 1), true]] },
+  getrawtransaction: { params: [['txid', hash64, true], ['verbosity|verbose', verbosity(2)], ['blockhash', hash64]] },
+  sendrawtransaction: { params: [['hexstring', evenHex, true], ['maxfeerate', feeAmount], ['maxburnamount', feeAmount]] },
+  getrawmempool: { params: [['verbose', bool], ['mempool_sequence', bool]] },
+  getmempoolentry: { params: [['txid', hash64, true]] },
+  gettxout: { params: [['txid', hash64, true], ['n', intRange(0, 2 ** 32 - 1), true], ['include_mempool', bool]] },
+  estimatesmartfee: { params: [['conf_target', intRange(1, 1008), true], ['estimate_mode', oneOf(['unset', 'economical', 'conservative'])]] },
+};
+
+/**
+ * Checks the parameters of a call whose shape is known (positional array or named object);
+ * other methods pass unchecked. Returns them as a positional array (undefined for omitted).
+ * Throws ParamError naming the parameter.
+ */
+export function checkParams(method: string, params: unknown[] | Record<string, unknown>): unknown[] | undefined {
+  const spec = SPECS[method];
+  if (!spec) return undefined;
+  let positional: unknown[];
+  if (Array.isArray(params)) {
+    positional = params;
+    if (params.length > spec.params.length) {
+      throw new ParamError(`too many parameters for ${method}: at most ${spec.params.length}, got ${params.length}`);
+    }
+  } else {
+    positional = [];
+    for (const key of Object.keys(params)) {
+      const index = spec.params.findIndex(([names]) => names.split('|').includes(key));
+      if (index < 0) throw new ParamError(`unknown parameter "${key}" for ${method}`);
+      positional[index] = params[key];
+    }
+  }
+  spec.params.forEach(([names, check, required], i) => {
+    const name = names.split('|')[0] as string;
+    const value = positional[i];
+    if (value === undefined || value === null) {
+      if (required) throw new ParamError(`missing parameter "${name}" for ${method}`);
+      return;
+    }
+    check(value, name);
+  });
+  return positional;
+}
+
+/** The methods `user` may call: its own list when it has one, else the global list. */
+export function methodsFor(user: string, allowed: Set<string>, perUser: Map<string, Set<string>>): Set<string> {
+  return perUser.get(user) ?? allowed;
+}

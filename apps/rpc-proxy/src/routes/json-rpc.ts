@@ -1,0 +1,287 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RPC_ERROR_CODES } from '@repo/errors';
+import { rateLimitHeaders, type Logger, type RateLimiter } from '@repo/http';
+import type { Authenticator } from '../auth';
+import type { ResultCache } from '../cache';
+import { EnvelopeError, errorStatus, errorText, initialState, isNotification, parseCall, splitJsonArray, successText, type CallState } from '../json-rpc';
+import { NodeError, type NodeClient } from '../node-client';
+import { checkParams, methodsFor, ParamError } from '../policy';
+
+/** What the JSON-RPC handler needs. */
+export interface JsonRpcHandlerDeps {
+  logger: Logger;
+  auth: Authenticator;
+  node: NodeClient;
+  cache: ResultCache;
+  limiter: RateLimiter;
+  allowedMethods: Set<string>;
+  userMethods: Map<string, Set<string>>;
+  maxBodyBytes: number;
+  authFailureDelayMs: number;
+  cacheMinConfirmations: number;
+}
+
+const JSON_TYPE = 'application/json';
+const TEXT_HTML = 'text/html; charset=ISO-8859-1';
+/** Unauthenticated clients get their body read only this far (for the id of the 401 envelope). */
+const UNAUTHENTICATED_BODY_LIMIT = 64 * 1024;
+
+/** The outcome of one call of a request: a local answer or a forward to the node. */
+type Planned =
+  | { kind: 'local'; text: string; code?: number; notification: boolean; state: CallState }
+  | { kind: 'forward'; element: unknown; notification: boolean; state: CallState; method: string; cacheKey?: string; confirmKey?: string };
+
+/**
+ * The cache key of an immutable answer: getblock at verbosity 0 and getblockheader verbose
+ * false (a block hash fixes the bytes), getrawtransaction without verbose (fixed by the
+ * block hash when given; otherwise cached only once confirmed deep enough: `confirmKey`).
+ */
+function cacheKeys(method: string, p: unknown[]): { cacheKey?: string; confirmKey?: string } {
+  const off = (v: unknown) => v === 0 || v === false;
+  const unset = (v: unknown) => v === undefined || v === null;
+  if (method === 'getblock' && off(p[1])) return { cacheKey: `getblock:${String(p[0]).toLowerCase()}` };
+  if (method === 'getblockheader' && p[1] === false) return { cacheKey: `getblockheader:${String(p[0]).toLowerCase()}` };
+  if (method === 'getrawtransaction' && (unset(p[1]) || off(p[1]))) {
+    const txid = String(p[0]).toLowerCase();
+    if (!unset(p[2])) return { cacheKey: `getrawtransaction:${txid}:${String(p[2]).toLowerCase()}` };
+    return { confirmKey: `getrawtransaction:${txid}` };
+  }
+  return {};
+}
+
+/**
+ * The JSON-RPC endpoint: POST `/` and `/wallet/<name>`, answered as bitcoind answers (see
+ * fixtures/bitcoind), with the proxy's own rules in front: rate limit, authentication,
+ * allow-lists (-32601), parameter checks (-32602), node failures (-32603), cache.
+ */
+export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const { logger, auth, node, cache, limiter } = deps;
+
+  function send(res: ServerResponse, status: number, body: string, headers: Record<string, string> = { 'Content-Type': JSON_TYPE }): void {
+    if (res.destroyed || res.headersSent) return;
+    if (status === 204) {
+      res.writeHead(204).end();
+      return;
+    }
+    res.writeHead(status, { ...headers, 'Content-Length': String(Buffer.byteLength(body)) });
+    res.end(body);
+  }
+
+  function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+    return new Promise((resolve) => {
+      const declared = Number(req.headers['content-length'] ?? 0);
+      if (declared > limit) {
+        req.resume();
+        resolve('too-large');
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let done = false;
+      req.on('data', (chunk: Buffer) => {
+        if (done) return;
+        size += chunk.length;
+        if (size > limit) {
+          done = true;
+          resolve('too-large');
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on('end', () => {
+        if (!done) resolve(Buffer.concat(chunks));
+      });
+      req.on('error', () => {
+        if (!done) resolve(Buffer.alloc(0));
+        done = true;
+      });
+    });
+  }
+
+  /** The id of a single request object, for the 401 envelope (null when there is none to find). */
+  function idOf(body: Buffer | 'too-large'): CallState {
+    const state = initialState();
+    if (body === 'too-large') return state;
+    try {
+      const value = JSON.parse(body.toString('utf8')) as unknown;
+      if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'id' in value) state.id = { value: (value as { id: unknown }).id };
+    } catch {
+      // not JSON: id null
+    }
+    return state;
+  }
+
+  /** Decides one call: answered here (envelope error, not allowed, bad params, cached) or forwarded. */
+  function plan(element: unknown, state: CallState, allowed: Set<string>): Planned {
+    let method: string;
+    let params: unknown[] | Record<string, unknown>;
+    try {
+      ({ method, params } = parseCall(element, state));
+    } catch (err) {
+      const e = err as EnvelopeError;
+      return { kind: 'local', text: errorText(e.code, e.message, state), code: e.code, notification: isNotification(state), state: { ...state } };
+    }
+    const snapshot = { ...state };
+    const notification = isNotification(state);
+    if (!allowed.has(method)) {
+      return { kind: 'local', text: errorText(RPC_ERROR_CODES.METHOD_NOT_FOUND, 'Method not found', state), code: RPC_ERROR_CODES.METHOD_NOT_FOUND, notification, state: snapshot };
+    }
+    let positional: unknown[] | undefined;
+    try {
+      positional = checkParams(method, params);
+    } catch (err) {
+      if (!(err instanceof ParamError)) throw err;
+      return { kind: 'local', text: errorText(RPC_ERROR_CODES.INVALID_PARAMS, err.message, state), code: RPC_ERROR_CODES.INVALID_PARAMS, notification, state: snapshot };
+    }
+    const keys = positional ? cacheKeys(method, positional) : {};
+    const cached = keys.cacheKey ? cache.get(keys.cacheKey) : keys.confirmKey ? cache.get(keys.confirmKey) : undefined;
+    if (cached !== undefined) return { kind: 'local', text: successText(cached, state), notification, state: snapshot };
+    return { kind: 'forward', element, notification, state: snapshot, method, ...keys };
+  }
+
+  /** Fills the cache from a node reply to a single call (only hex-string results). */
+  function remember(item: Extract<Planned, { kind: 'forward' }>, reply: unknown, path: string): void {
+    const result = (reply as { result?: unknown }).result;
+    if (typeof result !== 'string' || !/^[0-9a-f]*$/.test(result)) return;
+    if (item.cacheKey) {
+      cache.set(item.cacheKey, JSON.stringify(result));
+      return;
+    }
+    if (item.confirmKey) {
+      // Confirmed deep enough, the raw hex of a txid no longer changes (a mempool version could).
+      const txid = item.confirmKey.split(':')[1];
+      const body = JSON.stringify({ jsonrpc: '1.0', id: 'proxy-cache', method: 'getrawtransaction', params: [txid, 1] });
+      node
+        .call(path, body)
+        .then((r) => {
+          const conf = (r.json as { result?: { confirmations?: unknown; hex?: unknown } }).result;
+          if (conf && typeof conf.confirmations === 'number' && conf.confirmations >= deps.cacheMinConfirmations && conf.hex === result) {
+            cache.set(item.confirmKey as string, JSON.stringify(result));
+          }
+        })
+        .catch(() => undefined);
+    }
+  }
+
+  async function handleSingle(path: string, raw: Buffer, value: object, allowed: Set<string>): Promise<{ status: number; text: string; rpc: string }> {
+    const state = initialState();
+    const item = plan(value, state, allowed);
+    const rpc = item.kind === 'forward' ? item.method : String((value as { method?: unknown }).method ?? '?');
+    if (item.kind === 'local') {
+      if (item.notification && item.code !== -32600) return { status: 204, text: '', rpc };
+      if (item.code === undefined) return { status: 200, text: `${item.text}\n`, rpc };
+      const envelopeError = item.code === -32600;
+      return { status: errorStatus(item.code, item.state, envelopeError), text: `${item.text}\n`, rpc };
+    }
+    try {
+      const reply = await node.call(path, raw);
+      if (item.notification) return { status: 204, text: '', rpc };
+      if (item.cacheKey || item.confirmKey) remember(item, reply.json, path);
+      // The node's answer passes through unchanged: status and bytes.
+      return { status: reply.status, text: reply.body.toString('utf8'), rpc };
+    } catch (err) {
+      if (!(err instanceof NodeError)) throw err;
+      if (item.notification) return { status: 204, text: '', rpc };
+      return { status: errorStatus(RPC_ERROR_CODES.INTERNAL_ERROR, item.state), text: `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, err.message, item.state)}\n`, rpc };
+    }
+  }
+
+  async function handleBatch(path: string, batch: unknown[], allowed: Set<string>): Promise<{ status: number; text: string; rpc: string }> {
+    const rpc = `batch(${batch.length})`;
+    if (batch.length === 0) return { status: 200, text: '[]\n', rpc };
+    const state = initialState();
+    const items = batch.map((element) => plan(element, state, allowed));
+    const forwards = items.filter((i): i is Extract<Planned, { kind: 'forward' }> => i.kind === 'forward');
+    let replies: string[] = [];
+    let failure: NodeError | undefined;
+    if (forwards.length > 0) {
+      try {
+        const reply = await node.call(path, JSON.stringify(forwards.map((f) => f.element)));
+        const expected = forwards.filter((f) => !f.notification).length;
+        if (reply.status === 204) replies = [];
+        else replies = splitJsonArray(reply.body.toString('utf8')) ?? [];
+        if (replies.length !== expected) throw new NodeError('garbage', 'node answered garbage (batch reply does not match the request)');
+      } catch (err) {
+        if (!(err instanceof NodeError)) throw err;
+        failure = err;
+      }
+    }
+    const out: string[] = [];
+    let next = 0;
+    for (const item of items) {
+      if (item.notification) continue;
+      if (item.kind === 'local') out.push(item.text);
+      else if (failure) out.push(errorText(RPC_ERROR_CODES.INTERNAL_ERROR, failure.message, item.state));
+      else out.push(replies[next++] as string);
+    }
+    if (out.length === 0) return { status: 204, text: '', rpc };
+    return { status: 200, text: `[${out.join(',')}]\n`, rpc };
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse, started: number): Promise<{ status: number; rpc: string; user?: string }> {
+    // bitcoind's HTTP server answers unknown paths itself, before authentication.
+    const path = (req.url ?? '/').split('?')[0] as string;
+    if (path !== '/' && !path.startsWith('/wallet/')) {
+      req.resume();
+      send(res, 404, '', { 'Content-Type': TEXT_HTML });
+      return { status: 404, rpc: '-' };
+    }
+    if (req.method !== 'POST') {
+      req.resume();
+      send(res, 405, 'JSONRPC server handles only POST requests', { 'Content-Type': TEXT_HTML });
+      return { status: 405, rpc: '-' };
+    }
+    const decision = limiter.take(req.socket.remoteAddress ?? 'unknown');
+    if (!decision.allowed) {
+      req.resume();
+      const body = `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, `rate limit exceeded: retry after ${decision.retryAfter} s`, initialState())}\n`;
+      send(res, 429, body, { 'Content-Type': JSON_TYPE, ...rateLimitHeaders(decision) });
+      return { status: 429, rpc: '-' };
+    }
+    const who = auth.check(req.headers.authorization);
+    if (!who.ok) {
+      const body = await readBody(req, UNAUTHENTICATED_BODY_LIMIT);
+      // Like bitcoind, wrong credentials are answered late to slow down guessing; none at all, at once.
+      if (who.reason === 'invalid' && deps.authFailureDelayMs > 0) await new Promise((r) => setTimeout(r, deps.authFailureDelayMs));
+      const message = who.reason === 'missing' ? 'authentication required' : 'incorrect credentials';
+      send(res, 401, `${errorText(RPC_ERROR_CODES.MISC_ERROR, message, idOf(body))}\n`, { 'Content-Type': JSON_TYPE, 'WWW-Authenticate': 'Basic realm="jsonrpc"' });
+      return { status: 401, rpc: '-' };
+    }
+    const body = await readBody(req, deps.maxBodyBytes);
+    if (body === 'too-large') {
+      res.setHeader('Connection', 'close');
+      send(res, 413, `${errorText(RPC_ERROR_CODES.INVALID_REQUEST, `request body larger than ${deps.maxBodyBytes} bytes`, initialState())}\n`);
+      return { status: 413, rpc: '-', user: who.user };
+    }
+    const allowed = methodsFor(who.user, deps.allowedMethods, deps.userMethods);
+    let value: unknown;
+    try {
+      value = JSON.parse(body.toString('utf8'));
+    } catch {
+      send(res, 500, `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error', initialState())}\n`);
+      return { status: 500, rpc: '-', user: who.user };
+    }
+    let outcome: { status: number; text: string; rpc: string };
+    if (Array.isArray(value)) outcome = await handleBatch(path, value, allowed);
+    else if (value === null || typeof value !== 'object') {
+      outcome = { status: 500, text: `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Top-level object parse error', initialState())}\n`, rpc: '-' };
+    } else outcome = await handleSingle(path, body, value, allowed);
+    send(res, outcome.status, outcome.text);
+    void started;
+    return { status: outcome.status, rpc: outcome.rpc, user: who.user };
+  }
+
+  return function jsonRpc(req, res) {
+    const started = performance.now();
+    handle(req, res, started)
+      .then(({ status, rpc, user }) => {
+        if (logger.isLevelEnabled('info')) {
+          logger.info({ method: req.method, path: req.url, status, rpc, user, ip: req.socket.remoteAddress, ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+        }
+      })
+      .catch((err: unknown) => {
+        logger.error({ err }, 'unexpected error');
+        send(res, 500, `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'internal error', initialState())}\n`);
+      });
+  };
+}

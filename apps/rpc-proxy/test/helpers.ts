@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSilentLogger, listen } from '@repo/http';
+import { startChainDouble, type ChainDouble, type ChainDoubleOptions } from '@repo/chain-double';
+import { createApp, type ProxyApp } from '../src/app';
+import { loadConfig } from '../src/config';
+
+export const NODE_USER = 'proxytest';
+export const NODE_PASSWORD = 'proxytestpass';
+export const CLIENT_USER = 'alice';
+export const CLIENT_PASSWORD = 'alice-secret';
+
+/** A running proxy in front of a double. */
+export interface Harness {
+  node: ChainDouble;
+  app: ProxyApp;
+  url: string;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** Starts a double and a proxy (port 0, temp DATA_DIR) with `env` on top of the defaults. */
+export async function startHarness(env: Record<string, string> = {}, nodeOptions: ChainDoubleOptions = {}): Promise<Harness> {
+  const creds = nodeOptions.cookieFile === undefined ? { user: NODE_USER, password: NODE_PASSWORD } : {};
+  const node = await startChainDouble({ ...creds, initialBlocks: 101, authFailureDelayMs: 0, ...nodeOptions });
+  const dataDir = mkdtempSync(join(tmpdir(), 'rpc-proxy-'));
+  const nodeCreds = nodeOptions.cookieFile ? { BITCOIND_COOKIE_FILE: nodeOptions.cookieFile } : { BITCOIND_RPC_USER: NODE_USER, BITCOIND_RPC_PASSWORD: NODE_PASSWORD };
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    BITCOIND_RPC_URL: node.url,
+    ...nodeCreds,
+    RPC_USER: CLIENT_USER,
+    RPC_PASSWORD: CLIENT_PASSWORD,
+    AUTH_FAILURE_DELAY_MS: '20',
+    ...env,
+  });
+  const app = createApp(config, { logger: createSilentLogger() });
+  const address = await listen(app.server, 0, '127.0.0.1');
+  return {
+    node,
+    app,
+    url: `http://127.0.0.1:${address.port}`,
+    dataDir,
+    async close() {
+      app.server.closeAllConnections();
+      await new Promise((r) => app.server.close(r));
+      await app.close();
+      await node.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Basic authorization value. */
+export function basic(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
+/** POSTs `body` (string, or JSON-encoded) to `url + path`; returns status, headers and text. */
+export async function post(url: string, body: unknown, options: { path?: string; auth?: string | null } = {}): Promise<{ status: number; headers: Headers; text: string; json: () => any }> {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  const auth = options.auth === undefined ? basic(CLIENT_USER, CLIENT_PASSWORD) : options.auth;
+  if (auth !== null) headers.Authorization = auth;
+  const res = await fetch(url + (options.path ?? '/'), { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+/** A JSON-RPC 1.0 call. */
+export function call(url: string, method: string, params: unknown = [], options: { path?: string; auth?: string | null; version?: '1.0' | '2.0'; id?: unknown } = {}) {
+  return post(url, { jsonrpc: options.version ?? '1.0', id: options.id ?? 'x', method, params }, options);
+}
