@@ -5,7 +5,7 @@
  * (@noble/*, @scure/*) ship ES modules only: Node 20.19+ loads them through require(esm),
  * but jest has its own module loader, so they are transpiled to CommonJS here.
  */
-const ESM_ONLY = ['@noble', '@scure', '@hpke', '@peculiar', 'pvtsutils', 'pvutils'];
+const ESM_ONLY = ['@noble', '@scure', '@hpke', '@peculiar', 'pvtsutils', 'pvutils', 'micro-packed'];
 
 module.exports = {
   testEnvironment: 'node',
@@ -27,7 +27,8 @@ module.exports = {
       },
     ],
   },
-  transformIgnorePatterns: [`/node_modules/(?!(\\.pnpm/)?(${ESM_ONLY.join('|')})[+/])`],
+  // pnpm stores `@scope/name` as `.pnpm/@scope+name@1.2.3/` and `name` as `.pnpm/name@1.2.3/`.
+  transformIgnorePatterns: [`/node_modules/(?!(\\.pnpm/)?(${ESM_ONLY.join('|')})[+/@])`],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json', 'node'],
   testTimeout: 30000,
 };
