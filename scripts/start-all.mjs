@@ -24,13 +24,29 @@ function sharedSecret(name) {
 // The relay and the silent-payment service share the publisher token (and the mesh token).
 const publishToken = process.env.RELAY_PUBLISH_TOKEN ?? sharedSecret('relay-publish-token');
 
+// The silent-payment scanner reaches the chain through the proxy, with the cookie the proxy writes.
+const proxyCookie = join(root, 'apps', 'rpc-proxy', 'data', '.cookie');
+
 const SERVICES = [
   { name: 'config-server', app: 'config-server', urls: ['https://localhost:6666'], env: {} },
+  { name: 'rpc-proxy', app: 'rpc-proxy', urls: ['http://localhost:18443 (cookie: apps/rpc-proxy/data/.cookie)'], env: {} },
   {
     name: 'relay',
     app: 'relay',
     urls: ['ws://localhost:8090', 'http://localhost:8091'],
     env: { RELAY_PUBLISH_TOKEN: publishToken },
+  },
+  {
+    name: 'silent-payments',
+    app: 'silent-payments',
+    urls: ['http://localhost:8000'],
+    waitFor: proxyCookie,
+    env: {
+      CHAIN_RPC_URL: 'http://127.0.0.1:18443',
+      CHAIN_RPC_COOKIE_FILE: proxyCookie,
+      RELAY_URL: 'ws://127.0.0.1:8090',
+      RELAY_PUBLISH_TOKEN: publishToken,
+    },
   },
 ];
 
@@ -38,7 +54,15 @@ const colours = [36, 35, 33, 32, 34, 31];
 const children = [];
 let stopping = false;
 
+/** Resolves once `path` exists (a file another service writes at start), or after `ms`. */
+async function waitForFile(path, ms = 15_000) {
+  const deadline = Date.now() + ms;
+  while (!existsSync(path) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+}
+
 for (const [i, service] of SERVICES.entries()) {
+  if (service.waitFor) await waitForFile(service.waitFor);
+  if (stopping) break;
   const main = join(root, 'apps', service.app, 'dist', 'main.js');
   if (!existsSync(main)) {
     console.error(`${service.name}: ${main} is missing; run the build first (pnpm start builds)`);
@@ -48,6 +72,8 @@ for (const [i, service] of SERVICES.entries()) {
     cwd: join(root, 'apps', service.app),
     env: { ...process.env, ...service.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: Ctrl-C reaches only this launcher, which stops each service once.
+    detached: true,
   });
   const tag = `\x1b[${colours[i % colours.length]}m${service.name.padEnd(16)}\x1b[0m|`;
   for (const stream of [child.stdout, child.stderr]) {
@@ -101,3 +127,7 @@ function stopAll(code) {
 
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
+// Should the launcher die some other way, its services must not outlive it.
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
