@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChainDouble, type ChainDouble, type FundedOutput } from '@repo/chain-double';
 import { startFakeRelay, waitFor, type FakeRelay } from './helpers/fake-relay';
-import { buildPayment, plainScript } from './helpers/sender';
+import { buildSilentPayment, plainScript } from '@repo/chain-double';
 import { openStore } from '../src/store';
 import { getJson, postJson, startService, type RunningService } from './helpers/service';
 
@@ -72,12 +72,12 @@ describe('scanner against the chain double', () => {
     };
     const change = plainScript(7);
     const txs = [
-      buildPayment([coins.p2tr!], [{ address: book.baseAddress, sats: 20_000_000n }], change),
-      buildPayment([coins.p2wpkh!], [{ address: invoice1, sats: 30_000_000n }], change),
-      buildPayment([coins.p2sh!], [{ address: invoice2, sats: 25_000_000n }, { address: book.changeAddress, sats: 10_000_000n }], change),
-      buildPayment([coins.p2pkh!], [{ address: invoice1, sats: 10_000_000n }, { address: invoice1, sats: 5_000_000n }], change),
+      buildSilentPayment([coins.p2tr!], [{ address: book.baseAddress, sats: 20_000_000n }], change),
+      buildSilentPayment([coins.p2wpkh!], [{ address: invoice1, sats: 30_000_000n }], change),
+      buildSilentPayment([coins.p2sh!], [{ address: invoice2, sats: 25_000_000n }, { address: book.changeAddress, sats: 10_000_000n }], change),
+      buildSilentPayment([coins.p2pkh!], [{ address: invoice1, sats: 10_000_000n }, { address: invoice1, sats: 5_000_000n }], change),
       // Two inputs, a plain output first, and three outputs to one B_scan under different labels.
-      buildPayment(
+      buildSilentPayment(
         [coins.p2wpkh2!, coins.p2pkh2!],
         [{ script: plainScript(9), sats: 1_000_000n }, { address: invoice2, sats: 12_345_678n }, { address: book.baseAddress, sats: 1n * 10_000_000n }, { address: invoice2, sats: 9_000n }],
         change,
@@ -135,7 +135,7 @@ describe('scanner against the chain double', () => {
     const invoice = await address('reorg');
     const coin = node.fund('p2tr');
     const other = node.fund('p2wpkh');
-    const paid = buildPayment([coin], [{ address: invoice, sats: 40_000_000n }], plainScript(1));
+    const paid = buildSilentPayment([coin], [{ address: invoice, sats: 40_000_000n }], plainScript(1));
     const id = `${paid.txid}:0`;
     const [orphaned] = node.mine(1, [paid.hex]);
     const firstHeight = node.tipHeight();
@@ -154,11 +154,11 @@ describe('scanner against the chain double', () => {
     expect((await payment(id)).body).toMatchObject({ status: 'confirmed', block_height: node.tipHeight(), confirmations: 1 });
 
     // A reorg whose replacement block double-spends the payment: it disappears.
-    const paid2 = buildPayment([other], [{ address: invoice, sats: 30_000_000n }], plainScript(2));
+    const paid2 = buildSilentPayment([other], [{ address: invoice, sats: 30_000_000n }], plainScript(2));
     node.mine(1, [paid2.hex]);
     await synced();
     expect((await payment(`${paid2.txid}:0`)).status).toBe(200);
-    const conflict = buildPayment([other], [{ script: plainScript(3), sats: 30_000_000n }], plainScript(2));
+    const conflict = buildSilentPayment([other], [{ script: plainScript(3), sats: 30_000_000n }], plainScript(2));
     node.reorg(1, [conflict.hex]);
     await synced();
     expect((await payment(`${paid2.txid}:0`)).status).toBe(404);
@@ -175,10 +175,10 @@ describe('scanner against the chain double', () => {
     running = undefined;
     // 30 blocks, with payments early and late, while the service is down.
     const coins = [node.fund('p2wpkh'), node.fund('p2tr')];
-    const early = buildPayment([coins[0]!], [{ address: invoice0, sats: 11_000_000n }], plainScript(4));
+    const early = buildSilentPayment([coins[0]!], [{ address: invoice0, sats: 11_000_000n }], plainScript(4));
     node.mine(1, [early.hex]);
     node.mine(25);
-    const late = buildPayment([coins[1]!], [{ address: invoice0, sats: 22_000_000n }], plainScript(5));
+    const late = buildSilentPayment([coins[1]!], [{ address: invoice0, sats: 22_000_000n }], plainScript(5));
     node.mine(1, [late.hex]);
     node.mine(1);
     node.setLatency(15);
@@ -230,7 +230,7 @@ describe('scanner against the chain double', () => {
     const invoice = await address('outage');
     await synced();
     const coin = node.fund('p2sh-p2wpkh');
-    const paid = buildPayment([coin], [{ address: invoice, sats: 15_000_000n }], plainScript(6));
+    const paid = buildSilentPayment([coin], [{ address: invoice, sats: 15_000_000n }], plainScript(6));
     for (const behaviour of ['down', 'garbage', 'busy', 'hang'] as const) {
       node.setBehaviour(behaviour);
       const before = running.service.scanner.status().failures;

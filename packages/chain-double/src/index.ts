@@ -7,3 +7,4 @@ export { writeJson, formatDouble, amount, JsonRaw, sha256d, hash160 } from './en
 export { executeMethod, SERVED_METHODS, RpcMethodError } from './rpc';
 export { BITCOIND_FIXTURES_DIR, loadBitcoindFixture, listBitcoindFixtures, loadBitcoindContext, type BitcoindFixture } from './fixtures';
 export { signSpend, type SpendOutput, type SpendOptions } from './spend';
+export { buildSilentPayment, silentPaymentInputView, plainScript, type PaymentRecipient } from './silent-payment';
