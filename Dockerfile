@@ -12,4 +12,7 @@ FROM node:20-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0
 WORKDIR /app
 COPY --from=build /src /app
+# Mount points of the named volumes, owned by the service user so fresh volumes are writable;
+# the example environment seeds the config-storage volume on first start.
+RUN mkdir -p /data /storage && cp -r /app/storage/. /storage/ && chown -R node:node /data /storage
 USER node
