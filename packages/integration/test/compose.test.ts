@@ -1,0 +1,133 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { ROOT } from './processes';
+
+/** The parts of a compose service this test reads. */
+interface ComposeService {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: string[];
+  expose?: string[];
+  volumes?: string[];
+  restart?: string;
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
+}
+
+// Compose applies YAML merge keys (`<<: *app`), so the parser must too.
+const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, ComposeService>;
+  volumes: Record<string, unknown>;
+};
+
+/** Each app service, its folder, and the ports its configuration binds. */
+const APPS: { service: string; app: string; ports: (config: Record<string, unknown>) => number[] }[] = [
+  { service: 'config-server', app: 'config-server', ports: (c) => [c.port as number] },
+  { service: 'rpc-proxy', app: 'rpc-proxy', ports: (c) => [c.port as number] },
+  { service: 'silent-payments', app: 'silent-payments', ports: (c) => [c.port as number] },
+  { service: 'relay', app: 'relay', ports: (c) => [c.wsPort as number, c.httpPort as number] },
+  { service: 'storage', app: 'storage', ports: (c) => [c.port as number] },
+];
+
+/** The environment as the container sees it: `${VAR:?…}` and `${VAR:-default}` filled in. */
+function containerEnv(service: ComposeService): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(service.environment ?? {})) {
+    env[name] = String(value).replace(/\$\{([A-Z_]+)(:[?-])?([^}]*)\}/g, (_m, _v, op, rest) => (op === ':-' ? rest : 'ab'.repeat(32)));
+  }
+  return env;
+}
+
+function loadConfigOf(app: string): (env: Record<string, string>) => Record<string, unknown> {
+  return (require(join(ROOT, 'apps', app, 'dist', 'index.js')) as { loadConfig: (env: Record<string, string>) => Record<string, unknown> }).loadConfig;
+}
+
+describe('docker-compose.yml', () => {
+  it('runs the five apps, the node and the storage proxy', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['bitcoind', 'config-server', 'proxy', 'relay', 'rpc-proxy', 'silent-payments', 'storage']);
+  });
+
+  describe.each(APPS)('$service', ({ service: name, app, ports }) => {
+    const service = compose.services[name]!;
+    const env = containerEnv(service);
+
+    it("runs the app's built entry point from the project image", () => {
+      expect(service.build).toBe('.');
+      expect(service.command).toEqual(['node', `apps/${app}/dist/main.js`]);
+      expect(existsSync(join(ROOT, service.command![1]!))).toBe(true);
+    });
+
+    it('sets only variables the app reads, with values its configuration accepts', () => {
+      const source = readFileSync(join(ROOT, 'apps', app, 'src', 'config.ts'), 'utf8');
+      for (const variable of Object.keys(env)) expect({ variable, read: source.includes(`'${variable}'`) }).toEqual({ variable, read: true });
+      expect(() => loadConfigOf(app)(env)).not.toThrow();
+      expect(env.HOST).toBe('0.0.0.0');
+    });
+
+    it('publishes or exposes exactly the ports the app binds', () => {
+      const bound = ports(loadConfigOf(app)(env)).sort();
+      const published = (service.ports ?? []).map((p) => Number(p.split(':').pop()));
+      const exposed = (service.expose ?? []).map(Number);
+      expect([...published, ...exposed].sort()).toEqual(bound);
+    });
+
+    it('keeps its state in a named volume mounted at DATA_DIR', () => {
+      const mounts = (service.volumes ?? []).map((v) => v.split(':'));
+      const data = mounts.find(([, target]) => target === env.DATA_DIR);
+      expect(data).toBeDefined();
+      expect(Object.keys(compose.volumes)).toContain(data![0]);
+    });
+
+    it('has a health check and a restart policy', () => {
+      expect(service.healthcheck?.test.length).toBeGreaterThan(1);
+      expect(service.restart).toBe('unless-stopped');
+    });
+  });
+
+  it('reaches the node only inside the compose network, with its cookie read-only', () => {
+    const node = compose.services.bitcoind!;
+    expect(node.image).toMatch(/^bitcoin\/bitcoin:\d+\.\d+/);
+    expect(node.ports).toBeUndefined();
+    const rpcPort = node.command!.find((a) => a.startsWith('-rpcport='))!.split('=')[1];
+    expect(node.expose).toEqual([rpcPort]);
+    expect(node.command).toContain('-signet');
+    const proxy = compose.services['rpc-proxy']!;
+    expect(proxy.environment!.BITCOIND_RPC_URL).toBe(`http://bitcoind:${rpcPort}`);
+    const nodeVolume = node.volumes![0]!.split(':')[0];
+    expect(proxy.volumes).toContain(`${nodeVolume}:/bitcoind:ro`);
+    expect(proxy.environment!.BITCOIND_COOKIE_FILE).toBe('/bitcoind/signet/.cookie');
+  });
+
+  it('points the scanner at the proxy with the cookie the proxy writes, and at the relay', () => {
+    const sp = compose.services['silent-payments']!.environment!;
+    const proxy = compose.services['rpc-proxy']!;
+    expect(sp.CHAIN_RPC_URL).toBe(`http://rpc-proxy:${proxy.environment!.PORT}`);
+    const proxyData = proxy.volumes!.find((v) => v.endsWith(':/data'))!.split(':')[0];
+    expect(compose.services['silent-payments']!.volumes).toContain(`${proxyData}:/rpc-proxy:ro`);
+    expect(sp.CHAIN_RPC_COOKIE_FILE).toBe('/rpc-proxy/.cookie'); // the proxy writes DATA_DIR/.cookie
+    expect(sp.RELAY_URL).toBe(`ws://relay:${compose.services.relay!.environment!.WS_PORT}`);
+    expect(sp.RELAY_PUBLISH_TOKEN).toBe(compose.services.relay!.environment!.RELAY_PUBLISH_TOKEN);
+  });
+
+  it('serves the storage service under /storage/ through the reverse proxy', () => {
+    const proxy = compose.services.proxy!;
+    const conf = readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8');
+    expect(proxy.volumes).toContain('./deploy/nginx.conf:/etc/nginx/nginx.conf:ro');
+    expect(conf).toContain(`server storage:${compose.services.storage!.environment!.PORT};`);
+    expect(conf).toMatch(/location \/storage\/ \{\s*proxy_pass http:\/\/storage;/);
+    const listen = /listen (\d+);/.exec(conf)![1];
+    expect(proxy.ports).toEqual([`8081:${listen}`]);
+  });
+
+  it('declares every named volume it mounts', () => {
+    for (const service of Object.values(compose.services)) {
+      for (const volume of service.volumes ?? []) {
+        const source = volume.split(':')[0]!;
+        if (!source.startsWith('.')) expect(Object.keys(compose.volumes)).toContain(source);
+      }
+    }
+  });
+});
