@@ -10,9 +10,23 @@ function privateKey(scalar: Uint8Array): KeyObject {
   return createPrivateKey({ key: { kty: 'OKP', crv: 'X25519', d: toBase64Url(scalar), x: '' }, format: 'jwk' });
 }
 
+// Servers seal to the same few registered keys over and over: their imported form is kept.
+const PUBLIC_CACHE_SIZE = 256;
+const publicCache = new Map<string, KeyObject>();
+
 function publicKey(u: Uint8Array): KeyObject {
-  return createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: toBase64Url(u) }, format: 'jwk' });
+  const x = toBase64Url(u);
+  let key = publicCache.get(x);
+  if (key === undefined) {
+    key = createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x }, format: 'jwk' });
+    if (publicCache.size >= PUBLIC_CACHE_SIZE) publicCache.delete(publicCache.keys().next().value!);
+    publicCache.set(x, key);
+  }
+  return key;
 }
+
+// X25519(k, 9) as a Diffie-Hellman with the base point: cheaper than exporting the public half.
+const BASE_POINT = createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: toBase64Url(Uint8Array.of(9, ...new Uint8Array(31))) }, format: 'jwk' });
 
 function toBase64Url(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
@@ -36,7 +50,6 @@ export const nodeX25519: X25519Backend = {
   },
   scalarMultBase(scalar) {
     assertBytes(scalar, 'scalar', X25519_KEY_LENGTH);
-    const jwk = createPublicKey(privateKey(scalar)).export({ format: 'jwk' });
-    return new Uint8Array(Buffer.from(jwk.x!, 'base64url'));
+    return new Uint8Array(diffieHellman({ privateKey: privateKey(scalar), publicKey: BASE_POINT }));
   },
 };
