@@ -46,3 +46,4 @@ if (mode === 'hello') {
 }
 const { port } = await listen(server, 0, '127.0.0.1');
 process.stdout.write(`${port}\n`);
+process.on('SIGTERM', () => process.exit(0));
