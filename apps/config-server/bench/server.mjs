@@ -1,6 +1,7 @@
 // One benchmark target in its own process (so the load generator does not share its event loop):
-//   node bench/server.mjs file   the config server, a 4 KB file with substitution, limits off
-//   node bench/server.mjs hello  an express "hello" endpoint over the same TLS
+//   node bench/server.mjs file [CLIENT_KEYS_DIR]  the config server, a 4 KB file with substitution,
+//                                                 limits off, client keys registered from that folder
+//   node bench/server.mjs hello                   an express "hello" endpoint over the same TLS
 // Prints the port on stdout, then serves until killed.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
@@ -38,6 +39,7 @@ if (mode === 'hello') {
     RATE_LIMIT_PER_SECOND: '0',
     MAX_CONNECTIONS_PER_IP: '1000',
     MAX_IN_FLIGHT: '10000',
+    ...(process.argv[3] ? { CLIENT_KEYS_DIR: process.argv[3], CLIENT_KEYS_RECHECK_MS: '1000' } : {}),
   });
   const keyring = createKeyring({ keysDir: config.keysDir, masterKey: hexToBytes(master) });
   server = createApp(config, { logger: createSilentLogger(), keyring, tls }).server;

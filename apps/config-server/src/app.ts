@@ -14,6 +14,7 @@ import {
 } from '@repo/http';
 import type { ConfigServerConfig } from './config';
 import { API_VERSION, COMMON_HEADERS } from './constants';
+import { createClientKeyRegistry } from './client-keys';
 import { createFileStore } from './file-store';
 import type { Keyring } from './keyring';
 import { maintenanceSwitch } from './maintenance';
@@ -62,6 +63,8 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
         now: deps.now,
       }),
       keyring: deps.keyring,
+      clientKeys: createClientKeyRegistry({ dir: config.clientKeysDir, recheckMs: config.clientKeysRecheckMs, logger, now: deps.now }),
+      logger,
     }),
   );
   app.use(notFoundHandler({ code: 'FILE_NOT_FOUND' }));

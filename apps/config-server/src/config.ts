@@ -10,6 +10,10 @@ export interface ConfigServerConfig {
   dataDir: string;
   storageDir: string;
   keysDir: string;
+  /** Registered client public keys, one folder per environment: `<clientKeysDir>/<env>/<name>.pub`. */
+  clientKeysDir: string;
+  /** How long a listing of an environment's client keys is trusted before the folder is looked at again (ms). */
+  clientKeysRecheckMs: number;
   /** 64 hex characters; when absent a master key is generated into `DATA_DIR/master.key`. */
   masterKeyHex: string | undefined;
   tlsCertFile: string | undefined;
@@ -37,13 +41,16 @@ const REPO_DIR = resolve(APP_DIR, '..', '..');
  */
 export function loadConfig(env: Env = process.env): ConfigServerConfig {
   const dataDir = resolve(readString(env, 'DATA_DIR', resolve(APP_DIR, 'data')));
+  const keysDir = resolve(readString(env, 'KEYS_DIR', resolve(dataDir, 'keys')));
   return {
     host: readString(env, 'HOST', '127.0.0.1'),
     port: readPort(env, 'PORT', 6666),
     domain: readString(env, 'PUBLIC_DOMAIN', 'localhost'),
     dataDir,
     storageDir: resolve(readString(env, 'STORAGE_DIR', resolve(REPO_DIR, 'storage'))),
-    keysDir: resolve(readString(env, 'KEYS_DIR', resolve(dataDir, 'keys'))),
+    keysDir,
+    clientKeysDir: resolve(readString(env, 'CLIENT_KEYS_DIR', resolve(keysDir, 'clients'))),
+    clientKeysRecheckMs: readInt(env, 'CLIENT_KEYS_RECHECK_MS', 1_000, { min: 0, max: 60_000 }),
     masterKeyHex: readHex(env, 'CONFIG_MASTER_KEY', 32),
     tlsCertFile: readOptional(env, 'TLS_CERT_FILE'),
     tlsKeyFile: readOptional(env, 'TLS_KEY_FILE'),

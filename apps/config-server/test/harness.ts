@@ -58,6 +58,7 @@ export async function startServer(overrides: Record<string, string> = {}, option
     STORAGE_DIR: storageDir,
     CONFIG_MASTER_KEY: MASTER_KEY_HEX,
     FILE_CACHE_MS: '0', // every request reads the disk, unless a test asks otherwise
+    CLIENT_KEYS_RECHECK_MS: '0', // registered client keys are looked up afresh on every request
     ...overrides,
   });
   const { logger, lines: logs } = createMemoryLogger();
@@ -79,6 +80,15 @@ export async function startServer(overrides: Record<string, string> = {}, option
     derivedKey: (env) => deriveKey(hexToBytes(MASTER_KEY_HEX), environmentKeyInfo(env)),
     close: () => service.close(),
   };
+}
+
+/** Registers `publicKey` for `env` as `<clientKeysDir>/<env>/<name>.pub` (base64, as keygen prints it). */
+export function registerClientKey(h: Harness, env: string, name: string, publicKey: Uint8Array): string {
+  const dir = join(h.config.clientKeysDir, env);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${name}.pub`);
+  writeFileSync(path, `${Buffer.from(publicKey).toString('base64')}\n`);
+  return path;
 }
 
 /** A response read whole. */

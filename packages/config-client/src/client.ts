@@ -1,4 +1,5 @@
-import { nobleBackend, nodeBackend, openFromBase64, parseKey, type AeadBackend } from '@repo/crypto';
+import { base64ToBytes, nobleBackend, nodeBackend, openFromBase64, parseKey, type AeadBackend, type HpkeKemName, type HpkeSuite } from '@repo/crypto';
+import { clientSuite, formatClientPublicKey, type ClientKeyPair } from './client-key';
 import { CLIENT_ERROR_CODES, ConfigClientError } from './errors';
 import { httpsGet, type TrustOptions } from './transport';
 
@@ -25,12 +26,26 @@ export interface FetchedFile {
   headers: Record<string, string | string[] | undefined>;
 }
 
+/** `X-Encryption-Mode` the server answers for each KEM of the recipient mode. */
+export const RECIPIENT_MODES: Readonly<Record<HpkeKemName, string>> = { X25519: 'hpke-x25519', 'X-Wing': 'hpke-xwing' };
+
+/** The HPKE `info` the server binds a file to (config-server README, recipient mode). */
+export function recipientInfo(env: string, file: string): Uint8Array {
+  return new TextEncoder().encode(`config-server/v1/file/${env}/${file}`);
+}
+
 /** The config server client. */
 export interface ConfigClient {
-  /** GETs `<env>/<file>` and returns the sealed base64 body as sent. */
-  fetchSealed(env: string, file: string): Promise<{ body: string; headers: FetchedFile['headers'] }>;
+  /** GETs `<env>/<file>` and returns the sealed base64 body as sent (`extraHeaders` added to the request). */
+  fetchSealed(env: string, file: string, extraHeaders?: Record<string, string>): Promise<{ body: string; headers: FetchedFile['headers'] }>;
   /** GETs `<env>/<file>` and opens it with the environment key (32 bytes, or 64 hex characters). */
   fetchFile(env: string, file: string, key: Uint8Array | string): Promise<FetchedFile>;
+  /**
+   * GETs `<env>/<file>` sealed to the client's own key (recipient mode: `X-Client-Public-Key`,
+   * `X-Client-Kem`) and opens it with the private key. The public key must be registered for
+   * `env` on the server, else HTTP_ERROR 403 `ACCESS_DENIED`.
+   */
+  fetchFileWithPrivateKey(env: string, file: string, key: ClientKeyPair): Promise<FetchedFile>;
 }
 
 /** Creates a client; verification of the server certificate is always on. */
@@ -49,9 +64,16 @@ export function createConfigClient(options: ConfigClientOptions): ConfigClient {
     'API-Version': API_VERSION,
   };
 
-  async function fetchSealed(env: string, file: string) {
+  const suites = new Map<HpkeKemName, HpkeSuite>();
+  const suiteFor = (kem: HpkeKemName): HpkeSuite => {
+    let suite = suites.get(kem);
+    if (suite === undefined) suites.set(kem, (suite = clientSuite(kem, options.backend)));
+    return suite;
+  };
+
+  async function fetchSealed(env: string, file: string, extraHeaders: Record<string, string> = {}) {
     const path = `/${encodeURIComponent(env)}/${file.split('/').map(encodeURIComponent).join('/')}`;
-    const res = await httpsGet(new URL(path, base), headers, options, timeoutMs);
+    const res = await httpsGet(new URL(path, base), { ...headers, ...extraHeaders }, options, timeoutMs);
     if (res.status !== 200) {
       let serverError: ConfigClientError['serverError'];
       try {
@@ -88,6 +110,31 @@ export function createConfigClient(options: ConfigClientOptions): ConfigClient {
         throw new ConfigClientError(
           CLIENT_ERROR_CODES.DECRYPT_FAILED,
           'the file does not open with this key (wrong key, or the body was altered)',
+          { cause },
+        );
+      }
+      return { content, fileName: parseFileName(responseHeaders['content-disposition']), headers: responseHeaders };
+    },
+    async fetchFileWithPrivateKey(env, file, key) {
+      const suite = suiteFor(key.kem);
+      const { body, headers: responseHeaders } = await fetchSealed(env, file, {
+        'X-Client-Kem': key.kem,
+        'X-Client-Public-Key': formatClientPublicKey(key),
+      });
+      const mode = responseHeaders['x-encryption-mode'];
+      if (mode !== RECIPIENT_MODES[key.kem]) {
+        throw new ConfigClientError(
+          CLIENT_ERROR_CODES.DECRYPT_FAILED,
+          `the server did not seal the file to this key (X-Encryption-Mode: ${String(mode ?? 'absent')}, expected ${RECIPIENT_MODES[key.kem]})`,
+        );
+      }
+      let content: Uint8Array;
+      try {
+        content = suite.openBytes(key.privateKey, base64ToBytes(body, 'body'), { info: recipientInfo(env, file) });
+      } catch (cause) {
+        throw new ConfigClientError(
+          CLIENT_ERROR_CODES.DECRYPT_FAILED,
+          'the file does not open with this private key (another key, or the body was altered)',
           { cause },
         );
       }

@@ -1,3 +1,21 @@
-export { createConfigClient, CLIENT_VERSION, API_VERSION, type ConfigClient, type ConfigClientOptions, type FetchedFile } from './client';
+export {
+  createConfigClient,
+  CLIENT_VERSION,
+  API_VERSION,
+  RECIPIENT_MODES,
+  recipientInfo,
+  type ConfigClient,
+  type ConfigClientOptions,
+  type FetchedFile,
+} from './client';
+export {
+  generateClientKey,
+  parseClientPrivateKey,
+  formatClientPrivateKey,
+  formatClientPublicKey,
+  parseKemName,
+  clientSuite,
+  type ClientKeyPair,
+} from './client-key';
 export { ConfigClientError, CLIENT_ERROR_CODES, type ClientErrorCode } from './errors';
 export { normaliseFingerprint, type TrustOptions } from './transport';

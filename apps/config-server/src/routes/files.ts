@@ -1,21 +1,33 @@
 import type { RequestHandler } from 'express';
-import { nodeBackend, sealToBase64 } from '@repo/crypto';
+import { bytesToBase64, nodeBackend, sealToBase64, type HpkeKemName, type HpkeSuite } from '@repo/crypto';
+import { AppError } from '@repo/errors';
+import type { Logger } from '@repo/http';
+import type { ClientKeyRegistry } from '../client-keys';
 import type { Keyring } from '../keyring';
 import type { FileStore } from '../file-store';
 import { parseFileRequest } from '../file-path';
+import { createRecipientSuites, ENCRYPTION_MODES, parseRecipientHeaders, recipientInfo } from '../recipient';
 
 /** Options of {@link fileRoute}. */
 export interface FileRouteOptions {
   store: FileStore;
   keyring: Keyring;
+  clientKeys: ClientKeyRegistry;
+  logger: Logger;
 }
 
 /**
  * `GET /<env>/<file>`: the file, substituted, sealed under the environment's key, base64
  * (spec 000, "Endpoints", rules 1 to 4). The raw path is parsed here rather than by the router,
  * so that every encoded spelling of a traversal is seen before anything decodes it.
+ *
+ * Recipient mode (ARCHITECTURE.md): with `X-Client-Public-Key` and `X-Client-Kem`, the file is
+ * sealed with HPKE (RFC 9180, base mode) to that key instead, body `Base64(enc || ciphertext ||
+ * tag)`. The headers are checked and the key looked up among the environment's registered keys
+ * before the file is touched, so a refusal says nothing about the file.
  */
 export function fileRoute(options: FileRouteOptions): RequestHandler {
+  const suites: Record<HpkeKemName, HpkeSuite> = createRecipientSuites();
   return async function fileRoute(req, res, next) {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       next();
@@ -27,15 +39,31 @@ export function fileRoute(options: FileRouteOptions): RequestHandler {
       next();
       return;
     }
+    const recipient = parseRecipientHeaders(req.headers);
+    const registered = recipient && options.clientKeys.find(request.env, recipient.kem, recipient.publicKey);
+    // Anyone may send a key of their own: only keys registered for this environment are served.
+    if (recipient !== undefined && registered === undefined) throw new AppError('ACCESS_DENIED');
+
     const rendered = await options.store.render(request);
-    const { key } = options.keyring.keyFor(request.env);
-    const body = sealToBase64(key, rendered.content, { backend: nodeBackend });
+    let body: string;
+    if (recipient === undefined) {
+      const { key } = options.keyring.keyFor(request.env);
+      body = sealToBase64(key, rendered.content, { backend: nodeBackend });
+      res.setHeader('X-Encryption-Mode', ENCRYPTION_MODES.psk);
+    } else {
+      const suite = suites[recipient.kem];
+      const sealed = suite.sealToBytes(recipient.publicKey, rendered.content, { info: recipientInfo(request.env, request.file) });
+      body = bytesToBase64(sealed);
+      res.setHeader('X-Encryption-Mode', ENCRYPTION_MODES[recipient.kem]);
+      res.setHeader('X-HPKE-Suite', suite.name);
+      options.logger.debug({ env: request.env, client: registered!.name, fingerprint: registered!.fingerprint }, 'sealed to a client key');
+    }
     res.status(200);
     res.setHeader('Content-Type', 'application/octet-stream');
     res.setHeader('Content-Disposition', contentDisposition(rendered.name));
     res.setHeader('Content-Length', String(Buffer.byteLength(body)));
-    res.setHeader('X-Encryption-Mode', 'psk');
     res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Vary', 'X-Client-Public-Key, X-Client-Kem');
     res.end(req.method === 'HEAD' ? undefined : body);
   };
 }

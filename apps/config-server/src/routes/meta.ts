@@ -33,7 +33,8 @@ export function metaRoutes(options: MetaRouteOptions): Router {
       protocol: 'HTTPS',
       encryption: ENCRYPTION_TYPE,
       endpoints: {
-        'GET /<env>/<file>': 'encrypted configuration file: Base64(nonce || ciphertext || tag), ChaCha20-Poly1305',
+        'GET /<env>/<file>':
+          'encrypted configuration file: Base64(nonce || ciphertext || tag), ChaCha20-Poly1305; with X-Client-Public-Key and X-Client-Kem (X25519 or X-Wing), HPKE sealed to that registered key: Base64(enc || ciphertext || tag)',
         'GET /health': 'service health',
         'GET /info': 'service information',
       },

@@ -1,0 +1,176 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { bytesToHex, deriveKey, hexToBytes } from '@repo/crypto';
+import { createApp, createKeyring, environmentKeyInfo, loadConfig, type ConfigServerApp } from '@repo/config-server';
+import { certificateFingerprint, createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/http';
+import { createConfigClient, formatClientPublicKey, generateClientKey, parseClientPrivateKey, type ClientKeyPair } from '../src';
+import { runCli } from '../src/cli';
+
+const MASTER = '44'.repeat(32);
+const CLI = resolve(__dirname, '..', 'dist', 'cli.js');
+const CONTENT = 'greeting=hello alice\n';
+
+let service: ConfigServerApp;
+let url: string;
+let ca: string;
+let fingerprint: string;
+let dir: string;
+let clientKeysDir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'config-client-hpke-'));
+  const storage = join(dir, 'storage');
+  mkdirSync(join(storage, 'dev'), { recursive: true });
+  writeFileSync(join(storage, 'dev', '.env'), 'USER=alice\nGREETING=hello $USER\n');
+  writeFileSync(join(storage, 'dev', 'app.conf'), 'greeting=${GREETING}\n');
+  const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
+  ca = tls.cert;
+  fingerprint = certificateFingerprint(tls.cert);
+  writeFileSync(join(dir, 'ca.pem'), ca);
+  clientKeysDir = join(dir, 'client-keys');
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: join(dir, 'data'),
+    STORAGE_DIR: storage,
+    CONFIG_MASTER_KEY: MASTER,
+    CLIENT_KEYS_DIR: clientKeysDir,
+    CLIENT_KEYS_RECHECK_MS: '0',
+  });
+  service = createApp(config, {
+    logger: createSilentLogger(),
+    keyring: createKeyring({ keysDir: config.keysDir, masterKey: hexToBytes(MASTER) }),
+    tls,
+  });
+  const { port } = await listen(service.server, 0, '127.0.0.1');
+  url = `https://127.0.0.1:${port}`;
+});
+
+afterAll(async () => {
+  await service.close();
+});
+
+function register(env: string, name: string, key: ClientKeyPair): void {
+  mkdirSync(join(clientKeysDir, env), { recursive: true });
+  writeFileSync(join(clientKeysDir, env, `${name}.pub`), `${formatClientPublicKey(key)}\n`);
+}
+
+function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+function capture(): { stream: Writable; text: () => string } {
+  const chunks: Buffer[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      chunks.push(chunk);
+      cb();
+    },
+  });
+  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+}
+
+describe('fetchFileWithPrivateKey', () => {
+  it.each([
+    ['X25519', 'node', 'hpke-x25519'],
+    ['X-Wing', 'noble', 'hpke-xwing'],
+  ] as const)('fetches and opens a file sealed to a registered %s key (%s backend)', async (kem, backend, mode) => {
+    const key = generateClientKey(kem);
+    register('dev', `lib-${kem}`, key);
+    const file = await createConfigClient({ baseUrl: url, ca, backend }).fetchFileWithPrivateKey('dev', 'app.conf', key);
+    expect(new TextDecoder().decode(file.content)).toBe(CONTENT);
+    expect(file.headers['x-encryption-mode']).toBe(mode);
+  });
+
+  it('reports an unregistered key as HTTP_ERROR 403 ACCESS_DENIED', async () => {
+    const key = generateClientKey('X-Wing');
+    await expect(createConfigClient({ baseUrl: url, ca }).fetchFileWithPrivateKey('dev', 'app.conf', key)).rejects.toMatchObject({
+      code: 'HTTP_ERROR',
+      status: 403,
+      serverError: { code: 'ACCESS_DENIED' },
+    });
+  });
+
+  it('reports DECRYPT_FAILED when the private key does not match the registered public key', async () => {
+    const key = generateClientKey('X25519');
+    register('dev', 'mismatch', key);
+    const other = generateClientKey('X25519');
+    await expect(
+      createConfigClient({ baseUrl: url, ca }).fetchFileWithPrivateKey('dev', 'app.conf', { ...other, publicKey: key.publicKey }),
+    ).rejects.toMatchObject({ code: 'DECRYPT_FAILED' });
+  });
+});
+
+describe('config-client keygen and get --private-key, over TLS', () => {
+  it.each([
+    ['x25519', 'X25519', 32],
+    ['xwing', 'X-Wing', 1216],
+  ] as const)('generates a %s key pair, registers it, and fetches the file with it (real CLI process)', async (flag, kem, publicLength) => {
+    const keyFile = join(dir, `cli-${flag}.key`);
+    const gen = await run(['keygen', '--kem', flag, '--out', keyFile]);
+    expect(gen.code).toBe(0);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const printed = gen.stdout.trim();
+    expect(Buffer.from(printed, 'base64').length).toBe(publicLength);
+    expect(readFileSync(`${keyFile}.pub`, 'utf8').trim()).toBe(printed);
+    expect(gen.stderr).toContain('register the public key');
+    expect(parseClientPrivateKey(readFileSync(keyFile, 'utf8')).kem).toBe(kem);
+
+    // Before registration the server refuses; after the operator copies the .pub file, it serves.
+    const refused = await run(['get', 'dev/app.conf', '--private-key', keyFile], { CONFIG_SERVER_URL: url, CONFIG_FINGERPRINT: fingerprint });
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toContain('server answered 403: access not authorized (ACCESS_DENIED)');
+
+    mkdirSync(join(clientKeysDir, 'dev'), { recursive: true });
+    copyFileSync(`${keyFile}.pub`, join(clientKeysDir, 'dev', `cli-${flag}.pub`));
+    const got = await run(['get', 'dev/app.conf', '--private-key', keyFile, '--ca', join(dir, 'ca.pem'), '--url', url]);
+    expect(got).toEqual({ code: 0, stdout: CONTENT, stderr: '' });
+  });
+
+  it('fetches in pre-shared-key mode next to it, unchanged', async () => {
+    const devKey = bytesToHex(deriveKey(hexToBytes(MASTER), environmentKeyInfo('dev')));
+    const out = capture();
+    expect(await runCli(['get', 'dev/app.conf', '--url', url, '--key', devKey, '--fingerprint', fingerprint], {}, out.stream)).toBe(0);
+    expect(out.text()).toBe(CONTENT);
+  });
+
+  it('takes the private key file from CONFIG_PRIVATE_KEY_FILE', async () => {
+    const keyFile = join(dir, 'env-var.key');
+    expect(await runCli(['keygen', '--kem', 'X-Wing', '--out', keyFile], {}, capture().stream)).toBe(0);
+    copyFileSync(`${keyFile}.pub`, join(clientKeysDir, 'dev', 'env-var.pub'));
+    const out = capture();
+    const code = await runCli(['get', 'dev/app.conf'], { CONFIG_SERVER_URL: url, CONFIG_FINGERPRINT: fingerprint, CONFIG_PRIVATE_KEY_FILE: keyFile }, out.stream);
+    expect(code).toBe(0);
+    expect(out.text()).toBe(CONTENT);
+  });
+
+  it('refuses to overwrite a key without --force, and exits 2 on a bad --kem', async () => {
+    const keyFile = join(dir, 'twice.key');
+    expect(await runCli(['keygen', '--kem', 'x25519', '--out', keyFile], {}, capture().stream)).toBe(0);
+    const first = readFileSync(keyFile, 'utf8');
+    expect(await runCli(['keygen', '--kem', 'x25519', '--out', keyFile], {}, capture().stream)).toBe(1);
+    expect(readFileSync(keyFile, 'utf8')).toBe(first);
+    expect(await runCli(['keygen', '--kem', 'x25519', '--out', keyFile, '--force'], {}, capture().stream)).toBe(0);
+    expect(readFileSync(keyFile, 'utf8')).not.toBe(first);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(await runCli(['keygen', '--kem', 'rsa', '--out', join(dir, 'rsa.key')], {}, capture().stream)).toBe(2);
+  });
+
+  it('exits 1 with a clear message for a malformed private key file, and 2 for --key with --private-key', async () => {
+    const bad = join(dir, 'bad.key');
+    writeFileSync(bad, 'X25519 not-base64!\n', { mode: 0o600 });
+    const res = await run(['get', 'dev/app.conf', '--private-key', bad, '--url', url, '--fingerprint', fingerprint]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('private key file: the key is not standard base64');
+    expect(await runCli(['get', 'dev/app.conf', '--private-key', bad, '--key', '00'.repeat(32)], {}, capture().stream)).toBe(2);
+  });
+});
