@@ -1,16 +1,14 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { Writable } from 'node:stream';
+import { join } from 'node:path';
 import { bytesToHex, deriveKey, generateKey, hexToBytes } from '@repo/crypto';
 import { createApp, createKeyring, environmentKeyInfo, loadConfig, type ConfigServerApp } from '@repo/config-server';
 import { certificateFingerprint, createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/http';
 import { ConfigClientError, createConfigClient } from '../src';
 import { runCli } from '../src/cli';
+import { capture, runCliProcess } from './helpers';
 
 const MASTER = '22'.repeat(32);
-const CLI = resolve(__dirname, '..', 'dist', 'cli.js');
 
 let service: ConfigServerApp;
 let url: string;
@@ -42,17 +40,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await service.close();
 });
-
-function capture(): { stream: Writable; text: () => string } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      chunks.push(chunk);
-      cb();
-    },
-  });
-  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
-}
 
 describe('createConfigClient', () => {
   it.each(['node', 'noble'] as const)('fetches and opens a file with the %s backend, trusting the CA', async (backend) => {
@@ -133,15 +120,12 @@ describe('config-client CLI', () => {
     const keyFile = join(dir, 'dev.key');
     writeFileSync(keyFile, `${devKey}\n`, { mode: 0o600 });
     const outFile = join(dir, 'app.conf');
-    const result = await new Promise<{ code: number | null; stderr: string }>((done) => {
-      const child = execFile(process.execPath, [CLI, 'get', 'dev/app.conf', '--out', outFile], {
-        env: { PATH: process.env.PATH, CONFIG_SERVER_URL: url, CONFIG_KEY_FILE: keyFile, CONFIG_FINGERPRINT: fingerprint },
-      });
-      let stderr = '';
-      child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-      child.on('close', (code) => done({ code, stderr }));
+    const result = await runCliProcess(['get', 'dev/app.conf', '--out', outFile], {
+      CONFIG_SERVER_URL: url,
+      CONFIG_KEY_FILE: keyFile,
+      CONFIG_FINGERPRINT: fingerprint,
     });
-    expect(result).toEqual({ code: 0, stderr: '' });
+    expect(result).toMatchObject({ code: 0, stderr: '', stdout: '' });
     expect(readFileSync(outFile, 'utf8')).toBe('greeting=hello alice\n');
     expect(statSync(outFile).mode & 0o777).toBe(0o600);
   });

@@ -1,16 +1,14 @@
-import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { Writable } from 'node:stream';
+import { join } from 'node:path';
 import { bytesToHex, deriveKey, hexToBytes } from '@repo/crypto';
 import { createApp, createKeyring, environmentKeyInfo, loadConfig, type ConfigServerApp } from '@repo/config-server';
 import { certificateFingerprint, createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/http';
 import { createConfigClient, formatClientPublicKey, generateClientKey, parseClientPrivateKey, type ClientKeyPair } from '../src';
 import { runCli } from '../src/cli';
+import { capture, runCliProcess } from './helpers';
 
 const MASTER = '44'.repeat(32);
-const CLI = resolve(__dirname, '..', 'dist', 'cli.js');
 const CONTENT = 'greeting=hello alice\n';
 
 let service: ConfigServerApp;
@@ -57,28 +55,6 @@ function register(env: string, name: string, key: ClientKeyPair): void {
   writeFileSync(join(clientKeysDir, env, `${name}.pub`), `${formatClientPublicKey(key)}\n`);
 }
 
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
-
-function capture(): { stream: Writable; text: () => string } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      chunks.push(chunk);
-      cb();
-    },
-  });
-  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
-}
-
 describe('fetchFileWithPrivateKey', () => {
   it.each([
     ['X25519', 'node', 'hpke-x25519'],
@@ -116,7 +92,7 @@ describe('config-client keygen and get --private-key, over TLS', () => {
     ['xwing', 'X-Wing', 1216],
   ] as const)('generates a %s key pair, registers it, and fetches the file with it (real CLI process)', async (flag, kem, publicLength) => {
     const keyFile = join(dir, `cli-${flag}.key`);
-    const gen = await run(['keygen', '--kem', flag, '--out', keyFile]);
+    const gen = await runCliProcess(['keygen', '--kem', flag, '--out', keyFile]);
     expect(gen.code).toBe(0);
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const printed = gen.stdout.trim();
@@ -126,13 +102,16 @@ describe('config-client keygen and get --private-key, over TLS', () => {
     expect(parseClientPrivateKey(readFileSync(keyFile, 'utf8')).kem).toBe(kem);
 
     // Before registration the server refuses; after the operator copies the .pub file, it serves.
-    const refused = await run(['get', 'dev/app.conf', '--private-key', keyFile], { CONFIG_SERVER_URL: url, CONFIG_FINGERPRINT: fingerprint });
+    const refused = await runCliProcess(['get', 'dev/app.conf', '--private-key', keyFile], {
+      CONFIG_SERVER_URL: url,
+      CONFIG_FINGERPRINT: fingerprint,
+    });
     expect(refused).toMatchObject({ code: 1, stdout: '' });
     expect(refused.stderr).toContain('server answered 403: access not authorized (ACCESS_DENIED)');
 
     mkdirSync(join(clientKeysDir, 'dev'), { recursive: true });
     copyFileSync(`${keyFile}.pub`, join(clientKeysDir, 'dev', `cli-${flag}.pub`));
-    const got = await run(['get', 'dev/app.conf', '--private-key', keyFile, '--ca', join(dir, 'ca.pem'), '--url', url]);
+    const got = await runCliProcess(['get', 'dev/app.conf', '--private-key', keyFile, '--ca', join(dir, 'ca.pem'), '--url', url]);
     expect(got).toEqual({ code: 0, stdout: CONTENT, stderr: '' });
   });
 
@@ -148,7 +127,11 @@ describe('config-client keygen and get --private-key, over TLS', () => {
     expect(await runCli(['keygen', '--kem', 'X-Wing', '--out', keyFile], {}, capture().stream)).toBe(0);
     copyFileSync(`${keyFile}.pub`, join(clientKeysDir, 'dev', 'env-var.pub'));
     const out = capture();
-    const code = await runCli(['get', 'dev/app.conf'], { CONFIG_SERVER_URL: url, CONFIG_FINGERPRINT: fingerprint, CONFIG_PRIVATE_KEY_FILE: keyFile }, out.stream);
+    const code = await runCli(
+      ['get', 'dev/app.conf'],
+      { CONFIG_SERVER_URL: url, CONFIG_FINGERPRINT: fingerprint, CONFIG_PRIVATE_KEY_FILE: keyFile },
+      out.stream,
+    );
     expect(code).toBe(0);
     expect(out.text()).toBe(CONTENT);
   });
@@ -168,7 +151,7 @@ describe('config-client keygen and get --private-key, over TLS', () => {
   it('exits 1 with a clear message for a malformed private key file, and 2 for --key with --private-key', async () => {
     const bad = join(dir, 'bad.key');
     writeFileSync(bad, 'X25519 not-base64!\n', { mode: 0o600 });
-    const res = await run(['get', 'dev/app.conf', '--private-key', bad, '--url', url, '--fingerprint', fingerprint]);
+    const res = await runCliProcess(['get', 'dev/app.conf', '--private-key', bad, '--url', url, '--fingerprint', fingerprint]);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('private key file: the key is not standard base64');
     expect(await runCli(['get', 'dev/app.conf', '--private-key', bad, '--key', '00'.repeat(32)], {}, capture().stream)).toBe(2);
