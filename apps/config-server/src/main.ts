@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
-import { ConfigError, createLogger, listen, loadDotEnvFile, loadOrCreateTlsCredentials, onShutdownSignal } from '@repo/http';
+import { createLogger, listen, loadDotEnvFile, loadOrCreateTlsCredentials, onShutdownSignal, runMain } from '@repo/http';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { createKeyring } from './keyring';
 import { loadMasterKey } from './master-key';
 
-async function main(): Promise<void> {
+runMain('config-server', async () => {
   loadDotEnvFile(resolve(__dirname, '..', '.env'));
   const config = loadConfig();
   const logger = createLogger({ name: 'config-server', level: config.logLevel });
@@ -33,13 +33,4 @@ async function main(): Promise<void> {
   );
 
   onShutdownSignal({ logger, stop: () => service.close() });
-}
-
-main().catch((err: unknown) => {
-  if (err instanceof ConfigError || (err instanceof TypeError && /expected/.test(err.message))) {
-    console.error(`config-server: ${err.message}`);
-  } else {
-    console.error('config-server: failed to start:', err instanceof Error ? err.message : err);
-  }
-  process.exit(1);
 });

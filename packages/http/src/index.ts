@@ -12,6 +12,7 @@ export { limitConnectionsPerAddress, type ConnectionCounter, type ConnectionLimi
 export { requestTimeout, overloadGuard } from './timeout';
 export { listen, closeGracefully } from './listen';
 export { onShutdownSignal, type ShutdownOptions } from './shutdown';
+export { runMain } from './run-main';
 export {
   ConfigError,
   loadDotEnvFile,
