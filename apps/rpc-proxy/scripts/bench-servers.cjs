@@ -28,9 +28,7 @@ async function main() {
     RATE_LIMIT_PER_MINUTE: '0',
   });
   // Request lines are logged as in production; they go to stdout, which the parent discards.
-  const logger = createLogger({ name: 'rpc-proxy', level: config.logLevel });
-  if (process.env.BENCH_SYNC_LOG !== '1') require('../dist/log-destination').useAsyncLogDestination(logger);
-  const app = createApp(config, { logger });
+  const app = createApp(config, { logger: createLogger({ name: 'rpc-proxy', level: config.logLevel }) });
   const address = await listen(app.server, 0, '127.0.0.1');
   process.stderr.write(`${JSON.stringify({ url: `http://127.0.0.1:${address.port}` })}\n`);
 }

@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import { ConfigError, closeGracefully, createLogger, listen, loadDotEnvFile, onShutdownSignal } from '@repo/http';
 import { createApp } from './app';
 import { loadConfig } from './config';
-import { useAsyncLogDestination } from './log-destination';
 
 async function main(): Promise<void> {
   loadDotEnvFile(join(__dirname, '..', '.env'));
@@ -17,8 +16,6 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger({ name: 'rpc-proxy', level: config.logLevel });
-  // One line per request: buffered and written asynchronously (pino flushes what is left at exit).
-  useAsyncLogDestination(logger);
   const app = createApp(config, { logger });
   const address = await listen(app.server, config.port, config.host);
   logger.info({ host: address.address, port: address.port, node: config.nodeUrl.origin }, 'rpc-proxy listening');
