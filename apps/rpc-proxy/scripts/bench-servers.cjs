@@ -1,6 +1,7 @@
 'use strict';
 // Child process of bench.mjs: starts the chain double (argv[2] === 'double') or the proxy
-// (argv[2] === 'proxy', node URL in argv[3]) and prints one JSON line with what it listens on.
+// (argv[2] === 'proxy', node URL in argv[3], then the proxy's environment on top of the
+// process's) and prints one JSON line with what it listens on.
 const { mkdtempSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -11,6 +12,8 @@ async function main() {
     const node = await startChainDouble({ user: 'bench', password: 'benchpass' });
     node.fund('p2tr');
     node.fund('p2wpkh');
+    // Optional service time of every answer (BENCH_NODE_LATENCY_MS, default 0: the double answers at once).
+    node.setLatency(Number(process.env.BENCH_NODE_LATENCY_MS ?? 0));
     process.stdout.write(`${JSON.stringify({ url: node.url, hash: node.chain.active[node.tipHeight() - 1].hash })}\n`);
     return;
   }
@@ -26,6 +29,7 @@ async function main() {
     RPC_USER: 'client',
     RPC_PASSWORD: 'clientpass',
     RATE_LIMIT_PER_MINUTE: '0',
+    ...JSON.parse(process.argv[4] ?? '{}'),
   });
   // Request lines are logged as in production; they go to stdout, which the parent discards.
   const app = createApp(config, { logger: createLogger({ name: 'rpc-proxy', level: config.logLevel }) });

@@ -1,7 +1,14 @@
 // npm run bench: requests/second and p50/p99 latency at 50 connections, through the proxy
-// and straight to the chain double, in the same run (issue 4 "Benchmark").
+// and straight to the chain double, in the same run (issue 4 "Benchmark"), with the CPU time
+// each server process spent per request (from /proc, Linux only).
+//
+// BENCH_SECONDS (5): length of each measured run. BENCH_ROUNDS (1): direct and proxy runs are
+// repeated, interleaved, this many times; the table gives the median and the range.
+// BENCH_NODE_LATENCY_MS (0): the double waits this long before each answer (a node's service
+// time); the proxy then gets NODE_MAX_CONCURRENCY=50, the concurrency the direct runs get
+// from the double (which has no thread limit), so both sides wait on the same node.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -9,7 +16,10 @@ import autocannon from 'autocannon';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const LATENCY_MS = Number(process.env.BENCH_NODE_LATENCY_MS ?? 0);
 const CONNECTIONS = 50;
+const PROXY_ENV = LATENCY_MS > 0 ? { NODE_MAX_CONCURRENCY: String(CONNECTIONS) } : {};
 
 function start(args, stream) {
   const child = spawn(process.execPath, [join(here, 'bench-servers.cjs'), ...args], { stdio: ['ignore', stream === 'stdout' ? 'pipe' : 'ignore', stream === 'stderr' ? 'pipe' : 'inherit'], env: { ...process.env } });
@@ -20,16 +30,33 @@ function start(args, stream) {
   });
 }
 
-const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
-
-async function run(url, authorization, body) {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors for ${body}`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+/** CPU time (user + system) of a process in µs, or NaN where /proc is not there. */
+function cpuMicros(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks (USER_HZ 100)
+  } catch {
+    return Number.NaN;
+  }
 }
 
+const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
+
+async function run(url, authorization, body, procs) {
+  const before = procs.map((p) => cpuMicros(p.child.pid));
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors for ${body}`);
+  const cpu = procs.map((p, i) => (cpuMicros(p.child.pid) - before[i]) / result.requests.total);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, proxyCpu: cpu[0], doubleCpu: cpu[1] };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+const f = (n) => (Number.isNaN(n) ? '–' : (Math.round(n * 10) / 10).toString());
+const cell = (xs) => (xs.length === 1 ? f(xs[0]) : `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`);
+
 const double = await start(['double'], 'stdout');
-const proxy = await start(['proxy', double.info.url], 'stderr');
+const proxy = await start(['proxy', double.info.url, JSON.stringify(PROXY_ENV)], 'stderr');
+const procs = [proxy, double];
 try {
   const hash = double.info.hash;
   const cases = [
@@ -40,23 +67,31 @@ try {
   const rows = [];
   for (const [name, call] of cases) {
     const body = JSON.stringify(call);
-    await run(proxy.info.url, auth('client', 'clientpass'), body); // warm-up (JIT, keep-alive pool, cache)
-    const direct = await run(double.info.url, auth('bench', 'benchpass'), body);
-    const proxied = await run(proxy.info.url, auth('client', 'clientpass'), body);
+    await run(proxy.info.url, auth('client', 'clientpass'), body, procs); // warm-up (JIT, keep-alive pool, cache)
+    const direct = [];
+    const proxied = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      direct.push(await run(double.info.url, auth('bench', 'benchpass'), body, procs));
+      proxied.push(await run(proxy.info.url, auth('client', 'clientpass'), body, procs));
+    }
     rows.push({ name, direct, proxied });
   }
-  const f = (n) => (Math.round(n * 100) / 100).toString();
+  const col = (runs, key) => runs.map((r) => r[key]);
   const lines = [
-    `# rpc-proxy benchmark (${CONNECTIONS} connections, ${DURATION} s per run, loopback, ${new Date().toISOString()})`,
+    `# rpc-proxy benchmark (${CONNECTIONS} connections, ${DURATION} s per run, ${ROUNDS} round(s), node service time ${LATENCY_MS} ms, loopback, ${new Date().toISOString()})`,
     '',
-    '| call | direct req/s | proxy req/s | proxy/direct | direct p50 ms | proxy p50 ms | added p50 ms | direct p99 ms | proxy p99 ms |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map(({ name, direct, proxied }) =>
-      `| ${name} | ${f(direct.rps)} | ${f(proxied.rps)} | ${f((proxied.rps / direct.rps) * 100)} % | ${f(direct.p50)} | ${f(proxied.p50)} | ${f(proxied.p50 - direct.p50)} | ${f(direct.p99)} | ${f(proxied.p99)} |`,
-    ),
+    '| call | direct req/s | proxy req/s | proxy/direct | direct p50 ms | proxy p50 ms | added p50 ms | direct p99 ms | proxy p99 ms | double CPU µs/req (direct) | proxy CPU µs/req | double CPU µs/req (via proxy) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(({ name, direct, proxied }) => {
+      const ratio = proxied.map((p, i) => (p.rps / direct[i].rps) * 100);
+      const added = proxied.map((p, i) => p.p50 - direct[i].p50);
+      return `| ${name} | ${cell(col(direct, 'rps'))} | ${cell(col(proxied, 'rps'))} | ${cell(ratio)} % | ${cell(col(direct, 'p50'))} | ${cell(col(proxied, 'p50'))} | ${cell(added)} | ${cell(col(direct, 'p99'))} | ${cell(col(proxied, 'p99'))} | ${cell(col(direct, 'doubleCpu'))} | ${cell(col(proxied, 'proxyCpu'))} | ${cell(col(proxied, 'doubleCpu'))} |`;
+    }),
     '',
     'Targets (issue 4): proxy ≥ 85 % of direct throughput, ≤ 1 ms added p50, cached getblock faster than direct.',
-    'The double, the proxy and autocannon each run in their own process on the same machine.',
+    'The double, the proxy and autocannon each run in their own process on the same machine; CPU µs/req is the',
+    'CPU time the process used during the run divided by the requests answered (from /proc).',
+    ...(LATENCY_MS > 0 ? [`The double waits ${LATENCY_MS} ms before each answer; the proxy runs with NODE_MAX_CONCURRENCY=${CONNECTIONS}.`] : []),
   ];
   const table = lines.join('\n');
   process.stdout.write(`${table}\n`);

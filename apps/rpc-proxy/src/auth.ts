@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** One `rpcauth` credential: user, salt and HMAC-SHA256(salt, password) in hex. */
 export interface RpcAuthEntry {
@@ -31,12 +31,23 @@ export function makeRpcAuthLine(user: string, password: string, salt = randomByt
   return `${user}:${salt}$${createHmac('sha256', salt).update(password).digest('hex')}`;
 }
 
+/** SHA-256 of a string (`crypto.hash`: one call, no Hash object). */
+function sha256(text: string): Buffer {
+  return hash('sha256', text, 'buffer');
+}
+
 /** Equal in constant time for equal lengths; hashing first hides the length too. */
 function timingSafeStringEqual(a: string, b: string): boolean {
-  const x = createHash('sha256').update(a).digest();
-  const y = createHash('sha256').update(b).digest();
-  return timingSafeEqual(x, y);
+  return timingSafeEqual(sha256(a), sha256(b));
 }
+
+/**
+ * Authorization header values already verified, kept so that the next request of the same
+ * client costs one SHA-256 and a few constant-time comparisons instead of the whole check
+ * (an rpcauth HMAC per entry). Credentials do not change while the proxy runs, so an entry
+ * never goes stale; the oldest goes first past this many.
+ */
+export const VERIFIED_HEADER_CACHE_SIZE = 8;
 
 /** Outcome of {@link Authenticator.check}. */
 export type AuthResult = { ok: true; user: string } | { ok: false; reason: 'missing' | 'invalid' };
@@ -64,9 +75,15 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const plain: string[] = [`${COOKIE_USER}:${options.cookie}`];
   if (options.user !== undefined && options.password !== undefined) plain.push(`${options.user}:${options.password}`);
   const rpcAuth = options.rpcAuth ?? [];
+  const verified: { digest: Buffer; user: string }[] = [];
   return {
     check(header) {
       if (header === undefined) return { ok: false, reason: 'missing' };
+      // Every cached digest is compared (constant time, fixed length), whichever matches.
+      const digest = sha256(header);
+      let cachedUser: string | undefined;
+      for (const entry of verified) if (timingSafeEqual(digest, entry.digest)) cachedUser = entry.user;
+      if (cachedUser !== undefined) return { ok: true, user: cachedUser };
       if (!header.startsWith('Basic ')) return { ok: false, reason: 'invalid' };
       const b64 = header.slice(6).trim();
       if (b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) return { ok: false, reason: 'invalid' };
@@ -82,7 +99,10 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
         const hashOk = timingSafeStringEqual(hmac, entry.hash);
         ok = (userOk && hashOk) || ok;
       }
-      return ok ? { ok: true, user } : { ok: false, reason: 'invalid' };
+      if (!ok) return { ok: false, reason: 'invalid' };
+      verified.push({ digest, user });
+      if (verified.length > VERIFIED_HEADER_CACHE_SIZE) verified.shift();
+      return { ok: true, user };
     },
   };
 }

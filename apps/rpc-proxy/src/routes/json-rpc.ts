@@ -4,7 +4,7 @@ import { rateLimitHeaders, type Logger, type RateLimiter } from '@repo/http';
 import type { Authenticator } from '../auth';
 import type { ResultCache } from '../cache';
 import { EnvelopeError, errorStatus, errorText, initialState, isNotification, parseCall, splitJsonArray, successText, type CallState } from '../json-rpc';
-import { NodeError, type NodeClient } from '../node-client';
+import { NodeError, parseReply, type NodeClient } from '../node-client';
 import { checkParams, methodsFor, ParamError } from '../policy';
 
 /** What the JSON-RPC handler needs. */
@@ -22,7 +22,9 @@ export interface JsonRpcHandlerDeps {
 }
 
 const JSON_TYPE = 'application/json';
-const TEXT_HTML = 'text/html; charset=ISO-8859-1';
+/** Header lists as flat arrays (`writeHead` takes them as they are: no object to copy per answer). */
+const JSON_HEADERS: readonly string[] = ['Content-Type', JSON_TYPE];
+const HTML_HEADERS: readonly string[] = ['Content-Type', 'text/html; charset=ISO-8859-1'];
 /** Unauthenticated clients get their body read only this far (for the id of the 401 envelope). */
 const UNAUTHENTICATED_BODY_LIMIT = 64 * 1024;
 
@@ -57,13 +59,15 @@ function cacheKeys(method: string, p: unknown[]): { cacheKey?: string; confirmKe
 export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { logger, auth, node, cache, limiter } = deps;
 
-  function send(res: ServerResponse, status: number, body: string, headers: Record<string, string> = { 'Content-Type': JSON_TYPE }): void {
+  /** Answers once (headers and body in one write); `headers` is a flat name/value list. */
+  function send(res: ServerResponse, status: number, body: string | Buffer, headers: readonly string[] = JSON_HEADERS): void {
     if (res.destroyed || res.headersSent) return;
     if (status === 204) {
       res.writeHead(204).end();
       return;
     }
-    res.writeHead(status, { ...headers, 'Content-Length': String(Buffer.byteLength(body)) });
+    const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    res.writeHead(status, [...headers, 'Content-Length', String(length)]);
     res.end(body);
   }
 
@@ -75,7 +79,9 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
         resolve('too-large');
         return;
       }
-      const chunks: Buffer[] = [];
+      // Most bodies arrive in one chunk: keep it as it is, concatenate only when there are more.
+      let first: Buffer | undefined;
+      let chunks: Buffer[] | undefined;
       let size = 0;
       let done = false;
       req.on('data', (chunk: Buffer) => {
@@ -86,10 +92,11 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
           resolve('too-large');
           return;
         }
-        chunks.push(chunk);
+        if (first === undefined) first = chunk;
+        else (chunks ??= [first]).push(chunk);
       });
       req.on('end', () => {
-        if (!done) resolve(Buffer.concat(chunks));
+        if (!done) resolve(chunks ? Buffer.concat(chunks) : (first ?? Buffer.alloc(0)));
       });
       req.on('error', () => {
         if (!done) resolve(Buffer.alloc(0));
@@ -141,6 +148,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
 
   /** Fills the cache from a node reply to a single call (only hex-string results). */
   function remember(item: Extract<Planned, { kind: 'forward' }>, reply: unknown, path: string): void {
+    if (reply === null || typeof reply !== 'object') return;
     const result = (reply as { result?: unknown }).result;
     if (typeof result !== 'string' || !/^[0-9a-f]*$/.test(result)) return;
     if (item.cacheKey) {
@@ -154,7 +162,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       node
         .call(path, body)
         .then((r) => {
-          const conf = (r.json as { result?: { confirmations?: unknown; hex?: unknown } }).result;
+          const conf = (parseReply(r) as { result?: { confirmations?: unknown; hex?: unknown } } | null)?.result;
           if (conf && typeof conf.confirmations === 'number' && conf.confirmations >= deps.cacheMinConfirmations && conf.hex === result) {
             cache.set(item.confirmKey as string, JSON.stringify(result));
           }
@@ -163,7 +171,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     }
   }
 
-  async function handleSingle(path: string, raw: Buffer, value: object, allowed: Set<string>): Promise<{ status: number; text: string; rpc: string }> {
+  async function handleSingle(path: string, raw: Buffer, value: object, allowed: Set<string>): Promise<{ status: number; text: string | Buffer; rpc: string }> {
     const state = initialState();
     const item = plan(value, state, allowed);
     const rpc = item.kind === 'forward' ? item.method : String((value as { method?: unknown }).method ?? '?');
@@ -174,11 +182,12 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       return { status: errorStatus(item.code, item.state, envelopeError), text: `${item.text}\n`, rpc };
     }
     try {
+      // The client's own bytes are forwarded: a single call is never rewritten.
       const reply = await node.call(path, raw);
       if (item.notification) return { status: 204, text: '', rpc };
-      if (item.cacheKey || item.confirmKey) remember(item, reply.json, path);
-      // The node's answer passes through unchanged: status and bytes.
-      return { status: reply.status, text: reply.body.toString('utf8'), rpc };
+      if (item.cacheKey || item.confirmKey) remember(item, parseReply(reply), path);
+      // The node's answer passes through unchanged, status and bytes, without being parsed.
+      return { status: reply.status, text: reply.body, rpc };
     } catch (err) {
       if (!(err instanceof NodeError)) throw err;
       if (item.notification) return { status: 204, text: '', rpc };
@@ -223,19 +232,19 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     const path = (req.url ?? '/').split('?')[0] as string;
     if (path !== '/' && !path.startsWith('/wallet/')) {
       req.resume();
-      send(res, 404, '', { 'Content-Type': TEXT_HTML });
+      send(res, 404, '', HTML_HEADERS);
       return { status: 404, rpc: '-' };
     }
     if (req.method !== 'POST') {
       req.resume();
-      send(res, 405, 'JSONRPC server handles only POST requests', { 'Content-Type': TEXT_HTML });
+      send(res, 405, 'JSONRPC server handles only POST requests', HTML_HEADERS);
       return { status: 405, rpc: '-' };
     }
     const decision = limiter.take(req.socket.remoteAddress ?? 'unknown');
     if (!decision.allowed) {
       req.resume();
       const body = `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, `rate limit exceeded: retry after ${decision.retryAfter} s`, initialState())}\n`;
-      send(res, 429, body, { 'Content-Type': JSON_TYPE, ...rateLimitHeaders(decision) });
+      send(res, 429, body, [...JSON_HEADERS, ...Object.entries(rateLimitHeaders(decision)).flat()]);
       return { status: 429, rpc: '-' };
     }
     const who = auth.check(req.headers.authorization);
@@ -244,7 +253,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       // Like bitcoind, wrong credentials are answered late to slow down guessing; none at all, at once.
       if (who.reason === 'invalid' && deps.authFailureDelayMs > 0) await new Promise((r) => setTimeout(r, deps.authFailureDelayMs));
       const message = who.reason === 'missing' ? 'authentication required' : 'incorrect credentials';
-      send(res, 401, `${errorText(RPC_ERROR_CODES.MISC_ERROR, message, idOf(body))}\n`, { 'Content-Type': JSON_TYPE, 'WWW-Authenticate': 'Basic realm="jsonrpc"' });
+      send(res, 401, `${errorText(RPC_ERROR_CODES.MISC_ERROR, message, idOf(body))}\n`, [...JSON_HEADERS, 'WWW-Authenticate', 'Basic realm="jsonrpc"']);
       return { status: 401, rpc: '-' };
     }
     const body = await readBody(req, deps.maxBodyBytes);
@@ -261,7 +270,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       send(res, 500, `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error', initialState())}\n`);
       return { status: 500, rpc: '-', user: who.user };
     }
-    let outcome: { status: number; text: string; rpc: string };
+    let outcome: { status: number; text: string | Buffer; rpc: string };
     if (Array.isArray(value)) outcome = await handleBatch(path, value, allowed);
     else if (value === null || typeof value !== 'object') {
       outcome = { status: 500, text: `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Top-level object parse error', initialState())}\n`, rpc: '-' };

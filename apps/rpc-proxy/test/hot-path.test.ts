@@ -1,0 +1,104 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { createSilentLogger } from '@repo/http';
+import { createAuthenticator, VERIFIED_HEADER_CACHE_SIZE } from '../src/auth';
+import { createNodeClient, looksLikeJson, NodeError, type NodeClient } from '../src/node-client';
+import { basic } from './helpers';
+
+describe('looksLikeJson', () => {
+  it.each([
+    ['{"result":1,"error":null,"id":1}\n', true],
+    ['  [{"result":1}]\r\n', true],
+    ['[]', true],
+    ['<html><body>502</body></html>', false],
+    ['{"result":1', false],
+    ['Work queue depth exceeded', false],
+    ['', false],
+    ['\n', false],
+    ['{]', false],
+  ])('tells %j is JSON-shaped: %s', (text, expected) => {
+    expect(looksLikeJson(Buffer.from(text))).toBe(expected);
+  });
+});
+
+describe('createAuthenticator with verified headers cached', () => {
+  const auth = createAuthenticator({ cookie: 'ab'.repeat(32), user: 'alice', password: 'pw', rpcAuth: [] });
+
+  it('answers the same user again for a header it verified, and still refuses wrong ones', () => {
+    expect(auth.check(basic('alice', 'pw'))).toEqual({ ok: true, user: 'alice' });
+    expect(auth.check(basic('alice', 'pw'))).toEqual({ ok: true, user: 'alice' });
+    expect(auth.check(basic('__cookie__', 'ab'.repeat(32)))).toEqual({ ok: true, user: '__cookie__' });
+    expect(auth.check(basic('alice', 'pw'))).toEqual({ ok: true, user: 'alice' });
+    expect(auth.check(basic('alice', 'pw2'))).toEqual({ ok: false, reason: 'invalid' });
+    expect(auth.check(basic('mallory', 'pw'))).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  it('keeps checking correctly past the cache size', () => {
+    // Trailing blanks make distinct header values with the same credentials.
+    const variants = Array.from({ length: VERIFIED_HEADER_CACHE_SIZE * 2 }, (_, i) => `${basic('alice', 'pw')}${' '.repeat(i)}`);
+    for (let round = 0; round < 2; round++) for (const v of variants) expect(auth.check(v)).toEqual({ ok: true, user: 'alice' });
+    expect(auth.check(`${basic('alice', 'nope')} `)).toEqual({ ok: false, reason: 'invalid' });
+  });
+});
+
+describe('createNodeClient against a raw HTTP server', () => {
+  let server: Server;
+  let client: NodeClient | undefined;
+  const sockets = new Set<Socket>();
+
+  async function start(onRequest: (socket: Socket, count: number) => void): Promise<URL> {
+    let count = 0;
+    server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('data', (d) => {
+        if (d.includes('\r\n\r\n')) onRequest(socket, ++count);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    return new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+  }
+
+  afterEach(async () => {
+    client?.close();
+    client = undefined;
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => server.close(r));
+  });
+
+  const options = { maxConcurrency: 2, queueLimit: 10, timeoutMs: 2000, logger: createSilentLogger() };
+  const answer = (body: string) => `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+  it('says the connection closed mid-answer when the node stops after the headers', async () => {
+    const url = await start((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"result":');
+      setTimeout(() => socket.destroy(), 20);
+    });
+    client = createNodeClient({ url, ...options });
+    await expect(client.call('/', '{}')).rejects.toEqual(new NodeError('unreachable', 'node unreachable (connection closed mid-answer)'));
+  });
+
+  it('answers again after the node closed a kept-alive connection', async () => {
+    const url = await start((socket, count) => {
+      socket.end(answer(`{"result":${count},"error":null,"id":1}\n`));
+    });
+    client = createNodeClient({ url, ...options });
+    for (let i = 1; i <= 3; i++) {
+      const reply = await client.call('/', '{}');
+      expect(reply.status).toBe(200);
+      expect(reply.body.toString()).toBe(`{"result":${i},"error":null,"id":1}\n`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+
+  it('passes the body through byte for byte, in several chunks', async () => {
+    const body = `{"result":"${'ab'.repeat(100_000)}","error":null,"id":"x"}\n`;
+    const url = await start((socket) => {
+      const text = answer(body);
+      socket.write(text.slice(0, 1000));
+      setTimeout(() => socket.write(text.slice(1000)), 10);
+    });
+    client = createNodeClient({ url, ...options });
+    const reply = await client.call('/', '{}');
+    expect(reply.body.toString()).toBe(body);
+  });
+});
