@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Chain, type ChainName, type FundKind, type FundedOutput } from './chain';
 import { writeJson } from './encoding';
+import { EnvelopeError, errorStatus, initialState, isNotification, parseCall, replyObject, type CallState } from '@repo/json-rpc';
 import { executeMethod, RpcMethodError, type MethodContext } from './rpc';
 
 /** How the double misbehaves: see {@link ChainDouble.setBehaviour}. */
@@ -82,63 +83,6 @@ const TEXT_HTML = 'text/html; charset=ISO-8859-1';
 const WWW_AUTH = 'Basic realm="jsonrpc"';
 const MAX_BODY = 0x02000000; // Core's MAX_SIZE, 32 MiB
 
-type JsonVersion = '1.0' | '2.0';
-
-/** Core's JSONRPCRequest state, reused across a batch (as Core does: see the batch id quirk). */
-interface RequestState {
-  id: { value: unknown } | undefined;
-  version: JsonVersion;
-}
-
-class EnvelopeError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Core's JSONRPCReplyObj. */
-function replyObject(result: unknown, error: { code: number; message: string } | null, state: RequestState): Record<string, unknown> {
-  const reply: Record<string, unknown> = {};
-  if (state.version === '2.0') reply.jsonrpc = '2.0';
-  if (error === null) {
-    reply.result = result;
-    if (state.version === '1.0') reply.error = null;
-  } else {
-    if (state.version === '1.0') reply.result = null;
-    reply.error = error;
-  }
-  if (state.id !== undefined) reply.id = state.id.value;
-  return reply;
-}
-
-/** Core's JSONRPCRequest::parse: id first, then version, method, params. */
-function parseRequest(value: unknown, state: RequestState): { method: string; params: unknown[] | Record<string, unknown> } {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new EnvelopeError(-32600, 'Invalid Request object');
-  const request = value as Record<string, unknown>;
-  state.id = Object.prototype.hasOwnProperty.call(request, 'id') ? { value: request.id } : undefined;
-  state.version = '1.0';
-  const version = request.jsonrpc;
-  if (version !== undefined && version !== null) {
-    if (typeof version !== 'string') throw new EnvelopeError(-32600, 'jsonrpc field must be a string');
-    if (version === '2.0') state.version = '2.0';
-    else if (version !== '1.0') throw new EnvelopeError(-32600, 'JSON-RPC version not supported');
-  }
-  const method = request.method;
-  if (method === undefined || method === null) throw new EnvelopeError(-32600, 'Missing method');
-  if (typeof method !== 'string') throw new EnvelopeError(-32600, 'Method must be a string');
-  const params = request.params;
-  if (params === undefined || params === null) return { method, params: [] };
-  if (typeof params !== 'object') throw new EnvelopeError(-32600, 'Params must be an array or object');
-  return { method, params: params as unknown[] | Record<string, unknown> };
-}
-
-function isNotification(state: RequestState): boolean {
-  return state.id === undefined && state.version === '2.0';
-}
-
 function checkBase64(text: string): Buffer | undefined {
   if (text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return undefined;
   return Buffer.from(text, 'base64');
@@ -207,7 +151,13 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
     send(res, status, `${writeJson(value)}\n`, JSON_HEADERS);
   }
 
-  function execute(method: string, params: unknown[] | Record<string, unknown>, state: RequestState, ctx: MethodContext, catchErrors: boolean) {
+  function execute(
+    method: string,
+    params: unknown[] | Record<string, unknown>,
+    state: CallState,
+    ctx: MethodContext,
+    catchErrors: boolean,
+  ) {
     try {
       return replyObject(executeMethod(method, params, ctx), null, state);
     } catch (err) {
@@ -217,15 +167,9 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
     }
   }
 
-  function errorStatus(code: number): number {
-    if (code === -32600) return 400;
-    if (code === -32601) return 404;
-    return 500;
-  }
-
   function handleBody(res: ServerResponse, walletPath: string | undefined, body: string): void {
     const ctx: MethodContext = { chain, walletPath, wallets, feeRate };
-    const state: RequestState = { id: { value: null }, version: '1.0' };
+    const state = initialState();
     try {
       let value: unknown;
       try {
@@ -238,7 +182,7 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
         for (const element of value) {
           let reply: Record<string, unknown>;
           try {
-            const { method, params } = parseRequest(element, state);
+            const { method, params } = parseCall(element, state);
             reply = execute(method, params, state, ctx, true);
           } catch (err) {
             const e = err as EnvelopeError;
@@ -256,7 +200,7 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
         return;
       }
       if (value === null || typeof value !== 'object') throw new EnvelopeError(-32700, 'Top-level object parse error');
-      const { method, params } = parseRequest(value, state);
+      const { method, params } = parseCall(value, state);
       const reply = execute(method, params, state, ctx, state.version === '2.0');
       if (isNotification(state)) {
         later(latency, () => {
@@ -267,7 +211,11 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
       sendJson(res, 200, reply);
     } catch (err) {
       const code = err instanceof EnvelopeError || err instanceof RpcMethodError ? err.code : -32603;
-      sendJson(res, errorStatus(code), replyObject(null, { code, message: (err as Error).message }, state));
+      sendJson(
+        res,
+        errorStatus(code, state, err instanceof EnvelopeError),
+        replyObject(null, { code, message: (err as Error).message }, state),
+      );
     }
   }
 

@@ -3,7 +3,7 @@ import { RPC_ERROR_CODES } from '@repo/errors';
 import { rateLimitHeaders, type Logger, type RateLimiter } from '@repo/http';
 import type { Authenticator } from '../auth';
 import type { ResultCache } from '../cache';
-import { EnvelopeError, errorStatus, errorText, initialState, isNotification, parseCall, splitJsonArray, successText, type CallState } from '../json-rpc';
+import { EnvelopeError, errorStatus, errorText, initialState, isNotification, parseCall, splitJsonArray, successText, type CallState } from '@repo/json-rpc';
 import { NodeError, parseReply, type NodeClient } from '../node-client';
 import { checkParams, methodsFor, ParamError } from '../policy';
 

@@ -63,15 +63,34 @@ function idPart(state: CallState): string {
   return state.id === undefined ? '' : `,"id":${JSON.stringify(state.id.value) ?? 'null'}`;
 }
 
+/** Core's JSONRPCReplyObj as an object: `jsonrpc` for 2.0, `error: null` / `result: null` for 1.0, `id` when present. */
+export function replyObject(result: unknown, error: { code: number; message: string } | null, state: CallState): Record<string, unknown> {
+  const reply: Record<string, unknown> = {};
+  if (state.version === '2.0') reply.jsonrpc = '2.0';
+  if (error === null) {
+    reply.result = result;
+    if (state.version === '1.0') reply.error = null;
+  } else {
+    if (state.version === '1.0') reply.result = null;
+    reply.error = error;
+  }
+  if (state.id !== undefined) reply.id = state.id.value;
+  return reply;
+}
+
 /** Core's success reply, around the exact JSON text of a result. */
 export function successText(resultJson: string, state: CallState): string {
-  return state.version === '2.0' ? `{"jsonrpc":"2.0","result":${resultJson}${idPart(state)}}` : `{"result":${resultJson},"error":null${idPart(state)}}`;
+  return state.version === '2.0'
+    ? `{"jsonrpc":"2.0","result":${resultJson}${idPart(state)}}`
+    : `{"result":${resultJson},"error":null${idPart(state)}}`;
 }
 
 /** Core's error reply. */
 export function errorText(code: number, message: string, state: CallState): string {
   const error = `{"code":${code},"message":${JSON.stringify(message)}}`;
-  return state.version === '2.0' ? `{"jsonrpc":"2.0","error":${error}${idPart(state)}}` : `{"result":null,"error":${error}${idPart(state)}}`;
+  return state.version === '2.0'
+    ? `{"jsonrpc":"2.0","error":${error}${idPart(state)}}`
+    : `{"result":null,"error":${error}${idPart(state)}}`;
 }
 
 /** HTTP status of an error answered outside a batch: Core's JSONErrorReply for 1.0, 200 for 2.0. */

@@ -1,0 +1,75 @@
+import {
+  EnvelopeError,
+  errorStatus,
+  errorText,
+  initialState,
+  isNotification,
+  parseCall,
+  replyObject,
+  splitJsonArray,
+  successText,
+} from '../src';
+
+describe('parseCall', () => {
+  it('reads method and params, defaulting params to []', () => {
+    const state = initialState();
+    expect(parseCall({ jsonrpc: '2.0', id: 'a', method: 'getblockcount' }, state)).toEqual({ method: 'getblockcount', params: [] });
+    expect(state).toEqual({ id: { value: 'a' }, version: '2.0' });
+  });
+
+  it.each([
+    [42, 'Invalid Request object'],
+    [{ id: 1, jsonrpc: 2, method: 'x' }, 'jsonrpc field must be a string'],
+    [{ id: 1, jsonrpc: '3.0', method: 'x' }, 'JSON-RPC version not supported'],
+    [{ id: 1 }, 'Missing method'],
+    [{ id: 1, method: 7 }, 'Method must be a string'],
+    [{ id: 1, method: 'x', params: 'p' }, 'Params must be an array or object'],
+  ])('refuses %j with -32600 "%s", as Core does', (request, message) => {
+    expect(() => parseCall(request, initialState())).toThrow(new EnvelopeError(-32600, message));
+  });
+
+  it('keeps the previous id for a non-object batch element (Core quirk, batch.mixed)', () => {
+    const state = initialState();
+    parseCall({ id: 'b6', method: 'x' }, state);
+    expect(() => parseCall(42, state)).toThrow(EnvelopeError);
+    expect(state.id).toEqual({ value: 'b6' });
+  });
+
+  it('treats a 2.0 request without id as a notification, and id null as present', () => {
+    const state = initialState();
+    parseCall({ jsonrpc: '2.0', method: 'x' }, state);
+    expect(isNotification(state)).toBe(true);
+    parseCall({ jsonrpc: '2.0', id: null, method: 'x' }, state);
+    expect(isNotification(state)).toBe(false);
+  });
+});
+
+describe('replies', () => {
+  it('shapes 1.0 and 2.0 replies like Core', () => {
+    const v1 = { id: { value: 'x' }, version: '1.0' as const };
+    const v2 = { id: { value: 'x' }, version: '2.0' as const };
+    expect(successText('112', v1)).toBe('{"result":112,"error":null,"id":"x"}');
+    expect(successText('112', v2)).toBe('{"jsonrpc":"2.0","result":112,"id":"x"}');
+    expect(errorText(-32601, 'Method not found', v1)).toBe('{"result":null,"error":{"code":-32601,"message":"Method not found"},"id":"x"}');
+    expect(JSON.stringify(replyObject(null, { code: -5, message: 'm' }, v2))).toBe(
+      '{"jsonrpc":"2.0","error":{"code":-5,"message":"m"},"id":"x"}',
+    );
+    expect(replyObject(1, null, { id: undefined, version: '1.0' })).toEqual({ result: 1, error: null });
+  });
+
+  it('answers 1.0 errors with 400/404/500 and 2.0 method errors with 200', () => {
+    const v1 = initialState();
+    const v2 = { id: { value: 1 }, version: '2.0' as const };
+    expect([errorStatus(-32600, v1), errorStatus(-32601, v1), errorStatus(-5, v1)]).toEqual([400, 404, 500]);
+    expect(errorStatus(-32601, v2)).toBe(200);
+    expect(errorStatus(-32600, v2, true)).toBe(400);
+  });
+});
+
+describe('splitJsonArray', () => {
+  it('splits an array into the exact texts of its elements', () => {
+    expect(splitJsonArray(' [{"a":"x,]"}, 50.00000000 ,[1,2]]\n')).toEqual(['{"a":"x,]"}', '50.00000000', '[1,2]']);
+    expect(splitJsonArray('[]')).toEqual([]);
+    expect(splitJsonArray('{"a":1}')).toBeUndefined();
+  });
+});
