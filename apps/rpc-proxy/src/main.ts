@@ -1,20 +1,11 @@
 import { join } from 'node:path';
-import { ConfigError, closeGracefully, createLogger, listen, loadDotEnvFile, onShutdownSignal } from '@repo/http';
+import { closeGracefully, createLogger, listen, loadDotEnvFile, onShutdownSignal, runMain } from '@repo/http';
 import { createApp } from './app';
 import { loadConfig } from './config';
 
-async function main(): Promise<void> {
+runMain('rpc-proxy', async () => {
   loadDotEnvFile(join(__dirname, '..', '.env'));
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${JSON.stringify({ level: 'fatal', service: 'rpc-proxy', msg: err.message })}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
+  const config = loadConfig();
   const logger = createLogger({ name: 'rpc-proxy', level: config.logLevel });
   const app = createApp(config, { logger });
   const address = await listen(app.server, config.port, config.host);
@@ -26,6 +17,4 @@ async function main(): Promise<void> {
       await app.close();
     },
   });
-}
-
-void main();
+});
