@@ -1,6 +1,7 @@
 import { equalBytes, key48 } from '../bytes';
 import type { Secp256k1Backend } from '../backend';
 import { bigintScalars } from './scalar';
+import { affineOf, FIELD_P, readUint256, sumHasX, type Affine } from './field';
 
 /** The subset of the `secp256k1` 5.x binding API used here (its own typings cover the rest). */
 interface NativeSecp256k1 {
@@ -31,6 +32,16 @@ export function loadNativeBinding(): NativeSecp256k1 {
  */
 export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
   const s = loadNativeBinding();
+  // coordinates of long-lived points (B_spend, B_m), parsed once
+  const affineCache = new WeakMap<Uint8Array, Affine>();
+  const cachedAffine = (p: Uint8Array): Affine => {
+    let a = affineCache.get(p);
+    if (a === undefined) {
+      a = affineOf(p);
+      affineCache.set(p, a);
+    }
+    return a;
+  };
   const PREFIX_EVEN = new Uint8Array(33);
   PREFIX_EVEN[0] = 0x02;
   return {
@@ -95,6 +106,32 @@ export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
     xKey: (p) => key48(p, 1),
     xEquals: (p, x, offset = 0) => equalBytes(p.subarray(1, 33), x, offset, 32),
     equals: (a, b) => equalBytes(a, b),
+    matchSumX(t, addends, xs, offset) {
+      const { x: tx, y: ty } = affineOf(t);
+      const targets: bigint[] = [];
+      for (const bytes of xs) targets.push(readUint256(bytes, offset)); // x ≥ p never matches below
+      for (let i = 0; i < addends.length; i++) {
+        const addend = addends[i] as Uint8Array;
+        const a = cachedAffine(addend);
+        if (a.x === tx) {
+          // t = ±addend: the sum is 2t or infinity, rare enough for the plain addition
+          const sum = this.add(t, addend);
+          if (sum === null) continue;
+          for (let j = 0; j < xs.length; j++) if (this.xEquals(sum, xs[j] as Uint8Array, offset)) return i * xs.length + j;
+          continue;
+        }
+        const dx = tx - a.x;
+        const dy = ty - a.y;
+        const dx2 = (dx * dx) % FIELD_P;
+        const dy2 = (dy * dy) % FIELD_P;
+        const xSum = tx + a.x;
+        for (let j = 0; j < targets.length; j++) {
+          const x = targets[j] as bigint;
+          if (x < FIELD_P && sumHasX(xSum, dx2, dy2, x)) return i * xs.length + j;
+        }
+      }
+      return -1;
+    },
     // libsecp256k1 scalar arithmetic: faster than bigint; the callers pass valid scalars
     scalarMul: (a, b) => s.privateKeyTweakMul(a.slice(), b),
     scalarAdd(a, b) {

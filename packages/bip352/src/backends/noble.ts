@@ -58,6 +58,14 @@ export function createNobleBackend(): Secp256k1Backend<NoblePoint> {
       return p.X === (xb * p.Z) % P;
     },
     equals: (a, b) => a.equals(b),
+    matchSumX(t, addends, xs, offset) {
+      for (let i = 0; i < addends.length; i++) {
+        const sum = t.add(addends[i] as NoblePoint);
+        if (sum.is0()) continue;
+        for (let j = 0; j < xs.length; j++) if (this.xEquals(sum, xs[j] as Uint8Array, offset)) return i * xs.length + j;
+      }
+      return -1;
+    },
     ...bigintScalars,
   };
 }

@@ -61,6 +61,14 @@ export function createWasmBackend(): Secp256k1Backend<Uint8Array> {
     xKey: (p) => key48(p, 1),
     xEquals: (p, x, offset = 0) => equalBytes(p.subarray(1, 33), x, offset, 32),
     equals: (a, b) => equalBytes(a, b),
+    matchSumX(tp, addends, xs, offset) {
+      for (let i = 0; i < addends.length; i++) {
+        const sum = t.pointAdd(tp, addends[i] as Uint8Array, false);
+        if (sum === null) continue;
+        for (let j = 0; j < xs.length; j++) if (equalBytes(sum.subarray(1, 33), xs[j] as Uint8Array, offset, 32)) return i * xs.length + j;
+      }
+      return -1;
+    },
     ...bigintScalars,
   };
 
