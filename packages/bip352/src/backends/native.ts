@@ -122,8 +122,8 @@ export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
         }
         const dx = tx - a.x;
         const dy = ty - a.y;
-        const dx2 = (dx * dx) % FIELD_P;
-        const dy2 = (dy * dy) % FIELD_P;
+        const dx2 = dx * dx;
+        const dy2 = dy * dy;
         const xSum = tx + a.x;
         for (let j = 0; j < targets.length; j++) {
           const x = targets[j] as bigint;
