@@ -78,9 +78,9 @@ const COST = {
   add: 9,
   /** lift_x (a square root). */
   liftX: 7,
-  /** matchSumX: per addend (two squares mod p) and per addend and output (one product mod p). */
-  sumPair: 1.2,
-  sumPairOutput: 0.7,
+  /** matchSumX: per addend (two big-integer squares) and per addend and output (a product mod p). */
+  sumPair: 0.3,
+  sumPairOutput: 0.5,
 } as const;
 
 type Strategy = 'sums' | 'labels' | 'outputs';
@@ -91,14 +91,16 @@ type Strategy = 'sums' | 'labels' | 'outputs';
  * - `sums`: T = t_k·G, then x(T + B_m) for B_m ∈ {B_spend, B_spend + L_m …} against every
  *   output's x by {@link Secp256k1Backend.matchSumX}: no point is produced beyond T;
  * - `labels`: P_k = B_spend + t_k·G, then P_k + L_m per label, each looked up among the outputs;
- * - `outputs`: P_k, then output − P_k and −output − P_k per output looked up among the labels
- *   (BIP-352's footnote on many labels): a cost independent of the number of labels.
+ * - `outputs`: T = t_k·G, then output − T and output + T per output looked up among the spend
+ *   keys B_m (BIP-352's footnote on many labels): a cost independent of the number of labels.
  */
-function chooseStrategy(labels: number, outputs: number, unlifted: number, sumsPossible: boolean): Strategy {
+function chooseStrategy(labels: number, outputs: number, unlifted: number, everySpendKeyFinite: boolean): Strategy {
+  // B_m = ∞ (L_m = −B_spend, negligible probability) is not a point the other two can use
+  if (!everySpendKeyFinite) return 'labels';
   const sums = COST.baseMul + (labels + 1) * (COST.sumPair + outputs * COST.sumPairOutput);
   const viaLabels = COST.addTweak + labels * COST.add;
-  const viaOutputs = COST.addTweak + unlifted * COST.liftX + outputs * 2 * COST.add;
-  if (sumsPossible && sums <= viaLabels && sums <= viaOutputs) return 'sums';
+  const viaOutputs = COST.baseMul + unlifted * COST.liftX + outputs * 2 * COST.add;
+  if (sums <= viaLabels && sums <= viaOutputs) return 'sums';
   return viaLabels <= viaOutputs ? 'labels' : 'outputs';
 }
 
@@ -127,11 +129,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const scanKey = scanPriv.slice();
 
   const labelList: LabelEntry<P>[] = [];
-  const labelsByKey = new Map<number, LabelEntry<P>[]>();
   const labelIndexes = new Set<number>();
   /** [B_spend, B_m for each label in labelList order]: the addends of the `sums` search. */
   const spendKeys: P[] = [spend];
   let everySpendKeyFinite = true;
+  /** B_m by x key, with the label (null for B_spend itself): the table of the `outputs` search. */
+  const spendKeysByKey = new Map<number, { point: P; label: LabelEntry<P> | null }[]>();
+  const indexSpendKey = (point: P, label: LabelEntry<P> | null): void => {
+    const key = backend.xKey(point);
+    const bucket = spendKeysByKey.get(key);
+    if (bucket) bucket.push({ point, label });
+    else spendKeysByKey.set(key, [{ point, label }]);
+  };
+  indexSpendKey(spend, null);
 
   function addLabel(m: number): void {
     assertLabel(m);
@@ -143,19 +153,21 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     labelIndexes.add(m);
     labelList.push(entry);
     if (entry.spend === null) everySpendKeyFinite = false;
-    else spendKeys.push(entry.spend);
-    const key = backend.xKey(point);
-    const bucket = labelsByKey.get(key);
-    if (bucket) bucket.push(entry);
-    else labelsByKey.set(key, [entry]);
+    else {
+      spendKeys.push(entry.spend);
+      indexSpendKey(entry.spend, entry);
+    }
   }
 
   addLabel(0); // BIP-352: always scan for the change label
   for (const m of options.labels ?? []) addLabel(m);
 
-  /** The label whose point equals `point` (negated when `negated`), or undefined. */
-  function findLabel(point: P, negated: boolean): LabelEntry<P> | undefined {
-    const bucket = labelsByKey.get(backend.xKey(point));
+  /**
+   * The spend key B (B_spend, label null, or some B_m) equal to `point`, or to -`point` when
+   * `negated`; undefined when none.
+   */
+  function findSpendKey(point: P, negated: boolean): { label: LabelEntry<P> | null } | undefined {
+    const bucket = spendKeysByKey.get(backend.xKey(point));
     if (bucket === undefined) return undefined;
     const target = negated ? backend.negate(point) : point;
     for (const entry of bucket) if (backend.equals(entry.point, target)) return entry;
@@ -185,17 +197,15 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       let match: { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined;
       if (strategy === 'sums') {
         match = findBySums(backend.baseMul(tk) as P, remaining);
+      } else if (strategy === 'outputs') {
+        match = findByOutputs(backend.baseMul(tk) as P, remaining);
+        unlifted = 0;
+        for (const c of remaining) if (c.lifted === undefined) unlifted++;
       } else {
         const pk = backend.addTweak(spend, tk) as P | null;
         if (pk === null) break;
         const exact = lookupOutput(pk, remaining);
-        if (exact) match = { candidate: exact, label: null };
-        else if (strategy === 'labels') match = findByLabels(pk, remaining);
-        else {
-          match = findByOutputs(pk, remaining);
-          unlifted = 0;
-          for (const c of remaining) if (c.lifted === undefined) unlifted++;
-        }
+        match = exact ? { candidate: exact, label: null } : findByLabels(pk, remaining);
       }
       if (match === undefined) break;
       const { candidate, label } = match;
@@ -232,20 +242,34 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     return undefined;
   }
 
-  /** `outputs`: output − P_k and −output − P_k = −(output + P_k), looked up among the labels. */
-  function findByOutputs(pk: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> } | undefined {
-    const negPk = backend.negate(pk) as P;
+  /**
+   * `outputs`: with T = t_k·G, an output O (lifted with even y) is P_k + L_m = T + B_m when
+   * O − T = B_m, and is its negation when O + T = −B_m (BIP-352's footnote on many labels, with
+   * T instead of P_k so that B_spend itself is one more entry of the table: two additions per
+   * output, whatever the number of labels). Unlabelled matches over all outputs come first.
+   */
+  function findByOutputs(t: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined {
+    const negT = backend.negate(t) as P;
+    const hits: ({ label: LabelEntry<P> | null } | undefined)[] = [];
     for (const candidate of remaining) {
       if (candidate.lifted === undefined) candidate.lifted = backend.liftX(candidate.output.script.subarray(2, 34)) as P | null;
       const q = candidate.lifted;
-      if (q === null) continue;
-      const diff = backend.add(q, negPk) as P | null;
-      let label = diff === null ? undefined : findLabel(diff, false);
-      if (label === undefined) {
-        const sum = backend.add(q, pk) as P | null;
-        label = sum === null ? undefined : findLabel(sum, true);
+      let hit: { label: LabelEntry<P> | null } | undefined;
+      if (q !== null) {
+        const diff = backend.add(q, negT) as P | null;
+        hit = diff === null ? undefined : findSpendKey(diff, false);
+        if (hit === undefined || hit.label !== null) {
+          const sum = backend.add(q, t) as P | null;
+          const negatedHit = sum === null ? undefined : findSpendKey(sum, true);
+          if (hit === undefined || negatedHit?.label === null) hit = negatedHit;
+        }
       }
-      if (label !== undefined) return { candidate, label };
+      if (hit !== undefined && hit.label === null) return { candidate, label: null };
+      hits.push(hit);
+    }
+    for (let i = 0; i < hits.length; i++) {
+      const hit = hits[i];
+      if (hit !== undefined) return { candidate: remaining[i] as Candidate<P>, label: hit.label };
     }
     return undefined;
   }

@@ -69,3 +69,18 @@ describe('matchSumX', () => {
     });
   });
 });
+
+describe('negate', () => {
+  const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
+  const noble = loadSecp256k1Backend('noble');
+
+  it.each(['native', 'wasm'] as const)('gives the point the reference gives on the %s backend', (name) => {
+    const backend = loadSecp256k1Backend(name);
+    for (let i = 1; i <= 16; i++) {
+      const s = Uint8Array.from(require('node:crypto').createHash('sha256').update(`n${i}`).digest());
+      const negated = backend.negate(backend.baseMul(s));
+      expect(backend.toCompressed(negated)).toEqual(noble.toCompressed(noble.negate(noble.baseMul(s))));
+      expect(backend.equals(backend.negate(negated), backend.baseMul(s))).toBe(true);
+    }
+  });
+});

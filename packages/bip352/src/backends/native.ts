@@ -30,6 +30,8 @@ export function loadNativeBinding(): NativeSecp256k1 {
  * buffers: parsing them costs no square root, and the affine x is bytes 1..32, so comparisons
  * and Map keys read the buffer directly.
  */
+const FIELD_P_BYTES = Uint8Array.from(Buffer.from(FIELD_P.toString(16), 'hex'));
+
 export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
   const s = loadNativeBinding();
   // coordinates of long-lived points (B_spend, B_m), parsed once
@@ -86,7 +88,17 @@ export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
         return points.length === 0 ? null : this.sum(points);
       }
     },
-    negate: (a) => s.publicKeyNegate(a, false),
+    negate(a) {
+      // y -> p - y over the bytes (y ≠ 0 on secp256k1): no binding call for a subtraction
+      const out = a.slice();
+      let borrow = 0;
+      for (let i = 31; i >= 0; i--) {
+        const d = (FIELD_P_BYTES[i] as number) - (a[33 + i] as number) - borrow;
+        out[33 + i] = d & 0xff;
+        borrow = d < 0 ? 1 : 0;
+      }
+      return out;
+    },
     mul: (p, scalar) => s.publicKeyTweakMul(p, scalar, false),
     addTweak(p, t) {
       try {
