@@ -33,6 +33,13 @@ export interface Secp256k1Backend<P = unknown> {
   negate(a: P): P;
   /** s·p, one variable-base multiplication. */
   mul(p: P, scalar: Uint8Array): P;
+  /**
+   * [q + a, q − a] for each q of `qs`, flattened in order (null for infinity): the two points
+   * the many-label search needs per output. The native backend computes them together in
+   * big-integer arithmetic with one field inversion for the whole batch (Montgomery's trick)
+   * instead of one libsecp256k1 addition, and its inversion, per point.
+   */
+  sumsAndDiffs(a: P, qs: readonly P[]): (P | null)[];
   /** p + t·G; null for the point at infinity. */
   addTweak(p: P, tweak: Uint8Array): P | null;
   /** s·G. */

@@ -78,6 +78,9 @@ const COST = {
   add: 9,
   /** lift_x (a square root). */
   liftX: 7,
+  /** sumsAndDiffs: one big-integer field inversion per batch, then q + a and q − a per point. */
+  inversion: 10,
+  sumAndDiff: 4,
   /** matchSumX: per addend (two big-integer squares) and per addend and output (a product mod p). */
   sumPair: 0.3,
   sumPairOutput: 0.5,
@@ -99,7 +102,7 @@ function chooseStrategy(labels: number, outputs: number, unlifted: number, every
   if (!everySpendKeyFinite) return 'labels';
   const sums = COST.baseMul + (labels + 1) * (COST.sumPair + outputs * COST.sumPairOutput);
   const viaLabels = COST.addTweak + labels * COST.add;
-  const viaOutputs = COST.baseMul + unlifted * COST.liftX + outputs * 2 * COST.add;
+  const viaOutputs = COST.baseMul + unlifted * COST.liftX + COST.inversion + outputs * COST.sumAndDiff;
   if (sums <= viaLabels && sums <= viaOutputs) return 'sums';
   return viaLabels <= viaOutputs ? 'labels' : 'outputs';
 }
@@ -249,29 +252,30 @@ export function createReceiver(options: ReceiverOptions): Receiver {
    * output, whatever the number of labels). Unlabelled matches over all outputs come first.
    */
   function findByOutputs(t: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined {
-    const negT = backend.negate(t) as P;
-    const hits: ({ label: LabelEntry<P> | null } | undefined)[] = [];
+    const candidates: Candidate<P>[] = [];
+    const points: P[] = [];
     for (const candidate of remaining) {
       if (candidate.lifted === undefined) candidate.lifted = backend.liftX(candidate.output.script.subarray(2, 34)) as P | null;
-      const q = candidate.lifted;
-      let hit: { label: LabelEntry<P> | null } | undefined;
-      if (q !== null) {
-        const diff = backend.add(q, negT) as P | null;
-        hit = diff === null ? undefined : findSpendKey(diff, false);
-        if (hit === undefined || hit.label !== null) {
-          const sum = backend.add(q, t) as P | null;
-          const negatedHit = sum === null ? undefined : findSpendKey(sum, true);
-          if (hit === undefined || negatedHit?.label === null) hit = negatedHit;
-        }
+      if (candidate.lifted === null) continue; // not an x on the curve: pays no one
+      candidates.push(candidate);
+      points.push(candidate.lifted);
+    }
+    const sumsAndDiffs = backend.sumsAndDiffs(t, points) as (P | null)[];
+    let labelled: { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined;
+    for (let j = 0; j < candidates.length; j++) {
+      const sum = sumsAndDiffs[2 * j] as P | null;
+      const diff = sumsAndDiffs[2 * j + 1] as P | null;
+      let hit = diff === null ? undefined : findSpendKey(diff, false);
+      if (hit === undefined || hit.label !== null) {
+        const negatedHit = sum === null ? undefined : findSpendKey(sum, true);
+        if (hit === undefined || negatedHit?.label === null) hit = negatedHit;
       }
-      if (hit !== undefined && hit.label === null) return { candidate, label: null };
-      hits.push(hit);
+      if (hit === undefined) continue;
+      const candidate = candidates[j] as Candidate<P>;
+      if (hit.label === null) return { candidate, label: null };
+      labelled ??= { candidate, label: hit.label };
     }
-    for (let i = 0; i < hits.length; i++) {
-      const hit = hits[i];
-      if (hit !== undefined) return { candidate: remaining[i] as Candidate<P>, label: hit.label };
-    }
-    return undefined;
+    return labelled;
   }
 
   function lookupOutput(point: P, remaining: Candidate<P>[]): Candidate<P> | undefined {

@@ -84,3 +84,25 @@ describe('negate', () => {
     }
   });
 });
+
+describe('sumsAndDiffs', () => {
+  const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
+  const noble = loadSecp256k1Backend('noble');
+  const scalar = (i: number): Uint8Array => Uint8Array.from(require('node:crypto').createHash('sha256').update(`d${i}`).digest());
+  const enc = (backend: ReturnType<typeof loadSecp256k1Backend>, p: unknown): string | null =>
+    p === null ? null : Buffer.from(backend.toCompressed(p)).toString('hex');
+
+  it.each(['native', 'wasm'] as const)('gives q + a and q − a as the reference does on the %s backend, q = ±a included', (name) => {
+    const backend = loadSecp256k1Backend(name);
+    const a = scalar(0);
+    const qs = [scalar(1), scalar(2), a, noble.scalarNegate(a), scalar(3)];
+    const expected = noble.sumsAndDiffs(noble.baseMul(a), qs.map((q) => noble.baseMul(q))).map((p) => enc(noble, p));
+    const actual = backend.sumsAndDiffs(backend.baseMul(a), qs.map((q) => backend.baseMul(q))).map((p) => enc(backend, p));
+    expect(actual).toEqual(expected);
+    expect(expected[5]).toBeNull(); // a − a
+    expect(expected[6]).toBeNull(); // −a + a
+    expect(expected[0]).toBe(enc(noble, noble.baseMul(noble.scalarAdd(scalar(1), a))));
+    expect(expected[1]).toBe(enc(noble, noble.baseMul(noble.scalarAdd(scalar(1), noble.scalarNegate(a)))));
+    expect(backend.sumsAndDiffs(backend.baseMul(a), [])).toEqual([]);
+  });
+});

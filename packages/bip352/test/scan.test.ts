@@ -218,7 +218,7 @@ describe('scan cost', () => {
     const real = loadSecp256k1Backend(name);
     let n = 0;
     const backend = { ...real };
-    for (const method of ['pointFromCompressed', 'sumCompressed', 'liftX', 'add', 'sum', 'negate', 'mul', 'addTweak', 'baseMul', 'matchSumX'] as const) {
+    for (const method of ['pointFromCompressed', 'sumCompressed', 'liftX', 'add', 'sum', 'negate', 'mul', 'addTweak', 'baseMul', 'matchSumX', 'sumsAndDiffs'] as const) {
       const fn = real[method] as (...args: unknown[]) => unknown;
       (backend as Record<string, unknown>)[method] = (...args: unknown[]) => {
         n++;

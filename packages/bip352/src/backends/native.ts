@@ -1,7 +1,7 @@
 import { equalBytes, key48 } from '../bytes';
 import type { Secp256k1Backend } from '../backend';
 import { bigintScalars } from './scalar';
-import { affineOf, FIELD_P, readUint256, sumHasX, type Affine } from './field';
+import { affineOf, FIELD_P, invertModP, modP, readUint256, sumHasX, writeUint256, type Affine } from './field';
 
 /** The subset of the `secp256k1` 5.x binding API used here (its own typings cover the rest). */
 interface NativeSecp256k1 {
@@ -31,6 +31,17 @@ export function loadNativeBinding(): NativeSecp256k1 {
  * and Map keys read the buffer directly.
  */
 const FIELD_P_BYTES = Uint8Array.from(Buffer.from(FIELD_P.toString(16), 'hex'));
+
+/** The third point of the chord of slope λ through (x1, y1) and a point of abscissa x2, uncompressed. */
+function chordPoint(lambda: bigint, x1: bigint, y1: bigint, x2: bigint): Uint8Array {
+  const x3 = modP(lambda * lambda - x1 - x2);
+  const y3 = modP(lambda * (x1 - x3) - y1);
+  const out = new Uint8Array(65);
+  out[0] = 0x04;
+  writeUint256(x3, out, 1);
+  writeUint256(y3, out, 33);
+  return out;
+}
 
 export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
   const s = loadNativeBinding();
@@ -87,6 +98,42 @@ export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
         const points = keys.map((k) => this.pointFromCompressed(k)).filter((p): p is Uint8Array => p !== null);
         return points.length === 0 ? null : this.sum(points);
       }
+    },
+    sumsAndDiffs(a, qs) {
+      const { x: ax, y: ay } = affineOf(a);
+      const out: (Uint8Array | null)[] = new Array<Uint8Array | null>(2 * qs.length).fill(null);
+      const points: Affine[] = [];
+      const slots: number[] = [];
+      const denominators: bigint[] = [];
+      for (let j = 0; j < qs.length; j++) {
+        const q = qs[j] as Uint8Array;
+        const qa = affineOf(q);
+        const d = modP(qa.x - ax);
+        if (d === 0n) {
+          // q = ±a: doubling or infinity, rare enough for the plain additions
+          out[2 * j] = this.add(q, a);
+          out[2 * j + 1] = this.add(q, this.negate(a));
+          continue;
+        }
+        points.push(qa);
+        slots.push(j);
+        denominators.push(d);
+      }
+      if (denominators.length === 0) return out;
+      // Montgomery's trick: prefix products, one inversion, then each inverse
+      const prefix: bigint[] = [denominators[0] as bigint];
+      for (let i = 1; i < denominators.length; i++) prefix.push(((prefix[i - 1] as bigint) * (denominators[i] as bigint)) % FIELD_P);
+      let inverse = invertModP(prefix[prefix.length - 1] as bigint);
+      for (let i = denominators.length - 1; i >= 0; i--) {
+        const w = i === 0 ? inverse : (inverse * (prefix[i - 1] as bigint)) % FIELD_P; // 1 / (x_q - x_a)
+        inverse = (inverse * (denominators[i] as bigint)) % FIELD_P;
+        const { x: qx, y: qy } = points[i] as Affine;
+        const j = slots[i] as number;
+        // q + a: λ = (y_q - y_a) / (x_q - x_a); q - a = q + (x_a, -y_a): λ = (y_q + y_a) / (x_q - x_a)
+        out[2 * j] = chordPoint(modP((qy - ay) * w), qx, qy, ax);
+        out[2 * j + 1] = chordPoint(modP((qy + ay) * w), qx, qy, ax);
+      }
+      return out;
     },
     negate(a) {
       // y -> p - y over the bytes (y ≠ 0 on secp256k1): no binding call for a subtraction

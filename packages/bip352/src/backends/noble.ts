@@ -41,6 +41,15 @@ export function createNobleBackend(): Secp256k1Backend<NoblePoint> {
       const points = keys.map((k) => this.pointFromCompressed(k)).filter((p): p is NoblePoint => p !== null);
       return points.length === 0 ? null : this.sum(points);
     },
+    sumsAndDiffs(a, qs) {
+      const out: (NoblePoint | null)[] = [];
+      for (const q of qs) {
+        const sum = q.add(a);
+        const diff = q.subtract(a);
+        out.push(sum.is0() ? null : sum, diff.is0() ? null : diff);
+      }
+      return out;
+    },
     negate: (a) => a.negate(),
     mul: (p, s) => p.multiply(bytesToBigInt(s)),
     addTweak(p, t) {

@@ -45,6 +45,12 @@ export function createWasmBackend(): Secp256k1Backend<Uint8Array> {
       return points.length === 0 ? null : this.sum(points);
     },
     negate,
+    sumsAndDiffs(a, qs) {
+      const negA = negate(a);
+      const out: (Uint8Array | null)[] = [];
+      for (const q of qs) out.push(t.pointAdd(q, a, false), t.pointAdd(q, negA, false));
+      return out;
+    },
     mul(p, scalar) {
       const r = t.pointMultiply(p, scalar, false);
       if (r === null) throw new RangeError('scalar multiplication gave the point at infinity');

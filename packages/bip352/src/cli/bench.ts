@@ -21,7 +21,7 @@ const TARGET_TX_PER_S = 10_000;
 const TARGET_RATIO = 0.8;
 
 /** The EC operations of the backend interface; byte helpers (xKey, toCompressed, …) are not EC work. */
-const EC_METHODS = ['pointFromCompressed', 'sumCompressed', 'liftX', 'add', 'sum', 'negate', 'mul', 'addTweak', 'baseMul', 'matchSumX', 'scalarMul', 'scalarAdd', 'scalarNegate'] as const;
+const EC_METHODS = ['pointFromCompressed', 'sumCompressed', 'liftX', 'add', 'sum', 'negate', 'mul', 'addTweak', 'baseMul', 'matchSumX', 'sumsAndDiffs', 'scalarMul', 'scalarAdd', 'scalarNegate'] as const;
 
 interface Tx {
   inputs: ScanInput[];
