@@ -130,12 +130,26 @@ export function extractInputPublicKey(input: ScanInput): Uint8Array | null {
   return null;
 }
 
+/** Value of one hex digit (0-9, a-f, A-F), or -1. */
+function hexDigit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  const lower = c | 0x20;
+  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
+}
+
 /** outpoint (36 bytes): txid little-endian || vout little-endian (BIP-352 "Specification"). */
 export function serializeOutpoint(txid: string, vout: number): Uint8Array {
+  if (typeof txid !== 'string' || txid.length !== 64) {
+    throw new TypeError(`"txid" expected 64 hex characters, got ${typeof txid === 'string' ? txid.length : typeof txid}`);
+  }
   const out = new Uint8Array(36);
-  const be = hexToBytes(txid);
-  if (be.length !== 32) throw new TypeError(`"txid" expected 64 hex characters, got ${txid.length}`);
-  for (let i = 0; i < 32; i++) out[i] = be[31 - i] as number;
+  // the displayed txid is big-endian: decode it straight into reversed order (no intermediate array)
+  for (let i = 0; i < 32; i++) {
+    const hi = hexDigit(txid.charCodeAt(2 * i));
+    const lo = hexDigit(txid.charCodeAt(2 * i + 1));
+    if (hi < 0 || lo < 0) throw new TypeError(`"txid" expected hex, got a non-hex character at ${hi < 0 ? 2 * i : 2 * i + 1}`);
+    out[31 - i] = (hi << 4) | lo;
+  }
   if (!Number.isInteger(vout) || vout < 0 || vout > 0xffffffff) {
     throw new RangeError(`"vout" expected an integer 0..4294967295, got ${String(vout)}`);
   }

@@ -49,26 +49,74 @@ export interface Receiver {
 interface LabelEntry<P> {
   m: number;
   tweak: Uint8Array;
+  /** L_m = tweak·G. */
   point: P;
+  /** B_m = B_spend + L_m; null when that is the point at infinity (negligible probability). */
+  spend: P | null;
 }
 
 interface Candidate<P> {
   output: ScanOutput;
-  /** position of the x-only key in output.script */
+  /** top 48 bits of the output's x (script bytes 2..7), the cheap pre-filter of comparisons. */
+  key: number;
+  /** the output key lifted to a point, once needed (many-label search). */
   lifted?: P | null;
+}
+
+/**
+ * Relative costs of the point operations of one k, in microseconds of the native backend
+ * (libsecp256k1 through the `secp256k1` binding; `npm run bench` measures them): every binding
+ * call that returns a point pays a field inversion (about 7 µs) to serialise it, a compressed
+ * parse a square root (about 7 µs).
+ */
+const COST = {
+  /** t·G (publicKeyCreate). */
+  baseMul: 29,
+  /** B_spend + t·G (publicKeyTweakAdd). */
+  addTweak: 35,
+  /** a + b (publicKeyCombine of two uncompressed points). */
+  add: 9,
+  /** lift_x (a square root). */
+  liftX: 7,
+  /** sumsAndDiffs: one big-integer field inversion per batch, then q + a and q − a per point. */
+  inversion: 10,
+  sumAndDiff: 4,
+  /** matchSumX: per addend (two big-integer squares) and per addend and output (a product mod p). */
+  sumPair: 0.3,
+  sumPairOutput: 0.5,
+} as const;
+
+type Strategy = 'sums' | 'labels' | 'outputs';
+
+/**
+ * The cheapest way to look for P_k (and P_k + L_m for every label) among `outputs` outputs,
+ * `unlifted` of them not yet lifted to points (all three give the same answer):
+ * - `sums`: T = t_k·G, then x(T + B_m) for B_m ∈ {B_spend, B_spend + L_m …} against every
+ *   output's x by {@link Secp256k1Backend.matchSumX}: no point is produced beyond T;
+ * - `labels`: P_k = B_spend + t_k·G, then P_k + L_m per label, each looked up among the outputs;
+ * - `outputs`: T = t_k·G, then output − T and output + T per output looked up among the spend
+ *   keys B_m (BIP-352's footnote on many labels): a cost independent of the number of labels.
+ */
+function chooseStrategy(labels: number, outputs: number, unlifted: number, everySpendKeyFinite: boolean): Strategy {
+  // B_m = ∞ (L_m = −B_spend, negligible probability) is not a point the other two can use
+  if (!everySpendKeyFinite) return 'labels';
+  const sums = COST.baseMul + (labels + 1) * (COST.sumPair + outputs * COST.sumPairOutput);
+  const viaLabels = COST.addTweak + labels * COST.add;
+  const viaOutputs = COST.baseMul + unlifted * COST.liftX + COST.inversion + outputs * COST.sumAndDiff;
+  if (sums <= viaLabels && sums <= viaOutputs) return 'sums';
+  return viaLabels <= viaOutputs ? 'labels' : 'outputs';
 }
 
 /**
  * Creates a receiver for one (b_scan, B_spend) pair (BIP-352 "Receiver", "Scanning").
  *
- * Cost per transaction: the input keys are summed, input_hash·b_scan is computed as a scalar
- * first so the ECDH is one variable-base multiplication, then P_0 = B_spend + t_0·G. Points stay
- * in the backend's own form. Outputs are found through a Map keyed by the top 48 bits of their
- * x coordinate; labels likewise. With few labels (the change label only, typically) each label
- * L is added to P_k and looked up among the outputs (one addition per label); with many labels
- * each output minus P_k, and the negated output minus P_k, is looked up among the labels (two
- * additions per output, whatever the number of labels), as the BIP's footnote on precomputed
- * labels suggests. Scanning stops at k = K_max (BIP-352 v1.1).
+ * Cost per transaction: the input keys are summed (one call, from their compressed bytes),
+ * input_hash·b_scan is computed as a scalar first so the ECDH is one variable-base
+ * multiplication, then for each k the cheapest of three searches ({@link chooseStrategy}): with
+ * the change label only, t_k·G and an inversion-free test of x(t_k·G + B_m) against each
+ * output's x; with many labels, output − P_k looked up among the labels (the BIP's footnote on
+ * precomputed labels). Points stay in the backend's own form; outputs and labels are compared
+ * on the top 48 bits of x first. Scanning stops at k = K_max (BIP-352 v1.1).
  * @throws {TypeError|RangeError} on malformed keys or labels; {SilentPaymentError}
  *   `BACKEND_UNAVAILABLE` when no backend is given and the native one cannot be loaded.
  */
@@ -84,8 +132,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const scanKey = scanPriv.slice();
 
   const labelList: LabelEntry<P>[] = [];
-  const labelsByKey = new Map<number, LabelEntry<P>[]>();
   const labelIndexes = new Set<number>();
+  /** [B_spend, B_m for each label in labelList order]: the addends of the `sums` search. */
+  const spendKeys: P[] = [spend];
+  let everySpendKeyFinite = true;
+  /** B_m by x key, with the label (null for B_spend itself): the table of the `outputs` search. */
+  const spendKeysByKey = new Map<number, { point: P; label: LabelEntry<P> | null }[]>();
+  const indexSpendKey = (point: P, label: LabelEntry<P> | null): void => {
+    const key = backend.xKey(point);
+    const bucket = spendKeysByKey.get(key);
+    if (bucket) bucket.push({ point, label });
+    else spendKeysByKey.set(key, [{ point, label }]);
+  };
+  indexSpendKey(spend, null);
 
   function addLabel(m: number): void {
     assertLabel(m);
@@ -93,21 +152,25 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const tweak = labelTweak(scanKey, m);
     assertValidScalar(tweak, 'label tweak');
     const point = backend.baseMul(tweak) as P;
-    const entry: LabelEntry<P> = { m, tweak, point };
+    const entry: LabelEntry<P> = { m, tweak, point, spend: backend.add(spend, point) as P | null };
     labelIndexes.add(m);
     labelList.push(entry);
-    const key = backend.xKey(point);
-    const bucket = labelsByKey.get(key);
-    if (bucket) bucket.push(entry);
-    else labelsByKey.set(key, [entry]);
+    if (entry.spend === null) everySpendKeyFinite = false;
+    else {
+      spendKeys.push(entry.spend);
+      indexSpendKey(entry.spend, entry);
+    }
   }
 
   addLabel(0); // BIP-352: always scan for the change label
   for (const m of options.labels ?? []) addLabel(m);
 
-  /** The label whose point equals `point` (negated when `negated`), or undefined. */
-  function findLabel(point: P, negated: boolean): LabelEntry<P> | undefined {
-    const bucket = labelsByKey.get(backend.xKey(point));
+  /**
+   * The spend key B (B_spend, label null, or some B_m) equal to `point`, or to -`point` when
+   * `negated`; undefined when none.
+   */
+  function findSpendKey(point: P, negated: boolean): { label: LabelEntry<P> | null } | undefined {
+    const bucket = spendKeysByKey.get(backend.xKey(point));
     if (bucket === undefined) return undefined;
     const target = negated ? backend.negate(point) : point;
     for (const entry of bucket) if (backend.equals(entry.point, target)) return entry;
@@ -115,18 +178,12 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   }
 
   function scanTransaction(inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): FoundOutput[] {
-    // outputs_to_check: the taproot output keys, by x key
-    const remaining = new Map<number, Candidate<P>[]>();
-    let remainingCount = 0;
+    // outputs_to_check: the taproot output keys
+    const remaining: Candidate<P>[] = [];
     for (const output of outputs) {
-      if (!isP2tr(output.script)) continue;
-      const key = key48(output.script, 2);
-      const bucket = remaining.get(key);
-      if (bucket) bucket.push({ output });
-      else remaining.set(key, [{ output }]);
-      remainingCount++;
+      if (isP2tr(output.script)) remaining.push({ output, key: key48(output.script, 2) });
     }
-    if (remainingCount === 0) return [];
+    if (remaining.length === 0) return [];
     const data = computeInputData<P>(backend, inputs);
     if (data === null) return [];
 
@@ -135,16 +192,28 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const ecdhBytes = backend.toCompressed(ecdh);
 
     const found: FoundOutput[] = [];
-    for (let k = 0; k < K_MAX && remainingCount > 0; k++) {
+    let unlifted = remaining.length;
+    for (let k = 0; k < K_MAX && remaining.length > 0; k++) {
       const tk = taggedHash('BIP0352/SharedSecret', ecdhBytes, ser32(k));
       assertValidScalar(tk, 't_k');
-      const pk = backend.addTweak(spend, tk) as P | null;
-      if (pk === null) break;
-      const match = findOutput(pk, remaining, remainingCount);
+      const strategy = chooseStrategy(labelList.length, remaining.length, unlifted, everySpendKeyFinite);
+      let match: { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined;
+      if (strategy === 'sums') {
+        match = findBySums(backend.baseMul(tk) as P, remaining);
+      } else if (strategy === 'outputs') {
+        match = findByOutputs(backend.baseMul(tk) as P, remaining);
+        unlifted = 0;
+        for (const c of remaining) if (c.lifted === undefined) unlifted++;
+      } else {
+        const pk = backend.addTweak(spend, tk) as P | null;
+        if (pk === null) break;
+        const exact = lookupOutput(pk, remaining);
+        match = exact ? { candidate: exact, label: null } : findByLabels(pk, remaining);
+      }
       if (match === undefined) break;
       const { candidate, label } = match;
-      removeCandidate(remaining, candidate);
-      remainingCount--;
+      remaining.splice(remaining.indexOf(candidate), 1);
+      if (candidate.lifted === undefined) unlifted--;
       found.push({
         index: candidate.output.index,
         xonly: bytesToHex(candidate.output.script.subarray(2, 34)),
@@ -156,47 +225,64 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     return found;
   }
 
-  /** The remaining output equal to P_k or P_k + label (any label), with the label used. */
-  function findOutput(
-    pk: P,
-    remaining: Map<number, Candidate<P>[]>,
-    remainingCount: number,
-  ): { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined {
-    const exact = lookupOutput(pk, remaining);
-    if (exact) return { candidate: exact, label: null };
-    if (labelList.length <= 3 * remainingCount) {
-      // few labels: P_k + L for each label, looked up among the outputs
-      for (const label of labelList) {
-        const sum = backend.add(pk, label.point) as P | null;
-        if (sum === null) continue;
-        const hit = lookupOutput(sum, remaining);
-        if (hit) return { candidate: hit, label };
-      }
-      return undefined;
-    }
-    // many labels: output - P_k and -output - P_k = -(output + P_k), looked up among the labels
-    const negPk = backend.negate(pk) as P;
-    for (const bucket of remaining.values()) {
-      for (const candidate of bucket) {
-        if (candidate.lifted === undefined) candidate.lifted = backend.liftX(candidate.output.script.subarray(2, 34)) as P | null;
-        const q = candidate.lifted;
-        if (q === null) continue;
-        const diff = backend.add(q, negPk) as P | null;
-        let label = diff === null ? undefined : findLabel(diff, false);
-        if (label === undefined) {
-          const sum = backend.add(q, pk) as P | null;
-          label = sum === null ? undefined : findLabel(sum, true);
-        }
-        if (label !== undefined) return { candidate, label };
-      }
+  /** `sums`: the first B_m (B_spend first, then the labels in order) with x(T + B_m) among the outputs. */
+  function findBySums(t: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined {
+    const scripts = remaining.map((c) => c.output.script);
+    const hit = backend.matchSumX(t, spendKeys, scripts, 2);
+    if (hit < 0) return undefined;
+    const i = Math.floor(hit / scripts.length);
+    return { candidate: remaining[hit % scripts.length] as Candidate<P>, label: i === 0 ? null : (labelList[i - 1] as LabelEntry<P>) };
+  }
+
+  /** `labels`: P_k + L for each label, looked up among the outputs. */
+  function findByLabels(pk: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> } | undefined {
+    for (const label of labelList) {
+      const sum = backend.add(pk, label.point) as P | null;
+      if (sum === null) continue;
+      const hit = lookupOutput(sum, remaining);
+      if (hit) return { candidate: hit, label };
     }
     return undefined;
   }
 
-  function lookupOutput(point: P, remaining: Map<number, Candidate<P>[]>): Candidate<P> | undefined {
-    const bucket = remaining.get(backend.xKey(point));
-    if (bucket === undefined) return undefined;
-    for (const candidate of bucket) if (backend.xEquals(point, candidate.output.script, 2)) return candidate;
+  /**
+   * `outputs`: with T = t_k·G, an output O (lifted with even y) is P_k + L_m = T + B_m when
+   * O − T = B_m, and is its negation when O + T = −B_m (BIP-352's footnote on many labels, with
+   * T instead of P_k so that B_spend itself is one more entry of the table: two additions per
+   * output, whatever the number of labels). Unlabelled matches over all outputs come first.
+   */
+  function findByOutputs(t: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined {
+    const candidates: Candidate<P>[] = [];
+    const points: P[] = [];
+    for (const candidate of remaining) {
+      if (candidate.lifted === undefined) candidate.lifted = backend.liftX(candidate.output.script.subarray(2, 34)) as P | null;
+      if (candidate.lifted === null) continue; // not an x on the curve: pays no one
+      candidates.push(candidate);
+      points.push(candidate.lifted);
+    }
+    const sumsAndDiffs = backend.sumsAndDiffs(t, points) as (P | null)[];
+    let labelled: { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined;
+    for (let j = 0; j < candidates.length; j++) {
+      const sum = sumsAndDiffs[2 * j] as P | null;
+      const diff = sumsAndDiffs[2 * j + 1] as P | null;
+      let hit = diff === null ? undefined : findSpendKey(diff, false);
+      if (hit === undefined || hit.label !== null) {
+        const negatedHit = sum === null ? undefined : findSpendKey(sum, true);
+        if (hit === undefined || negatedHit?.label === null) hit = negatedHit;
+      }
+      if (hit === undefined) continue;
+      const candidate = candidates[j] as Candidate<P>;
+      if (hit.label === null) return { candidate, label: null };
+      labelled ??= { candidate, label: hit.label };
+    }
+    return labelled;
+  }
+
+  function lookupOutput(point: P, remaining: Candidate<P>[]): Candidate<P> | undefined {
+    const key = backend.xKey(point);
+    for (const candidate of remaining) {
+      if (candidate.key === key && backend.xEquals(point, candidate.output.script, 2)) return candidate;
+    }
     return undefined;
   }
 
@@ -211,13 +297,3 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     },
   };
 }
-
-function removeCandidate<P>(remaining: Map<number, Candidate<P>[]>, candidate: Candidate<P>): void {
-  const key = key48(candidate.output.script, 2);
-  const bucket = remaining.get(key);
-  if (!bucket) return;
-  const i = bucket.indexOf(candidate);
-  if (i >= 0) bucket.splice(i, 1);
-  if (bucket.length === 0) remaining.delete(key);
-}
-

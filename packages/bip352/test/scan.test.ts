@@ -128,6 +128,21 @@ describe('sending and scanning', () => {
       expect(b).toEqual(a);
     });
 
+    it('finds the same outputs whichever search it picks (few or many labels, few or many outputs)', () => {
+      const many = createReceiver({ scanPriv, spendPub, labels: Array.from({ length: 300 }, (_, i) => i + 1), backend });
+      const few = createReceiver({ scanPriv, spendPub, labels: [7, 250], backend });
+      for (let i = 0; i < 4; i++) {
+        const inputs = [spend('p2wpkh'), spend('p2tr')];
+        const recipients = [address, labeled(7), labeled(0), labeled(250), address].slice(0, 2 + i);
+        // 2 extra outputs (the `sums` search with few labels) or 40 (P_k + L_m looked up among them)
+        const outputs = outputsOf(createSilentPaymentOutputs(inputs, recipients, { backend }), i % 2 === 0 ? 2 : 40);
+        const a = few.scanTransaction(inputs, outputs);
+        const b = many.scanTransaction(inputs, outputs);
+        expect(a).toHaveLength(recipients.length);
+        expect(b).toEqual(a);
+      }
+    });
+
     it('returns [] without taproot outputs, without eligible inputs, or for other receivers', () => {
       const inputs = [spend('p2wpkh')];
       const paid = createSilentPaymentOutputs(inputs, [address], { backend });
@@ -203,7 +218,7 @@ describe('scan cost', () => {
     const real = loadSecp256k1Backend(name);
     let n = 0;
     const backend = { ...real };
-    for (const method of ['pointFromCompressed', 'sumCompressed', 'liftX', 'add', 'sum', 'negate', 'mul', 'addTweak', 'baseMul'] as const) {
+    for (const method of ['pointFromCompressed', 'sumCompressed', 'liftX', 'add', 'sum', 'negate', 'mul', 'addTweak', 'baseMul', 'matchSumX', 'sumsAndDiffs'] as const) {
       const fn = real[method] as (...args: unknown[]) => unknown;
       (backend as Record<string, unknown>)[method] = (...args: unknown[]) => {
         n++;
