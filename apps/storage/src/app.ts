@@ -79,7 +79,8 @@ export async function createApp(config: StorageConfig, deps: StorageDeps): Promi
     app.use(rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond })));
   }
   // The error handler turns body-parser failures into 400 (malformed JSON) and 413 (too large).
-  app.use(express.json({ limit: config.maxBodyBytes }));
+  // strict: false lets a JSON string or number through to the validator, whose message is clearer.
+  app.use(express.json({ limit: config.maxBodyBytes, strict: false }));
   mountTwice(
     app,
     createStorageRouter({
