@@ -88,7 +88,7 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
   try {
     await client.connect();
   } catch (err) {
-    client.destroy();
+    if (client.isOpen) client.destroy();
     throw new BackendUnavailableError(`cannot connect to Redis (REDIS_URL): ${(err as Error).message}`, { cause: err });
   }
 
