@@ -53,9 +53,13 @@ function waitForExit(child: ChildProcess): Promise<void> {
   });
 }
 
-async function spawnRedis(bin: string, port: number): Promise<ChildProcess> {
-  // No RDB snapshots, no AOF: the tests need a live Redis, not its persistence.
-  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
+async function spawnRedis(bin: string, port: number, options: StartRedisOptions): Promise<ChildProcess> {
+  // Tests: no RDB snapshots, no AOF, they need a live Redis, not its persistence. The
+  // benchmark asks for an AOF fsynced before each reply, the durability SQLite gives.
+  const persistence = options.durableDir
+    ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', options.durableDir]
+    : ['--appendonly', 'no'];
+  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--loglevel', 'warning'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -90,12 +94,18 @@ async function deleteByPrefix(url: string, prefix: string): Promise<void> {
   }
 }
 
+/** Options of {@link startRedis}. */
+export interface StartRedisOptions {
+  /** Start redis-server with `appendonly yes`, `appendfsync always`, its files in this folder. */
+  durableDir?: string;
+}
+
 /**
  * Gives the tests a Redis: `REDIS_URL` when set, otherwise a `redis-server` (from
  * `REDIS_SERVER_BIN` or PATH) started on a free loopback port. Rejects with a message saying
  * what to install when neither is there: the Redis suite fails, it is never skipped.
  */
-export async function startRedis(): Promise<RedisHandle> {
+export async function startRedis(options: StartRedisOptions = {}): Promise<RedisHandle> {
   const fromEnv = process.env.REDIS_URL?.trim();
   if (fromEnv) {
     return { url: fromEnv, source: 'REDIS_URL', cleanup: (prefix) => deleteByPrefix(fromEnv, prefix), stop: async () => undefined };
@@ -107,7 +117,7 @@ export async function startRedis(): Promise<RedisHandle> {
     const port = await freePort();
     let child: ChildProcess;
     try {
-      child = await spawnRedis(bin, port);
+      child = await spawnRedis(bin, port, options);
     } catch (err) {
       lastError = err;
       if ((err as Error).message.startsWith('the Redis tests need')) throw err;
