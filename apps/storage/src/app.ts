@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import express, { type Express, type Router } from 'express';
+import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import {
   closeGracefully,
@@ -49,16 +49,6 @@ export async function createBackend(config: StorageConfig, logger: Logger): Prom
 }
 
 /**
- * Mounts `router` under `/storage` and at the root: behind the proxy the paths carry
- * `/storage` (spec 001), alone they do not (ARCHITECTURE.md). Two `use` calls, since express 5
- * does not match the root entry of a path array.
- */
-function mountTwice(app: Express, router: Router): void {
-  app.use('/storage', router);
-  app.use(router);
-}
-
-/**
  * Builds the storage service (express app, HTTP server with its connection caps, backend,
  * background sweeper started) without listening. Rejects when the backend cannot be opened.
  */
@@ -74,15 +64,14 @@ export async function createApp(config: StorageConfig, deps: StorageDeps): Promi
   app.use(overloadGuard(config.maxInFlight));
   app.use(requestTimeout(config.requestTimeoutMs));
   // Health stays outside the rate limit: probes must not be refused nor eat the allowance.
-  mountTwice(app, createHealthRouter({ backend, permanent: config.permanent }));
+  app.use(createHealthRouter({ backend, permanent: config.permanent }));
   if (config.rateLimitPerMinute > 0 || config.rateLimitPerSecond > 0) {
     app.use(rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond })));
   }
   // The error handler turns body-parser failures into 400 (malformed JSON) and 413 (too large).
   // strict: false lets a JSON string or number through to the validator, whose message is clearer.
   app.use(express.json({ limit: config.maxBodyBytes, strict: false }));
-  mountTwice(
-    app,
+  app.use(
     createStorageRouter({
       backend,
       now,

@@ -1,6 +1,7 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { AppError } from '@repo/errors';
 import type { StorageBackend } from '../backends/backend';
+import { ROUTE_PREFIXES } from './storage';
 
 /** Version of this service's API, in the health answer. */
 export const SERVICE_VERSION = '1.0.0';
@@ -12,12 +13,12 @@ export interface HealthRouterOptions {
 }
 
 /**
- * `GET /health`: 200 `{status: "healthy", …}` when the backend answers, 503
+ * `GET /health` (and `/storage/health`): 200 `{status: "healthy", …}` when the backend answers, 503
  * `SERVICE_UNAVAILABLE` when it does not (so a load balancer stops sending stores here).
  */
 export function createHealthRouter(options: HealthRouterOptions): Router {
   const router = Router();
-  router.get('/health', async function health(_req, res) {
+  const health: RequestHandler = async function health(_req, res) {
     try {
       await options.backend.ping();
     } catch (err) {
@@ -31,6 +32,7 @@ export function createHealthRouter(options: HealthRouterOptions): Router {
       permanent: options.permanent,
       timestamp: new Date().toISOString(),
     });
-  });
+  };
+  for (const prefix of ROUTE_PREFIXES) router.get(`${prefix}/health`, health);
   return router;
 }

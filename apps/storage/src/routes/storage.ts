@@ -23,15 +23,15 @@ function methodNotAllowed(allow: string): RequestHandler {
   };
 }
 
-/**
- * The store and retrieve endpoints of spec 001 ("Storage HTTP"), mounted by the app both
- * under `/storage` and at the root.
- */
+/** Path prefixes every route answers on: behind the proxy (spec 001) and alone (ARCHITECTURE.md). */
+export const ROUTE_PREFIXES = ['/storage', ''] as const;
+
+/** The store and retrieve endpoints of spec 001 ("Storage HTTP"), on both path prefixes. */
 export function createStorageRouter(options: StorageRouterOptions): Router {
   const { backend, now } = options;
   const router = Router();
 
-  router.post('/store', async function store(req, res) {
+  const store: RequestHandler = async function store(req, res) {
     const input = parseStoreRequest(req.body, options.maxTtlSeconds);
     const ttl = input.ttl ?? (options.permanent ? null : options.defaultTtlSeconds);
     const t = now();
@@ -48,10 +48,9 @@ export function createStorageRouter(options: StorageRouterOptions): Router {
       key: input.key,
       expires_at: ttl === null ? null : new Date(t + ttl * 1000).toISOString(),
     });
-  });
-  router.all('/store', methodNotAllowed('POST'));
+  };
 
-  router.get('/retrieve/:key', async function retrieve(req, res) {
+  const retrieve: RequestHandler = async function retrieve(req, res) {
     const key = parseKey(req.params.key);
     const value = await backend.get(key, now()).catch((err: unknown) => {
       throw unavailable(err);
@@ -60,8 +59,15 @@ export function createStorageRouter(options: StorageRouterOptions): Router {
       throw new AppError('NOT_FOUND', { message: 'key not found: no value is stored under this key, or it has expired' });
     }
     res.json({ key, value });
-  });
-  router.all('/retrieve/:key', methodNotAllowed('GET'));
+  };
 
+  // One router with plain routes for both prefixes: cheaper per request than mounting a
+  // router twice, which runs every request through both.
+  for (const prefix of ROUTE_PREFIXES) {
+    router.post(`${prefix}/store`, store);
+    router.all(`${prefix}/store`, methodNotAllowed('POST'));
+    router.get(`${prefix}/retrieve/:key`, retrieve);
+    router.all(`${prefix}/retrieve/:key`, methodNotAllowed('GET'));
+  }
   return router;
 }
