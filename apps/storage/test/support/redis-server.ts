@@ -94,6 +94,20 @@ async function deleteByPrefix(url: string, prefix: string): Promise<void> {
   }
 }
 
+/** Fails at once, with a message, when the Redis of REDIS_URL does not answer PING. */
+async function assertAnswers(url: string): Promise<void> {
+  const client = createClient({ url, socket: { connectTimeout: 3_000, reconnectStrategy: false } });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    throw new Error(`REDIS_URL is set but its Redis does not answer PING (${(err as Error).message}); ${MISSING}`);
+  } finally {
+    if (client.isOpen) client.destroy();
+  }
+}
+
 /** Options of {@link startRedis}. */
 export interface StartRedisOptions {
   /** Start redis-server with `appendonly yes`, `appendfsync always`, its files in this folder. */
@@ -108,6 +122,7 @@ export interface StartRedisOptions {
 export async function startRedis(options: StartRedisOptions = {}): Promise<RedisHandle> {
   const fromEnv = process.env.REDIS_URL?.trim();
   if (fromEnv) {
+    await assertAnswers(fromEnv);
     return { url: fromEnv, source: 'REDIS_URL', cleanup: (prefix) => deleteByPrefix(fromEnv, prefix), stop: async () => undefined };
   }
   const bin = process.env.REDIS_SERVER_BIN?.trim() || 'redis-server';
