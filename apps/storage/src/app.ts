@@ -1,0 +1,112 @@
+import { createServer, type Server } from 'node:http';
+import express, { type Express } from 'express';
+import { errorHandler, notFoundHandler } from '@repo/errors';
+import {
+  closeGracefully,
+  createRateLimiter,
+  limitConnectionsPerAddress,
+  overloadGuard,
+  rateLimit,
+  requestLogger,
+  requestTimeout,
+  type ConnectionCounter,
+  type Logger,
+} from '@repo/http';
+import type { StorageBackend } from './backends/backend';
+import { createRedisBackend } from './backends/redis';
+import { createSqliteBackend } from './backends/sqlite';
+import type { StorageConfig } from './config';
+import { createHealthRouter } from './routes/health';
+import { createStorageRouter } from './routes/storage';
+import { createSweeper, type Sweeper } from './sweeper';
+
+/** What {@link createApp} needs besides the config. */
+export interface StorageDeps {
+  logger: Logger;
+  /** Clock in ms since the epoch (default `Date.now`); tests drive TTLs with it. */
+  now?: () => number;
+  /** A backend built by the caller, instead of the one `config.backend` names. */
+  backend?: StorageBackend;
+}
+
+/** The storage service, built but not listening. */
+export interface StorageApp {
+  app: Express;
+  server: Server;
+  backend: StorageBackend;
+  sweeper: Sweeper;
+  connections: ConnectionCounter;
+  /** Stops the sweeper, closes the server gracefully and then the backend (pending writes finish). */
+  close(): Promise<void>;
+}
+
+/** Builds the backend `config.backend` names. Rejects when Redis cannot be reached. */
+export async function createBackend(config: StorageConfig, logger: Logger): Promise<StorageBackend> {
+  if (config.backend === 'redis') {
+    return createRedisBackend({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, connectTimeoutMs: config.redisConnectTimeoutMs, logger });
+  }
+  return createSqliteBackend({ file: config.sqliteFile });
+}
+
+/**
+ * Builds the storage service (express app, HTTP server with its connection caps, backend,
+ * background sweeper started) without listening. Rejects when the backend cannot be opened.
+ */
+export async function createApp(config: StorageConfig, deps: StorageDeps): Promise<StorageApp> {
+  const { logger } = deps;
+  const now = deps.now ?? Date.now;
+  const backend = deps.backend ?? (await createBackend(config, logger));
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestLogger(logger));
+  app.use(overloadGuard(config.maxInFlight));
+  app.use(requestTimeout(config.requestTimeoutMs));
+  // Health stays outside the rate limit: probes must not be refused nor eat the allowance.
+  app.use(createHealthRouter({ backend, permanent: config.permanent }));
+  if (config.rateLimitPerMinute > 0 || config.rateLimitPerSecond > 0) {
+    app.use(rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond })));
+  }
+  // The error handler turns body-parser failures into 400 (malformed JSON) and 413 (too large).
+  // strict: false lets a JSON string or number through to the validator, whose message is clearer.
+  app.use(express.json({ limit: config.maxBodyBytes, strict: false }));
+  app.use(
+    createStorageRouter({
+      backend,
+      now,
+      permanent: config.permanent,
+      defaultTtlSeconds: config.defaultTtlSeconds,
+      maxTtlSeconds: config.maxTtlSeconds,
+    }),
+  );
+  app.use(notFoundHandler());
+  app.use(errorHandler({ logger }));
+
+  const server = createServer(app);
+  const connections = limitConnectionsPerAddress(server, {
+    maxPerAddress: config.maxConnectionsPerIp,
+    maxTotal: config.maxConnections,
+    logger,
+  });
+
+  const sweeper = createSweeper({ backend, now, intervalMs: config.sweepIntervalMs, batchSize: config.sweepBatchSize, logger });
+  sweeper.start();
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    server,
+    backend,
+    sweeper,
+    connections,
+    close() {
+      closing ??= (async () => {
+        await sweeper.stop();
+        await closeGracefully(server);
+        await backend.close();
+      })();
+      return closing;
+    },
+  };
+}

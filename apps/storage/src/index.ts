@@ -1,0 +1,16 @@
+export { createApp, createBackend, type StorageApp, type StorageDeps } from './app';
+export {
+  loadConfig,
+  STORAGE_BACKENDS,
+  DEFAULT_TTL_SECONDS,
+  DEFAULT_MAX_TTL_SECONDS,
+  DEFAULT_MAX_BODY_BYTES,
+  type StorageConfig,
+  type StorageBackendName,
+} from './config';
+export { BackendUnavailableError, type PutResult, type StorageBackend } from './backends/backend';
+export { createSqliteBackend, type SqliteBackendOptions } from './backends/sqlite';
+export { createRedisBackend, type RedisBackendOptions } from './backends/redis';
+export { createSweeper, type Sweeper, type SweeperOptions } from './sweeper';
+export { parseKey, parseValue, parseTtl, parseStoreRequest, type StoreRequest } from './validation';
+export { SERVICE_VERSION } from './routes/health';

@@ -1,0 +1,38 @@
+import { Router, type RequestHandler } from 'express';
+import { AppError } from '@repo/errors';
+import type { StorageBackend } from '../backends/backend';
+import { ROUTE_PREFIXES } from './storage';
+
+/** Version of this service's API, in the health answer. */
+export const SERVICE_VERSION = '1.0.0';
+
+/** Options of {@link createHealthRouter}. */
+export interface HealthRouterOptions {
+  backend: StorageBackend;
+  permanent: boolean;
+}
+
+/**
+ * `GET /health` (and `/storage/health`): 200 `{status: "healthy", …}` when the backend answers, 503
+ * `SERVICE_UNAVAILABLE` when it does not (so a load balancer stops sending stores here).
+ */
+export function createHealthRouter(options: HealthRouterOptions): Router {
+  const router = Router();
+  const health: RequestHandler = async function health(_req, res) {
+    try {
+      await options.backend.ping();
+    } catch (err) {
+      throw new AppError('SERVICE_UNAVAILABLE', { details: 'storage backend unavailable', cause: err });
+    }
+    res.json({
+      status: 'healthy',
+      service: 'storage',
+      version: SERVICE_VERSION,
+      backend: options.backend.name,
+      permanent: options.permanent,
+      timestamp: new Date().toISOString(),
+    });
+  };
+  for (const prefix of ROUTE_PREFIXES) router.get(`${prefix}/health`, health);
+  return router;
+}

@@ -1,0 +1,171 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { StorageBackendName } from '../src';
+import { startRedis, type RedisHandle } from './support/redis-server';
+import { getJson, makeTempDir, postJson, randomKey, randomValue, removeDir, startService, testConfig } from './support/service';
+
+const APP_DIR = join(__dirname, '..');
+
+/** The service's own entry point, run by plain node in a child process. */
+interface ChildService {
+  child: ChildProcess;
+  /** Every stdout line so far (JSON log lines). */
+  lines: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  // A failed test must not leave its child running.
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+function spawnMain(env: Record<string, string>, args: string[] = []): ChildService {
+  const child = spawn(process.execPath, ['-r', './scripts/register-ts.cjs', 'src/main.ts', ...args], {
+    cwd: APP_DIR,
+    // Only what the test sets: nothing from the developer's shell (REDIS_URL, PORT…) leaks in.
+    env: { PATH: process.env.PATH ?? '', PORT: '0', RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_PER_SECOND: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const lines: string[] = [];
+  let partial = '';
+  // Always drained, so the child never blocks on a full pipe.
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const parts = (partial + chunk.toString()).split('\n');
+    partial = parts.pop() ?? '';
+    lines.push(...parts.filter((l) => l !== ''));
+  });
+  child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, lines, exited };
+}
+
+/** Resolves with the port once the child logs that it listens. */
+async function listeningPort(service: ChildService): Promise<number> {
+  const deadline = Date.now() + 20_000;
+  let done = false;
+  service.exited.then(() => (done = true)).catch(() => undefined);
+  while (Date.now() < deadline && !done) {
+    for (const line of service.lines) {
+      if (!line.includes('"storage listening"')) continue;
+      return (JSON.parse(line) as { port: number }).port;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`the service did not start:\n${service.lines.join('\n')}`);
+}
+
+const BACKENDS: StorageBackendName[] = ['sqlite', 'redis'];
+
+describe.each(BACKENDS)('crash of the %s service (SIGKILL)', (backendName) => {
+  let redis: RedisHandle | undefined;
+  let dir: string;
+  const redisPrefix = `storage-test:${randomBytes(6).toString('hex')}:`;
+
+  beforeAll(async () => {
+    if (backendName === 'redis') redis = await startRedis();
+  });
+  afterAll(async () => {
+    if (redis) {
+      await redis.cleanup(redisPrefix);
+      await redis.stop();
+    }
+  });
+  beforeEach(() => {
+    dir = makeTempDir();
+  });
+  afterEach(() => removeDir(dir));
+
+  it('keeps every acknowledged store when killed while clients store', async () => {
+    const env: Record<string, string> = {
+      DATA_DIR: dir,
+      STORAGE_BACKEND: backendName,
+      LOG_LEVEL: 'info',
+      ...(redis ? { REDIS_URL: redis.url, REDIS_KEY_PREFIX: redisPrefix } : {}),
+    };
+    const service = spawnMain(env);
+    const base = `http://127.0.0.1:${await listeningPort(service)}`;
+    const acknowledged: { key: string; value: string }[] = [];
+    let killed = false;
+
+    // 16 clients store without pause; the process is killed once 400 stores were answered 200,
+    // so stores are in flight (received, batched, committing) at the moment of the kill.
+    const client = async () => {
+      for (;;) {
+        const entry = { key: randomKey(), value: randomValue(64) };
+        try {
+          const res = await postJson(`${base}/store`, entry);
+          if (res.status === 200) acknowledged.push(entry);
+        } catch {
+          return; // the connection died with the process
+        }
+        if (!killed && acknowledged.length >= 400) {
+          killed = true;
+          service.child.kill('SIGKILL');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, client));
+    expect(await service.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(acknowledged.length).toBeGreaterThanOrEqual(400);
+
+    const running = await startService(testConfig(env));
+    try {
+      const missing: string[] = [];
+      for (let i = 0; i < acknowledged.length; i += 32) {
+        await Promise.all(
+          acknowledged.slice(i, i + 32).map(async ({ key, value }) => {
+            const res = await getJson(`${running.base}/retrieve/${key}`);
+            if (res.status !== 200 || res.body.value !== value) missing.push(key);
+          }),
+        );
+      }
+      expect(missing).toEqual([]);
+    } finally {
+      await running.close();
+    }
+  });
+});
+
+describe('main', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = makeTempDir();
+  });
+  afterEach(() => removeDir(dir));
+
+  it('runs with --permanent, serves, and exits 0 on SIGTERM', async () => {
+    const service = spawnMain({ DATA_DIR: dir, LOG_LEVEL: 'info' }, ['--permanent']);
+    const base = `http://127.0.0.1:${await listeningPort(service)}`;
+    const health = await getJson(`${base}/health`);
+    expect(health.body).toMatchObject({ status: 'healthy', permanent: true, backend: 'sqlite' });
+    const stored = await postJson(`${base}/storage/store`, { key: randomKey(), value: 'abcd' });
+    expect(stored).toMatchObject({ status: 200, body: { expires_at: null } });
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toEqual({ code: 0, signal: null });
+    const requestLines = service.lines.filter((l) => l.includes('"msg":"request"'));
+    expect(requestLines).toHaveLength(2);
+    expect(service.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
+  });
+
+  it('exits 1 with one line naming the variable when a setting is wrong', async () => {
+    const service = spawnMain({ DATA_DIR: dir, STORAGE_BACKEND: 'mysql' });
+    expect(await service.exited).toEqual({ code: 1, signal: null });
+    expect(service.lines).toHaveLength(1);
+    expect(service.lines[0]).toContain('STORAGE_BACKEND');
+    expect(service.lines[0]).not.toContain('    at ');
+  });
+
+  it('exits 1 with one line when Redis cannot be reached', async () => {
+    const service = spawnMain({ DATA_DIR: dir, STORAGE_BACKEND: 'redis', REDIS_URL: 'redis://127.0.0.1:1', REDIS_CONNECT_TIMEOUT_MS: '300' });
+    expect(await service.exited).toEqual({ code: 1, signal: null });
+    const fatal = service.lines.filter((l) => l.includes('"level":60'));
+    expect(fatal).toHaveLength(1);
+    expect(fatal[0]).toContain('cannot connect to Redis');
+  });
+});

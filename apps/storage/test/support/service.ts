@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { createSilentLogger, listen } from '@repo/http';
+import { createApp, loadConfig, type StorageApp, type StorageConfig } from '../../src';
+
+/** A clock the tests move by hand (ms since the epoch). */
+export interface TestClock {
+  now: () => number;
+  /** Moves the clock forward by `ms`. */
+  advance(ms: number): void;
+}
+
+/** A clock starting at the real time, then moved only by `advance`. */
+export function createTestClock(start = Date.now()): TestClock {
+  let t = start;
+  return {
+    now: () => t,
+    advance(ms) {
+      t += ms;
+    },
+  };
+}
+
+/** A fresh temporary folder; remove it with {@link removeDir}. */
+export function makeTempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'storage-test-'));
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** A random key of 64 hex characters. */
+export function randomKey(): string {
+  return randomBytes(32).toString('hex');
+}
+
+/** A random value of `bytes` bytes, as hex. */
+export function randomValue(bytes = 16): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+/**
+ * The config the service would read from this environment (through the real loadConfig),
+ * with the rate limit off unless the test sets it.
+ */
+export function testConfig(env: Record<string, string>): StorageConfig {
+  return loadConfig({ RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'silent', ...env });
+}
+
+/** A service listening on a free loopback port. */
+export interface RunningService {
+  base: string;
+  service: StorageApp;
+  close(): Promise<void>;
+}
+
+/** Builds the service and listens on port 0 of 127.0.0.1. */
+export async function startService(config: StorageConfig, now?: () => number): Promise<RunningService> {
+  const service = await createApp(config, { logger: createSilentLogger(), ...(now ? { now } : {}) });
+  const { port } = await listen(service.server, 0, '127.0.0.1');
+  return { base: `http://127.0.0.1:${port}`, service, close: () => service.close() };
+}
+
+/** POSTs `body` as JSON (a string is sent as it is) and returns the status and parsed body. */
+export async function postJson(url: string, body: unknown, contentType = 'application/json'): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** GETs `url` and returns the status and parsed body. */
+export async function getJson(url: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(url);
+  return { status: res.status, body: await res.json() };
+}
