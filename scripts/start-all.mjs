@@ -29,6 +29,7 @@ const proxyCookie = join(root, 'apps', 'rpc-proxy', 'data', '.cookie');
 
 const SERVICES = [
   { name: 'config-server', app: 'config-server', urls: ['https://localhost:6666'], env: {} },
+  { name: 'storage', app: 'storage', urls: ['http://localhost:8081 (/storage/store, /storage/retrieve/<key>)'], env: {} },
   { name: 'rpc-proxy', app: 'rpc-proxy', urls: ['http://localhost:18443 (cookie: apps/rpc-proxy/data/.cookie)'], env: {} },
   {
     name: 'relay',

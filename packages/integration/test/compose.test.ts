@@ -42,12 +42,21 @@ function containerEnv(service: ComposeService): Record<string, string> {
 }
 
 function loadConfigOf(app: string): (env: Record<string, string>) => Record<string, unknown> {
-  return (require(join(ROOT, 'apps', app, 'dist', 'index.js')) as { loadConfig: (env: Record<string, string>) => Record<string, unknown> }).loadConfig;
+  return (require(join(ROOT, 'apps', app, 'dist', 'index.js')) as { loadConfig: (env: Record<string, string>) => Record<string, unknown> })
+    .loadConfig;
 }
 
 describe('docker-compose.yml', () => {
   it('runs the five apps, the node and the storage proxy', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['bitcoind', 'config-server', 'proxy', 'relay', 'rpc-proxy', 'silent-payments', 'storage']);
+    expect(Object.keys(compose.services).sort()).toEqual([
+      'bitcoind',
+      'config-server',
+      'proxy',
+      'relay',
+      'rpc-proxy',
+      'silent-payments',
+      'storage',
+    ]);
   });
 
   describe.each(APPS)('$service', ({ service: name, app, ports }) => {
@@ -62,7 +71,8 @@ describe('docker-compose.yml', () => {
 
     it('sets only variables the app reads, with values its configuration accepts', () => {
       const source = readFileSync(join(ROOT, 'apps', app, 'src', 'config.ts'), 'utf8');
-      for (const variable of Object.keys(env)) expect({ variable, read: source.includes(`'${variable}'`) }).toEqual({ variable, read: true });
+      for (const variable of Object.keys(env))
+        expect({ variable, read: source.includes(`'${variable}'`) }).toEqual({ variable, read: true });
       expect(() => loadConfigOf(app)(env)).not.toThrow();
       expect(env.HOST).toBe('0.0.0.0');
     });

@@ -81,7 +81,10 @@ export async function startService(name: string, app: string, env: Record<string
       const seen = logs.find(predicate);
       if (seen) return Promise.resolve(seen);
       return new Promise((done, fail) => {
-        const timer = setTimeout(() => fail(new Error(`${name}: no matching log line within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () => fail(new Error(`${name}: no matching log line within ${timeoutMs} ms; stderr: ${stderr}`)),
+          timeoutMs,
+        );
         waiters.push({
           predicate,
           resolve: (line) => {

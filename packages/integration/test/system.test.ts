@@ -28,11 +28,18 @@ const received: RelayEvent[] = [];
 
 beforeAll(async () => {
   node = await startChainDouble({ user: 'nodeuser', password: 'nodepass', chain: 'signet' });
-  for (const name of ['config', 'proxy', 'relayAWs', 'relayAHttp', 'relayBWs', 'relayBHttp', 'payments']) ports[name] = await freePort();
+  for (const name of ['config', 'storage', 'proxy', 'relayAWs', 'relayAHttp', 'relayBWs', 'relayBHttp', 'payments'])
+    ports[name] = await freePort();
   const publishToken = randomBytes(32).toString('hex');
 
-  config = await startService('config-server', 'config-server', { PORT: String(ports.config), STORAGE_DIR: join(ROOT, 'storage') }, 'config server listening');
+  config = await startService(
+    'config-server',
+    'config-server',
+    { PORT: String(ports.config), STORAGE_DIR: join(ROOT, 'storage') },
+    'config server listening',
+  );
   services.push(config);
+  services.push(await startService('storage', 'storage', { PORT: String(ports.storage) }, 'storage listening'));
   proxy = await startService(
     'rpc-proxy',
     'rpc-proxy',
@@ -44,7 +51,13 @@ beforeAll(async () => {
     await startService(
       'relay-a',
       'relay',
-      { WS_PORT: String(ports.relayAWs), HTTP_PORT: String(ports.relayAHttp), RELAY_ID: 'relay-a', RELAY_PUBLISH_TOKEN: publishToken, SYNC_INTERVAL_MS: '500' },
+      {
+        WS_PORT: String(ports.relayAWs),
+        HTTP_PORT: String(ports.relayAHttp),
+        RELAY_ID: 'relay-a',
+        RELAY_PUBLISH_TOKEN: publishToken,
+        SYNC_INTERVAL_MS: '500',
+      },
       'relay listening',
     ),
   );
@@ -85,7 +98,9 @@ beforeAll(async () => {
   subscriber = new WebSocket(`ws://127.0.0.1:${ports.relayBWs}`);
   subscriber.on('message', (raw) => received.push(JSON.parse(raw.toString()) as RelayEvent));
   await new Promise((done, fail) => subscriber.once('open', done).once('error', fail));
-  subscriber.send(JSON.stringify({ type: 'subscribe', id: 'sub-1', timestamp: Date.now(), data: { types: ['TransactionReceived', 'BlockScanned'] } }));
+  subscriber.send(
+    JSON.stringify({ type: 'subscribe', id: 'sub-1', timestamp: Date.now(), data: { types: ['TransactionReceived', 'BlockScanned'] } }),
+  );
   await eventually(async () => received.find((m) => m.type === 'subscribed' && m.id === 'sub-1'), 5_000, 'subscribed');
 }, 120_000);
 
@@ -126,6 +141,32 @@ describe('config server and client', () => {
   });
 });
 
+describe('storage', () => {
+  const key = randomBytes(32).toString('hex');
+  const base = () => `http://127.0.0.1:${ports.storage}/storage`;
+
+  it('stores a value and reads it back, durable in its SQLite file', async () => {
+    const stored = await fetch(`${base()}/store`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ key: key.toUpperCase(), value: 'cafebabe', ttl: 3600 }),
+    });
+    expect(stored.status).toBe(200);
+    const retrieved = await fetch(`${base()}/retrieve/${key}`);
+    expect(retrieved.status).toBe(200);
+    expect(await retrieved.json()).toEqual({ key, value: 'cafebabe' });
+  });
+
+  it('refuses to overwrite a live key', async () => {
+    const again = await fetch(`${base()}/store`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ key, value: '00' }),
+    });
+    expect(again.status).toBe(409);
+  });
+});
+
 describe('rpc-proxy in front of the node', () => {
   it('answers getblockchaininfo for the signet chain', async () => {
     const res = await rpc('getblockchaininfo');
@@ -154,10 +195,16 @@ describe('rpc-proxy in front of the node', () => {
 
 describe('relay mesh', () => {
   it('lists the peer relay as connected', async () => {
-    const relays = await eventually(async () => {
-      const res = (await (await fetch(`http://127.0.0.1:${ports.relayBHttp}/relays`)).json()) as { relays: { relay_id: string; status: string }[] };
-      return res.relays.find((r) => r.relay_id === 'relay-a' && r.status === 'connected');
-    }, 10_000, 'relay-a in /relays of relay-b');
+    const relays = await eventually(
+      async () => {
+        const res = (await (await fetch(`http://127.0.0.1:${ports.relayBHttp}/relays`)).json()) as {
+          relays: { relay_id: string; status: string }[];
+        };
+        return res.relays.find((r) => r.relay_id === 'relay-a' && r.status === 'connected');
+      },
+      10_000,
+      'relay-a in /relays of relay-b',
+    );
     expect(relays).toMatchObject({ relay_id: 'relay-a', status: 'connected' });
   });
 });
@@ -180,27 +227,39 @@ describe('silent payments end to end', () => {
     const height = node.tipHeight();
 
     type Payment = { id: string; txid: string; amount: number; address: string; block_height: number };
-    const listed = await eventually(async () => {
-      const res = (await (await fetch(`http://127.0.0.1:${ports.payments}/payments`)).json()) as { payments: Payment[]; total: number };
-      return res.payments.find((p) => p.txid === payment.txid && p.block_height === height);
-    }, 30_000, 'the payment in GET /payments');
+    const listed = await eventually(
+      async () => {
+        const res = (await (await fetch(`http://127.0.0.1:${ports.payments}/payments`)).json()) as { payments: Payment[]; total: number };
+        return res.payments.find((p) => p.txid === payment.txid && p.block_height === height);
+      },
+      30_000,
+      'the payment in GET /payments',
+    );
     expect(listed).toMatchObject({ amount: 0.0005, address, block_height: height });
 
     node.mine(2);
-    const detail = await eventually(async () => {
-      const res = (await (await fetch(`http://127.0.0.1:${ports.payments}/payments/${encodeURIComponent(listed.id)}`)).json()) as {
-        confirmations: number;
-        status: string;
-      };
-      return res.confirmations === 3 ? res : undefined;
-    }, 30_000, 'three confirmations');
+    const detail = await eventually(
+      async () => {
+        const res = (await (await fetch(`http://127.0.0.1:${ports.payments}/payments/${encodeURIComponent(listed.id)}`)).json()) as {
+          confirmations: number;
+          status: string;
+        };
+        return res.confirmations === 3 ? res : undefined;
+      },
+      30_000,
+      'three confirmations',
+    );
     expect(detail).toMatchObject({ status: 'confirmed', confirmations: 3, txid: payment.txid, amount: 0.0005 });
 
-    const events = await eventually(async () => {
-      const tx = received.filter((m) => m.type === 'TransactionReceived' && m.data.txid === payment.txid);
-      const block = received.filter((m) => m.type === 'BlockScanned' && m.data.block_hash === blockHash);
-      return tx.length > 0 && block.length > 0 ? { tx, block } : undefined;
-    }, 30_000, 'events on relay-b');
+    const events = await eventually(
+      async () => {
+        const tx = received.filter((m) => m.type === 'TransactionReceived' && m.data.txid === payment.txid);
+        const block = received.filter((m) => m.type === 'BlockScanned' && m.data.block_hash === blockHash);
+        return tx.length > 0 && block.length > 0 ? { tx, block } : undefined;
+      },
+      30_000,
+      'events on relay-b',
+    );
     expect(events.tx).toHaveLength(1);
     expect(events.tx[0]!.data).toMatchObject({ txid: payment.txid, amount: 0.0005, address, block_height: height });
     expect(events.block).toHaveLength(1);
