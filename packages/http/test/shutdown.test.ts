@@ -1,0 +1,42 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const DIST = join(__dirname, '..', 'dist', 'index.js');
+
+/** A process that logs every 5 ms and stops on signals through onShutdownSignal. */
+function startLoggingProcess() {
+  const script = `
+    const h = require(${JSON.stringify(DIST)});
+    const logger = h.createLogger({ name: 'probe' });
+    h.onShutdownSignal({ logger, stop: async () => {} });
+    setInterval(() => logger.info('tick'), 5);
+  `;
+  return spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+}
+
+function exitOf(child: ReturnType<typeof spawn>): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
+}
+
+describe('onShutdownSignal', () => {
+  it('exits 0 on SIGTERM', async () => {
+    const child = startLoggingProcess();
+    await new Promise((r) => child.stdout!.once('data', r));
+    const exited = exitOf(child);
+    child.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('still exits on SIGTERM after its log pipe was closed (EPIPE)', async () => {
+    const child = startLoggingProcess();
+    await new Promise((r) => child.stdout!.once('data', r));
+    child.stdout!.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    const exited = exitOf(child);
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    const result = await exited;
+    clearTimeout(timer);
+    expect(result.signal).not.toBe('SIGKILL');
+  });
+});
