@@ -12,6 +12,7 @@ import {
   open,
   openFromBase64,
   parseKey,
+  randomNonce,
   seal,
   sealToBase64,
   type AeadBackend,
@@ -76,6 +77,13 @@ describe('envelope', () => {
       expect(equalBytes(open(key, a, { backend: nobleBackend }), data)).toBe(true);
       expect(equalBytes(open(key, b, { backend: nodeBackend }), data)).toBe(true);
     }
+  });
+
+  it('draws distinct random nonces across pool refills', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 1000; i++) seen.add(bytesToHex(randomNonce()));
+    expect(seen.size).toBe(1000);
+    expect(randomNonce()).toHaveLength(12);
   });
 
   it('uses a fresh nonce each time', () => {

@@ -45,25 +45,28 @@ export function fileRoute(options: FileRouteOptions): RequestHandler {
     if (recipient !== undefined && registered === undefined) throw new AppError('ACCESS_DENIED');
 
     const rendered = await options.store.render(request);
+    // The headers of this response go out in one writeHead (on top of the common ones already set).
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/octet-stream',
+      'Content-Disposition': contentDisposition(rendered.name),
+      'Cache-Control': 'no-store',
+      Vary: 'X-Client-Public-Key, X-Client-Kem',
+    };
     let body: string;
     if (recipient === undefined) {
       const { key } = options.keyring.keyFor(request.env);
       body = sealToBase64(key, rendered.content, { backend: nodeBackend });
-      res.setHeader('X-Encryption-Mode', ENCRYPTION_MODES.psk);
+      headers['X-Encryption-Mode'] = ENCRYPTION_MODES.psk;
     } else {
       const suite = suites[recipient.kem];
       const sealed = suite.sealToBytes(recipient.publicKey, rendered.content, { info: recipientInfo(request.env, request.file) });
       body = bytesToBase64(sealed);
-      res.setHeader('X-Encryption-Mode', ENCRYPTION_MODES[recipient.kem]);
-      res.setHeader('X-HPKE-Suite', suite.name);
+      headers['X-Encryption-Mode'] = ENCRYPTION_MODES[recipient.kem];
+      headers['X-HPKE-Suite'] = suite.name;
       options.logger.debug({ env: request.env, client: registered!.name, fingerprint: registered!.fingerprint }, 'sealed to a client key');
     }
-    res.status(200);
-    res.setHeader('Content-Type', 'application/octet-stream');
-    res.setHeader('Content-Disposition', contentDisposition(rendered.name));
-    res.setHeader('Content-Length', String(Buffer.byteLength(body)));
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Vary', 'X-Client-Public-Key, X-Client-Kem');
+    headers['Content-Length'] = String(body.length); // base64 is ASCII: characters are bytes
+    res.writeHead(200, headers);
     res.end(req.method === 'HEAD' ? undefined : body);
   };
 }
