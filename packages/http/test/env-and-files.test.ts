@@ -6,6 +6,7 @@ import { request } from 'node:https';
 import {
   ConfigError,
   certificateFingerprint,
+  createMemoryLogger,
   closeGracefully,
   listen,
   loadOrCreateSecretFile,
@@ -84,5 +85,19 @@ describe('loadOrCreateTlsCredentials', () => {
     const loaded = await loadOrCreateTlsCredentials({ dataDir: dir, certFile: join(dir, 'c.pem'), keyFile: join(dir, 'k.pem') });
     expect(loaded).toMatchObject({ source: 'files', fingerprint: certificateFingerprint(readFileSync(join(dir, 'c.pem'), 'utf8')) });
     await expect(loadOrCreateTlsCredentials({ dataDir: dir, certFile: join(dir, 'c.pem') })).rejects.toThrow(ConfigError);
+  });
+});
+
+describe('createLogger', () => {
+  it('redacts credentials at the top level and in headers', () => {
+    const { logger, lines } = createMemoryLogger();
+    logger.info({ password: 'p1', token: 't1', headers: { authorization: 'Basic abc' }, user: 'alice' }, 'x');
+    expect(lines[0]).toMatchObject({
+      password: '[redacted]',
+      token: '[redacted]',
+      headers: { authorization: '[redacted]' },
+      user: 'alice',
+    });
+    expect(JSON.stringify(lines[0])).not.toMatch(/p1|t1|abc/);
   });
 });
