@@ -26,7 +26,8 @@ function inspect<T>(file: string, read: (db: Database.Database) => T): T {
 const rowCount = (file: string): number =>
   inspect(file, (db) => (db.prepare('SELECT count(*) AS n FROM entries').get() as { n: number }).n);
 
-describe('SQLite backend', () => {
+// Both suites get a fresh backend on a file of its own for each test.
+describe('SQLite file', () => {
   let dir: string;
   let file: string;
   let backend: StorageBackend;
@@ -42,76 +43,63 @@ describe('SQLite backend', () => {
     removeDir(dir);
   });
 
-  it('keeps its file in WAL mode', () => {
-    expect(inspect(file, (db) => db.pragma('journal_mode', { simple: true }))).toBe('wal');
+  describe('SQLite backend', () => {
+    it('keeps its file in WAL mode', () => {
+      expect(inspect(file, (db) => db.pragma('journal_mode', { simple: true }))).toBe('wal');
+    });
+
+    it('commits stores issued together and answers each of them', async () => {
+      const t = Date.now();
+      const keys = Array.from({ length: 300 }, () => randomKey());
+      const results = await Promise.all([...keys, keys[0]!].map((key) => backend.put(key, 'ab', 60, t)));
+      expect(results.filter((r) => r === 'stored')).toHaveLength(300);
+      expect(results[300]).toBe('exists');
+      expect(rowCount(file)).toBe(300);
+    });
+
+    it('finishes pending stores when it closes', async () => {
+      const key = randomKey();
+      const put = backend.put(key, 'cd', null, Date.now());
+      await backend.close();
+      await expect(put).resolves.toBe('stored');
+      backend = createSqliteBackend({ file });
+      expect(await backend.get(key, Date.now())).toBe('cd');
+    });
   });
 
-  it('commits stores issued together and answers each of them', async () => {
-    const t = Date.now();
-    const keys = Array.from({ length: 300 }, () => randomKey());
-    const results = await Promise.all([...keys, keys[0]!].map((key) => backend.put(key, 'ab', 60, t)));
-    expect(results.filter((r) => r === 'stored')).toHaveLength(300);
-    expect(results[300]).toBe('exists');
-    expect(rowCount(file)).toBe(300);
-  });
+  describe('sweeper', () => {
+    it('deletes expired rows in batches and keeps the live ones', async () => {
+      const clock = createTestClock();
+      await Promise.all(Array.from({ length: 25 }, () => backend.put(randomKey(), 'aa', 10, clock.now())));
+      await Promise.all(Array.from({ length: 5 }, () => backend.put(randomKey(), 'bb', 1_000, clock.now())));
+      await Promise.all(Array.from({ length: 3 }, () => backend.put(randomKey(), 'cc', null, clock.now())));
+      const sweep = jest.spyOn(backend, 'sweep');
+      const sweeper = createSweeper({ backend, now: clock.now, intervalMs: 60_000, batchSize: 10 });
 
-  it('finishes pending stores when it closes', async () => {
-    const key = randomKey();
-    const put = backend.put(key, 'cd', null, Date.now());
-    await backend.close();
-    await expect(put).resolves.toBe('stored');
-    backend = createSqliteBackend({ file });
-    expect(await backend.get(key, Date.now())).toBe('cd');
-  });
-});
+      expect(await sweeper.runOnce()).toBe(0);
+      expect(rowCount(file)).toBe(33);
+      clock.advance(10_000);
+      sweep.mockClear();
+      expect(await sweeper.runOnce()).toBe(25);
+      expect(sweep.mock.calls.map(([, batch]) => batch)).toEqual([10, 10, 10]);
+      expect(rowCount(file)).toBe(8);
+      await sweeper.stop();
+    });
 
-describe('sweeper', () => {
-  let dir: string;
-  let file: string;
-  let backend: StorageBackend;
-
-  beforeEach(() => {
-    dir = makeTempDir();
-    file = join(dir, 'storage.sqlite');
-    backend = createSqliteBackend({ file });
-  });
-
-  afterEach(async () => {
-    await backend.close();
-    removeDir(dir);
-  });
-
-  it('deletes expired rows in batches and keeps the live ones', async () => {
-    const clock = createTestClock();
-    await Promise.all(Array.from({ length: 25 }, () => backend.put(randomKey(), 'aa', 10, clock.now())));
-    await Promise.all(Array.from({ length: 5 }, () => backend.put(randomKey(), 'bb', 1_000, clock.now())));
-    await Promise.all(Array.from({ length: 3 }, () => backend.put(randomKey(), 'cc', null, clock.now())));
-    const sweep = jest.spyOn(backend, 'sweep');
-    const sweeper = createSweeper({ backend, now: clock.now, intervalMs: 60_000, batchSize: 10 });
-
-    expect(await sweeper.runOnce()).toBe(0);
-    expect(rowCount(file)).toBe(33);
-    clock.advance(10_000);
-    sweep.mockClear();
-    expect(await sweeper.runOnce()).toBe(25);
-    expect(sweep.mock.calls.map(([, batch]) => batch)).toEqual([10, 10, 10]);
-    expect(rowCount(file)).toBe(8);
-    await sweeper.stop();
-  });
-
-  it('keeps the file from growing when values keep expiring', async () => {
-    const clock = createTestClock();
-    const sweeper = createSweeper({ backend, now: clock.now, intervalMs: 60_000, batchSize: 100 });
-    const pageCounts: number[] = [];
-    for (let round = 0; round < 5; round++) {
-      await Promise.all(Array.from({ length: 200 }, () => backend.put(randomKey(), randomValue(1_024), 5, clock.now())));
-      clock.advance(5_000);
-      expect(await sweeper.runOnce()).toBe(200);
-      pageCounts.push(inspect(file, (db) => db.pragma('page_count', { simple: true }) as number));
-    }
-    // Freed pages are reused: after the first round the database stops growing.
-    expect(Math.max(...pageCounts.slice(1))).toBeLessThanOrEqual(pageCounts[0]! + 2);
-    expect(rowCount(file)).toBe(0);
+    it('keeps the file from growing when values keep expiring', async () => {
+      const clock = createTestClock();
+      const sweeper = createSweeper({ backend, now: clock.now, intervalMs: 60_000, batchSize: 100 });
+      const pageCounts: number[] = [];
+      for (let round = 0; round < 5; round++) {
+        await Promise.all(Array.from({ length: 200 }, () => backend.put(randomKey(), randomValue(1_024), 5, clock.now())));
+        clock.advance(5_000);
+        expect(await sweeper.runOnce()).toBe(200);
+        pageCounts.push(inspect(file, (db) => db.pragma('page_count', { simple: true }) as number));
+      }
+      // Freed pages are reused: after the first round the database stops growing.
+      expect(Math.max(...pageCounts.slice(1))).toBeLessThanOrEqual(pageCounts[0]! + 2);
+      expect(rowCount(file)).toBe(0);
+    });
   });
 });
 

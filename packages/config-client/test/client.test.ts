@@ -1,40 +1,22 @@
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bytesToHex, deriveKey, generateKey, hexToBytes } from '@repo/crypto';
-import { createApp, createKeyring, environmentKeyInfo, loadConfig, type ConfigServerApp } from '@repo/config-server';
-import { certificateFingerprint, createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/http';
+import { bytesToHex, generateKey, hexToBytes } from '@repo/crypto';
+import type { ConfigServerApp } from '@repo/config-server';
 import { ConfigClientError, createConfigClient } from '../src';
 import { runCli } from '../src/cli';
-import { capture, runCliProcess } from './helpers';
-
-const MASTER = '22'.repeat(32);
+import { capture, runCliProcess, startTestServer } from './helpers';
 
 let service: ConfigServerApp;
 let url: string;
 let ca: string;
 let fingerprint: string;
 let dir: string;
-const devKey = bytesToHex(deriveKey(hexToBytes(MASTER), environmentKeyInfo('dev')));
+let devKey: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'config-client-'));
-  const storage = join(dir, 'storage');
-  mkdirSync(join(storage, 'dev'), { recursive: true });
-  writeFileSync(join(storage, 'dev', '.env'), 'USER=alice\nGREETING=hello $USER\n');
-  writeFileSync(join(storage, 'dev', 'app.conf'), 'greeting=${GREETING}\n');
-  const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
-  ca = tls.cert;
-  fingerprint = certificateFingerprint(tls.cert);
-  writeFileSync(join(dir, 'ca.pem'), ca);
-  const config = loadConfig({ PORT: '0', DATA_DIR: join(dir, 'data'), STORAGE_DIR: storage, CONFIG_MASTER_KEY: MASTER });
-  service = createApp(config, {
-    logger: createSilentLogger(),
-    keyring: createKeyring({ keysDir: config.keysDir, masterKey: hexToBytes(MASTER) }),
-    tls,
-  });
-  const { port } = await listen(service.server, 0, '127.0.0.1');
-  url = `https://127.0.0.1:${port}`;
+  const server = await startTestServer();
+  ({ service, url, ca, fingerprint, dir } = server);
+  devKey = server.devKey;
 });
 
 afterAll(async () => {

@@ -31,3 +31,60 @@ export function capture(): { stream: Writable; text: () => string } {
   });
   return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
 }
+
+/** A config server over real TLS on a free port, serving `dev/app.conf` = `greeting=${GREETING}`. */
+export interface TestServer {
+  service: import('@repo/config-server').ConfigServerApp;
+  url: string;
+  /** The server's self-signed certificate (PEM), also written to `<dir>/ca.pem`. */
+  ca: string;
+  fingerprint: string;
+  dir: string;
+  /** Where client public keys are registered (`<env>/<name>.pub`), re-read on every request. */
+  clientKeysDir: string;
+  /** The `dev` environment key, in hex. */
+  devKey: string;
+}
+
+/** Starts the config server for the client tests; close it with `server.service.close()`. */
+export async function startTestServer(): Promise<TestServer> {
+  const { mkdirSync, mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { bytesToHex, deriveKey, generateKey } = await import('@repo/crypto');
+  const { createApp, createKeyring, environmentKeyInfo, loadConfig } = await import('@repo/config-server');
+  const { certificateFingerprint, createSilentLogger, generateSelfSignedCertificate, listen } = await import('@repo/http');
+
+  const dir = mkdtempSync(join(tmpdir(), 'config-client-'));
+  const storage = join(dir, 'storage');
+  mkdirSync(join(storage, 'dev'), { recursive: true });
+  writeFileSync(join(storage, 'dev', '.env'), 'USER=alice\nGREETING=hello $USER\n');
+  writeFileSync(join(storage, 'dev', 'app.conf'), 'greeting=${GREETING}\n');
+  const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
+  writeFileSync(join(dir, 'ca.pem'), tls.cert);
+  const master = generateKey();
+  const clientKeysDir = join(dir, 'client-keys');
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: join(dir, 'data'),
+    STORAGE_DIR: storage,
+    CONFIG_MASTER_KEY: bytesToHex(master),
+    CLIENT_KEYS_DIR: clientKeysDir,
+    CLIENT_KEYS_RECHECK_MS: '0',
+  });
+  const service = createApp(config, {
+    logger: createSilentLogger(),
+    keyring: createKeyring({ keysDir: config.keysDir, masterKey: master }),
+    tls,
+  });
+  const { port } = await listen(service.server, 0, '127.0.0.1');
+  return {
+    service,
+    url: `https://127.0.0.1:${port}`,
+    ca: tls.cert,
+    fingerprint: certificateFingerprint(tls.cert),
+    dir,
+    clientKeysDir,
+    devKey: bytesToHex(deriveKey(master, environmentKeyInfo('dev'))),
+  };
+}

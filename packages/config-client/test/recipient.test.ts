@@ -1,14 +1,10 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bytesToHex, deriveKey, hexToBytes } from '@repo/crypto';
-import { createApp, createKeyring, environmentKeyInfo, loadConfig, type ConfigServerApp } from '@repo/config-server';
-import { certificateFingerprint, createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/http';
+import type { ConfigServerApp } from '@repo/config-server';
 import { createConfigClient, formatClientPublicKey, generateClientKey, parseClientPrivateKey, type ClientKeyPair } from '../src';
 import { runCli } from '../src/cli';
-import { capture, runCliProcess } from './helpers';
+import { capture, runCliProcess, startTestServer } from './helpers';
 
-const MASTER = '44'.repeat(32);
 const CONTENT = 'greeting=hello alice\n';
 
 let service: ConfigServerApp;
@@ -16,34 +12,14 @@ let url: string;
 let ca: string;
 let fingerprint: string;
 let dir: string;
+let devKey: string;
 let clientKeysDir: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'config-client-hpke-'));
-  const storage = join(dir, 'storage');
-  mkdirSync(join(storage, 'dev'), { recursive: true });
-  writeFileSync(join(storage, 'dev', '.env'), 'USER=alice\nGREETING=hello $USER\n');
-  writeFileSync(join(storage, 'dev', 'app.conf'), 'greeting=${GREETING}\n');
-  const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
-  ca = tls.cert;
-  fingerprint = certificateFingerprint(tls.cert);
-  writeFileSync(join(dir, 'ca.pem'), ca);
-  clientKeysDir = join(dir, 'client-keys');
-  const config = loadConfig({
-    PORT: '0',
-    DATA_DIR: join(dir, 'data'),
-    STORAGE_DIR: storage,
-    CONFIG_MASTER_KEY: MASTER,
-    CLIENT_KEYS_DIR: clientKeysDir,
-    CLIENT_KEYS_RECHECK_MS: '0',
-  });
-  service = createApp(config, {
-    logger: createSilentLogger(),
-    keyring: createKeyring({ keysDir: config.keysDir, masterKey: hexToBytes(MASTER) }),
-    tls,
-  });
-  const { port } = await listen(service.server, 0, '127.0.0.1');
-  url = `https://127.0.0.1:${port}`;
+  const server = await startTestServer();
+  ({ service, url, ca, fingerprint, dir } = server);
+  devKey = server.devKey;
+  clientKeysDir = server.clientKeysDir;
 });
 
 afterAll(async () => {
@@ -116,7 +92,6 @@ describe('config-client keygen and get --private-key, over TLS', () => {
   });
 
   it('fetches in pre-shared-key mode next to it, unchanged', async () => {
-    const devKey = bytesToHex(deriveKey(hexToBytes(MASTER), environmentKeyInfo('dev')));
     const out = capture();
     expect(await runCli(['get', 'dev/app.conf', '--url', url, '--key', devKey, '--fingerprint', fingerprint], {}, out.stream)).toBe(0);
     expect(out.text()).toBe(CONTENT);
