@@ -14,6 +14,14 @@ function startLoggingProcess() {
   return spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
 }
 
+/** Resolves on the child's first output line; rejects at once if it exits first (it failed to start). */
+function firstOutput(child: ReturnType<typeof spawn>): Promise<void> {
+  return new Promise((done, fail) => {
+    child.stdout!.once('data', () => done());
+    child.once('exit', (code) => fail(new Error(`the probe exited (${code}) before logging`)));
+  });
+}
+
 function exitOf(child: ReturnType<typeof spawn>): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
 }
@@ -21,7 +29,7 @@ function exitOf(child: ReturnType<typeof spawn>): Promise<{ code: number | null;
 describe('onShutdownSignal', () => {
   it('exits 0 on SIGTERM', async () => {
     const child = startLoggingProcess();
-    await new Promise((r) => child.stdout!.once('data', r));
+    await firstOutput(child);
     const exited = exitOf(child);
     child.kill('SIGTERM');
     expect(await exited).toEqual({ code: 0, signal: null });
@@ -29,7 +37,7 @@ describe('onShutdownSignal', () => {
 
   it('still exits on SIGTERM after its log pipe was closed (EPIPE)', async () => {
     const child = startLoggingProcess();
-    await new Promise((r) => child.stdout!.once('data', r));
+    await firstOutput(child);
     child.stdout!.destroy();
     await new Promise((r) => setTimeout(r, 200));
     const exited = exitOf(child);
