@@ -125,6 +125,34 @@ function mbPerSecond(fn, bytes) {
   return (bytes * iterations) / (elapsed / 1000) / 1e6;
 }
 
+/**
+ * MB/s of `a` and `b` on the same buffer, timed operation by operation in alternation (the order
+ * swapping each time) until both have run for `ms`: garbage collection of large buffers then
+ * lands on both sides alike instead of deciding the ratio.
+ */
+function interleavedMbPerSecond(a, b, bytes, ms = 1500) {
+  a();
+  b(); // warm-up
+  let timeA = 0;
+  let timeB = 0;
+  let n = 0;
+  while (timeA + timeB < 2 * ms) {
+    const first = n % 2 === 0 ? a : b;
+    const second = first === a ? b : a;
+    const t0 = process.hrtime.bigint();
+    first();
+    const t1 = process.hrtime.bigint();
+    second();
+    const t2 = process.hrtime.bigint();
+    const d1 = Number(t1 - t0) / 1e6;
+    const d2 = Number(t2 - t1) / 1e6;
+    if (first === a) ((timeA += d1), (timeB += d2));
+    else ((timeB += d1), (timeA += d2));
+    n++;
+  }
+  return [(bytes * n) / (timeA / 1000) / 1e6, (bytes * n) / (timeB / 1000) / 1e6];
+}
+
 function rawNodeSeal(key, nonce, data) {
   const cipher = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: 16 });
   const out = Buffer.concat([nonce, cipher.update(data), cipher.final(), cipher.getAuthTag()]);
@@ -212,24 +240,11 @@ for (const [label, size] of [
   ['10 MB', 10 << 20],
 ]) {
   const data = new Uint8Array(randomBytes(size));
-  // Alternating rounds, best of each: large buffers make single runs swing with GC and load.
-  let raw = 0;
-  let ours = 0;
-  for (let i = 0; i < 4; i++) {
-    const measureRaw = () =>
-      (raw = Math.max(
-        raw,
-        mbPerSecond(() => rawNodeSeal(key, nonce, data), size),
-      ));
-    const measureOurs = () =>
-      (ours = Math.max(
-        ours,
-        mbPerSecond(() => seal(key, data, { backend: nodeBackend, nonce }), size),
-      ));
-    // The order swaps each round, so neither side always inherits the other's garbage.
-    if (i % 2 === 0) (measureRaw(), measureOurs());
-    else (measureOurs(), measureRaw());
-  }
+  const [ours, raw] = interleavedMbPerSecond(
+    () => seal(key, data, { backend: nodeBackend, nonce }),
+    () => rawNodeSeal(key, nonce, data),
+    size,
+  );
   const noble = size <= 1 << 20 ? mbPerSecond(() => seal(key, data, { backend: nobleBackend, nonce }), size) : NaN;
   rows.push([
     `seal ${label} (MB/s), node backend`,
