@@ -14,7 +14,7 @@ import autocannon from 'autocannon';
 import { bytesToBase64, createHpkeSuite, nobleBackend, nobleX25519, nodeBackend, nodeX25519, seal, sealToBase64 } from '@repo/crypto';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const DURATION = Number(process.env.BENCH_DURATION ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 function startTarget(mode, clientKeysDir) {
@@ -32,7 +32,7 @@ async function load(url, headers = {}) {
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 
 /**

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:https';
 import express, { type Express, type RequestHandler } from 'express';
 import { AppError, errorHandler, notFoundHandler } from '@repo/errors';
 import {
+  chain,
   closeGracefully,
   createRateLimiter,
   limitConnectionsPerAddress,
@@ -45,13 +46,18 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  app.use(requestLogger(logger));
-  app.use(commonHeaders());
-  app.use(rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond, now: deps.now })));
-  app.use(maintenanceSwitch({ enabled: config.maintenance, dataDir: config.dataDir, now: deps.now }));
-  app.use(overloadGuard(config.maxInFlight));
-  app.use(requestTimeout(config.requestTimeoutMs));
-  app.use(requestChecks(config.maxRequestBytes));
+  // The guards every request passes, in one router layer (see `chain`).
+  app.use(
+    chain(
+      requestLogger(logger),
+      commonHeaders(),
+      rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond, now: deps.now })),
+      maintenanceSwitch({ enabled: config.maintenance, dataDir: config.dataDir, now: deps.now }),
+      overloadGuard(config.maxInFlight),
+      requestTimeout(config.requestTimeoutMs),
+      requestChecks(config.maxRequestBytes),
+    ),
+  );
   app.use(metaRoutes({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
   app.use(
     fileRoute({

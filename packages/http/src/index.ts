@@ -10,6 +10,7 @@ export {
 } from './rate-limit';
 export { limitConnectionsPerAddress, type ConnectionCounter, type ConnectionLimitOptions } from './connection-limit';
 export { requestTimeout, overloadGuard } from './timeout';
+export { chain } from './chain';
 export { listen, closeGracefully } from './listen';
 export { onShutdownSignal, type ShutdownOptions } from './shutdown';
 export { runMain } from './run-main';
