@@ -1,4 +1,4 @@
-import { assertBytes, bytesToHex, compareBytes, equalBytes, hexToBytes } from './bytes';
+import { assertBytes, bytesToHex, compareBytes, concatBytes, equalBytes, hexToBytes } from './bytes';
 import { NUMS_H_HEX } from './constants';
 import { hash160 } from './hash';
 
@@ -215,15 +215,7 @@ export function serializeWitness(items: readonly Uint8Array[]): Uint8Array {
   if (items.length === 0) return new Uint8Array(0);
   const parts: Uint8Array[] = [writeCompactSize(items.length)];
   for (const item of items) parts.push(writeCompactSize(item.length), item);
-  let length = 0;
-  for (const p of parts) length += p.length;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
+  return concatBytes(...parts);
 }
 
 /** Hex of a witness stack, for logs and tests. */
