@@ -1,13 +1,6 @@
 import { join } from 'node:path';
-import {
-  ConfigError,
-  readInt,
-  readList,
-  readOptional,
-  readPort,
-  readString,
-  type Env,
-} from '@repo/http';
+import { normalizeSha256Fingerprint } from '@repo/crypto';
+import { ConfigError, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/http';
 
 /** Settings of the relay, read once at start (README lists every variable with its default). */
 export interface RelayConfig {
@@ -83,16 +76,6 @@ export const DEFAULT_TIMING: Readonly<RelayTiming> = {
 };
 
 const RELAY_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
-const FINGERPRINT_RE = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
-
-/** Normalises a SHA-256 fingerprint to `AB:CD:…` (accepts plain hex or colons, any case). */
-export function normalizeFingerprint(text: string): string | undefined {
-  const hex = text.replace(/:/g, '').toUpperCase();
-  if (!/^[0-9A-F]{64}$/.test(hex)) return undefined;
-  const out = hex.match(/../g)!.join(':');
-  return FINGERPRINT_RE.test(out) ? out : undefined;
-}
-
 /**
  * Reads the relay's settings from `env`. Throws a ConfigError naming the variable when one is
  * malformed (never echoing a token).
@@ -115,8 +98,9 @@ export function loadConfig(env: Env = process.env, appDir = join(__dirname, '..'
     }
   }
   const peerFingerprints = readList(env, 'RELAY_PEER_FINGERPRINT').map((f) => {
-    const normalized = normalizeFingerprint(f);
-    if (normalized === undefined) throw new ConfigError('RELAY_PEER_FINGERPRINT must be SHA-256 fingerprints (64 hex digits, colons allowed)');
+    const normalized = normalizeSha256Fingerprint(f);
+    if (normalized === undefined)
+      throw new ConfigError('RELAY_PEER_FINGERPRINT must be SHA-256 fingerprints (64 hex digits, colons allowed)');
     return normalized;
   });
   const tlsCertFile = readOptional(env, 'TLS_CERT_FILE');

@@ -1,5 +1,6 @@
 import { request as httpsRequest } from 'node:https';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { normalizeSha256Fingerprint } from '@repo/crypto';
 import { CLIENT_ERROR_CODES, ConfigClientError } from './errors';
 
 /** How the server's certificate is trusted. No option turns verification off. */
@@ -17,18 +18,16 @@ export interface RawResponse {
   body: Buffer;
 }
 
-const FINGERPRINT_RE = /^[0-9A-F]{64}$/;
-
-/** Normalises a SHA-256 fingerprint to `AB:CD:…`; throws on anything else. */
+/** Normalises a SHA-256 fingerprint to `AB:CD:…`; throws INVALID_ARGUMENT on anything else. */
 export function normaliseFingerprint(text: string): string {
-  const hex = text.replace(/:/g, '').trim().toUpperCase();
-  if (!FINGERPRINT_RE.test(hex)) {
+  const normalized = normalizeSha256Fingerprint(text);
+  if (normalized === undefined) {
     throw new ConfigClientError(
       CLIENT_ERROR_CODES.INVALID_ARGUMENT,
       '"fingerprint" expected a SHA-256 fingerprint (64 hex characters, colons allowed)',
     );
   }
-  return hex.match(/../g)!.join(':');
+  return normalized;
 }
 
 /**

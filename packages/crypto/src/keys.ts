@@ -48,3 +48,14 @@ export function keyFingerprint(key: Uint8Array): string {
 export function sha256Hex(data: Uint8Array): string {
   return bytesToHex(sha256(data));
 }
+
+/**
+ * Normalises a SHA-256 certificate fingerprint to the `AB:CD:…` form that Node's
+ * `getPeerCertificate().fingerprint256` and `openssl x509 -fingerprint -sha256` print. Accepts
+ * plain hex or colons, any case, surrounding white space; returns undefined for anything else.
+ */
+export function normalizeSha256Fingerprint(text: string): string | undefined {
+  const hex = text.replace(/:/g, '').trim().toUpperCase();
+  if (!/^[0-9A-F]{64}$/.test(hex)) return undefined;
+  return hex.match(/../g)!.join(':');
+}

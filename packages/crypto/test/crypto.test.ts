@@ -11,6 +11,7 @@ import {
   nodeBackend,
   open,
   openFromBase64,
+  normalizeSha256Fingerprint,
   parseKey,
   randomNonce,
   seal,
@@ -129,6 +130,19 @@ describe('keys', () => {
     const key = generateKey();
     expect(keyFingerprint(key)).toMatch(/^[0-9a-f]{16}$/);
     expect(bytesToHex(key)).not.toContain(keyFingerprint(key));
+  });
+});
+
+describe('normalizeSha256Fingerprint', () => {
+  it('accepts plain hex or colons in any case and gives the AB:CD:… form', () => {
+    const colons = Array.from({ length: 32 }, (_, i) => (i * 7).toString(16).padStart(2, '0').toUpperCase()).join(':');
+    expect(normalizeSha256Fingerprint(colons.replace(/:/g, '').toLowerCase())).toBe(colons);
+    expect(normalizeSha256Fingerprint(` ${colons.toLowerCase()}\n`)).toBe(colons);
+  });
+
+  it('refuses anything but 32 bytes of hex', () => {
+    expect(normalizeSha256Fingerprint('AB'.repeat(31))).toBeUndefined();
+    expect(normalizeSha256Fingerprint('ZZ'.repeat(32))).toBeUndefined();
   });
 });
 
