@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSilentLogger } from '@repo/http';
 import { createBackend, DEFAULT_TTL_SECONDS, type StorageBackend, type StorageBackendName } from '../src';
-import { startRedis, type RedisHandle } from './support/redis-server';
+import { useBackend } from './support/redis-server';
 import {
   createTestClock,
   getJson,
@@ -35,18 +34,15 @@ const SECOND = 1_000;
 // One suite, both backends: every rule of the storage interface (spec 001, "Storage HTTP")
 // as an HTTP request over a real socket, plus the backend contract itself.
 describe.each(BACKENDS)('storage service on the %s backend', (backendName) => {
-  let redis: RedisHandle | undefined;
+  const backendEnv = useBackend(backendName);
   let dir: string;
   let clock: TestClock;
   let running: RunningService;
-  // A key prefix per run keeps a shared REDIS_URL clean and the runs apart.
-  const redisPrefix = `storage-test:${randomBytes(6).toString('hex')}:`;
 
   function env(extra: Record<string, string> = {}): Record<string, string> {
     return {
       DATA_DIR: dir,
-      STORAGE_BACKEND: backendName,
-      ...(redis ? { REDIS_URL: redis.url, REDIS_KEY_PREFIX: redisPrefix } : {}),
+      ...backendEnv(),
       ...extra,
     };
   }
@@ -55,17 +51,6 @@ describe.each(BACKENDS)('storage service on the %s backend', (backendName) => {
     await running.close();
     running = await startService(testConfig(env(extra)), clock.now);
   }
-
-  beforeAll(async () => {
-    if (backendName === 'redis') redis = await startRedis();
-  });
-
-  afterAll(async () => {
-    if (redis) {
-      await redis.cleanup(redisPrefix);
-      await redis.stop();
-    }
-  });
 
   beforeEach(async () => {
     dir = makeTempDir();
@@ -266,7 +251,10 @@ describe.each(BACKENDS)('storage service on the %s backend', (backendName) => {
   describe('backend contract', () => {
     let backend: StorageBackend;
     beforeEach(async () => {
-      backend = await createBackend(testConfig(env({ REDIS_KEY_PREFIX: `${redisPrefix}direct:` })), createSilentLogger());
+      backend = await createBackend(
+        testConfig(env({ REDIS_KEY_PREFIX: `${backendEnv().REDIS_KEY_PREFIX ?? ''}direct:` })),
+        createSilentLogger(),
+      );
     });
     afterEach(async () => {
       await backend.close();

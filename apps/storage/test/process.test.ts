@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { StorageBackendName } from '../src';
-import { startRedis, type RedisHandle } from './support/redis-server';
+import { useBackend } from './support/redis-server';
 import { getJson, makeTempDir, postJson, randomKey, randomValue, removeDir, startService, testConfig } from './support/service';
 
 const APP_DIR = join(__dirname, '..');
@@ -63,19 +62,9 @@ async function listeningPort(service: ChildService): Promise<number> {
 const BACKENDS: StorageBackendName[] = ['sqlite', 'redis'];
 
 describe.each(BACKENDS)('crash of the %s service (SIGKILL)', (backendName) => {
-  let redis: RedisHandle | undefined;
+  const backendEnv = useBackend(backendName);
   let dir: string;
-  const redisPrefix = `storage-test:${randomBytes(6).toString('hex')}:`;
 
-  beforeAll(async () => {
-    if (backendName === 'redis') redis = await startRedis();
-  });
-  afterAll(async () => {
-    if (redis) {
-      await redis.cleanup(redisPrefix);
-      await redis.stop();
-    }
-  });
   beforeEach(() => {
     dir = makeTempDir();
   });
@@ -84,9 +73,8 @@ describe.each(BACKENDS)('crash of the %s service (SIGKILL)', (backendName) => {
   it('keeps every acknowledged store when killed while clients store', async () => {
     const env: Record<string, string> = {
       DATA_DIR: dir,
-      STORAGE_BACKEND: backendName,
       LOG_LEVEL: 'info',
-      ...(redis ? { REDIS_URL: redis.url, REDIS_KEY_PREFIX: redisPrefix } : {}),
+      ...backendEnv(),
     };
     const service = spawnMain(env);
     const base = `http://127.0.0.1:${await listeningPort(service)}`;
@@ -162,7 +150,12 @@ describe('main', () => {
   });
 
   it('exits 1 with one line when Redis cannot be reached', async () => {
-    const service = spawnMain({ DATA_DIR: dir, STORAGE_BACKEND: 'redis', REDIS_URL: 'redis://127.0.0.1:1', REDIS_CONNECT_TIMEOUT_MS: '300' });
+    const service = spawnMain({
+      DATA_DIR: dir,
+      STORAGE_BACKEND: 'redis',
+      REDIS_URL: 'redis://127.0.0.1:1',
+      REDIS_CONNECT_TIMEOUT_MS: '300',
+    });
     expect(await service.exited).toEqual({ code: 1, signal: null });
     const fatal = service.lines.filter((l) => l.includes('"level":60'));
     expect(fatal).toHaveLength(1);

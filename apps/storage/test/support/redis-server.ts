@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, createServer } from 'node:net';
 import { createClient } from 'redis';
@@ -150,4 +151,24 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     };
   }
   throw lastError;
+}
+
+/**
+ * For a suite run against `backend`: starts Redis before the suite when it is `redis` (and
+ * stops it, with this suite's keys removed, after), and returns the environment the service
+ * needs for that backend. A key prefix per suite keeps a shared REDIS_URL clean and runs apart.
+ */
+export function useBackend(backend: 'sqlite' | 'redis'): () => Record<string, string> {
+  let redis: RedisHandle | undefined;
+  const prefix = `storage-test:${randomBytes(6).toString('hex')}:`;
+  beforeAll(async () => {
+    if (backend === 'redis') redis = await startRedis();
+  });
+  afterAll(async () => {
+    if (redis) {
+      await redis.cleanup(prefix);
+      await redis.stop();
+    }
+  });
+  return () => ({ STORAGE_BACKEND: backend, ...(redis ? { REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix } : {}) });
 }
