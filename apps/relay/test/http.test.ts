@@ -1,3 +1,4 @@
+import { openConnection } from '@repo/http/testing';
 import { getJson, postJson, removeTempDirs, startRelay, type TestRelay } from './helpers';
 
 describe('relay HTTP', () => {
@@ -14,7 +15,13 @@ describe('relay HTTP', () => {
     it('answers the health record', async () => {
       const { status, body } = await getJson(`${relay.httpUrl}/health`);
       expect(status).toBe(200);
-      expect(body).toEqual({ status: 'healthy', relay_id: 'relay-http-test', uptime: expect.any(Number), version: expect.stringMatching(/^\d+\.\d+\.\d+/), connected_relays: 0 });
+      expect(body).toEqual({
+        status: 'healthy',
+        relay_id: 'relay-http-test',
+        uptime: expect.any(Number),
+        version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+        connected_relays: 0,
+      });
     });
   });
 
@@ -38,8 +45,16 @@ describe('relay HTTP', () => {
     it('answers the metrics record', async () => {
       const { status, body } = await getJson(`${relay.httpUrl}/metrics`);
       expect(status).toBe(200);
-      expect(body).toMatchObject({ messages_sent: expect.any(Number), messages_received: expect.any(Number), sync_errors: 0, last_sync_timestamp: 0, connected_relays: 0, mesh_health: 1 });
-      for (const key of ['messages_sent', 'messages_received', 'sync_errors', 'last_sync_timestamp', 'connected_relays']) expect(Number.isInteger(body[key])).toBe(true);
+      expect(body).toMatchObject({
+        messages_sent: expect.any(Number),
+        messages_received: expect.any(Number),
+        sync_errors: 0,
+        last_sync_timestamp: 0,
+        connected_relays: 0,
+        mesh_health: 1,
+      });
+      for (const key of ['messages_sent', 'messages_received', 'sync_errors', 'last_sync_timestamp', 'connected_relays'])
+        expect(Number.isInteger(body[key])).toBe(true);
     });
   });
 
@@ -96,6 +111,22 @@ describe('relay HTTP limits', () => {
       expect(res.body.error.code).toBe('RATE_LIMITED');
       expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
     } finally {
+      await relay.close();
+      removeTempDirs();
+    }
+  });
+
+  it('closes an HTTP connection past MAX_HTTP_CONNECTIONS and serves again once one ends', async () => {
+    const relay = await startRelay({ MAX_HTTP_CONNECTIONS: '2' });
+    const port = Number(new URL(relay.httpUrl).port);
+    const opened = [await openConnection(port), await openConnection(port), await openConnection(port)];
+    try {
+      expect(opened.map((o) => o.closedAtOnce)).toEqual([false, false, true]);
+      opened[0]!.socket.destroy();
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await getJson(`${relay.httpUrl}/health`)).status).toBe(200);
+    } finally {
+      for (const o of opened) o.socket.destroy();
       await relay.close();
       removeTempDirs();
     }

@@ -1,9 +1,10 @@
 import express from 'express';
 import { createServer, type Server } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import request from 'supertest';
 import { errorHandler } from '@repo/errors';
 import { closeGracefully, limitConnectionsPerAddress, listen, overloadGuard, requestTimeout } from '../src';
+import { openConnection } from '../src/testing';
 
 describe('limitConnectionsPerAddress', () => {
   let server: Server;
@@ -17,24 +18,18 @@ describe('limitConnectionsPerAddress', () => {
     server = createServer((_req, res) => res.end('ok'));
     const counter = limitConnectionsPerAddress(server, { maxPerAddress: 3 });
     const { port } = await listen(server, 0, '127.0.0.1');
-    const open = () =>
-      new Promise<Socket>((resolve, reject) => {
-        const s = connect(port, '127.0.0.1', () => resolve(s));
-        s.on('error', reject);
-        sockets.push(s);
-      });
-    const closed = (s: Socket) => new Promise<void>((resolve) => s.once('close', () => resolve()));
-    for (let i = 0; i < 3; i++) await open();
-    await new Promise((r) => setTimeout(r, 50));
+    const open = async () => {
+      const opened = await openConnection(port);
+      sockets.push(opened.socket);
+      return opened.closedAtOnce;
+    };
+    expect([await open(), await open(), await open()]).toEqual([false, false, false]);
     expect(counter.count('127.0.0.1')).toBe(3);
-    const fourth = await open();
-    await closed(fourth);
+    expect(await open()).toBe(true);
     expect(counter.refused).toBe(1);
     sockets[0]!.destroy();
     await new Promise((r) => setTimeout(r, 50));
-    const again = await open();
-    await new Promise((r) => setTimeout(r, 50));
-    expect(again.destroyed).toBe(false);
+    expect(await open()).toBe(false);
     expect(counter.count('127.0.0.1')).toBe(3);
   });
 });
