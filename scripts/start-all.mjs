@@ -10,9 +10,20 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
+// Optional, for tests and side-by-side runs: every port shifted by START_ALL_PORT_OFFSET, and each
+// service's state under START_ALL_DATA_ROOT/<service> instead of apps/<service>/data.
+const offset = Number(process.env.START_ALL_PORT_OFFSET ?? 0);
+if (!Number.isInteger(offset) || offset < 0 || offset > 40_000) {
+  console.error('START_ALL_PORT_OFFSET must be an integer from 0 to 40000');
+  process.exit(2);
+}
+const dataRoot = process.env.START_ALL_DATA_ROOT;
+const port = (base) => base + offset;
+const dataDir = (app) => (dataRoot ? join(dataRoot, app) : join(root, 'apps', app, 'data'));
+
 /** A shared secret between services that need one, kept across restarts (mode 0600). */
 function sharedSecret(name) {
-  const dir = join(root, 'data');
+  const dir = dataRoot ?? join(root, 'data');
   const path = join(dir, name);
   if (existsSync(path)) return readFileSync(path, 'utf8').trim();
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -25,27 +36,38 @@ function sharedSecret(name) {
 const publishToken = process.env.RELAY_PUBLISH_TOKEN ?? sharedSecret('relay-publish-token');
 
 // The silent-payment scanner reaches the chain through the proxy, with the cookie the proxy writes.
-const proxyCookie = join(root, 'apps', 'rpc-proxy', 'data', '.cookie');
+const proxyCookie = join(dataDir('rpc-proxy'), '.cookie');
 
 const SERVICES = [
-  { name: 'config-server', app: 'config-server', urls: ['https://localhost:6666'], env: {} },
-  { name: 'storage', app: 'storage', urls: ['http://localhost:8081 (/storage/store, /storage/retrieve/<key>)'], env: {} },
-  { name: 'rpc-proxy', app: 'rpc-proxy', urls: ['http://localhost:18443 (cookie: apps/rpc-proxy/data/.cookie)'], env: {} },
+  { name: 'config-server', app: 'config-server', urls: [`https://localhost:${port(6666)}`], env: { PORT: port(6666) } },
+  {
+    name: 'storage',
+    app: 'storage',
+    urls: [`http://localhost:${port(8081)} (/storage/store, /storage/retrieve/<key>)`],
+    env: { PORT: port(8081) },
+  },
+  {
+    name: 'rpc-proxy',
+    app: 'rpc-proxy',
+    urls: [`http://localhost:${port(18443)} (cookie: ${proxyCookie})`],
+    env: { PORT: port(18443) },
+  },
   {
     name: 'relay',
     app: 'relay',
-    urls: ['ws://localhost:8090', 'http://localhost:8091'],
-    env: { RELAY_PUBLISH_TOKEN: publishToken },
+    urls: [`ws://localhost:${port(8090)}`, `http://localhost:${port(8091)}`],
+    env: { WS_PORT: port(8090), HTTP_PORT: port(8091), RELAY_PUBLISH_TOKEN: publishToken },
   },
   {
     name: 'silent-payments',
     app: 'silent-payments',
-    urls: ['http://localhost:8000'],
+    urls: [`http://localhost:${port(8000)}`],
     waitFor: proxyCookie,
     env: {
-      CHAIN_RPC_URL: 'http://127.0.0.1:18443',
+      PORT: port(8000),
+      CHAIN_RPC_URL: `http://127.0.0.1:${port(18443)}`,
       CHAIN_RPC_COOKIE_FILE: proxyCookie,
-      RELAY_URL: 'ws://127.0.0.1:8090',
+      RELAY_URL: `ws://127.0.0.1:${port(8090)}`,
       RELAY_PUBLISH_TOKEN: publishToken,
     },
   },
@@ -71,7 +93,11 @@ for (const [i, service] of SERVICES.entries()) {
   }
   const child = spawn(process.execPath, [main], {
     cwd: join(root, 'apps', service.app),
-    env: { ...process.env, ...service.env },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir(service.app),
+      ...Object.fromEntries(Object.entries(service.env).map(([k, v]) => [k, String(v)])),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: Ctrl-C reaches only this launcher, which stops each service once.
     detached: true,

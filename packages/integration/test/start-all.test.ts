@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eventually, ROOT } from './processes';
+
+// `pnpm start` runs this launcher after the build (issue 8). Ports are shifted below the
+// ephemeral range the other suites draw from, and state goes to a temporary folder.
+const OFFSET = 10_000 + Math.floor(Math.random() * 4_000);
+const SERVICES = ['config-server', 'storage', 'rpc-proxy', 'relay', 'silent-payments'];
+
+function httpsStatus(port: number, path: string, ca: string): Promise<number> {
+  return new Promise((done, fail) => {
+    request({ host: '127.0.0.1', port, path, ca, servername: 'localhost' }, (res) => {
+      res.resume();
+      done(res.statusCode ?? 0);
+    })
+      .on('error', fail)
+      .end();
+  });
+}
+
+describe('pnpm start (scripts/start-all.mjs)', () => {
+  it('starts the five services, says where each listens, and stops them all on Ctrl-C', async () => {
+    const dataRoot = mkdtempSync(join(tmpdir(), 'start-all-'));
+    const launcher = spawn(process.execPath, [join(ROOT, 'scripts', 'start-all.mjs')], {
+      env: { PATH: process.env.PATH ?? '', START_ALL_PORT_OFFSET: String(OFFSET), START_ALL_DATA_ROOT: dataRoot },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    launcher.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    launcher.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<number | null>((done) => launcher.once('exit', (code) => done(code)));
+    // The output without colours, one line per log line, prefixed by the service.
+    const plain = () => output.replace(/\x1b\[[0-9;]*m/g, '');
+    try {
+      await eventually(
+        async () => (SERVICES.every((s) => new RegExp(`^${s} +\\| info .*listening`, 'm').test(plain())) ? true : undefined),
+        60_000,
+        'five "listening" lines',
+      );
+
+      // The banner names every address, on the shifted ports.
+      for (const port of [6666, 8081, 18443, 8090, 8091, 8000]) expect(plain()).toContain(`localhost:${port + OFFSET}`);
+
+      const ca = readFileSync(join(dataRoot, 'config-server', 'tls-cert.pem'), 'utf8');
+      expect(await httpsStatus(6666 + OFFSET, '/health', ca)).toBe(200);
+      for (const port of [8081, 8091, 8000]) expect((await fetch(`http://127.0.0.1:${port + OFFSET}/health`)).status).toBe(200);
+      // Without a node, the proxy still answers, with its clear error.
+      const cookie = readFileSync(join(dataRoot, 'rpc-proxy', '.cookie'), 'utf8').trim();
+      const rpc = await fetch(`http://127.0.0.1:${18443 + OFFSET}/`, {
+        method: 'POST',
+        headers: { Authorization: `Basic ${Buffer.from(cookie).toString('base64')}` },
+        body: JSON.stringify({ jsonrpc: '1.0', id: 'x', method: 'getblockcount', params: [] }),
+      });
+      expect(await rpc.json()).toMatchObject({
+        result: null,
+        error: { code: -32603, message: expect.stringContaining('node unreachable') },
+      });
+    } finally {
+      launcher.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
+    for (const s of SERVICES) expect(plain()).toMatch(new RegExp(`^${s} +\\| exited \\(0\\)$`, 'm'));
+  }, 90_000);
+});
