@@ -67,8 +67,3 @@ export const DEFAULT_MESSAGE_BY_CODE: Readonly<Record<ErrorCode, string>> = {
   SERVICE_UNAVAILABLE: 'service temporarily unavailable',
   CONNECTION_ERROR: 'connection error',
 };
-
-/** Returns true when `value` is one of the codes of {@link ERROR_CODES}. */
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(HTTP_STATUS_BY_CODE, value);
-}

@@ -1,4 +1,4 @@
-export { ERROR_CODES, HTTP_STATUS_BY_CODE, DEFAULT_MESSAGE_BY_CODE, isErrorCode, type ErrorCode } from './codes';
+export { ERROR_CODES, HTTP_STATUS_BY_CODE, DEFAULT_MESSAGE_BY_CODE, type ErrorCode } from './codes';
 export {
   AppError,
   toAppError,
