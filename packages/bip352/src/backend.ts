@@ -69,6 +69,36 @@ export interface Secp256k1Backend<P = unknown> {
   scalarAdd(a: Uint8Array, b: Uint8Array): Uint8Array;
   /** (n - a) mod n. */
   scalarNegate(a: Uint8Array): Uint8Array;
+  /** A whole-transaction scanner for (b_scan, B_spend), where the backend has one (native). */
+  createTransactionScanner?(scanKey: Uint8Array, spend: P): TransactionScanner<P>;
+}
+
+/** One output found by {@link TransactionScanner.scan}. */
+export interface TransactionMatch {
+  /** position of the output among the x-only keys passed. */
+  position: number;
+  k: number;
+  /** the slot given to {@link TransactionScanner.addSpendKey} for its label, or -1 for none. */
+  labelSlot: number;
+  /** t_k, 32 bytes. */
+  tk: Uint8Array;
+}
+
+/**
+ * A whole transaction's scan in one call (BIP-352 "Scanning" after input eligibility), for a
+ * backend that can do it without returning to JavaScript between the steps: the native one.
+ */
+export interface TransactionScanner<P = unknown> {
+  /** Adds B_m = B_spend + L_m for a label, under `slot`; null when B_m is the point at infinity. */
+  addSpendKey(point: P | null, slot: number): void;
+  /**
+   * Scans: `keys` the eligible input keys (33-byte compressed, concatenated; invalid ones are
+   * skipped), `outpoint` the smallest outpoint (36 bytes), `xs` the x-only taproot output keys
+   * (32 bytes each). null when the transaction is not to be scanned (no valid key, or A at
+   * infinity). `ecOnly` replaces each hash by a constant (the benchmark's tight loop).
+   * @throws {SilentPaymentError} `INVALID_SCALAR` when input_hash or a t_k is not a valid scalar.
+   */
+  scan(keys: Uint8Array, outpoint: Uint8Array, xs: Uint8Array, kMax: number, ecOnly?: boolean): TransactionMatch[] | null;
 }
 
 /** A backend whose point type is not known to the caller. */
@@ -78,8 +108,8 @@ export type AnySecp256k1Backend = Secp256k1Backend<any>;
 const cache = new Map<BackendName, AnySecp256k1Backend>();
 
 /**
- * Loads a secp256k1 backend: `native` (the `secp256k1` N-API binding of libsecp256k1, the
- * default and the fastest), `wasm` (`tiny-secp256k1`, libsecp256k1 compiled to WebAssembly) or
+ * Loads a secp256k1 backend: `native` (the `secp256k1` N-API binding of libsecp256k1 and
+ * this package's whole-transaction scanner addon, the default and the fastest), `wasm` (`tiny-secp256k1`, libsecp256k1 compiled to WebAssembly) or
  * `noble` (`@noble/curves`, pure JavaScript, the reference). A requested backend that cannot be
  * loaded is an error: there is never a silent fall back to a slower implementation.
  * @throws {SilentPaymentError} `BACKEND_UNAVAILABLE` naming the backend and the reason.
@@ -109,7 +139,8 @@ export function loadSecp256k1Backend(name: BackendName = DEFAULT_BACKEND): AnySe
     throw new SilentPaymentError(
       'BACKEND_UNAVAILABLE',
       `secp256k1 backend '${name}' cannot be loaded (${reason}); install it (for 'native': the npm package ` +
-        `secp256k1 with its prebuilt or compiled addon) or choose another backend explicitly`,
+        `secp256k1 with its prebuilt or compiled addon, and this package's scanner addon, compiled by its ` +
+        `\`npm run build\` with node-gyp) or choose another backend explicitly`,
       { cause: error },
     );
   }

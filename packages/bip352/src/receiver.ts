@@ -1,9 +1,9 @@
-import { loadSecp256k1Backend, type AnySecp256k1Backend } from './backend';
+import { loadSecp256k1Backend, type AnySecp256k1Backend, type TransactionScanner } from './backend';
 import { assertBytes, assertLabel, bytesToHex, key48, ser32 } from './bytes';
 import { K_MAX } from './constants';
 import { SilentPaymentError } from './errors';
 import { taggedHash } from './hash';
-import { isP2tr, type ScanInput, type ScanOutput } from './inputs';
+import { extractInputPublicKey, isP2tr, smallestOutpoint, spendsUnknownSegwit, type ScanInput, type ScanOutput } from './inputs';
 import { labelTweak } from './labels';
 import { assertValidScalar, computeInputData } from './tweak';
 
@@ -130,6 +130,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const spend = backend.pointFromCompressed(spendPub) as P | null;
   if (spend === null) throw new TypeError('"spendPub" is not a valid compressed secp256k1 point');
   const scanKey = scanPriv.slice();
+  // the native backend scans a whole transaction in one call; the others go step by step below
+  const txScanner = backend.createTransactionScanner?.(scanKey, spend) as TransactionScanner<P> | undefined;
 
   const labelList: LabelEntry<P>[] = [];
   const labelIndexes = new Set<number>();
@@ -155,6 +157,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const entry: LabelEntry<P> = { m, tweak, point, spend: backend.add(spend, point) as P | null };
     labelIndexes.add(m);
     labelList.push(entry);
+    txScanner?.addSpendKey(entry.spend, labelList.length - 1);
     if (entry.spend === null) everySpendKeyFinite = false;
     else {
       spendKeys.push(entry.spend);
@@ -177,7 +180,38 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     return undefined;
   }
 
+  /** The same scan as {@link scanTransaction}, the curve work done by the backend in one call. */
+  function scanWhole(scanner: TransactionScanner<P>, inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): FoundOutput[] {
+    const taproot: ScanOutput[] = [];
+    for (const output of outputs) if (isP2tr(output.script)) taproot.push(output);
+    if (taproot.length === 0 || inputs.length === 0 || spendsUnknownSegwit(inputs)) return [];
+    const keys: Uint8Array[] = [];
+    for (const input of inputs) {
+      const key = extractInputPublicKey(input);
+      if (key !== null) keys.push(key);
+    }
+    if (keys.length === 0) return [];
+    const keyBytes = new Uint8Array(33 * keys.length);
+    keys.forEach((key, i) => keyBytes.set(key, 33 * i));
+    const xs = new Uint8Array(32 * taproot.length);
+    taproot.forEach((output, i) => xs.set(output.script.subarray(2, 34), 32 * i));
+    const matches = scanner.scan(keyBytes, smallestOutpoint(inputs), xs, K_MAX);
+    if (matches === null) return [];
+    return matches.map(({ position, k, labelSlot, tk }) => {
+      const output = taproot[position] as ScanOutput;
+      const label = labelSlot < 0 ? null : (labelList[labelSlot] as LabelEntry<P>);
+      return {
+        index: output.index,
+        xonly: bytesToHex(output.script.subarray(2, 34)),
+        tweak: bytesToHex(label ? backend.scalarAdd(tk, label.tweak) : tk),
+        label: label ? label.m : null,
+        k,
+      };
+    });
+  }
+
   function scanTransaction(inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): FoundOutput[] {
+    if (txScanner) return scanWhole(txScanner, inputs, outputs);
     // outputs_to_check: the taproot output keys
     const remaining: Candidate<P>[] = [];
     for (const output of outputs) {

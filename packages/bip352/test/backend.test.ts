@@ -28,6 +28,18 @@ describe('loadSecp256k1Backend', () => {
     expect(loadSecp256k1Backend('noble').name).toBe('noble');
   });
 
+  it('refuses the native backend when the scanner addon was not built', () => {
+    jest.resetModules();
+    const { SCAN_ADDON_PATH } = require('../src/backends/native') as typeof import('../src/backends/native');
+    jest.doMock(SCAN_ADDON_PATH, () => {
+      throw new Error(`Cannot find module '${SCAN_ADDON_PATH}'`);
+    });
+    const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
+    expect(() => loadSecp256k1Backend('native')).toThrow(/backend 'native' cannot be loaded \(Cannot find module .*bip352_scan\.node/);
+    expect(() => loadSecp256k1Backend('native')).toThrow(/npm run build/);
+    jest.dontMock(SCAN_ADDON_PATH);
+  });
+
   it('rejects an unknown backend name', () => {
     const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
     expect(() => loadSecp256k1Backend('gmp' as never)).toThrow(RangeError);

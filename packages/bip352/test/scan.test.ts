@@ -213,11 +213,11 @@ describe('createReceiver', () => {
 });
 
 describe('scan cost', () => {
-  /** Counts the calls made to the backend's point operations. */
+  /** Counts the calls made to the backend's point operations (the step-by-step scan: no whole-transaction scanner). */
   function counting(name: BackendName): { backend: ReturnType<typeof loadSecp256k1Backend>; calls: () => number; reset: () => void } {
     const real = loadSecp256k1Backend(name);
     let n = 0;
-    const backend = { ...real };
+    const backend = { ...real, createTransactionScanner: undefined };
     for (const method of ['pointFromCompressed', 'sumCompressed', 'liftX', 'add', 'sum', 'negate', 'mul', 'addTweak', 'baseMul', 'matchSumX', 'sumsAndDiffs'] as const) {
       const fn = real[method] as (...args: unknown[]) => unknown;
       (backend as Record<string, unknown>)[method] = (...args: unknown[]) => {
@@ -239,12 +239,35 @@ describe('scan cost', () => {
     thousand.reset();
     const real = loadSecp256k1Backend('native');
     let muls = 0;
-    const mulSpy = { ...real, mul: (...args: Parameters<typeof real.mul>) => (muls++, real.mul(...args)) };
+    const mulSpy = { ...real, createTransactionScanner: undefined, mul: (...args: Parameters<typeof real.mul>) => (muls++, real.mul(...args)) };
     createReceiver({ scanPriv, spendPub, backend: mulSpy }).scanTransaction(inputs, outputs);
     expect(muls).toBe(1);
     expect(fewReceiver.scanTransaction(inputs, outputs)).toEqual([]);
     expect(manyReceiver.scanTransaction(inputs, outputs)).toEqual([]);
     expect(one.calls()).toBeLessThanOrEqual(5);
     expect(thousand.calls()).toBeLessThanOrEqual(10);
+  });
+
+  it('scans a whole transaction in one native call, whatever the number of labels', () => {
+    const inputs = [spend('p2tr'), spend('p2wpkh')];
+    const real = loadSecp256k1Backend('native');
+    let scans = 0;
+    let pointOps = 0;
+    const spy = { ...real };
+    for (const method of ['sumCompressed', 'mul', 'baseMul', 'add', 'addTweak', 'liftX', 'matchSumX', 'sumsAndDiffs'] as const) {
+      const fn = real[method] as (...args: unknown[]) => unknown;
+      (spy as Record<string, unknown>)[method] = (...args: unknown[]) => (pointOps++, fn.apply(real, args));
+    }
+    spy.createTransactionScanner = (key, point) => {
+      const scanner = real.createTransactionScanner!(key, point);
+      return { ...scanner, scan: (...args: Parameters<typeof scanner.scan>) => (scans++, scanner.scan(...args)) };
+    };
+    const receiver = createReceiver({ scanPriv, spendPub, labels: Array.from({ length: 1000 }, (_, i) => i + 1), backend: spy });
+    pointOps = 0;
+    const paid = createSilentPaymentOutputs(inputs, [address, labeled(777)]);
+    expect(receiver.scanTransaction(inputs, outputsOf(paid))).toHaveLength(2);
+    expect(receiver.scanTransaction(inputs, outputsOf(new Map()))).toEqual([]);
+    expect(scans).toBe(2);
+    expect(pointOps).toBe(0);
   });
 });

@@ -1,5 +1,7 @@
+import { join } from 'node:path';
 import { equalBytes, key48 } from '../bytes';
-import type { Secp256k1Backend } from '../backend';
+import type { Secp256k1Backend, TransactionMatch, TransactionScanner } from '../backend';
+import { SilentPaymentError } from '../errors';
 import { bigintScalars } from './scalar';
 import { affineOf, FIELD_P, invertModP, modP, readUint256, sumHasX, writeUint256, type Affine } from './field';
 
@@ -25,8 +27,49 @@ export function loadNativeBinding(): NativeSecp256k1 {
   return require('secp256k1/bindings') as NativeSecp256k1;
 }
 
+/** The addon built from native/scan.c (`npm run build` compiles it into dist/native). */
+interface ScanAddon {
+  createScanner(scanKey: Uint8Array, spend: Uint8Array): object;
+  addSpendKey(handle: object, point: Uint8Array | null, slot: number): void;
+  /** the matches (44 bytes each), or 0 for none, or a negative code. */
+  scan(handle: object, keys: Uint8Array, outpoint: Uint8Array, xs: Uint8Array, kMax: number, ecOnly: boolean): Buffer | number;
+}
+
+/** Where the build puts the addon; the same path from src/ (tests) and dist/ (the build). */
+export const SCAN_ADDON_PATH = join(__dirname, '..', '..', 'dist', 'native', 'bip352_scan.node');
+
+/** Loads the scanner addon; throws when it was not built (no C compiler at install time). */
+export function loadScanAddon(): ScanAddon {
+  return require(SCAN_ADDON_PATH) as ScanAddon;
+}
+
+const MATCH_BYTES = 44;
+const NOT_ELIGIBLE = -1;
+const BAD_INPUT_HASH = -2;
+
+function createTransactionScanner(addon: ScanAddon, scanKey: Uint8Array, spend: Uint8Array): TransactionScanner<Uint8Array> {
+  const handle = addon.createScanner(scanKey, spend);
+  return {
+    addSpendKey: (point, slot) => addon.addSpendKey(handle, point, slot),
+    scan(keys, outpoint, xs, kMax, ecOnly = false) {
+      const out = addon.scan(handle, keys, outpoint, xs, kMax, ecOnly);
+      if (typeof out === 'number') {
+        if (out === 0) return [];
+        if (out === NOT_ELIGIBLE) return null;
+        throw new SilentPaymentError('INVALID_SCALAR', `${out === BAD_INPUT_HASH ? 'input_hash' : 't_k'} is not a valid scalar`);
+      }
+      const matches: TransactionMatch[] = [];
+      for (let at = 0; at < out.length; at += MATCH_BYTES) {
+        matches.push({ position: out.readUInt32BE(at), k: out.readUInt32BE(at + 4), labelSlot: out.readInt32BE(at + 8), tk: Uint8Array.prototype.slice.call(out, at + 12, at + 44) });
+      }
+      return matches;
+    },
+  };
+}
+
 /**
- * libsecp256k1 through the `secp256k1` N-API binding. Points are 65-byte uncompressed SEC1
+ * libsecp256k1 through the `secp256k1` N-API binding, and a whole-transaction scanner compiled
+ * from the same libsecp256k1 source (native/scan.c). Points are 65-byte uncompressed SEC1
  * buffers: parsing them costs no square root, and the affine x is bytes 1..32, so comparisons
  * and Map keys read the buffer directly.
  */
@@ -45,6 +88,7 @@ function chordPoint(lambda: bigint, x1: bigint, y1: bigint, x2: bigint): Uint8Ar
 
 export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
   const s = loadNativeBinding();
+  const addon = loadScanAddon();
   // coordinates of long-lived points (B_spend, B_m), parsed once
   const affineCache = new WeakMap<Uint8Array, Affine>();
   const cachedAffine = (p: Uint8Array): Affine => {
@@ -201,5 +245,6 @@ export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
       }
     },
     scalarNegate: (a) => s.privateKeyNegate(a.slice()),
+    createTransactionScanner: (scanKey, spend) => createTransactionScanner(addon, scanKey, spend),
   };
 }
