@@ -326,6 +326,9 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
                 index[count++] = j;
             }
             secp256k1_ge_set_all_gej_var(pairs_affine, pairs, 2 * count);
+            /* (it leaves the flags unset when every point is infinity, which O - T and O + T never
+               both are; set them anyway) */
+            for (i = 0; i < 2 * count; i++) pairs_affine[i].infinity = pairs[i].infinity;
             for (i = 0; i < count && !hit_unlabelled; i++) {
                 for (len = 0; len < 2; len++) {
                     secp256k1_ge *p = &pairs_affine[2 * i + len];

@@ -427,22 +427,6 @@
     "want_separate_host_toolset": 0,
     "nodedir": "/usr",
     "python": "/root/.pyenv/versions/3.11.7/bin/python3",
-    "standalone_static_library": 1,
-    "allow_scripts": "",
-    "global_prefix": "/usr",
-    "omit_lockfile_registry_resolved": "true",
-    "init_module": "/root/.npm-init.js",
-    "globalconfig": "/usr/etc/npmrc",
-    "update_notifier": "",
-    "fund": "",
-    "node_gyp": "/usr/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js",
-    "cache": "/root/.npm",
-    "npm_version": "11.19.1",
-    "prefix": "/usr",
-    "audit": "",
-    "yes": "",
-    "local_prefix": "/work/main/packages/bip352",
-    "userconfig": "/root/.npmrc",
-    "user_agent": "npm/11.19.1 node/v20.20.2 linux x64 workspaces/false"
+    "standalone_static_library": 1
   }
 }
