@@ -1,1 +1,0 @@
-cmd_Release/bip352_scan.node := ln -f "Release/obj.target/bip352_scan.node" "Release/bip352_scan.node" 2>/dev/null || (rm -rf "Release/bip352_scan.node" && cp -af "Release/obj.target/bip352_scan.node" "Release/bip352_scan.node")

@@ -1,1 +1,0 @@
-cmd_Release/obj.target/bip352_scan.node := g++ -o Release/obj.target/bip352_scan.node -shared -pthread -rdynamic -m64  -Wl,-soname=bip352_scan.node -Wl,--start-group Release/obj.target/bip352_scan/scan.o -Wl,--end-group 
