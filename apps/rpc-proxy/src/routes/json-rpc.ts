@@ -3,9 +3,10 @@ import { RPC_ERROR_CODES } from '@repo/errors';
 import { rateLimitHeaders, type Logger, type RateLimiter } from '@repo/http';
 import type { Authenticator } from '../auth';
 import type { ResultCache } from '../cache';
+import { canonicalJson, echoableId, followerReply, scanCoalescable, type Coalescer } from '../coalesce';
 import { EnvelopeError, errorStatus, errorText, initialState, isNotification, parseCall, splitJsonArray, successText, type CallState } from '@repo/json-rpc';
 import { NodeError, parseReply, type NodeClient } from '../node-client';
-import { checkParams, methodsFor, ParamError } from '../policy';
+import { checkParams, COALESCE_METHODS, methodsFor, ParamError } from '../policy';
 
 /** What the JSON-RPC handler needs. */
 export interface JsonRpcHandlerDeps {
@@ -13,6 +14,8 @@ export interface JsonRpcHandlerDeps {
   auth: Authenticator;
   node: NodeClient;
   cache: ResultCache;
+  /** Merges identical read-only calls in flight; undefined: every call goes to the node (RPC_COALESCE=false). */
+  coalescer: Coalescer | undefined;
   limiter: RateLimiter;
   allowedMethods: Set<string>;
   userMethods: Map<string, Set<string>>;
@@ -31,7 +34,9 @@ const UNAUTHENTICATED_BODY_LIMIT = 64 * 1024;
 /** The outcome of one call of a request: a local answer or a forward to the node. */
 type Planned =
   | { kind: 'local'; text: string; code?: number; notification: boolean; state: CallState }
-  | { kind: 'forward'; element: unknown; notification: boolean; state: CallState; method: string; cacheKey?: string; confirmKey?: string };
+  | { kind: 'forward'; element: unknown; notification: boolean; state: CallState; method: string; params: unknown[] | Record<string, unknown>; cacheKey?: string; confirmKey?: string };
+
+type Forward = Extract<Planned, { kind: 'forward' }>;
 
 /**
  * The cache key of an immutable answer: getblock at verbosity 0 and getblockheader verbose
@@ -57,7 +62,7 @@ function cacheKeys(method: string, p: unknown[]): { cacheKey?: string; confirmKe
  * allow-lists (-32601), parameter checks (-32602), node failures (-32603), cache.
  */
 export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const { logger, auth, node, cache, limiter } = deps;
+  const { logger, auth, node, cache, limiter, coalescer } = deps;
 
   /** Answers once (headers and body in one write); `headers` is a flat name/value list. */
   function send(res: ServerResponse, status: number, body: string | Buffer, headers: readonly string[] = JSON_HEADERS): void {
@@ -143,7 +148,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     const keys = positional ? cacheKeys(method, positional) : {};
     const cached = keys.cacheKey ? cache.get(keys.cacheKey) : keys.confirmKey ? cache.get(keys.confirmKey) : undefined;
     if (cached !== undefined) return { kind: 'local', text: successText(cached, state), notification, state: snapshot };
-    return { kind: 'forward', element, notification, state: snapshot, method, ...keys };
+    return { kind: 'forward', element, notification, state: snapshot, method, params, ...keys };
   }
 
   /** Fills the cache from a node reply to a single call (only hex-string results). */
@@ -181,17 +186,48 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       const envelopeError = item.code === -32600;
       return { status: errorStatus(item.code, item.state, envelopeError), text: `${item.text}\n`, rpc };
     }
+    const key = coalescer === undefined ? undefined : coalesceKey(path, raw, value, item);
+    if (key !== undefined) {
+      const flight = (coalescer as Coalescer).join(key);
+      if (flight !== undefined) {
+        const outcome = await flight;
+        if (outcome.kind === 'result') return { status: 200, text: followerReply(outcome.result, item.state), rpc };
+        if (outcome.kind === 'error') return nodeFailure(outcome.error, item, rpc);
+        // The leader's reply could not be shared: this call goes to the node itself, as without coalescing.
+      } else return forward(path, raw, item, rpc, key);
+    }
+    return forward(path, raw, item, rpc, undefined);
+  }
+
+  /**
+   * The coalescing key of a single call (issue 4): path, `jsonrpc` member, method and the
+   * canonical JSON of its parameters; undefined when the call must not be merged (not a read,
+   * a wallet path, a notification, an id or a body Core might read otherwise than JSON.parse).
+   */
+  function coalesceKey(path: string, raw: Buffer, value: object, item: Forward): string | undefined {
+    if (path !== '/' || item.notification || !COALESCE_METHODS.has(item.method) || !echoableId(item.state)) return undefined;
+    if (!scanCoalescable(raw, value)) return undefined;
+    const version = (value as { jsonrpc?: unknown }).jsonrpc;
+    return `${version === undefined || version === null ? '-' : String(version)} ${item.method} ${canonicalJson(item.params)}`;
+  }
+
+  function nodeFailure(err: NodeError, item: Forward, rpc: string): { status: number; text: string; rpc: string } {
+    if (item.notification) return { status: 204, text: '', rpc };
+    return { status: errorStatus(RPC_ERROR_CODES.INTERNAL_ERROR, item.state), text: `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, err.message, item.state)}\n`, rpc };
+  }
+
+  /** Sends the client's own bytes to the node (as the leader of flight `key` when there is one). */
+  async function forward(path: string, raw: Buffer, item: Forward, rpc: string, key: string | undefined): Promise<{ status: number; text: string | Buffer; rpc: string }> {
     try {
       // The client's own bytes are forwarded: a single call is never rewritten.
-      const reply = await node.call(path, raw);
+      const reply = await (key === undefined ? node.call(path, raw) : (coalescer as Coalescer).lead(key, item.state, () => node.call(path, raw)));
       if (item.notification) return { status: 204, text: '', rpc };
       if (item.cacheKey || item.confirmKey) remember(item, parseReply(reply), path);
       // The node's answer passes through unchanged, status and bytes, without being parsed.
       return { status: reply.status, text: reply.body, rpc };
     } catch (err) {
       if (!(err instanceof NodeError)) throw err;
-      if (item.notification) return { status: 204, text: '', rpc };
-      return { status: errorStatus(RPC_ERROR_CODES.INTERNAL_ERROR, item.state), text: `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, err.message, item.state)}\n`, rpc };
+      return nodeFailure(err, item, rpc);
     }
   }
 
