@@ -141,12 +141,19 @@ export function splitSuccessReply(body: Buffer, state: CallState): Buffer | unde
   return body.subarray(b.length, body.length - a.length);
 }
 
-/** A follower's answer: Core's success envelope for its own id and version around the shared result bytes. */
+/**
+ * A follower's answer: Core's success envelope for its own id and version around the shared
+ * result bytes, written into one buffer (the same bytes as `successText(result, state)` and
+ * its newline; {@link successParts}).
+ */
 export function followerReply(result: Buffer, state: CallState): Buffer {
   const [before, after] = successParts(state);
-  const b = Buffer.from(before, 'utf8');
-  const a = Buffer.from(after, 'utf8');
-  return Buffer.concat([b, result, a], b.length + result.length + a.length);
+  const headLength = before.length; // ASCII: `{"result":` or `{"jsonrpc":"2.0","result":`
+  const out = Buffer.allocUnsafe(headLength + result.length + Buffer.byteLength(after));
+  out.write(before, 0, 'latin1');
+  result.copy(out, headLength);
+  out.write(after, headLength + result.length, 'utf8');
+  return out;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { createSilentLogger } from '@repo/http';
-import { createAuthenticator, VERIFIED_HEADER_CACHE_SIZE } from '../src/auth';
+import { constantTimeStringEqual, createAuthenticator, VERIFIED_HEADER_CACHE_SIZE } from '../src/auth';
 import { createNodeClient, looksLikeJson, NodeError, type NodeClient } from '../src/node-client';
 import { basic } from './helpers';
 
@@ -17,6 +17,21 @@ describe('looksLikeJson', () => {
     ['{]', false],
   ])('tells %j is JSON-shaped: %s', (text, expected) => {
     expect(looksLikeJson(Buffer.from(text))).toBe(expected);
+  });
+});
+
+describe('constantTimeStringEqual', () => {
+  it.each([
+    ['Basic YWxpY2U6cHc=', 'Basic YWxpY2U6cHc=', true],
+    ['Basic YWxpY2U6cHg=', 'Basic YWxpY2U6cHc=', false],
+    ['Basic YWxpY2U6cHc', 'Basic YWxpY2U6cHc=', false],
+    ['Basic YWxpY2U6cHc==', 'Basic YWxpY2U6cHc=', false],
+    ['abab', 'ab', false],
+    ['ab', 'abab', false],
+    ['', 'ab', false],
+    ['', '', true],
+  ])('compares %j with %j: %s', (given, known, expected) => {
+    expect(constantTimeStringEqual(given, known)).toBe(expected);
   });
 });
 

@@ -33,7 +33,9 @@ const UNAUTHENTICATED_BODY_LIMIT = 64 * 1024;
 
 /** The outcome of one call of a request: a local answer or a forward to the node. */
 type Planned =
-  | { kind: 'local'; text: string; code?: number; notification: boolean; state: CallState }
+  | { kind: 'local'; text: string; code?: number; notification: boolean; state: CallState; cached?: undefined }
+  /** A cache hit: the exact bytes of the result, wrapped in the call's envelope when answered. */
+  | { kind: 'local'; text?: undefined; code?: undefined; notification: boolean; state: CallState; cached: Buffer }
   | { kind: 'forward'; element: unknown; notification: boolean; state: CallState; method: string; params: unknown[] | Record<string, unknown>; cacheKey?: string; confirmKey?: string };
 
 type Forward = Extract<Planned, { kind: 'forward' }>;
@@ -147,7 +149,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     }
     const keys = positional ? cacheKeys(method, positional) : {};
     const cached = keys.cacheKey ? cache.get(keys.cacheKey) : keys.confirmKey ? cache.get(keys.confirmKey) : undefined;
-    if (cached !== undefined) return { kind: 'local', text: successText(cached, state), notification, state: snapshot };
+    if (cached !== undefined) return { kind: 'local', cached, notification, state: snapshot };
     return { kind: 'forward', element, notification, state: snapshot, method, params, ...keys };
   }
 
@@ -157,7 +159,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     const result = (reply as { result?: unknown }).result;
     if (typeof result !== 'string' || !/^[0-9a-f]*$/.test(result)) return;
     if (item.cacheKey) {
-      cache.set(item.cacheKey, JSON.stringify(result));
+      cache.set(item.cacheKey, Buffer.from(JSON.stringify(result)));
       return;
     }
     if (item.confirmKey) {
@@ -169,7 +171,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
         .then((r) => {
           const conf = (parseReply(r) as { result?: { confirmations?: unknown; hex?: unknown } } | null)?.result;
           if (conf && typeof conf.confirmations === 'number' && conf.confirmations >= deps.cacheMinConfirmations && conf.hex === result) {
-            cache.set(item.confirmKey as string, JSON.stringify(result));
+            cache.set(item.confirmKey as string, Buffer.from(JSON.stringify(result)));
           }
         })
         .catch(() => undefined);
@@ -182,6 +184,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     const rpc = item.kind === 'forward' ? item.method : String((value as { method?: unknown }).method ?? '?');
     if (item.kind === 'local') {
       if (item.notification && item.code !== -32600) return { status: 204, text: '', rpc };
+      if (item.cached !== undefined) return { status: 200, text: followerReply(item.cached, item.state), rpc };
       if (item.code === undefined) return { status: 200, text: `${item.text}\n`, rpc };
       const envelopeError = item.code === -32600;
       return { status: errorStatus(item.code, item.state, envelopeError), text: `${item.text}\n`, rpc };
@@ -255,7 +258,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     let next = 0;
     for (const item of items) {
       if (item.notification) continue;
-      if (item.kind === 'local') out.push(item.text);
+      if (item.kind === 'local') out.push(item.cached !== undefined ? successText(item.cached.toString('utf8'), item.state) : item.text);
       else if (failure) out.push(errorText(RPC_ERROR_CODES.INTERNAL_ERROR, failure.message, item.state));
       else out.push(replies[next++] as string);
     }
