@@ -1,4 +1,5 @@
 import { successText, type CallState } from '@repo/json-rpc';
+import { countKeys, scanBody, type BodyScan } from './body-scan';
 import { NodeError, type NodeReply } from './node-client';
 
 /**
@@ -177,72 +178,14 @@ export function canonicalJson(value: unknown): string {
   return `${out}}`;
 }
 
-/** Object keys in a parsed JSON value, nested ones included. */
-function countKeys(value: unknown): number {
-  if (value === null || typeof value !== 'object') return 0;
-  let n = 0;
-  if (Array.isArray(value)) {
-    for (const v of value) n += countKeys(v);
-    return n;
-  }
-  for (const k in value as Record<string, unknown>) {
-    if (Object.prototype.hasOwnProperty.call(value, k)) n += 1 + countKeys((value as Record<string, unknown>)[k]);
-  }
-  return n;
-}
-
-/** True for a number token written as Core echoes and JSON.stringify writes it: a safe integer, no `-0`. */
-function canonicalInteger(raw: Buffer, start: number, end: number): boolean {
-  let i = start;
-  if (raw[i] === 0x2d) i++;
-  if (i >= end) return false;
-  if (raw[i] === 0x30) return end === i + 1 && i === start; // 0 alone; never -0 or 01
-  for (let j = i; j < end; j++) {
-    const c = raw[j] as number;
-    if (c < 0x30 || c > 0x39) return false; // a fraction or an exponent
-  }
-  return end - i <= 15; // below 2^53: the value is the text
-}
-
 /**
  * Whether a request body can be merged with another that JSON.parse reads the same: true
- * when nothing in it could make Core read it differently from JSON.parse, namely only
- * printable ASCII (no byte Core would reject as invalid UTF-8 while Node replaces it), every
- * number a safe integer written canonically (`1.0`, `1e0`, `-0` and 2^53+ are read alike by
- * JSON.parse but not by Core's UniValue), and no key repeated in an object (JSON.parse keeps
- * the last, Core the first). `parsed` is JSON.parse of the same bytes.
+ * when nothing in it could make Core read it differently from JSON.parse ({@link scanBody}:
+ * printable ASCII only, safe integers written canonically) and no key is repeated in an
+ * object (JSON.parse keeps the last, Core the first). `parsed` is JSON.parse of the same bytes.
  */
-export function scanCoalescable(raw: Buffer, parsed: unknown): boolean {
-  let keys = 0;
-  let inString = false;
-  let stringEnd = -1;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i] as number;
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) {
-        inString = false;
-        stringEnd = i;
-      } else if (c < 0x20 || c > 0x7e) return false;
-      continue;
-    }
-    if (c === 0x22) inString = true;
-    else if (c === 0x3a) {
-      // `:` after a string (blanks between): that string was a key.
-      if (stringEnd >= 0) keys++;
-    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      let end = i + 1;
-      while (end < raw.length && isNumberByte(raw[end] as number)) end++;
-      if (!canonicalInteger(raw, i, end)) return false;
-      i = end - 1;
-    } else if (c > 0x7e || (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d)) return false;
-    if (c !== 0x22 && c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) stringEnd = -1;
-  }
-  return keys === countKeys(parsed);
-}
-
-function isNumberByte(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
+export function scanCoalescable(raw: Buffer, parsed: unknown, scan: BodyScan = scanBody(raw)): boolean {
+  return scan.plain && scan.keys === countKeys(parsed);
 }
 
 /**

@@ -3,7 +3,8 @@ import { RPC_ERROR_CODES } from '@repo/errors';
 import { rateLimitHeaders, type Logger, type RateLimiter } from '@repo/http';
 import type { Authenticator } from '../auth';
 import type { ResultCache } from '../cache';
-import { canonicalJson, echoableId, followerReply, scanCoalescable, type Coalescer } from '../coalesce';
+import { countKeys, scanBody } from '../body-scan';
+import { canonicalJson, echoableId, followerReply, type Coalescer } from '../coalesce';
 import { EnvelopeError, errorStatus, errorText, initialState, isNotification, parseCall, splitJsonArray, successText, type CallState } from '@repo/json-rpc';
 import { NodeError, parseReply, type NodeClient } from '../node-client';
 import { checkParams, COALESCE_METHODS, methodsFor, ParamError } from '../policy';
@@ -189,7 +190,13 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       const envelopeError = item.code === -32600;
       return { status: errorStatus(item.code, item.state, envelopeError), text: `${item.text}\n`, rpc };
     }
-    const key = coalescer === undefined ? undefined : coalesceKey(path, raw, value, item);
+    const scan = scanBody(raw);
+    const repeated = scan.keys !== countKeys(value);
+    // A key written twice: Core reads the first (`{"method":"stop","method":"getblockcount"}`
+    // would run stop), JSON.parse the last, which is what the allow-list and the parameter
+    // checks saw. So what was checked is what is sent: the parsed call, re-serialized.
+    const bytes = repeated ? Buffer.from(JSON.stringify(value)) : raw;
+    const key = coalescer === undefined || !scan.plain || repeated ? undefined : coalesceKey(path, value, item);
     if (key !== undefined) {
       const flight = (coalescer as Coalescer).join(key);
       if (flight !== undefined) {
@@ -197,19 +204,19 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
         if (outcome.kind === 'result') return { status: 200, text: followerReply(outcome.result, item.state), rpc };
         if (outcome.kind === 'error') return nodeFailure(outcome.error, item, rpc);
         // The leader's reply could not be shared: this call goes to the node itself, as without coalescing.
-      } else return forward(path, raw, item, rpc, key);
+      } else return forward(path, bytes, item, rpc, key);
     }
-    return forward(path, raw, item, rpc, undefined);
+    return forward(path, bytes, item, rpc, undefined);
   }
 
   /**
    * The coalescing key of a single call (issue 4): path, `jsonrpc` member, method and the
    * canonical JSON of its parameters; undefined when the call must not be merged (not a read,
-   * a wallet path, a notification, an id or a body Core might read otherwise than JSON.parse).
+   * a wallet path, a notification, an id Core might echo otherwise; bodies Core might read
+   * otherwise than JSON.parse are sorted out by the caller: {@link scanBody}).
    */
-  function coalesceKey(path: string, raw: Buffer, value: object, item: Forward): string | undefined {
+  function coalesceKey(path: string, value: object, item: Forward): string | undefined {
     if (path !== '/' || item.notification || !COALESCE_METHODS.has(item.method) || !echoableId(item.state)) return undefined;
-    if (!scanCoalescable(raw, value)) return undefined;
     const version = (value as { jsonrpc?: unknown }).jsonrpc;
     return `${version === undefined || version === null ? '-' : String(version)} ${item.method} ${canonicalJson(item.params)}`;
   }
@@ -219,10 +226,10 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     return { status: errorStatus(RPC_ERROR_CODES.INTERNAL_ERROR, item.state), text: `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, err.message, item.state)}\n`, rpc };
   }
 
-  /** Sends the client's own bytes to the node (as the leader of flight `key` when there is one). */
+  /** Sends the call's bytes to the node (as the leader of flight `key` when there is one). */
   async function forward(path: string, raw: Buffer, item: Forward, rpc: string, key: string | undefined): Promise<{ status: number; text: string | Buffer; rpc: string }> {
     try {
-      // The client's own bytes are forwarded: a single call is never rewritten.
+      // The client's own bytes are forwarded (re-serialized only when a key is repeated: see handleSingle).
       const reply = await (key === undefined ? node.call(path, raw) : (coalescer as Coalescer).lead(key, item.state, () => node.call(path, raw)));
       if (item.notification) return { status: 204, text: '', rpc };
       if (item.cacheKey || item.confirmKey) remember(item, parseReply(reply), path);
