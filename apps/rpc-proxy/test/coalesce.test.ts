@@ -157,6 +157,8 @@ describe('coalescing identical calls in flight', () => {
     ['a wallet path', { method: 'getblockcount', params: [] }, '/wallet/testwallet'],
     ['a parameter Core reads otherwise (1.0 for 1)', '{"id":1,"method":"getblockhash","params":[1.0]}', '/'],
     ['a fractional id', '{"id":1.5,"method":"getblockcount","params":[]}', '/'],
+    ['a batch', '[{"jsonrpc":"1.0","id":1,"method":"getblockcount","params":[]}]', '/'],
+    ['a key written twice', '{"id":1,"method":"getblockcount","method":"getblockcount","params":[]}', '/'],
   ] as const)('never merges %s', async (_name, body, path) => {
     const bodies = [body, body, body];
     const answers = await sendHeld(bodies, 3, path);

@@ -331,7 +331,11 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     handle(req, res, started)
       .then(({ status, rpc, user }) => {
         if (logger.isLevelEnabled('info')) {
-          logger.info({ method: req.method, path: req.url, status, rpc, user, ip: req.socket.remoteAddress, ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+          // The path without its query string, which may carry secrets (as @repo/http's requestLogger).
+          const url = req.url ?? '/';
+          const query = url.indexOf('?');
+          const path = query < 0 ? url : url.slice(0, query);
+          logger.info({ method: req.method, path, status, rpc, user, ip: req.socket.remoteAddress, ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
         }
       })
       .catch((err: unknown) => {
