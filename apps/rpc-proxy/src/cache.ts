@@ -1,7 +1,7 @@
-/** A byte-bounded LRU of immutable answers: key → the exact JSON text of the node's `result`. */
+/** A byte-bounded LRU of immutable answers: key → the exact bytes of the node's `result` (JSON text). */
 export interface ResultCache {
-  get(key: string): string | undefined;
-  set(key: string, resultJson: string): void;
+  get(key: string): Buffer | undefined;
+  set(key: string, resultJson: Buffer): void;
   readonly bytes: number;
   readonly size: number;
   readonly hits: number;
@@ -9,16 +9,17 @@ export interface ResultCache {
 }
 
 /**
- * Creates the cache. Entries are strings (2 bytes a character counted, as V8 may keep them);
+ * Creates the cache. Entries are Buffers (sent as they are: no string to measure or encode
+ * per answer), keys strings (2 bytes a character counted, as V8 may keep them);
  * the least recently used go first once `maxBytes` is reached; an entry larger than a
  * quarter of the budget is never kept, so one huge block cannot flush everything.
  */
 export function createResultCache(maxBytes: number): ResultCache {
-  const map = new Map<string, string>();
+  const map = new Map<string, Buffer>();
   let bytes = 0;
   let hits = 0;
   let misses = 0;
-  const cost = (key: string, value: string) => 2 * (key.length + value.length) + 64;
+  const cost = (key: string, value: Buffer) => 2 * key.length + value.length + 64;
   return {
     get(key) {
       const value = map.get(key);

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { ConfigError, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/http';
+import { ConfigError, readBool, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/http';
 import { DEFAULT_ALLOWED_METHODS, SPEC_METHODS } from './policy';
 import { parseRpcAuthLines, type RpcAuthEntry } from './auth';
 
@@ -40,6 +40,8 @@ export interface ProxyConfig {
   cacheMaxBytes: number;
   /** Confirmations a transaction needs before its raw hex is cached (CACHE_MIN_CONFIRMATIONS). */
   cacheMinConfirmations: number;
+  /** Merge identical read-only calls in flight into one node call (RPC_COALESCE). */
+  coalesce: boolean;
 }
 
 /** Default node: a local signet bitcoind (RPC port 38332). */
@@ -119,5 +121,6 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     authFailureDelayMs: readInt(env, 'AUTH_FAILURE_DELAY_MS', 250, { min: 0, max: 10_000 }),
     cacheMaxBytes: readInt(env, 'CACHE_MAX_BYTES', 64 * 1024 * 1024, { min: 0, max: 16 * 1024 * 1024 * 1024 }),
     cacheMinConfirmations: readInt(env, 'CACHE_MIN_CONFIRMATIONS', 6, { min: 1, max: 1_000_000 }),
+    coalesce: readBool(env, 'RPC_COALESCE', true),
   };
 }

@@ -27,6 +27,37 @@ export const DEFAULT_ALLOWED_METHODS: readonly string[] = [
   'uptime',
 ];
 
+/**
+ * Methods whose identical calls in flight are merged into one node call (RPC_COALESCE,
+ * issue 4): reads of the chain, the mempool and the network only. Never a method that
+ * changes node state (sendrawtransaction, …) nor any wallet call; calls on `/wallet/<name>`
+ * paths are never merged whatever the method.
+ */
+export const COALESCE_METHODS: ReadonlySet<string> = new Set([
+  'getblockchaininfo',
+  'getblock',
+  'getblockhash',
+  'getblockheader',
+  'getblockstats',
+  'getbestblockhash',
+  'getblockcount',
+  'getchaintips',
+  'getchaintxstats',
+  'getdifficulty',
+  'getdeploymentinfo',
+  'getrawtransaction',
+  'getrawmempool',
+  'getmempoolinfo',
+  'getmempoolentry',
+  'gettxout',
+  'gettxoutsetinfo',
+  'getnetworkinfo',
+  'getmininginfo',
+  'estimatesmartfee',
+  'decoderawtransaction',
+  'decodescript',
+]);
+
 /** A parameter of the wrong shape: answered -32602 with this message. */
 export class ParamError extends Error {
   override readonly name = 'ParamError';

@@ -1,3 +1,4 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,4 +71,104 @@ export async function post(url: string, body: unknown, options: { path?: string;
 /** A JSON-RPC 1.0 call. */
 export function call(url: string, method: string, params: unknown = [], options: { path?: string; auth?: string | null; version?: '1.0' | '2.0'; id?: unknown } = {}) {
   return post(url, { jsonrpc: options.version ?? '1.0', id: options.id ?? 'x', method, params }, options);
+}
+
+/** A request held by a {@link Gate}. */
+interface HeldRequest {
+  path: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  res: ServerResponse;
+}
+
+/**
+ * An HTTP hop between the proxy and the double that holds every request until released (so
+ * a test decides when the node answers, without timing), counts what reaches it, and can
+ * drop held and new requests (a node going away).
+ */
+export interface Gate {
+  url: string;
+  /** Where released requests go (the double's URL). */
+  target: string;
+  /** Requests received so far. */
+  readonly received: number;
+  /** Requests held now. */
+  readonly held: number;
+  /** Forwards the held requests and lets the next ones through at once (`open`) or holds them too. */
+  release(open?: boolean): void;
+  /** Closes the connections of held requests and of every next one. */
+  goDown(): void;
+  close(): Promise<void>;
+}
+
+/** Starts a closed {@link Gate} on port 0. */
+export async function startGate(): Promise<Gate> {
+  const held: HeldRequest[] = [];
+  let received = 0;
+  let open = false;
+  let down = false;
+  let target = '';
+
+  async function pass(r: HeldRequest): Promise<void> {
+    try {
+      const res = await fetch(target + r.path, { method: 'POST', headers: r.headers, body: r.body });
+      const body = Buffer.from(await res.arrayBuffer());
+      r.res.writeHead(res.status, { 'Content-Type': res.headers.get('content-type') ?? 'text/html', 'Content-Length': String(body.length) }).end(body);
+    } catch {
+      r.res.destroy();
+    }
+  }
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received++;
+      if (down) {
+        res.destroy();
+        return;
+      }
+      const headers: Record<string, string> = {};
+      for (const name of ['authorization', 'content-type']) {
+        const v = req.headers[name];
+        if (typeof v === 'string') headers[name] = v;
+      }
+      const r = { path: req.url ?? '/', headers, body: Buffer.concat(chunks), res };
+      if (open) void pass(r);
+      else held.push(r);
+    });
+  });
+  const address = await listen(server, 0, '127.0.0.1');
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    get target() {
+      return target;
+    },
+    set target(url: string) {
+      target = url;
+    },
+    get received() {
+      return received;
+    },
+    get held() {
+      return held.length;
+    },
+    release(openAfter = false) {
+      open = openAfter;
+      for (const r of held.splice(0)) void pass(r);
+    },
+    goDown() {
+      down = true;
+      for (const r of held.splice(0)) r.res.destroy();
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** Waits until `condition()` holds (polling every 5 ms; jest's timeout bounds it). */
+export async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((r) => setTimeout(r, 5));
 }

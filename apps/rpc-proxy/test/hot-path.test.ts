@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { createSilentLogger } from '@repo/http';
-import { createAuthenticator, VERIFIED_HEADER_CACHE_SIZE } from '../src/auth';
+import { constantTimeStringEqual, createAuthenticator, VERIFIED_HEADER_CACHE_SIZE } from '../src/auth';
+import { createResultCache } from '../src/cache';
 import { createNodeClient, looksLikeJson, NodeError, type NodeClient } from '../src/node-client';
 import { basic } from './helpers';
 
@@ -17,6 +18,47 @@ describe('looksLikeJson', () => {
     ['{]', false],
   ])('tells %j is JSON-shaped: %s', (text, expected) => {
     expect(looksLikeJson(Buffer.from(text))).toBe(expected);
+  });
+});
+
+describe('createResultCache', () => {
+  const entry = (n: number) => Buffer.alloc(100, n);
+  // Each entry costs 2 × 1 (key) + 100 + 64 = 166 bytes: a budget of 700 holds four.
+  it('drops the least recently used first, a hit making an entry the most recent', () => {
+    const cache = createResultCache(700);
+    for (const k of ['a', 'b', 'c', 'd']) cache.set(k, entry(k.charCodeAt(0)));
+    expect(cache.get('a')).toEqual(entry(97));
+    expect(cache.get('a')).toEqual(entry(97));
+    expect(cache.get('c')).toEqual(entry(99));
+    cache.set('e', entry(101));
+    expect(cache.get('b')).toBeUndefined();
+    cache.set('f', entry(102));
+    expect(cache.get('d')).toBeUndefined();
+    expect([cache.get('a'), cache.get('c'), cache.get('e'), cache.get('f')].map((v) => v?.[0])).toEqual([97, 99, 101, 102]);
+    expect(cache.size).toBe(4);
+    expect(cache.hits).toBe(7);
+    expect(cache.misses).toBe(2);
+  });
+
+  it('never keeps an entry larger than a quarter of the budget', () => {
+    const cache = createResultCache(700);
+    cache.set('big', Buffer.alloc(200));
+    expect(cache.get('big')).toBeUndefined();
+  });
+});
+
+describe('constantTimeStringEqual', () => {
+  it.each([
+    ['Basic YWxpY2U6cHc=', 'Basic YWxpY2U6cHc=', true],
+    ['Basic YWxpY2U6cHg=', 'Basic YWxpY2U6cHc=', false],
+    ['Basic YWxpY2U6cHc', 'Basic YWxpY2U6cHc=', false],
+    ['Basic YWxpY2U6cHc==', 'Basic YWxpY2U6cHc=', false],
+    ['abab', 'ab', false],
+    ['ab', 'abab', false],
+    ['', 'ab', false],
+    ['', '', true],
+  ])('compares %j with %j: %s', (given, known, expected) => {
+    expect(constantTimeStringEqual(given, known)).toBe(expected);
   });
 });
 

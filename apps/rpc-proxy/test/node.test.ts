@@ -42,7 +42,8 @@ describe('the node failing', () => {
 
   it('queues calls instead of overrunning the node', async () => {
     await h.close();
-    h = await startHarness({ NODE_MAX_CONCURRENCY: '2' }, { initialBlocks: 1, workQueue: 2 });
+    // Identical calls would be merged in flight: this is about the queue, so every call goes to the node.
+    h = await startHarness({ NODE_MAX_CONCURRENCY: '2', RPC_COALESCE: 'false' }, { initialBlocks: 1, workQueue: 2 });
     h.node.setLatency(30);
     const answers = await Promise.all(Array.from({ length: 8 }, () => call(h.url, 'getblockcount')));
     expect(answers.map((a) => a.json().result)).toEqual(Array(8).fill(1));
@@ -51,7 +52,7 @@ describe('the node failing', () => {
 
   it('fails fast with a clear error when its own queue is full', async () => {
     await h.close();
-    h = await startHarness({ NODE_MAX_CONCURRENCY: '1', NODE_QUEUE_LIMIT: '1' }, { initialBlocks: 1 });
+    h = await startHarness({ NODE_MAX_CONCURRENCY: '1', NODE_QUEUE_LIMIT: '1', RPC_COALESCE: 'false' }, { initialBlocks: 1 });
     h.node.setLatency(50);
     const answers = await Promise.all(Array.from({ length: 4 }, () => call(h.url, 'getblockcount')));
     const messages = answers.map((a) => a.json().error?.message ?? 'ok');
@@ -87,6 +88,8 @@ describe('loadConfig', () => {
     expect(c.rateLimitPerMinute).toBe(1000);
     expect(c.maxBodyBytes).toBe(32 * 1024 * 1024);
     expect(c.maxConnections).toBe(125);
+    expect(c.coalesce).toBe(true);
+    expect(loadConfig({ RPC_COALESCE: 'false' }).coalesce).toBe(false);
     expect([...c.allowedMethods]).toEqual(expect.arrayContaining(['getblockchaininfo', 'getblock', 'getrawtransaction', 'sendrawtransaction', 'getwalletinfo', 'getblockhash']));
   });
 
@@ -96,6 +99,7 @@ describe('loadConfig', () => {
     [{ BITCOIND_RPC_URL: 'nope' }, 'BITCOIND_RPC_URL'],
     [{ RPC_AUTH: 'bob:salt$zz' }, 'RPC_AUTH'],
     [{ RPC_USER_METHODS: 'bob:stop' }, 'RPC_USER_METHODS'],
+    [{ RPC_COALESCE: 'maybe' }, 'RPC_COALESCE'],
   ])('fails at start naming the variable for %j', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);

@@ -63,6 +63,18 @@ describe('allow-lists and parameter checks', () => {
     expect(h.node.requests).toHaveLength(0);
   });
 
+  it('sends the node the call it checked when a key is written twice (Core reads the first, JSON.parse the last)', async () => {
+    h.node.clearRequests();
+    const res = await post(h.url, '{"jsonrpc":"1.0","id":1,"method":"stop","method":"getblockcount","params":[]}');
+    expect(res.json()).toEqual({ result: h.node.tipHeight(), error: null, id: 1 });
+    expect(h.node.requests).toHaveLength(1);
+    expect(h.node.requests[0]?.body).not.toContain('stop');
+    expect(JSON.parse(h.node.requests[0]?.body as string)).toEqual({ jsonrpc: '1.0', id: 1, method: 'getblockcount', params: [] });
+    const refused = await post(h.url, '{"jsonrpc":"1.0","id":2,"method":"getblockcount","method":"stop","params":[]}');
+    expect(refused.json().error.code).toBe(-32601);
+    expect(h.node.requests).toHaveLength(1);
+  });
+
   it('forwards only the allowed calls of a batch and keeps the order', async () => {
     h.node.clearRequests();
     const res = await post(h.url, [

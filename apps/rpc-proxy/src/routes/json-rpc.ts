@@ -3,9 +3,11 @@ import { RPC_ERROR_CODES } from '@repo/errors';
 import { rateLimitHeaders, type Logger, type RateLimiter } from '@repo/http';
 import type { Authenticator } from '../auth';
 import type { ResultCache } from '../cache';
+import { countKeys, scanBody } from '../body-scan';
+import { canonicalJson, echoableId, followerReply, type Coalescer } from '../coalesce';
 import { EnvelopeError, errorStatus, errorText, initialState, isNotification, parseCall, splitJsonArray, successText, type CallState } from '@repo/json-rpc';
 import { NodeError, parseReply, type NodeClient } from '../node-client';
-import { checkParams, methodsFor, ParamError } from '../policy';
+import { checkParams, COALESCE_METHODS, methodsFor, ParamError } from '../policy';
 
 /** What the JSON-RPC handler needs. */
 export interface JsonRpcHandlerDeps {
@@ -13,6 +15,8 @@ export interface JsonRpcHandlerDeps {
   auth: Authenticator;
   node: NodeClient;
   cache: ResultCache;
+  /** Merges identical read-only calls in flight; undefined: every call goes to the node (RPC_COALESCE=false). */
+  coalescer: Coalescer | undefined;
   limiter: RateLimiter;
   allowedMethods: Set<string>;
   userMethods: Map<string, Set<string>>;
@@ -30,8 +34,12 @@ const UNAUTHENTICATED_BODY_LIMIT = 64 * 1024;
 
 /** The outcome of one call of a request: a local answer or a forward to the node. */
 type Planned =
-  | { kind: 'local'; text: string; code?: number; notification: boolean; state: CallState }
-  | { kind: 'forward'; element: unknown; notification: boolean; state: CallState; method: string; cacheKey?: string; confirmKey?: string };
+  | { kind: 'local'; text: string; code?: number; notification: boolean; state: CallState; cached?: undefined }
+  /** A cache hit: the exact bytes of the result, wrapped in the call's envelope when answered. */
+  | { kind: 'local'; text?: undefined; code?: undefined; notification: boolean; state: CallState; cached: Buffer }
+  | { kind: 'forward'; element: unknown; notification: boolean; state: CallState; method: string; params: unknown[] | Record<string, unknown>; cacheKey?: string; confirmKey?: string };
+
+type Forward = Extract<Planned, { kind: 'forward' }>;
 
 /**
  * The cache key of an immutable answer: getblock at verbosity 0 and getblockheader verbose
@@ -57,7 +65,7 @@ function cacheKeys(method: string, p: unknown[]): { cacheKey?: string; confirmKe
  * allow-lists (-32601), parameter checks (-32602), node failures (-32603), cache.
  */
 export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const { logger, auth, node, cache, limiter } = deps;
+  const { logger, auth, node, cache, limiter, coalescer } = deps;
 
   /** Answers once (headers and body in one write); `headers` is a flat name/value list. */
   function send(res: ServerResponse, status: number, body: string | Buffer, headers: readonly string[] = JSON_HEADERS): void {
@@ -142,8 +150,8 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     }
     const keys = positional ? cacheKeys(method, positional) : {};
     const cached = keys.cacheKey ? cache.get(keys.cacheKey) : keys.confirmKey ? cache.get(keys.confirmKey) : undefined;
-    if (cached !== undefined) return { kind: 'local', text: successText(cached, state), notification, state: snapshot };
-    return { kind: 'forward', element, notification, state: snapshot, method, ...keys };
+    if (cached !== undefined) return { kind: 'local', cached, notification, state: snapshot };
+    return { kind: 'forward', element, notification, state: snapshot, method, params, ...keys };
   }
 
   /** Fills the cache from a node reply to a single call (only hex-string results). */
@@ -152,7 +160,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     const result = (reply as { result?: unknown }).result;
     if (typeof result !== 'string' || !/^[0-9a-f]*$/.test(result)) return;
     if (item.cacheKey) {
-      cache.set(item.cacheKey, JSON.stringify(result));
+      cache.set(item.cacheKey, Buffer.from(JSON.stringify(result)));
       return;
     }
     if (item.confirmKey) {
@@ -164,7 +172,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
         .then((r) => {
           const conf = (parseReply(r) as { result?: { confirmations?: unknown; hex?: unknown } } | null)?.result;
           if (conf && typeof conf.confirmations === 'number' && conf.confirmations >= deps.cacheMinConfirmations && conf.hex === result) {
-            cache.set(item.confirmKey as string, JSON.stringify(result));
+            cache.set(item.confirmKey as string, Buffer.from(JSON.stringify(result)));
           }
         })
         .catch(() => undefined);
@@ -177,21 +185,59 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     const rpc = item.kind === 'forward' ? item.method : String((value as { method?: unknown }).method ?? '?');
     if (item.kind === 'local') {
       if (item.notification && item.code !== -32600) return { status: 204, text: '', rpc };
+      if (item.cached !== undefined) return { status: 200, text: followerReply(item.cached, item.state), rpc };
       if (item.code === undefined) return { status: 200, text: `${item.text}\n`, rpc };
       const envelopeError = item.code === -32600;
       return { status: errorStatus(item.code, item.state, envelopeError), text: `${item.text}\n`, rpc };
     }
+    const scan = scanBody(raw);
+    const repeated = scan.keys !== countKeys(value);
+    // A key written twice: Core reads the first (`{"method":"stop","method":"getblockcount"}`
+    // would run stop), JSON.parse the last, which is what the allow-list and the parameter
+    // checks saw. So what was checked is what is sent: the parsed call, re-serialized.
+    const bytes = repeated ? Buffer.from(JSON.stringify(value)) : raw;
+    const key = coalescer === undefined || !scan.plain || repeated ? undefined : coalesceKey(path, value, item);
+    if (key !== undefined) {
+      const flight = (coalescer as Coalescer).join(key);
+      if (flight !== undefined) {
+        const outcome = await flight;
+        if (outcome.kind === 'result') return { status: 200, text: followerReply(outcome.result, item.state), rpc };
+        if (outcome.kind === 'error') return nodeFailure(outcome.error, item, rpc);
+        // The leader's reply could not be shared: this call goes to the node itself, as without coalescing.
+      } else return forward(path, bytes, item, rpc, key);
+    }
+    return forward(path, bytes, item, rpc, undefined);
+  }
+
+  /**
+   * The coalescing key of a single call (issue 4): path, `jsonrpc` member, method and the
+   * canonical JSON of its parameters; undefined when the call must not be merged (not a read,
+   * a wallet path, a notification, an id Core might echo otherwise; bodies Core might read
+   * otherwise than JSON.parse are sorted out by the caller: {@link scanBody}).
+   */
+  function coalesceKey(path: string, value: object, item: Forward): string | undefined {
+    if (path !== '/' || item.notification || !COALESCE_METHODS.has(item.method) || !echoableId(item.state)) return undefined;
+    const version = (value as { jsonrpc?: unknown }).jsonrpc;
+    return `${version === undefined || version === null ? '-' : String(version)} ${item.method} ${canonicalJson(item.params)}`;
+  }
+
+  function nodeFailure(err: NodeError, item: Forward, rpc: string): { status: number; text: string; rpc: string } {
+    if (item.notification) return { status: 204, text: '', rpc };
+    return { status: errorStatus(RPC_ERROR_CODES.INTERNAL_ERROR, item.state), text: `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, err.message, item.state)}\n`, rpc };
+  }
+
+  /** Sends the call's bytes to the node (as the leader of flight `key` when there is one). */
+  async function forward(path: string, raw: Buffer, item: Forward, rpc: string, key: string | undefined): Promise<{ status: number; text: string | Buffer; rpc: string }> {
     try {
-      // The client's own bytes are forwarded: a single call is never rewritten.
-      const reply = await node.call(path, raw);
+      // The client's own bytes are forwarded (re-serialized only when a key is repeated: see handleSingle).
+      const reply = await (key === undefined ? node.call(path, raw) : (coalescer as Coalescer).lead(key, item.state, () => node.call(path, raw)));
       if (item.notification) return { status: 204, text: '', rpc };
       if (item.cacheKey || item.confirmKey) remember(item, parseReply(reply), path);
       // The node's answer passes through unchanged, status and bytes, without being parsed.
       return { status: reply.status, text: reply.body, rpc };
     } catch (err) {
       if (!(err instanceof NodeError)) throw err;
-      if (item.notification) return { status: 204, text: '', rpc };
-      return { status: errorStatus(RPC_ERROR_CODES.INTERNAL_ERROR, item.state), text: `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, err.message, item.state)}\n`, rpc };
+      return nodeFailure(err, item, rpc);
     }
   }
 
@@ -219,7 +265,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     let next = 0;
     for (const item of items) {
       if (item.notification) continue;
-      if (item.kind === 'local') out.push(item.text);
+      if (item.kind === 'local') out.push(item.cached !== undefined ? successText(item.cached.toString('utf8'), item.state) : item.text);
       else if (failure) out.push(errorText(RPC_ERROR_CODES.INTERNAL_ERROR, failure.message, item.state));
       else out.push(replies[next++] as string);
     }
@@ -285,7 +331,11 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     handle(req, res, started)
       .then(({ status, rpc, user }) => {
         if (logger.isLevelEnabled('info')) {
-          logger.info({ method: req.method, path: req.url, status, rpc, user, ip: req.socket.remoteAddress, ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+          // The path without its query string, which may carry secrets (as @repo/http's requestLogger).
+          const url = req.url ?? '/';
+          const query = url.indexOf('?');
+          const path = query < 0 ? url : url.slice(0, query);
+          logger.info({ method: req.method, path, status, rpc, user, ip: req.socket.remoteAddress, ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
         }
       })
       .catch((err: unknown) => {
