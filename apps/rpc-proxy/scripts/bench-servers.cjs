@@ -6,15 +6,39 @@ const { mkdtempSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 
+/**
+ * Mines a block of the size a busy signet block has (about 0.7 MB): 8 signed transactions,
+ * each spending a funded output to 2,000 taproot outputs whose keys are fresh secp256k1 keys
+ * (node:crypto). Returns its hash.
+ */
+function mineFullBlock(node, signSpend) {
+  const { createECDH } = require('node:crypto');
+  const txHexes = [];
+  for (let t = 0; t < 8; t++) {
+    const funded = node.fund('p2wpkh');
+    const outputs = [];
+    for (let i = 0; i < 2000; i++) {
+      const ecdh = createECDH('secp256k1');
+      const x = ecdh.generateKeys().subarray(1, 33);
+      outputs.push({ script: Uint8Array.from([0x51, 0x20, ...x]), amount: 49_000n });
+    }
+    txHexes.push(signSpend([funded], outputs));
+  }
+  return node.mine(1, txHexes)[0];
+}
+
 async function main() {
   if (process.argv[2] === 'double') {
-    const { startChainDouble } = require('@repo/chain-double');
+    const { startChainDouble, signSpend } = require('@repo/chain-double');
     const node = await startChainDouble({ user: 'bench', password: 'benchpass' });
     node.fund('p2tr');
     node.fund('p2wpkh');
+    const hash = node.chain.active[node.tipHeight() - 1].hash;
+    const bigHash = mineFullBlock(node, signSpend);
     // Optional service time of every answer (BENCH_NODE_LATENCY_MS, default 0: the double answers at once).
     node.setLatency(Number(process.env.BENCH_NODE_LATENCY_MS ?? 0));
-    process.stdout.write(`${JSON.stringify({ url: node.url, hash: node.chain.active[node.tipHeight() - 1].hash })}\n`);
+    const bigBytes = node.chain.getBlock(bigHash).hex.length / 2;
+    process.stdout.write(`${JSON.stringify({ url: node.url, hash, bigHash, bigBytes })}\n`);
     return;
   }
   const { createLogger, listen } = require('@repo/http');

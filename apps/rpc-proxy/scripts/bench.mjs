@@ -72,6 +72,7 @@ try {
     ['getblockchaininfo', { jsonrpc: '1.0', id: 'b', method: 'getblockchaininfo', params: [] }],
     ['getblock (verbosity 1)', { jsonrpc: '1.0', id: 'b', method: 'getblock', params: [hash, 1] }],
     ['getblock (verbosity 0, cached by the proxy)', { jsonrpc: '1.0', id: 'b', method: 'getblock', params: [hash, 0] }],
+    [`getblock (verbosity 0, cached by the proxy), a ${(double.info.bigBytes / 1e6).toFixed(2)} MB block`, { jsonrpc: '1.0', id: 'b', method: 'getblock', params: [double.info.bigHash, 0] }],
   ];
   const rows = [];
   for (const [name, call] of cases) {
