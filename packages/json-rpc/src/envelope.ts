@@ -137,3 +137,47 @@ export function splitJsonArray(text: string): string[] | undefined {
   }
   return undefined;
 }
+
+/** A character that JSON.stringify always escapes, so it cannot occur in an id's text. */
+const MARK = '\u0000';
+
+/**
+ * Core's success envelope for `state` split around its result: `[before, after]`, `after`
+ * ending with Core's newline. Derived from `successText` itself, so both always agree.
+ */
+export function successParts(state: CallState): [before: string, after: string] {
+  const text = successText(MARK, state);
+  const at = text.indexOf(MARK);
+  return [text.slice(0, at), `${text.slice(at + 1)}\n`];
+}
+
+/**
+ * The exact bytes of `<R>` in a Core success reply `{"result":<R>,"error":null,"id":<ID>}\n`
+ * (1.0 / no version) or `{"jsonrpc":"2.0","result":<R>,"id":<ID>}\n` (2.0) sent for a request
+ * of envelope state `state`; undefined when `body` does not have exactly that shape (an error
+ * reply ends with `"error":{…},"id":…}`, so it never matches). No parse, no copy.
+ */
+export function splitSuccessReply(body: Buffer, state: CallState): Buffer | undefined {
+  const [before, after] = successParts(state);
+  const b = Buffer.from(before, 'utf8');
+  const a = Buffer.from(after, 'utf8');
+  if (body.length <= b.length + a.length) return undefined;
+  if (body.compare(b, 0, b.length, 0, b.length) !== 0) return undefined;
+  if (body.compare(a, 0, a.length, body.length - a.length) !== 0) return undefined;
+  return body.subarray(b.length, body.length - a.length);
+}
+
+/**
+ * Core's success envelope for `state` around the exact bytes of a result, in one buffer: the
+ * same bytes as `successText(result, state)` and its newline, without a string round trip
+ * (a cached block's hex, a result shared between calls).
+ */
+export function successReply(result: Buffer, state: CallState): Buffer {
+  const [before, after] = successParts(state);
+  const headLength = before.length; // ASCII: `{"result":` or `{"jsonrpc":"2.0","result":`
+  const out = Buffer.allocUnsafe(headLength + result.length + Buffer.byteLength(after));
+  out.write(before, 0, 'latin1');
+  result.copy(out, headLength);
+  out.write(after, headLength + result.length, 'utf8');
+  return out;
+}

@@ -3,6 +3,8 @@ import {
   errorStatus,
   errorText,
   initialState,
+  successReply,
+  splitSuccessReply,
   isNotification,
   parseCall,
   replyObject,
@@ -71,5 +73,24 @@ describe('splitJsonArray', () => {
     expect(splitJsonArray(' [{"a":"x,]"}, 50.00000000 ,[1,2]]\n')).toEqual(['{"a":"x,]"}', '50.00000000', '[1,2]']);
     expect(splitJsonArray('[]')).toEqual([]);
     expect(splitJsonArray('{"a":1}')).toBeUndefined();
+  });
+});
+
+describe('splitSuccessReply and successReply', () => {
+  it('refuses a reply for another id, another version or an error', () => {
+    const state = { id: { value: 7 }, version: '1.0' as const };
+    expect(splitSuccessReply(Buffer.from('{"result":1,"error":null,"id":7}\n'), state)?.toString()).toBe('1');
+    expect(splitSuccessReply(Buffer.from('{"result":1,"error":null,"id":8}\n'), state)).toBeUndefined();
+    expect(splitSuccessReply(Buffer.from('{"jsonrpc":"2.0","result":1,"id":7}\n'), state)).toBeUndefined();
+    expect(splitSuccessReply(Buffer.from('{"result":null,"error":{"code":-5,"message":"x"},"id":7}\n'), state)).toBeUndefined();
+    expect(splitSuccessReply(Buffer.from('{"result":1,"error":null,"id":7}'), state)).toBeUndefined();
+  });
+
+  it('wraps result bytes exactly as successText does, for each version', () => {
+    for (const state of [initialState(), { id: { value: 'a"b' }, version: '2.0' as const }, { id: { value: null }, version: '1.0' as const }]) {
+      const result = Buffer.from('{"hex":"00ff","n":0.00001000}');
+      expect(successReply(result, state).toString()).toBe(`${successText(result.toString(), state)}\n`);
+      expect(splitSuccessReply(successReply(result, state), state)?.equals(result)).toBe(true);
+    }
   });
 });

@@ -4,8 +4,8 @@ import { rateLimitHeaders, type Logger, type RateLimiter } from '@repo/http';
 import type { Authenticator } from '../auth';
 import type { ResultCache } from '../cache';
 import { countKeys, scanBody } from '../body-scan';
-import { canonicalJson, echoableId, followerReply, type Coalescer } from '../coalesce';
-import { EnvelopeError, errorStatus, errorText, initialState, isNotification, parseCall, splitJsonArray, successText, type CallState } from '@repo/json-rpc';
+import { canonicalJson, echoableId, type Coalescer } from '../coalesce';
+import { EnvelopeError, errorStatus, errorText, initialState, isNotification, parseCall, splitJsonArray, successReply, successText, type CallState } from '@repo/json-rpc';
 import { NodeError, parseReply, type NodeClient } from '../node-client';
 import { checkParams, COALESCE_METHODS, methodsFor, ParamError } from '../policy';
 
@@ -185,7 +185,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     const rpc = item.kind === 'forward' ? item.method : String((value as { method?: unknown }).method ?? '?');
     if (item.kind === 'local') {
       if (item.notification && item.code !== -32600) return { status: 204, text: '', rpc };
-      if (item.cached !== undefined) return { status: 200, text: followerReply(item.cached, item.state), rpc };
+      if (item.cached !== undefined) return { status: 200, text: successReply(item.cached, item.state), rpc };
       if (item.code === undefined) return { status: 200, text: `${item.text}\n`, rpc };
       const envelopeError = item.code === -32600;
       return { status: errorStatus(item.code, item.state, envelopeError), text: `${item.text}\n`, rpc };
@@ -201,7 +201,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       const flight = (coalescer as Coalescer).join(key);
       if (flight !== undefined) {
         const outcome = await flight;
-        if (outcome.kind === 'result') return { status: 200, text: followerReply(outcome.result, item.state), rpc };
+        if (outcome.kind === 'result') return { status: 200, text: successReply(outcome.result, item.state), rpc };
         if (outcome.kind === 'error') return nodeFailure(outcome.error, item, rpc);
         // The leader's reply could not be shared: this call goes to the node itself, as without coalescing.
       } else return forward(path, bytes, item, rpc, key);
