@@ -3,9 +3,9 @@ import { assertBytes, assertLabel, bytesToHex, key48, ser32 } from './bytes';
 import { K_MAX } from './constants';
 import { SilentPaymentError } from './errors';
 import { taggedHash } from './hash';
-import { extractInputPublicKey, isP2tr, smallestOutpoint, spendsUnknownSegwit, type ScanInput, type ScanOutput } from './inputs';
+import { isP2tr, smallestOutpoint, type ScanInput, type ScanOutput } from './inputs';
 import { labelTweak } from './labels';
-import { assertValidScalar, computeInputData } from './tweak';
+import { assertValidScalar, computeInputData, eligibleInputKeys } from './tweak';
 
 /** An output of a scanned transaction that belongs to the receiver. */
 export interface FoundOutput {
@@ -184,13 +184,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   function scanWhole(scanner: TransactionScanner<P>, inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): FoundOutput[] {
     const taproot: ScanOutput[] = [];
     for (const output of outputs) if (isP2tr(output.script)) taproot.push(output);
-    if (taproot.length === 0 || inputs.length === 0 || spendsUnknownSegwit(inputs)) return [];
-    const keys: Uint8Array[] = [];
-    for (const input of inputs) {
-      const key = extractInputPublicKey(input);
-      if (key !== null) keys.push(key);
-    }
-    if (keys.length === 0) return [];
+    if (taproot.length === 0) return [];
+    const keys = eligibleInputKeys(inputs);
+    if (keys === null) return [];
     const keyBytes = new Uint8Array(33 * keys.length);
     keys.forEach((key, i) => keyBytes.set(key, 33 * i));
     const xs = new Uint8Array(32 * taproot.length);

@@ -31,6 +31,21 @@ export function assertValidScalar(s: Uint8Array, what: string): void {
   if (!isValidScalar(s)) throw new SilentPaymentError('INVALID_SCALAR', `${what} is not a valid scalar`);
 }
 
+/**
+ * The public keys of a transaction's eligible inputs (33-byte compressed, in input order), or
+ * null when the transaction is not to be scanned: no input, a SegWit v2+ output spent, or no
+ * eligible input (BIP-352 "Inputs For Shared Secret Derivation").
+ */
+export function eligibleInputKeys(inputs: readonly ScanInput[]): Uint8Array[] | null {
+  if (inputs.length === 0 || spendsUnknownSegwit(inputs)) return null;
+  const keys: Uint8Array[] = [];
+  for (const input of inputs) {
+    const key = extractInputPublicKey(input);
+    if (key !== null) keys.push(key);
+  }
+  return keys.length === 0 ? null : keys;
+}
+
 /** What a receiver derives from a transaction's inputs, before its scan key comes in. */
 export interface InputData<P> {
   /** A = sum of the eligible input public keys. */
@@ -44,13 +59,8 @@ export interface InputData<P> {
  * scanned (spends SegWit v2+, no eligible input, or A is the point at infinity).
  */
 export function computeInputData<P>(backend: AnySecp256k1Backend, inputs: readonly ScanInput[]): InputData<P> | null {
-  if (inputs.length === 0 || spendsUnknownSegwit(inputs)) return null;
-  const keys: Uint8Array[] = [];
-  for (const input of inputs) {
-    const key = extractInputPublicKey(input);
-    if (key !== null) keys.push(key);
-  }
-  if (keys.length === 0) return null;
+  const keys = eligibleInputKeys(inputs);
+  if (keys === null) return null;
   // keys that are not curve points are skipped (the input is not eligible); infinity: skip the tx
   const sum = backend.sumCompressed(keys) as P | null;
   if (sum === null) return null;

@@ -14,7 +14,8 @@ import { isBackendAvailable, loadSecp256k1Backend, type AnySecp256k1Backend, typ
 import { createReceiver } from '../receiver';
 import { K_MAX } from '../constants';
 import { labelTweak } from '../labels';
-import { extractInputPublicKey, smallestOutpoint, type ScanInput, type ScanOutput } from '../inputs';
+import { smallestOutpoint, type ScanInput, type ScanOutput } from '../inputs';
+import { eligibleInputKeys } from '../tweak';
 
 const TX_COUNT = 256;
 const ROUNDS = 8;
@@ -147,7 +148,7 @@ function wholeTransactionCalls(backend: AnySecp256k1Backend, scanPriv: Uint8Arra
   scanner.addSpendKey(backend.add(spend, backend.baseMul(labelTweak(scanPriv, 0))), 0);
   labels.forEach((m, i) => scanner.addSpendKey(backend.add(spend, backend.baseMul(labelTweak(scanPriv, m))), i + 1));
   const calls = txs.map((tx) => {
-    const keys = Buffer.concat(tx.inputs.map((input) => extractInputPublicKey(input)!));
+    const keys = Buffer.concat(eligibleInputKeys(tx.inputs)!);
     const outpoint = smallestOutpoint(tx.inputs);
     const xs = Buffer.concat(tx.outputs.map((output) => output.script.subarray(2, 34)));
     return () => scanner.scan(keys, outpoint, xs, K_MAX, true);
