@@ -2,7 +2,8 @@
 # service runs its own app's entry point (`node apps/<app>/dist/main.js`).
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
-# better-sqlite3 and secp256k1 compile or load native code; the toolchain is only in this stage.
+# better-sqlite3, secp256k1 and the BIP-352 scanner (packages/bip352/native) compile or load native
+# code; the toolchain is only in this stage.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 RUN npm install -g pnpm@10.34.9
 COPY . .
