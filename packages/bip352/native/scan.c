@@ -18,6 +18,7 @@
  * label m; no match ends the scan.
  */
 #include <node_api.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,11 +43,10 @@ static void tagged_midstate(secp256k1_sha256 *h, const char *tag) {
     secp256k1_sha256_write(h, th, 32);
 }
 
-static int init_tables(void) {
+static void build_tables(void) {
     secp256k1_gej base, *jac;
     secp256k1_ge *aff;
     int i, j, d;
-    if (ctx != NULL) return 1;
     jac = malloc(sizeof(secp256k1_gej) * 255);
     aff = malloc(sizeof(secp256k1_ge) * 255);
     comb = malloc(sizeof(secp256k1_ge_storage) * 32 * 256);
@@ -55,7 +55,7 @@ static int init_tables(void) {
         free(aff);
         free(comb);
         comb = NULL;
-        return 0;
+        return;
     }
     secp256k1_gej_set_ge(&base, &secp256k1_ge_const_g);
     for (i = 0; i < 32; i++) {
@@ -70,7 +70,13 @@ static int init_tables(void) {
     tagged_midstate(&tag_inputs, "BIP0352/Inputs");
     tagged_midstate(&tag_shared, "BIP0352/SharedSecret");
     ctx = secp256k1_context_create(SECP256K1_CONTEXT_VERIFY);
-    return ctx != NULL;
+}
+
+/* Builds the tables once per process, whichever thread (worker_threads) loads the addon first. */
+static int init_tables(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, build_tables);
+    return ctx != NULL && comb != NULL;
 }
 
 /* r = s*G for a 32-byte big-endian scalar, variable time (one mixed addition per non-zero byte). */

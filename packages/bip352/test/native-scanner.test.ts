@@ -137,3 +137,28 @@ describe('native whole-transaction scan', () => {
   });
 
 });
+
+describe('native scanner in worker threads', () => {
+  it('loads and scans alike in two worker threads started together', async () => {
+    const { Worker } = await import('node:worker_threads');
+    const { join } = await import('node:path');
+    const inputs = [p2wpkhSpend(), p2trSpend()];
+    const outs = outputs(createSilentPaymentOutputs(inputs, [address, labeled(0)]), 2);
+    const expected = createReceiver({ scanPriv, spendPub, backend: stepByStep }).scanTransaction(inputs, outs);
+    const code = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      const { createReceiver, loadSecp256k1Backend } = require(workerData.dist);
+      const receiver = createReceiver({ scanPriv: workerData.scanPriv, spendPub: workerData.spendPub, backend: loadSecp256k1Backend('native') });
+      parentPort.postMessage(receiver.scanTransaction(workerData.inputs, workerData.outs));`;
+    const workerData = { dist: join(__dirname, '..', 'dist', 'index.js'), scanPriv, spendPub, inputs, outs };
+    const run = (): Promise<unknown> =>
+      new Promise((resolve, reject) => {
+        const worker = new Worker(code, { eval: true, workerData });
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+    const results = await Promise.all([run(), run()]);
+    expect(expected).toHaveLength(2);
+    expect(results).toEqual([expected, expected]);
+  });
+});
