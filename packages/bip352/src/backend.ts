@@ -33,13 +33,6 @@ export interface Secp256k1Backend<P = unknown> {
   negate(a: P): P;
   /** s·p, one variable-base multiplication. */
   mul(p: P, scalar: Uint8Array): P;
-  /**
-   * [q + a, q − a] for each q of `qs`, flattened in order (null for infinity): the two points
-   * the many-label search needs per output. The native backend computes them together in
-   * big-integer arithmetic with one field inversion for the whole batch (Montgomery's trick)
-   * instead of one libsecp256k1 addition, and its inversion, per point.
-   */
-  sumsAndDiffs(a: P, qs: readonly P[]): (P | null)[];
   /** p + t·G; null for the point at infinity. */
   addTweak(p: P, tweak: Uint8Array): P | null;
   /** s·G. */
@@ -54,15 +47,6 @@ export interface Secp256k1Backend<P = unknown> {
   xEquals(p: P, x: Uint8Array, offset?: number): boolean;
   /** Point equality. */
   equals(a: P, b: P): boolean;
-  /**
-   * The first match, addends in order then `xs` in order, of x(t + addends[i]) with the 32 bytes
-   * of `xs[j]` at `offset`, returned as `i * xs.length + j`; -1 when none matches (a sum at
-   * infinity matches nothing). The scan's test "is P_k + L among the outputs" for a few labels,
-   * done without producing the sums: the native backend checks each pair in projective form
-   * with big-integer arithmetic, (y_t - y_a)^2 = (x + x_t + x_a)(x_t - x_a)^2 (mod p), so no
-   * field inversion (the cost of every libsecp256k1 call that returns a point) is paid per sum.
-   */
-  matchSumX(t: P, addends: readonly P[], xs: readonly Uint8Array[], offset: number): number;
   /** (a·b) mod n. */
   scalarMul(a: Uint8Array, b: Uint8Array): Uint8Array;
   /** (a + b) mod n; may be zero. */

@@ -64,46 +64,35 @@ interface Candidate<P> {
 }
 
 /**
- * Relative costs of the point operations of one k, in microseconds of the native backend
- * (libsecp256k1 through the `secp256k1` binding; `npm run bench` measures them): every binding
- * call that returns a point pays a field inversion (about 7 µs) to serialise it, a compressed
- * parse a square root (about 7 µs).
+ * Relative costs of the point operations of one k, in microseconds of libsecp256k1's public
+ * calls (the wasm backend runs the same library; noble's ratios are alike): every call that
+ * returns a point pays a field inversion to serialise it, a lift a square root.
  */
 const COST = {
-  /** t·G (publicKeyCreate). */
+  /** t·G. */
   baseMul: 29,
-  /** B_spend + t·G (publicKeyTweakAdd). */
+  /** B_spend + t·G. */
   addTweak: 35,
-  /** a + b (publicKeyCombine of two uncompressed points). */
+  /** a + b. */
   add: 9,
   /** lift_x (a square root). */
   liftX: 7,
-  /** sumsAndDiffs: one big-integer field inversion per batch, then q + a and q − a per point. */
-  inversion: 10,
-  sumAndDiff: 4,
-  /** matchSumX: per addend (two big-integer squares) and per addend and output (a product mod p). */
-  sumPair: 0.3,
-  sumPairOutput: 0.5,
 } as const;
 
-type Strategy = 'sums' | 'labels' | 'outputs';
+type Strategy = 'labels' | 'outputs';
 
 /**
- * The cheapest way to look for P_k (and P_k + L_m for every label) among `outputs` outputs,
- * `unlifted` of them not yet lifted to points (all three give the same answer):
- * - `sums`: T = t_k·G, then x(T + B_m) for B_m ∈ {B_spend, B_spend + L_m …} against every
- *   output's x by {@link Secp256k1Backend.matchSumX}: no point is produced beyond T;
+ * The cheaper way to look for P_k (and P_k + L_m for every label) among `outputs` outputs,
+ * `unlifted` of them not yet lifted to points (both give the same answer):
  * - `labels`: P_k = B_spend + t_k·G, then P_k + L_m per label, each looked up among the outputs;
  * - `outputs`: T = t_k·G, then output − T and output + T per output looked up among the spend
  *   keys B_m (BIP-352's footnote on many labels): a cost independent of the number of labels.
  */
 function chooseStrategy(labels: number, outputs: number, unlifted: number, everySpendKeyFinite: boolean): Strategy {
-  // B_m = ∞ (L_m = −B_spend, negligible probability) is not a point the other two can use
+  // B_m = ∞ (L_m = −B_spend, negligible probability) is not a point the table can hold
   if (!everySpendKeyFinite) return 'labels';
-  const sums = COST.baseMul + (labels + 1) * (COST.sumPair + outputs * COST.sumPairOutput);
   const viaLabels = COST.addTweak + labels * COST.add;
-  const viaOutputs = COST.baseMul + unlifted * COST.liftX + COST.inversion + outputs * COST.sumAndDiff;
-  if (sums <= viaLabels && sums <= viaOutputs) return 'sums';
+  const viaOutputs = COST.baseMul + unlifted * COST.liftX + 2 * outputs * COST.add;
   return viaLabels <= viaOutputs ? 'labels' : 'outputs';
 }
 
@@ -112,10 +101,10 @@ function chooseStrategy(labels: number, outputs: number, unlifted: number, every
  *
  * Cost per transaction: the input keys are summed (one call, from their compressed bytes),
  * input_hash·b_scan is computed as a scalar first so the ECDH is one variable-base
- * multiplication, then for each k the cheapest of three searches ({@link chooseStrategy}): with
- * the change label only, t_k·G and an inversion-free test of x(t_k·G + B_m) against each
- * output's x; with many labels, output − P_k looked up among the labels (the BIP's footnote on
- * precomputed labels). Points stay in the backend's own form; outputs and labels are compared
+ * multiplication, then for each k the cheaper of two searches ({@link chooseStrategy}): with
+ * few labels, P_k and P_k + L_m looked up among the outputs; with many labels, output ∓ T looked
+ * up among the spend keys (the BIP's footnote on precomputed labels). The native backend does
+ * all of it in one call of its transaction scanner (native/scan.c). Points stay in the backend's own form; outputs and labels are compared
  * on the top 48 bits of x first. Scanning stops at k = K_max (BIP-352 v1.1).
  * @throws {TypeError|RangeError} on malformed keys or labels; {SilentPaymentError}
  *   `BACKEND_UNAVAILABLE` when no backend is given and the native one cannot be loaded.
@@ -135,8 +124,6 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   const labelList: LabelEntry<P>[] = [];
   const labelIndexes = new Set<number>();
-  /** [B_spend, B_m for each label in labelList order]: the addends of the `sums` search. */
-  const spendKeys: P[] = [spend];
   let everySpendKeyFinite = true;
   /** B_m by x key, with the label (null for B_spend itself): the table of the `outputs` search. */
   const spendKeysByKey = new Map<number, { point: P; label: LabelEntry<P> | null }[]>();
@@ -159,10 +146,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     labelList.push(entry);
     txScanner?.addSpendKey(entry.spend, labelList.length - 1);
     if (entry.spend === null) everySpendKeyFinite = false;
-    else {
-      spendKeys.push(entry.spend);
-      indexSpendKey(entry.spend, entry);
-    }
+    else indexSpendKey(entry.spend, entry);
   }
 
   addLabel(0); // BIP-352: always scan for the change label
@@ -228,9 +212,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       assertValidScalar(tk, 't_k');
       const strategy = chooseStrategy(labelList.length, remaining.length, unlifted, everySpendKeyFinite);
       let match: { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined;
-      if (strategy === 'sums') {
-        match = findBySums(backend.baseMul(tk) as P, remaining);
-      } else if (strategy === 'outputs') {
+      if (strategy === 'outputs') {
         match = findByOutputs(backend.baseMul(tk) as P, remaining);
         unlifted = 0;
         for (const c of remaining) if (c.lifted === undefined) unlifted++;
@@ -255,15 +237,6 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     return found;
   }
 
-  /** `sums`: the first B_m (B_spend first, then the labels in order) with x(T + B_m) among the outputs. */
-  function findBySums(t: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined {
-    const scripts = remaining.map((c) => c.output.script);
-    const hit = backend.matchSumX(t, spendKeys, scripts, 2);
-    if (hit < 0) return undefined;
-    const i = Math.floor(hit / scripts.length);
-    return { candidate: remaining[hit % scripts.length] as Candidate<P>, label: i === 0 ? null : (labelList[i - 1] as LabelEntry<P>) };
-  }
-
   /** `labels`: P_k + L for each label, looked up among the outputs. */
   function findByLabels(pk: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> } | undefined {
     for (const label of labelList) {
@@ -282,26 +255,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
    * output, whatever the number of labels). Unlabelled matches over all outputs come first.
    */
   function findByOutputs(t: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined {
-    const candidates: Candidate<P>[] = [];
-    const points: P[] = [];
+    const negT = backend.negate(t) as P;
+    let labelled: { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined;
     for (const candidate of remaining) {
       if (candidate.lifted === undefined) candidate.lifted = backend.liftX(candidate.output.script.subarray(2, 34)) as P | null;
       if (candidate.lifted === null) continue; // not an x on the curve: pays no one
-      candidates.push(candidate);
-      points.push(candidate.lifted);
-    }
-    const sumsAndDiffs = backend.sumsAndDiffs(t, points) as (P | null)[];
-    let labelled: { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined;
-    for (let j = 0; j < candidates.length; j++) {
-      const sum = sumsAndDiffs[2 * j] as P | null;
-      const diff = sumsAndDiffs[2 * j + 1] as P | null;
+      const sum = backend.add(candidate.lifted, t) as P | null;
+      const diff = backend.add(candidate.lifted, negT) as P | null;
       let hit = diff === null ? undefined : findSpendKey(diff, false);
       if (hit === undefined || hit.label !== null) {
         const negatedHit = sum === null ? undefined : findSpendKey(sum, true);
         if (hit === undefined || negatedHit?.label === null) hit = negatedHit;
       }
       if (hit === undefined) continue;
-      const candidate = candidates[j] as Candidate<P>;
       if (hit.label === null) return { candidate, label: null };
       labelled ??= { candidate, label: hit.label };
     }

@@ -47,41 +47,6 @@ describe('loadSecp256k1Backend', () => {
   });
 });
 
-describe('matchSumX', () => {
-  const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
-  const noble = loadSecp256k1Backend('noble');
-  const scalar = (i: number): Uint8Array => Uint8Array.from(require('node:crypto').createHash('sha256').update(`k${i}`).digest());
-  const xOf = (s: Uint8Array): Uint8Array => Uint8Array.from([0x51, 0x20, ...noble.toXOnly(noble.baseMul(s))]);
-  const P_BYTES = Uint8Array.from(Buffer.from('fffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f', 'hex'));
-
-  describe.each(['noble', 'native', 'wasm'] as const)('on the %s backend', (name) => {
-    const backend = loadSecp256k1Backend(name);
-    const point = (s: Uint8Array): unknown => backend.baseMul(s);
-    const t = point(scalar(1));
-    const addends = [point(scalar(2)), point(scalar(3))];
-    const sum = (a: number, b: number): Uint8Array => xOf(noble.scalarAdd(scalar(a), scalar(b)));
-
-    it('finds x(t + addend) among the outputs, addends first, then outputs, in order', () => {
-      const outputs = [xOf(scalar(9)), sum(1, 3), sum(1, 2)];
-      expect(backend.matchSumX(t, addends, outputs, 2)).toBe(0 * 3 + 2);
-      expect(backend.matchSumX(t, [addends[1]], outputs, 2)).toBe(1);
-      expect(backend.matchSumX(t, addends, [xOf(scalar(9))], 2)).toBe(-1);
-    });
-
-    it('matches the negated sum too (x only), and never an x that is not below p', () => {
-      const negated = noble.scalarNegate(noble.scalarAdd(scalar(1), scalar(2)));
-      expect(backend.matchSumX(t, addends, [xOf(negated)], 2)).toBe(0);
-      expect(backend.matchSumX(t, addends, [Uint8Array.from([0x51, 0x20, ...P_BYTES])], 2)).toBe(-1);
-    });
-
-    it('handles t = addend (doubling) and t = -addend (infinity)', () => {
-      const negT = backend.negate(t);
-      expect(backend.matchSumX(t, [t], [sum(1, 1)], 2)).toBe(0);
-      expect(backend.matchSumX(t, [negT, addends[0]], [sum(1, 2), xOf(scalar(1))], 2)).toBe(1 * 2 + 0);
-    });
-  });
-});
-
 describe('negate', () => {
   const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
   const noble = loadSecp256k1Backend('noble');
@@ -94,27 +59,5 @@ describe('negate', () => {
       expect(backend.toCompressed(negated)).toEqual(noble.toCompressed(noble.negate(noble.baseMul(s))));
       expect(backend.equals(backend.negate(negated), backend.baseMul(s))).toBe(true);
     }
-  });
-});
-
-describe('sumsAndDiffs', () => {
-  const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
-  const noble = loadSecp256k1Backend('noble');
-  const scalar = (i: number): Uint8Array => Uint8Array.from(require('node:crypto').createHash('sha256').update(`d${i}`).digest());
-  const enc = (backend: ReturnType<typeof loadSecp256k1Backend>, p: unknown): string | null =>
-    p === null ? null : Buffer.from(backend.toCompressed(p)).toString('hex');
-
-  it.each(['native', 'wasm'] as const)('gives q + a and q − a as the reference does on the %s backend, q = ±a included', (name) => {
-    const backend = loadSecp256k1Backend(name);
-    const a = scalar(0);
-    const qs = [scalar(1), scalar(2), a, noble.scalarNegate(a), scalar(3)];
-    const expected = noble.sumsAndDiffs(noble.baseMul(a), qs.map((q) => noble.baseMul(q))).map((p) => enc(noble, p));
-    const actual = backend.sumsAndDiffs(backend.baseMul(a), qs.map((q) => backend.baseMul(q))).map((p) => enc(backend, p));
-    expect(actual).toEqual(expected);
-    expect(expected[5]).toBeNull(); // a − a
-    expect(expected[6]).toBeNull(); // −a + a
-    expect(expected[0]).toBe(enc(noble, noble.baseMul(noble.scalarAdd(scalar(1), a))));
-    expect(expected[1]).toBe(enc(noble, noble.baseMul(noble.scalarAdd(scalar(1), noble.scalarNegate(a)))));
-    expect(backend.sumsAndDiffs(backend.baseMul(a), [])).toEqual([]);
   });
 });

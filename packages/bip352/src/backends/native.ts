@@ -3,7 +3,6 @@ import { equalBytes, key48 } from '../bytes';
 import type { Secp256k1Backend, TransactionMatch, TransactionScanner } from '../backend';
 import { SilentPaymentError } from '../errors';
 import { bigintScalars } from './scalar';
-import { affineOf, FIELD_P, invertModP, modP, readUint256, sumHasX, writeUint256, type Affine } from './field';
 
 /** The subset of the `secp256k1` 5.x binding API used here (its own typings cover the rest). */
 interface NativeSecp256k1 {
@@ -67,38 +66,18 @@ function createTransactionScanner(addon: ScanAddon, scanKey: Uint8Array, spend: 
   };
 }
 
+/** The field prime p, big-endian (for negation over the bytes). */
+const FIELD_P_BYTES = Uint8Array.from(Buffer.from('fffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f', 'hex'));
+
 /**
  * libsecp256k1 through the `secp256k1` N-API binding, and a whole-transaction scanner compiled
  * from the same libsecp256k1 source (native/scan.c). Points are 65-byte uncompressed SEC1
  * buffers: parsing them costs no square root, and the affine x is bytes 1..32, so comparisons
  * and Map keys read the buffer directly.
  */
-const FIELD_P_BYTES = Uint8Array.from(Buffer.from(FIELD_P.toString(16), 'hex'));
-
-/** The third point of the chord of slope λ through (x1, y1) and a point of abscissa x2, uncompressed. */
-function chordPoint(lambda: bigint, x1: bigint, y1: bigint, x2: bigint): Uint8Array {
-  const x3 = modP(lambda * lambda - x1 - x2);
-  const y3 = modP(lambda * (x1 - x3) - y1);
-  const out = new Uint8Array(65);
-  out[0] = 0x04;
-  writeUint256(x3, out, 1);
-  writeUint256(y3, out, 33);
-  return out;
-}
-
 export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
   const s = loadNativeBinding();
   const addon = loadScanAddon();
-  // coordinates of long-lived points (B_spend, B_m), parsed once
-  const affineCache = new WeakMap<Uint8Array, Affine>();
-  const cachedAffine = (p: Uint8Array): Affine => {
-    let a = affineCache.get(p);
-    if (a === undefined) {
-      a = affineOf(p);
-      affineCache.set(p, a);
-    }
-    return a;
-  };
   const PREFIX_EVEN = new Uint8Array(33);
   PREFIX_EVEN[0] = 0x02;
   return {
@@ -143,42 +122,6 @@ export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
         return points.length === 0 ? null : this.sum(points);
       }
     },
-    sumsAndDiffs(a, qs) {
-      const { x: ax, y: ay } = affineOf(a);
-      const out: (Uint8Array | null)[] = new Array<Uint8Array | null>(2 * qs.length).fill(null);
-      const points: Affine[] = [];
-      const slots: number[] = [];
-      const denominators: bigint[] = [];
-      for (let j = 0; j < qs.length; j++) {
-        const q = qs[j] as Uint8Array;
-        const qa = affineOf(q);
-        const d = modP(qa.x - ax);
-        if (d === 0n) {
-          // q = ±a: doubling or infinity, rare enough for the plain additions
-          out[2 * j] = this.add(q, a);
-          out[2 * j + 1] = this.add(q, this.negate(a));
-          continue;
-        }
-        points.push(qa);
-        slots.push(j);
-        denominators.push(d);
-      }
-      if (denominators.length === 0) return out;
-      // Montgomery's trick: prefix products, one inversion, then each inverse
-      const prefix: bigint[] = [denominators[0] as bigint];
-      for (let i = 1; i < denominators.length; i++) prefix.push(((prefix[i - 1] as bigint) * (denominators[i] as bigint)) % FIELD_P);
-      let inverse = invertModP(prefix[prefix.length - 1] as bigint);
-      for (let i = denominators.length - 1; i >= 0; i--) {
-        const w = i === 0 ? inverse : (inverse * (prefix[i - 1] as bigint)) % FIELD_P; // 1 / (x_q - x_a)
-        inverse = (inverse * (denominators[i] as bigint)) % FIELD_P;
-        const { x: qx, y: qy } = points[i] as Affine;
-        const j = slots[i] as number;
-        // q + a: λ = (y_q - y_a) / (x_q - x_a); q - a = q + (x_a, -y_a): λ = (y_q + y_a) / (x_q - x_a)
-        out[2 * j] = chordPoint(modP((qy - ay) * w), qx, qy, ax);
-        out[2 * j + 1] = chordPoint(modP((qy + ay) * w), qx, qy, ax);
-      }
-      return out;
-    },
     negate(a) {
       // y -> p - y over the bytes (y ≠ 0 on secp256k1): no binding call for a subtraction
       const out = a.slice();
@@ -209,32 +152,6 @@ export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
     xKey: (p) => key48(p, 1),
     xEquals: (p, x, offset = 0) => equalBytes(p.subarray(1, 33), x, offset, 32),
     equals: (a, b) => equalBytes(a, b),
-    matchSumX(t, addends, xs, offset) {
-      const { x: tx, y: ty } = affineOf(t);
-      const targets: bigint[] = [];
-      for (const bytes of xs) targets.push(readUint256(bytes, offset)); // x ≥ p never matches below
-      for (let i = 0; i < addends.length; i++) {
-        const addend = addends[i] as Uint8Array;
-        const a = cachedAffine(addend);
-        if (a.x === tx) {
-          // t = ±addend: the sum is 2t or infinity, rare enough for the plain addition
-          const sum = this.add(t, addend);
-          if (sum === null) continue;
-          for (let j = 0; j < xs.length; j++) if (this.xEquals(sum, xs[j] as Uint8Array, offset)) return i * xs.length + j;
-          continue;
-        }
-        const dx = tx - a.x;
-        const dy = ty - a.y;
-        const dx2 = dx * dx;
-        const dy2 = dy * dy;
-        const xSum = tx + a.x;
-        for (let j = 0; j < targets.length; j++) {
-          const x = targets[j] as bigint;
-          if (x < FIELD_P && sumHasX(xSum, dx2, dy2, x)) return i * xs.length + j;
-        }
-      }
-      return -1;
-    },
     // libsecp256k1 scalar arithmetic: faster than bigint; the callers pass valid scalars
     scalarMul: (a, b) => s.privateKeyTweakMul(a.slice(), b),
     scalarAdd(a, b) {

@@ -41,15 +41,6 @@ export function createNobleBackend(): Secp256k1Backend<NoblePoint> {
       const points = keys.map((k) => this.pointFromCompressed(k)).filter((p): p is NoblePoint => p !== null);
       return points.length === 0 ? null : this.sum(points);
     },
-    sumsAndDiffs(a, qs) {
-      const out: (NoblePoint | null)[] = [];
-      for (const q of qs) {
-        const sum = q.add(a);
-        const diff = q.subtract(a);
-        out.push(sum.is0() ? null : sum, diff.is0() ? null : diff);
-      }
-      return out;
-    },
     negate: (a) => a.negate(),
     mul: (p, s) => p.multiply(bytesToBigInt(s)),
     addTweak(p, t) {
@@ -67,14 +58,6 @@ export function createNobleBackend(): Secp256k1Backend<NoblePoint> {
       return p.X === (xb * p.Z) % P;
     },
     equals: (a, b) => a.equals(b),
-    matchSumX(t, addends, xs, offset) {
-      for (let i = 0; i < addends.length; i++) {
-        const sum = t.add(addends[i] as NoblePoint);
-        if (sum.is0()) continue;
-        for (let j = 0; j < xs.length; j++) if (this.xEquals(sum, xs[j] as Uint8Array, offset)) return i * xs.length + j;
-      }
-      return -1;
-    },
     ...bigintScalars,
   };
 }

@@ -45,12 +45,6 @@ export function createWasmBackend(): Secp256k1Backend<Uint8Array> {
       return points.length === 0 ? null : this.sum(points);
     },
     negate,
-    sumsAndDiffs(a, qs) {
-      const negA = negate(a);
-      const out: (Uint8Array | null)[] = [];
-      for (const q of qs) out.push(t.pointAdd(q, a, false), t.pointAdd(q, negA, false));
-      return out;
-    },
     mul(p, scalar) {
       const r = t.pointMultiply(p, scalar, false);
       if (r === null) throw new RangeError('scalar multiplication gave the point at infinity');
@@ -67,14 +61,6 @@ export function createWasmBackend(): Secp256k1Backend<Uint8Array> {
     xKey: (p) => key48(p, 1),
     xEquals: (p, x, offset = 0) => equalBytes(p.subarray(1, 33), x, offset, 32),
     equals: (a, b) => equalBytes(a, b),
-    matchSumX(tp, addends, xs, offset) {
-      for (let i = 0; i < addends.length; i++) {
-        const sum = t.pointAdd(tp, addends[i] as Uint8Array, false);
-        if (sum === null) continue;
-        for (let j = 0; j < xs.length; j++) if (equalBytes(sum.subarray(1, 33), xs[j] as Uint8Array, offset, 32)) return i * xs.length + j;
-      }
-      return -1;
-    },
     ...bigintScalars,
   };
 
