@@ -55,6 +55,9 @@ export async function startFakeRelay(token: string, port = 0): Promise<FakeRelay
     },
   };
   server.on('upgrade', (req, socket, head) => {
+    // A client that resets its connection (the publisher closing, a refused upgrade) is not an
+    // error of the relay: like the real one (apps/relay), the socket's error only ends it.
+    socket.on('error', () => socket.destroy());
     const expected = Buffer.from(`Bearer ${token}`);
     const given = Buffer.from(req.headers.authorization ?? '');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
@@ -66,6 +69,7 @@ export async function startFakeRelay(token: string, port = 0): Promise<FakeRelay
       relay.accepted++;
       sockets.add(ws);
       ws.on('close', () => sockets.delete(ws));
+      ws.on('error', () => ws.terminate());
       ws.on('message', (raw) => {
         const event = JSON.parse(raw.toString()) as ReceivedEvent;
         relay.events.push(event);
