@@ -18,4 +18,6 @@ if (totals.suites === 0) {
   console.error('test-summary: no jest summary found in the log');
   process.exit(1);
 }
-console.log(`${totals.passed} passed, ${totals.failed + (totals.failed === 0 ? failedSuites : 0)} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`);
+console.log(
+  `${totals.passed} passed, ${totals.failed + (totals.failed === 0 ? failedSuites : 0)} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`,
+);

@@ -77,7 +77,9 @@ export function createClientKeyRegistry(options: ClientKeyRegistryOptions): Clie
     const dir = join(options.dir, env);
     let names: string[];
     try {
-      names = readdirSync(dir).filter((n) => n.endsWith('.pub') && !n.startsWith('.')).sort();
+      names = readdirSync(dir)
+        .filter((n) => n.endsWith('.pub') && !n.startsWith('.'))
+        .sort();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') {
         return { files: [], stamp: 'none' };
@@ -111,7 +113,10 @@ export function createClientKeyRegistry(options: ClientKeyRegistryOptions): Clie
       }
       keys.set(`${kem}:${bytesToHex(publicKey)}`, { name, kem, publicKey, fingerprint: clientKeyFingerprint(publicKey) });
     }
-    logger.info({ env, keys: [...keys.values()].map((k) => ({ name: k.name, kem: k.kem, fingerprint: k.fingerprint })) }, 'client keys loaded');
+    logger.info(
+      { env, keys: [...keys.values()].map((k) => ({ name: k.name, kem: k.kem, fingerprint: k.fingerprint })) },
+      'client keys loaded',
+    );
     return keys;
   }
 

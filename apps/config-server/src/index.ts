@@ -3,5 +3,11 @@ export { loadConfig, type ConfigServerConfig } from './config';
 export { createKeyring, environmentKeyInfo, type Keyring, type EnvironmentKey } from './keyring';
 export { loadMasterKey, type MasterKey } from './master-key';
 export { API_VERSION, ALGORITHM, ENCRYPTION_TYPE } from './constants';
-export { createClientKeyRegistry, parseClientPublicKeyFile, clientKeyFingerprint, type ClientKeyRegistry, type RegisteredClientKey } from './client-keys';
+export {
+  createClientKeyRegistry,
+  parseClientPublicKeyFile,
+  clientKeyFingerprint,
+  type ClientKeyRegistry,
+  type RegisteredClientKey,
+} from './client-keys';
 export { ENCRYPTION_MODES, CLIENT_PUBLIC_KEY_HEADER, CLIENT_KEM_HEADER, recipientInfo, parseRecipientHeaders } from './recipient';

@@ -37,7 +37,10 @@ export function parseRecipientHeaders(headers: IncomingHttpHeaders): RecipientRe
     throw new AppError('MISSING_PARAMETER', { message: 'missing header: X-Client-Kem', details: 'X25519 or X-Wing' });
   }
   if (typeof rawKey !== 'string' || rawKey.trim() === '') {
-    throw new AppError('MISSING_PARAMETER', { message: 'missing header: X-Client-Public-Key', details: 'the public key in standard base64' });
+    throw new AppError('MISSING_PARAMETER', {
+      message: 'missing header: X-Client-Public-Key',
+      details: 'the public key in standard base64',
+    });
   }
   const kem = KEM_NAMES[rawKem.trim().toLowerCase()];
   if (kem === undefined) {

@@ -124,8 +124,18 @@ describe('400 on malformed recipient headers', () => {
   it.each([
     ['the KEM is missing', { 'X-Client-Public-Key': x25519Key }, 'MISSING_PARAMETER', 'missing header: X-Client-Kem'],
     ['the key is missing', { 'X-Client-Kem': 'X25519' }, 'MISSING_PARAMETER', 'missing header: X-Client-Public-Key'],
-    ['the KEM is unknown', { 'X-Client-Kem': 'P-256', 'X-Client-Public-Key': x25519Key }, 'INVALID_PARAMETER', 'unknown KEM in X-Client-Kem'],
-    ['the key is not base64', { 'X-Client-Kem': 'X25519', 'X-Client-Public-Key': '***' }, 'INVALID_PARAMETER', 'malformed X-Client-Public-Key'],
+    [
+      'the KEM is unknown',
+      { 'X-Client-Kem': 'P-256', 'X-Client-Public-Key': x25519Key },
+      'INVALID_PARAMETER',
+      'unknown KEM in X-Client-Kem',
+    ],
+    [
+      'the key is not base64',
+      { 'X-Client-Kem': 'X25519', 'X-Client-Public-Key': '***' },
+      'INVALID_PARAMETER',
+      'malformed X-Client-Public-Key',
+    ],
     [
       'the key has the wrong length',
       { 'X-Client-Kem': 'X25519', 'X-Client-Public-Key': Buffer.alloc(31).toString('base64') },

@@ -50,7 +50,8 @@ export interface RelayApp {
 }
 
 /** The version reported in health, status and StateSync. */
-export const RELAY_VERSION: string = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+export const RELAY_VERSION: string = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 const RELAY_ID_FILE = 'relay-id';
 const PUBLISH_TOKEN_FILE = 'publish-token';
@@ -82,14 +83,19 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
   }
   const meshToken = config.meshToken ?? publishToken;
   if (config.peers.length > 0 || config.meshToken !== undefined) {
-    logger.info({ fingerprint: fingerprintOf(meshToken), source: config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'publish token' }, 'mesh token');
+    logger.info(
+      { fingerprint: fingerprintOf(meshToken), source: config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'publish token' },
+      'mesh token',
+    );
   }
 
   let wsServer: HttpServer | HttpsServer;
   let wsScheme: 'ws' | 'wss' = 'ws';
   // Plain HTTP requests on the WebSocket port get 426 (RFC 7231 6.5.15).
   const upgradeRequired = (_req: unknown, res: import('node:http').ServerResponse) => {
-    const body = JSON.stringify({ error: { code: 'INVALID_REQUEST', message: 'this port serves WebSocket only', details: `HTTP API on port ${config.httpPort}` } });
+    const body = JSON.stringify({
+      error: { code: 'INVALID_REQUEST', message: 'this port serves WebSocket only', details: `HTTP API on port ${config.httpPort}` },
+    });
     res.writeHead(426, { 'Content-Type': 'application/json', Upgrade: 'websocket', Connection: 'close' }).end(body);
   };
   if (config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
@@ -139,7 +145,11 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
   app.use(errorHandler({ logger, format: 'nested' }));
 
   const httpServer = createHttpServer(app);
-  limitConnectionsPerAddress(httpServer, { maxPerAddress: config.limits.maxHttpConnections, maxTotal: config.limits.maxHttpConnections, logger });
+  limitConnectionsPerAddress(httpServer, {
+    maxPerAddress: config.limits.maxHttpConnections,
+    maxTotal: config.limits.maxHttpConnections,
+    logger,
+  });
 
   return {
     relay,

@@ -1,6 +1,14 @@
 export { loadConfig, DEFAULT_LIMITS, DEFAULT_TIMING, type RelayConfig, type RelayLimits, type RelayTiming } from './config';
 export { createApp, RELAY_VERSION, type AppDeps, type RelayApp } from './app';
-export { createRelay, SYNC_REQUEST_TYPES, type Relay, type RelayEntry, type RelayOptions, type RelayCounters, type SyncRequestType } from './relay';
+export {
+  createRelay,
+  SYNC_REQUEST_TYPES,
+  type Relay,
+  type RelayEntry,
+  type RelayOptions,
+  type RelayCounters,
+  type SyncRequestType,
+} from './relay';
 export {
   EVENT_TYPES,
   EVENT_FIELDS,

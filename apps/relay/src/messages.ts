@@ -55,7 +55,12 @@ export function createEnvelope<D extends object>(type: string, data: D, id: stri
 }
 
 /** Builds the `error` message of spec 001 ("Events": `code`, `message`, `details`). */
-export function createErrorMessage(code: WsErrorCode, message: string, details: string, id?: string): Envelope<{ code: string; message: string; details: string }> {
+export function createErrorMessage(
+  code: WsErrorCode,
+  message: string,
+  details: string,
+  id?: string,
+): Envelope<{ code: string; message: string; details: string }> {
   return createEnvelope('error', { code, message, details }, id);
 }
 
@@ -85,10 +90,17 @@ export function parseEnvelope(text: string): Envelope {
   }
   if (value.id === undefined) throw new InvalidMessageError('missing field: id', 'every message needs a string "id"', id);
   if (id === undefined) {
-    throw new InvalidMessageError('invalid field: id', `"id" expected a string of 1 to ${MAX_ID_LENGTH} characters, got ${describe(value.id)}`);
+    throw new InvalidMessageError(
+      'invalid field: id',
+      `"id" expected a string of 1 to ${MAX_ID_LENGTH} characters, got ${describe(value.id)}`,
+    );
   }
   if (value.timestamp !== undefined && !Number.isSafeInteger(value.timestamp)) {
-    throw new InvalidMessageError('invalid field: timestamp', `"timestamp" expected an integer (ms since the Unix epoch), got ${describe(value.timestamp)}`, id);
+    throw new InvalidMessageError(
+      'invalid field: timestamp',
+      `"timestamp" expected an integer (ms since the Unix epoch), got ${describe(value.timestamp)}`,
+      id,
+    );
   }
   if (value.data !== undefined && !isPlainObject(value.data)) {
     throw new InvalidMessageError('invalid field: data', `"data" expected an object, got ${describe(value.data)}`, id);
@@ -160,14 +172,19 @@ export function isEventType(type: string): type is EventType {
  * with its type; extra fields are kept). Throws InvalidMessageError naming the field.
  */
 export function assertPaymentEvent(envelope: Envelope): void {
-  if (!isPaymentEventType(envelope.type)) throw new InvalidMessageError(`not an event type: ${envelope.type}`, 'expected TransactionReceived or BlockScanned', envelope.id);
+  if (!isPaymentEventType(envelope.type))
+    throw new InvalidMessageError(`not an event type: ${envelope.type}`, 'expected TransactionReceived or BlockScanned', envelope.id);
   for (const [field, kind] of Object.entries(EVENT_FIELDS[envelope.type])) {
     const value = envelope.data[field];
     if (value === undefined) {
       throw new InvalidMessageError(`missing field: data.${field}`, `${envelope.type} needs "${field}" (${kind})`, envelope.id);
     }
     if (!matches(kind, value)) {
-      throw new InvalidMessageError(`invalid field: data.${field}`, `"${field}" expected ${kind === 'integer' || kind === 'non-negative integer' ? `a ${kind}` : `a ${kind}`}, got ${describe(value)}`, envelope.id);
+      throw new InvalidMessageError(
+        `invalid field: data.${field}`,
+        `"${field}" expected ${kind === 'integer' || kind === 'non-negative integer' ? `a ${kind}` : `a ${kind}`}, got ${describe(value)}`,
+        envelope.id,
+      );
     }
   }
 }
@@ -176,11 +193,20 @@ export function assertPaymentEvent(envelope: Envelope): void {
 export function parseSubscription(envelope: Envelope): EventType[] | undefined {
   const types = envelope.data.types;
   if (types === undefined) return undefined;
-  if (!Array.isArray(types)) throw new InvalidMessageError('invalid field: data.types', `"types" expected an array of event types, got ${describe(types)}`, envelope.id);
+  if (!Array.isArray(types))
+    throw new InvalidMessageError(
+      'invalid field: data.types',
+      `"types" expected an array of event types, got ${describe(types)}`,
+      envelope.id,
+    );
   const out: EventType[] = [];
   for (const t of types) {
     if (typeof t !== 'string' || !isEventType(t)) {
-      throw new InvalidMessageError('invalid field: data.types', `unknown event type ${JSON.stringify(t)}; expected any of ${EVENT_TYPES.join(', ')}`, envelope.id);
+      throw new InvalidMessageError(
+        'invalid field: data.types',
+        `unknown event type ${JSON.stringify(t)}; expected any of ${EVENT_TYPES.join(', ')}`,
+        envelope.id,
+      );
     }
     if (!out.includes(t)) out.push(t);
   }

@@ -13,7 +13,10 @@ export interface PeerTlsOptions {
 }
 
 function toPem(der: Buffer): string {
-  return `-----BEGIN CERTIFICATE-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+  return `-----BEGIN CERTIFICATE-----\n${der
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END CERTIFICATE-----\n`;
 }
 
 /** Reads the certificate a TLS server presents, without trusting it (the caller checks its fingerprint). */
@@ -50,7 +53,9 @@ export async function peerTlsClientOptions(url: URL, options: PeerTlsOptions): P
     }
     const pins = options.fingerprints;
     const checkServerIdentity = (_host: string, peer: PeerCertificate): Error | undefined =>
-      pins.includes(peer.fingerprint256) ? undefined : new Error(`peer certificate ${peer.fingerprint256} matches no RELAY_PEER_FINGERPRINT`);
+      pins.includes(peer.fingerprint256)
+        ? undefined
+        : new Error(`peer certificate ${peer.fingerprint256} matches no RELAY_PEER_FINGERPRINT`);
     return { ca: toPem(cert.raw), checkServerIdentity } as unknown as ClientOptions;
   }
   if (options.ca !== undefined) return { ca: options.ca };

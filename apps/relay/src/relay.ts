@@ -161,7 +161,14 @@ function requestToken(req: IncomingMessage): string | undefined {
 }
 
 /** Answers an upgrade request with a plain HTTP error and closes the socket (before any handshake). */
-function refuseUpgrade(socket: Duplex, status: number, reason: string, code: string, message: string, extra: Record<string, string> = {}): void {
+function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  reason: string,
+  code: string,
+  message: string,
+  extra: Record<string, string> = {},
+): void {
   const body = JSON.stringify({ error: { code, message } });
   const headers = {
     Connection: 'close',
@@ -170,7 +177,11 @@ function refuseUpgrade(socket: Duplex, status: number, reason: string, code: str
     ...extra,
   };
   if (socket.writable) {
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\n${Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}\r\n${body}`,
+    );
   }
   socket.destroy();
 }
@@ -294,7 +305,14 @@ export function createRelay(options: RelayOptions): Relay {
   function syncData(type: SyncType): Record<string, unknown> {
     switch (type) {
       case 'StateSync':
-        return { relay_id: relayId, state: 'running', version, uptime: uptime(), connected_relays: connectedRelays(), last_block_height: lastBlockHeight };
+        return {
+          relay_id: relayId,
+          state: 'running',
+          version,
+          uptime: uptime(),
+          connected_relays: connectedRelays(),
+          last_block_height: lastBlockHeight,
+        };
       case 'HealthSync':
         return { relay_id: relayId, status: 'healthy', uptime: uptime(), ...sampler.sample() };
       case 'MetricsSync':
@@ -414,7 +432,10 @@ export function createRelay(options: RelayOptions): Relay {
       maxPayload: limits.maxMessageBytes,
       perMessageDeflate: false,
     });
-    const conn = createConnection(ws, true, `${url.hostname}:${url.port || (url.protocol === 'wss:' ? 443 : 80)}`, { publisher: false, meshAllowed: true });
+    const conn = createConnection(ws, true, `${url.hostname}:${url.port || (url.protocol === 'wss:' ? 443 : 80)}`, {
+      publisher: false,
+      meshAllowed: true,
+    });
     conn.dialer = dialer;
     dialer.conn = conn;
     let failure = 'connection closed';
@@ -442,7 +463,12 @@ export function createRelay(options: RelayOptions): Relay {
 
   // ---- connections -----------------------------------------------------------------------
 
-  function createConnection(ws: WebSocket, outbound: boolean, address: string, roles: { publisher: boolean; meshAllowed: boolean }): Connection {
+  function createConnection(
+    ws: WebSocket,
+    outbound: boolean,
+    address: string,
+    roles: { publisher: boolean; meshAllowed: boolean },
+  ): Connection {
     const conn: Connection = {
       ws,
       outbound,
@@ -479,7 +505,10 @@ export function createRelay(options: RelayOptions): Relay {
     const meshAllowed = token !== undefined && token !== '' && equalStrings(token, options.meshToken);
     const client = options.authToken !== undefined && token !== undefined && token !== '' && equalStrings(token, options.authToken);
     // A token that matches nothing is refused even on an open relay: a typo should fail loudly.
-    if ((token !== undefined && !publisher && !meshAllowed && !client) || (options.authToken !== undefined && !publisher && !meshAllowed && !client)) {
+    if (
+      (token !== undefined && !publisher && !meshAllowed && !client) ||
+      (options.authToken !== undefined && !publisher && !meshAllowed && !client)
+    ) {
       counters.upgrades_refused++;
       refuseUpgrade(socket, 401, 'Unauthorized', 'UNAUTHORIZED', 'a valid token is required (Authorization: Bearer <token> or ?token=)', {
         'WWW-Authenticate': 'Bearer realm="relay"',
@@ -583,7 +612,13 @@ export function createRelay(options: RelayOptions): Relay {
           conn,
           createEnvelope(
             'status',
-            { relay_id: relayId, status: 'running', uptime: uptime(), connected_relays: connectedRelays(), last_block_height: lastBlockHeight },
+            {
+              relay_id: relayId,
+              status: 'running',
+              uptime: uptime(),
+              connected_relays: connectedRelays(),
+              last_block_height: lastBlockHeight,
+            },
             message.id,
           ),
         );
@@ -663,7 +698,11 @@ export function createRelay(options: RelayOptions): Relay {
 
   function handleHello(conn: Connection, message: Envelope): void {
     if (!conn.meshAllowed) {
-      throw new InvalidMessageError('peering needs the mesh token', 'a relay connects with Authorization: Bearer <RELAY_MESH_TOKEN>', message.id);
+      throw new InvalidMessageError(
+        'peering needs the mesh token',
+        'a relay connects with Authorization: Bearer <RELAY_MESH_TOKEN>',
+        message.id,
+      );
     }
     const peerId = message.data.relay_id;
     if (typeof peerId !== 'string' || !RELAY_ID_RE.test(peerId)) {
@@ -724,7 +763,10 @@ export function createRelay(options: RelayOptions): Relay {
         if (err) reject(err);
         else resolve();
       };
-      const timer = setTimeout(() => done(new Error(`relay ${peerId} did not answer within ${timing.syncTimeoutMs} ms`)), timing.syncTimeoutMs);
+      const timer = setTimeout(
+        () => done(new Error(`relay ${peerId} did not answer within ${timing.syncTimeoutMs} ms`)),
+        timing.syncTimeoutMs,
+      );
       pendingSyncs.set(requestId, { resolve: () => done(), reject: done, timer });
       if (!send(link, createEnvelope('sync_request', { sync_type: syncType }, requestId))) {
         done(new Error(`relay ${peerId} is unreachable`));
@@ -758,7 +800,8 @@ export function createRelay(options: RelayOptions): Relay {
     } catch {
       throw new TypeError(`"url" expected a ws:// or wss:// URL, got ${JSON.stringify(url)}`);
     }
-    if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new TypeError(`"url" expected a ws:// or wss:// URL, got ${JSON.stringify(url)}`);
+    if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:')
+      throw new TypeError(`"url" expected a ws:// or wss:// URL, got ${JSON.stringify(url)}`);
     const dialer: Dialer = { url, attempt: 0, timer: undefined, conn: undefined, peerId: undefined, lastFailure: undefined };
     dialers.push(dialer);
     if (started && !closed) void dial(dialer);
@@ -890,7 +933,11 @@ export function createRelay(options: RelayOptions): Relay {
       const types = syncType === 'all' ? [...SYNC_TYPES] : [syncType];
       if (target === relayId) {
         for (const type of types) pushSync(type);
-        return { success: true, message: `${syncType} of ${relayId} sent to its clients and ${connectedRelays()} peer(s)`, sync_id: syncId };
+        return {
+          success: true,
+          message: `${syncType} of ${relayId} sent to its clients and ${connectedRelays()} peer(s)`,
+          sync_id: syncId,
+        };
       }
       let targets: string[];
       if (target === 'all') {
@@ -903,16 +950,25 @@ export function createRelay(options: RelayOptions): Relay {
         targets = [target];
       } else if (knownPeers.has(target)) {
         counters.sync_errors++;
-        throw new AppError('CONNECTION_ERROR', { message: `relay ${target} is unreachable`, details: 'the peer was connected earlier and is now disconnected' });
+        throw new AppError('CONNECTION_ERROR', {
+          message: `relay ${target} is unreachable`,
+          details: 'the peer was connected earlier and is now disconnected',
+        });
       } else {
-        throw new AppError('NOT_FOUND', { message: `unknown relay: ${target}`, details: 'target_relay must be a connected peer relay_id (see GET /relays), this relay\'s id, or "all"' });
+        throw new AppError('NOT_FOUND', {
+          message: `unknown relay: ${target}`,
+          details: 'target_relay must be a connected peer relay_id (see GET /relays), this relay\'s id, or "all"',
+        });
       }
       const results = await Promise.allSettled(targets.map((peerId, i) => syncWith(peerId, syncType, `${syncId}.${i}`)));
       const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${targets[i]}: ${(r.reason as Error).message}`] : []));
       if (failed.length > 0) {
         counters.sync_errors += failed.length;
         metricsChanged();
-        throw new AppError('CONNECTION_ERROR', { message: `sync failed with ${failed.length} of ${targets.length} relay(s)`, details: failed.join('; ') });
+        throw new AppError('CONNECTION_ERROR', {
+          message: `sync failed with ${failed.length} of ${targets.length} relay(s)`,
+          details: failed.join('; '),
+        });
       }
       return { success: true, message: `${syncType} completed with ${targets.join(', ')}`, sync_id: syncId };
     },

@@ -195,5 +195,9 @@ export async function getJson(url: string, init?: RequestInit): Promise<{ status
 }
 
 export function postJson(url: string, body: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  return getJson(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return getJson(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }

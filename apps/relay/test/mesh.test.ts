@@ -49,7 +49,12 @@ describe('relay mesh', () => {
     a.app.relay.addPeer(b.wsUrl);
     b.app.relay.addPeer(c.wsUrl);
     c.app.relay.addPeer(a.wsUrl);
-    await waitFor(async () => (await connectedRelays(a)).length === 2 && (await connectedRelays(b)).length === 2 && (await connectedRelays(c)).length === 2, 5_000, 'mesh up');
+    await waitFor(
+      async () =>
+        (await connectedRelays(a)).length === 2 && (await connectedRelays(b)).length === 2 && (await connectedRelays(c)).length === 2,
+      5_000,
+      'mesh up',
+    );
     expect(await connectedRelays(a)).toEqual(['relay-b', 'relay-c']);
 
     const subscribers = await Promise.all([a, a, b, b, c, c].map((r) => open(r)));
@@ -67,7 +72,8 @@ describe('relay mesh', () => {
       for (const event of events) expect(client.received.filter((m) => m.id === event.id)).toEqual([event]);
     }
     // Publishers are clients too: they get the events of the others once, and their own once.
-    for (const p of publishers) for (const event of events) expect(p.received.filter((m) => m.id === event.id && m.type === 'TransactionReceived')).toHaveLength(1);
+    for (const p of publishers)
+      for (const event of events) expect(p.received.filter((m) => m.id === event.id && m.type === 'TransactionReceived')).toHaveLength(1);
   });
 
   it('never sends an event back over the link it came from', async () => {
@@ -154,9 +160,18 @@ describe('relay mesh', () => {
       await waitFor(async () => (await connectedRelays(a)).length === 1);
       const { status, body } = await postJson(`${a.httpUrl}/sync`, { sync_type: 'HealthSync', target_relay: 'relay-b' });
       expect(status).toBe(200);
-      expect(body).toEqual({ success: true, message: expect.stringContaining('relay-b'), sync_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(body).toEqual({
+        success: true,
+        message: expect.stringContaining('relay-b'),
+        sync_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
       const entry = (await getJson(`${a.httpUrl}/relays`)).body.relays[0];
-      expect(entry.last_sync.HealthSync).toMatchObject({ relay_id: 'relay-b', status: 'healthy', cpu_usage: expect.any(Number), memory_usage: expect.any(Number) });
+      expect(entry.last_sync.HealthSync).toMatchObject({
+        relay_id: 'relay-b',
+        status: 'healthy',
+        cpu_usage: expect.any(Number),
+        memory_usage: expect.any(Number),
+      });
       expect(entry.last_sync.HealthSync.memory_usage).toBeGreaterThan(0);
 
       const all = await postJson(`${a.httpUrl}/sync`, { sync_type: 'all', target_relay: 'all' });
@@ -170,7 +185,13 @@ describe('relay mesh', () => {
       const self = await postJson(`${a.httpUrl}/sync`, { sync_type: 'MetricsSync', target_relay: 'relay-a' });
       expect(self.status).toBe(200);
       const pushed = await client.next((m) => m.type === 'MetricsSync');
-      expect(pushed.data).toEqual({ relay_id: 'relay-a', messages_sent: expect.any(Number), messages_received: expect.any(Number), sync_errors: expect.any(Number), connected_relays: 1 });
+      expect(pushed.data).toEqual({
+        relay_id: 'relay-a',
+        messages_sent: expect.any(Number),
+        messages_received: expect.any(Number),
+        sync_errors: expect.any(Number),
+        connected_relays: 1,
+      });
     });
 
     it('answers 404 for an unknown relay and 502 CONNECTION_ERROR for an unreachable one', async () => {

@@ -13,7 +13,13 @@ describe('loadConfig', () => {
   it('uses the spec defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ host: '127.0.0.1', wsPort: 8090, httpPort: 8091, peers: [], relayId: undefined, authToken: undefined });
-    expect(config.limits).toMatchObject({ maxWsConnections: 1000, maxMessageBytes: 1048576, rateLimitPerMinute: 200, maxBodyBytes: 5242880, maxHttpConnections: 100 });
+    expect(config.limits).toMatchObject({
+      maxWsConnections: 1000,
+      maxMessageBytes: 1048576,
+      rateLimitPerMinute: 200,
+      maxBodyBytes: 5242880,
+      maxHttpConnections: 100,
+    });
     expect(config.timing.heartbeatIntervalMs).toBe(30_000);
   });
 
@@ -55,7 +61,9 @@ describe('createApp', () => {
 
   it('writes no token file when RELAY_PUBLISH_TOKEN is set', async () => {
     const dataDir = tempDir();
-    const app = await createApp(loadConfig({ DATA_DIR: dataDir, RELAY_PUBLISH_TOKEN: 'x'.repeat(32), RELAY_ID: 'fixed' }), { logger: createSilentLogger() });
+    const app = await createApp(loadConfig({ DATA_DIR: dataDir, RELAY_PUBLISH_TOKEN: 'x'.repeat(32), RELAY_ID: 'fixed' }), {
+      logger: createSilentLogger(),
+    });
     await app.close();
     expect(existsSync(join(dataDir, 'publish-token'))).toBe(false);
     expect(app.relay.relayId).toBe('fixed');

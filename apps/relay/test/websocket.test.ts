@@ -55,7 +55,13 @@ describe('relay WebSocket', () => {
       const reply = await client.request('get_status', {}, 'status-1');
       expect(reply.type).toBe('status');
       expect(reply.id).toBe('status-1');
-      expect(reply.data).toEqual({ relay_id: 'relay-ws-test', status: 'running', uptime: expect.any(Number), connected_relays: 0, last_block_height: expect.any(Number) });
+      expect(reply.data).toEqual({
+        relay_id: 'relay-ws-test',
+        status: 'running',
+        uptime: expect.any(Number),
+        connected_relays: 0,
+        last_block_height: expect.any(Number),
+      });
     });
 
     it('narrows the events a client receives with subscribe', async () => {
@@ -65,7 +71,12 @@ describe('relay WebSocket', () => {
       expect(sub).toMatchObject({ type: 'subscribed', data: { types: ['BlockScanned'] } });
       const pub = await publisher();
       const tx = transactionEvent();
-      const block = { type: 'BlockScanned', id: `blk-${Date.now()}`, timestamp: Date.now(), data: { block_height: 123456, block_hash: 'b'.repeat(64), transactions_count: 7, silent_payments_found: 1 } };
+      const block = {
+        type: 'BlockScanned',
+        id: `blk-${Date.now()}`,
+        timestamp: Date.now(),
+        data: { block_height: 123456, block_hash: 'b'.repeat(64), transactions_count: 7, silent_payments_found: 1 },
+      };
       pub.send(tx);
       pub.send(block);
       await everything.next((m) => m.id === block.id);
@@ -127,8 +138,16 @@ describe('relay WebSocket', () => {
       ['a numeric id', JSON.stringify({ type: 'ping', id: 7, data: {} }), /invalid field: id/],
       ['a string timestamp', JSON.stringify({ type: 'ping', id: 'x4', timestamp: 'now', data: {} }), /invalid field: timestamp/],
       ['an array data', JSON.stringify({ type: 'ping', id: 'x5', data: [] }), /invalid field: data/],
-      ['subscribe to an unknown type', JSON.stringify({ type: 'subscribe', id: 'x6', data: { types: ['Nope'] } }), /invalid field: data.types/],
-      ['subscribe with types not a list', JSON.stringify({ type: 'subscribe', id: 'x7', data: { types: 'BlockScanned' } }), /invalid field: data.types/],
+      [
+        'subscribe to an unknown type',
+        JSON.stringify({ type: 'subscribe', id: 'x6', data: { types: ['Nope'] } }),
+        /invalid field: data.types/,
+      ],
+      [
+        'subscribe with types not a list',
+        JSON.stringify({ type: 'subscribe', id: 'x7', data: { types: 'BlockScanned' } }),
+        /invalid field: data.types/,
+      ],
       ['a server message sent by a client', JSON.stringify({ type: 'HealthSync', id: 'x8', data: {} }), /server message/],
     ];
     it.each(cases)('answers INVALID_MESSAGE to %s and keeps the connection open', async (_name, text, pattern) => {

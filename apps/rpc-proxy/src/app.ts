@@ -51,7 +51,10 @@ export function createApp(config: ProxyConfig, deps: AppDeps): ProxyApp {
     logger,
   });
   if (config.nodeUser === undefined && config.nodeCookieFile === undefined) {
-    logger.warn({ node: config.nodeUrl.origin }, 'no node credentials (BITCOIND_RPC_USER/BITCOIND_RPC_PASSWORD or BITCOIND_COOKIE_FILE): the node will refuse calls');
+    logger.warn(
+      { node: config.nodeUrl.origin },
+      'no node credentials (BITCOIND_RPC_USER/BITCOIND_RPC_PASSWORD or BITCOIND_COOKIE_FILE): the node will refuse calls',
+    );
   }
   const cache = createResultCache(config.cacheMaxBytes);
   const coalescer = createCoalescer();
@@ -72,7 +75,11 @@ export function createApp(config: ProxyConfig, deps: AppDeps): ProxyApp {
   // bitcoind closes idle RPC connections after -rpcservertimeout (30 s).
   const server = createServer({ keepAliveTimeout: 30_000 }, handler);
   server.on('clientError', (_err, socket) => socket.destroy());
-  const connections = limitConnectionsPerAddress(server, { maxPerAddress: config.maxConnectionsPerIp, maxTotal: config.maxConnections, logger });
+  const connections = limitConnectionsPerAddress(server, {
+    maxPerAddress: config.maxConnectionsPerIp,
+    maxTotal: config.maxConnections,
+    logger,
+  });
   return {
     server,
     node,

@@ -54,7 +54,10 @@ export const DEFAULT_NODE_URL = 'http://127.0.0.1:38332';
 function parseUserMethods(text: string | undefined, allowed: Set<string>): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   if (text === undefined) return out;
-  for (const part of text.split(';').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const colon = part.indexOf(':');
     if (colon <= 0) throw new ConfigError('RPC_USER_METHODS must look like user:method,method;user2:method');
     const user = part.slice(0, colon).trim();

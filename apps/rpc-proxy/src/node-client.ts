@@ -128,11 +128,13 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
       cookieStamp = stamp;
       const next = `Basic ${Buffer.from(readFileSync(options.cookieFile, 'utf8').trim()).toString('base64')}`;
       const changed = next !== cookieAuth;
-      if (changed && cookieAuth !== undefined) options.logger.info({ cookieFile: options.cookieFile }, 'node cookie file changed: using the new cookie');
+      if (changed && cookieAuth !== undefined)
+        options.logger.info({ cookieFile: options.cookieFile }, 'node cookie file changed: using the new cookie');
       cookieAuth = next;
       return changed;
     } catch (err) {
-      if (cookieAuth !== undefined) options.logger.warn({ cookieFile: options.cookieFile, code: (err as NodeJS.ErrnoException).code }, 'node cookie file unreadable');
+      if (cookieAuth !== undefined)
+        options.logger.warn({ cookieFile: options.cookieFile, code: (err as NodeJS.ErrnoException).code }, 'node cookie file unreadable');
       cookieAuth = undefined;
       return false;
     }
@@ -167,7 +169,12 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   }
 
   /** One HTTP exchange; `done` is called exactly once. */
-  function send(path: string, body: string | Buffer, retried: { reset: boolean; auth: boolean }, done: (err: NodeError | undefined, reply?: NodeReply) => void): void {
+  function send(
+    path: string,
+    body: string | Buffer,
+    retried: { reset: boolean; auth: boolean },
+    done: (err: NodeError | undefined, reply?: NodeReply) => void,
+  ): void {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     const auth = authorization();
     if (auth !== undefined) headers.authorization = auth;

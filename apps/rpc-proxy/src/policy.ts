@@ -95,12 +95,14 @@ const verbosity =
   };
 const feeAmount: Check = (v, name) => {
   const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw new ParamError(`invalid parameter "${name}": expected a non-negative amount`);
+  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0)
+    throw new ParamError(`invalid parameter "${name}": expected a non-negative amount`);
 };
 const oneOf =
   (values: string[]): Check =>
   (v, name) => {
-    if (typeof v !== 'string' || !values.includes(v.toLowerCase())) throw new ParamError(`invalid parameter "${name}": expected one of ${values.join(', ')}`);
+    if (typeof v !== 'string' || !values.includes(v.toLowerCase()))
+      throw new ParamError(`invalid parameter "${name}": expected one of ${values.join(', ')}`);
   };
 
 interface ParamSpec {
@@ -119,15 +121,53 @@ const SPECS: Record<string, ParamSpec> = {
   getdifficulty: { params: [] },
   getchaintips: { params: [] },
   uptime: { params: [] },
-  getblock: { params: [['blockhash', hash64, true], ['verbosity|verbose', verbosity(3)]] },
-  getblockheader: { params: [['blockhash', hash64, true], ['verbose', bool]] },
+  getblock: {
+    params: [
+      ['blockhash', hash64, true],
+      ['verbosity|verbose', verbosity(3)],
+    ],
+  },
+  getblockheader: {
+    params: [
+      ['blockhash', hash64, true],
+      ['verbose', bool],
+    ],
+  },
   getblockhash: { params: [['height', intRange(0, 2 ** 31 - 1), true]] },
-  getrawtransaction: { params: [['txid', hash64, true], ['verbosity|verbose', verbosity(2)], ['blockhash', hash64]] },
-  sendrawtransaction: { params: [['hexstring', evenHex, true], ['maxfeerate', feeAmount], ['maxburnamount', feeAmount]] },
-  getrawmempool: { params: [['verbose', bool], ['mempool_sequence', bool]] },
+  getrawtransaction: {
+    params: [
+      ['txid', hash64, true],
+      ['verbosity|verbose', verbosity(2)],
+      ['blockhash', hash64],
+    ],
+  },
+  sendrawtransaction: {
+    params: [
+      ['hexstring', evenHex, true],
+      ['maxfeerate', feeAmount],
+      ['maxburnamount', feeAmount],
+    ],
+  },
+  getrawmempool: {
+    params: [
+      ['verbose', bool],
+      ['mempool_sequence', bool],
+    ],
+  },
   getmempoolentry: { params: [['txid', hash64, true]] },
-  gettxout: { params: [['txid', hash64, true], ['n', intRange(0, 2 ** 32 - 1), true], ['include_mempool', bool]] },
-  estimatesmartfee: { params: [['conf_target', intRange(1, 1008), true], ['estimate_mode', oneOf(['unset', 'economical', 'conservative'])]] },
+  gettxout: {
+    params: [
+      ['txid', hash64, true],
+      ['n', intRange(0, 2 ** 32 - 1), true],
+      ['include_mempool', bool],
+    ],
+  },
+  estimatesmartfee: {
+    params: [
+      ['conf_target', intRange(1, 1008), true],
+      ['estimate_mode', oneOf(['unset', 'economical', 'conservative'])],
+    ],
+  },
 };
 
 /**

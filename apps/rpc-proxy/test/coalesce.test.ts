@@ -27,7 +27,6 @@ describe('splitSuccessReply and successReply on the recordings', () => {
     expect(JSON.parse((result as Buffer).toString())).toEqual((f.body as { result: unknown }).result);
     expect(successReply(result as Buffer, state).equals(body)).toBe(true);
   });
-
 });
 
 describe('scanCoalescable', () => {

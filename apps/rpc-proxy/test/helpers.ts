@@ -26,7 +26,9 @@ export async function startHarness(env: Record<string, string> = {}, nodeOptions
   const creds = nodeOptions.cookieFile === undefined ? { user: NODE_USER, password: NODE_PASSWORD } : {};
   const node = await startChainDouble({ ...creds, initialBlocks: 101, authFailureDelayMs: 0, ...nodeOptions });
   const dataDir = mkdtempSync(join(tmpdir(), 'rpc-proxy-'));
-  const nodeCreds = nodeOptions.cookieFile ? { BITCOIND_COOKIE_FILE: nodeOptions.cookieFile } : { BITCOIND_RPC_USER: NODE_USER, BITCOIND_RPC_PASSWORD: NODE_PASSWORD };
+  const nodeCreds = nodeOptions.cookieFile
+    ? { BITCOIND_COOKIE_FILE: nodeOptions.cookieFile }
+    : { BITCOIND_RPC_USER: NODE_USER, BITCOIND_RPC_PASSWORD: NODE_PASSWORD };
   const config = loadConfig({
     DATA_DIR: dataDir,
     BITCOIND_RPC_URL: node.url,
@@ -59,17 +61,30 @@ export function basic(user: string, password: string): string {
 }
 
 /** POSTs `body` (string, or JSON-encoded) to `url + path`; returns status, headers and text. */
-export async function post(url: string, body: unknown, options: { path?: string; auth?: string | null } = {}): Promise<{ status: number; headers: Headers; text: string; json: () => any }> {
+export async function post(
+  url: string,
+  body: unknown,
+  options: { path?: string; auth?: string | null } = {},
+): Promise<{ status: number; headers: Headers; text: string; json: () => any }> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   const auth = options.auth === undefined ? basic(CLIENT_USER, CLIENT_PASSWORD) : options.auth;
   if (auth !== null) headers.Authorization = auth;
-  const res = await fetch(url + (options.path ?? '/'), { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(url + (options.path ?? '/'), {
+    method: 'POST',
+    headers,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
 }
 
 /** A JSON-RPC 1.0 call. */
-export function call(url: string, method: string, params: unknown = [], options: { path?: string; auth?: string | null; version?: '1.0' | '2.0'; id?: unknown } = {}) {
+export function call(
+  url: string,
+  method: string,
+  params: unknown = [],
+  options: { path?: string; auth?: string | null; version?: '1.0' | '2.0'; id?: unknown } = {},
+) {
   return post(url, { jsonrpc: options.version ?? '1.0', id: options.id ?? 'x', method, params }, options);
 }
 
@@ -113,7 +128,9 @@ export async function startGate(): Promise<Gate> {
     try {
       const res = await fetch(target + r.path, { method: 'POST', headers: r.headers, body: r.body });
       const body = Buffer.from(await res.arrayBuffer());
-      r.res.writeHead(res.status, { 'Content-Type': res.headers.get('content-type') ?? 'text/html', 'Content-Length': String(body.length) }).end(body);
+      r.res
+        .writeHead(res.status, { 'Content-Type': res.headers.get('content-type') ?? 'text/html', 'Content-Length': String(body.length) })
+        .end(body);
     } catch {
       r.res.destroy();
     }

@@ -108,7 +108,8 @@ describe('createNodeClient against a raw HTTP server', () => {
   });
 
   const options = { maxConcurrency: 2, queueLimit: 10, timeoutMs: 2000, logger: createSilentLogger() };
-  const answer = (body: string) => `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const answer = (body: string) =>
+    `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
   it('says the connection closed mid-answer when the node stops after the headers', async () => {
     const url = await start((socket) => {

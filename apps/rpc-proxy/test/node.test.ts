@@ -24,7 +24,10 @@ describe('the node failing', () => {
     expect(v1.status).toBe(500);
     expect(v1.json().error.code).toBe(-32603);
     expect(v1.json().error.message).toContain(words);
-    const v2 = await post(h.url, [{ jsonrpc: '2.0', id: 1, method: 'getblockcount' }, { jsonrpc: '2.0', id: 2, method: 'stop' }]);
+    const v2 = await post(h.url, [
+      { jsonrpc: '2.0', id: 1, method: 'getblockcount' },
+      { jsonrpc: '2.0', id: 2, method: 'stop' },
+    ]);
     expect(v2.status).toBe(200);
     expect(v2.json().map((r: { error: { code: number } }) => r.error.code)).toEqual([-32603, -32601]);
     h.node.setBehaviour('normal');
@@ -90,7 +93,9 @@ describe('loadConfig', () => {
     expect(c.maxConnections).toBe(125);
     expect(c.coalesce).toBe(true);
     expect(loadConfig({ RPC_COALESCE: 'false' }).coalesce).toBe(false);
-    expect([...c.allowedMethods]).toEqual(expect.arrayContaining(['getblockchaininfo', 'getblock', 'getrawtransaction', 'sendrawtransaction', 'getwalletinfo', 'getblockhash']));
+    expect([...c.allowedMethods]).toEqual(
+      expect.arrayContaining(['getblockchaininfo', 'getblock', 'getrawtransaction', 'sendrawtransaction', 'getwalletinfo', 'getblockhash']),
+    );
   });
 
   it.each([

@@ -48,7 +48,10 @@ describe('client authentication', () => {
 describe('allow-lists and parameter checks', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ RPC_AUTH: `${makeRpcAuthLine('monitor', 'mon')},${makeRpcAuthLine('wallet', 'wal')}`, RPC_USER_METHODS: 'monitor:getblockcount,getblockchaininfo;wallet:sendrawtransaction,getwalletinfo,getblockcount' });
+    h = await startHarness({
+      RPC_AUTH: `${makeRpcAuthLine('monitor', 'mon')},${makeRpcAuthLine('wallet', 'wal')}`,
+      RPC_USER_METHODS: 'monitor:getblockcount,getblockchaininfo;wallet:sendrawtransaction,getwalletinfo,getblockcount',
+    });
   });
   afterAll(() => h.close());
 
@@ -129,11 +132,17 @@ describe('allow-lists and parameter checks', () => {
 
   it('forwards well-formed parameters, named or positional, booleans or numbers', async () => {
     const funded = h.node.fund('p2tr', 1_000_000n);
-    for (const params of [[funded.txid, true], [funded.txid, 2], { txid: funded.txid, verbose: 1 }, [funded.txid, false, funded.blockHash]]) {
+    for (const params of [
+      [funded.txid, true],
+      [funded.txid, 2],
+      { txid: funded.txid, verbose: 1 },
+      [funded.txid, false, funded.blockHash],
+    ]) {
       const res = await call(h.url, 'getrawtransaction', params);
       expect(res.status).toBe(200);
     }
-    for (const verbosity of [0, 1, 2, 3, true, false]) expect((await call(h.url, 'getblock', [funded.blockHash, verbosity])).status).toBe(200);
+    for (const verbosity of [0, 1, 2, 3, true, false])
+      expect((await call(h.url, 'getblock', [funded.blockHash, verbosity])).status).toBe(200);
   });
 
   it('passes node errors and wallet paths through unchanged', async () => {
@@ -205,7 +214,10 @@ describe('limits', () => {
   it('refuses connections past the cap', async () => {
     h = await startHarness({ MAX_CONNECTIONS: '2' });
     const port = Number(new URL(h.url).port);
-    const open = () => new Promise<import('node:net').Socket>((resolve) => { const s = connect(port, '127.0.0.1', () => resolve(s)); });
+    const open = () =>
+      new Promise<import('node:net').Socket>((resolve) => {
+        const s = connect(port, '127.0.0.1', () => resolve(s));
+      });
     const a = await open();
     const b = await open();
     const c = await open();

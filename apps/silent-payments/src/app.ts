@@ -80,11 +80,24 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
   try {
     store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
     const book = createAddressBook({ keys, network: config.network, labels: store.labels(), backend: config.scanner.backend });
-    logger.info({ network: config.network, change_address: book.changeAddress, labels: book.receiver.labels().length, backend: book.receiver.backendName }, 'address book ready');
+    logger.info(
+      {
+        network: config.network,
+        change_address: book.changeAddress,
+        labels: book.receiver.labels().length,
+        backend: book.receiver.backendName,
+      },
+      'address book ready',
+    );
 
     if (deps.publisher !== undefined) publisher = deps.publisher;
     else if (config.relay.url !== undefined && config.relay.publishToken !== undefined) {
-      publisher = createRelayPublisher({ url: config.relay.url, token: config.relay.publishToken, logger, maxQueue: config.relay.queueSize });
+      publisher = createRelayPublisher({
+        url: config.relay.url,
+        token: config.relay.publishToken,
+        logger,
+        maxQueue: config.relay.queueSize,
+      });
     } else {
       logger.warn('RELAY_URL or RELAY_PUBLISH_TOKEN unset: events are not published');
       publisher = createNoopPublisher();

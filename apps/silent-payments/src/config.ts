@@ -114,7 +114,8 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       user,
       password,
       // The rpc-proxy of this monorepo writes its cookie there (ARCHITECTURE.md, rpc-proxy).
-      cookieFile: user === undefined ? resolve(readString(env, 'CHAIN_RPC_COOKIE_FILE', resolve(APP_DIR, '../rpc-proxy/data/.cookie'))) : undefined,
+      cookieFile:
+        user === undefined ? resolve(readString(env, 'CHAIN_RPC_COOKIE_FILE', resolve(APP_DIR, '../rpc-proxy/data/.cookie'))) : undefined,
       timeoutMs: readInt(env, 'CHAIN_RPC_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
     },
     scanner: {

@@ -70,7 +70,9 @@ export function loadOrCreateKeys(options: LoadKeysOptions): ServiceKeys {
   } else if (existsSync(scanPath) || existsSync(spendPubPath)) {
     // Half a key set is an operator mistake: generating a new one would hide every payment.
     if (!existsSync(scanPath) || !existsSync(spendPubPath)) {
-      throw new ConfigError(`DATA_DIR holds only one of ${KEY_FILES.scanKey} and ${KEY_FILES.spendPub}; restore the other or set SP_SCAN_KEY and SP_SPEND_PUBKEY`);
+      throw new ConfigError(
+        `DATA_DIR holds only one of ${KEY_FILES.scanKey} and ${KEY_FILES.spendPub}; restore the other or set SP_SCAN_KEY and SP_SPEND_PUBKEY`,
+      );
     }
     scanPriv = readHexFile(scanPath, 32);
     spendPub = readHexFile(spendPubPath, 33);

@@ -130,7 +130,10 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
         // The relay answers a malformed event with an error carrying its id: sending it again would fail again.
         const known = typeof message.id === 'string' && queue.delete(message.id);
         if (known) rejected++;
-        logger.warn({ id: message.id, code: message.data?.code, message: message.data?.message, dropped: known }, 'the relay refused a message');
+        logger.warn(
+          { id: message.id, code: message.data?.code, message: message.data?.message, dropped: known },
+          'the relay refused a message',
+        );
       }
     });
     ws.on('unexpected-response', (_req, res) => {

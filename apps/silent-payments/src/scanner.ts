@@ -173,7 +173,10 @@ export function createScanner(options: ScannerOptions): Scanner {
     if (height < scanned) {
       const removed = store.rollbackAbove(height);
       mempoolSeen.clear();
-      logger.warn({ from_height: scanned, fork_height: height, payments_removed: removed }, 'reorg: blocks left the best chain, their payments are rolled back');
+      logger.warn(
+        { from_height: scanned, fork_height: height, payments_removed: removed },
+        'reorg: blocks left the best chain, their payments are rolled back',
+      );
     }
     return height;
   }
@@ -185,7 +188,10 @@ export function createScanner(options: ScannerOptions): Scanner {
     }
     if (outputs.length === 0 || tx.vin.length === 0 || typeof tx.vin[0]?.coinbase === 'string') return [];
     if (tx.vin.some((vin) => vin.prevout === undefined)) {
-      throw new ChainRpcError('garbage', `transaction ${tx.txid} comes without prevouts: the node must support getblock verbosity 3 (Bitcoin Core 25 or later)`);
+      throw new ChainRpcError(
+        'garbage',
+        `transaction ${tx.txid} comes without prevouts: the node must support getblock verbosity 3 (Bitcoin Core 25 or later)`,
+      );
     }
     let found;
     try {
@@ -226,7 +232,10 @@ export function createScanner(options: ScannerOptions): Scanner {
     lastBlockAt = new Date(now).toISOString();
     const confirmations = Math.max(1, (tip ?? block.height) - block.height + 1);
     for (const p of stored) {
-      logger.info({ id: p.id, txid: p.txid, vout: p.vout, amount: satsToBtc(p.amountSats), address: p.address, block_height: block.height }, 'payment received');
+      logger.info(
+        { id: p.id, txid: p.txid, vout: p.vout, amount: satsToBtc(p.amountSats), address: p.address, block_height: block.height },
+        'payment received',
+      );
       publisher.publish('TransactionReceived', {
         txid: p.txid,
         amount: satsToBtc(p.amountSats),
@@ -346,7 +355,10 @@ export function createScanner(options: ScannerOptions): Scanner {
       logger.info({ start_height: start, tip }, 'scanner initialised');
       progress = store.progress();
     } else if (options.startHeight !== undefined && options.startHeight !== progress.startHeight && state === 'starting') {
-      logger.warn({ configured: options.startHeight, stored: progress.startHeight }, 'SP_START_HEIGHT differs from the stored start: resuming where the scan stopped');
+      logger.warn(
+        { configured: options.startHeight, stored: progress.startHeight },
+        'SP_START_HEIGHT differs from the stored start: resuming where the scan stopped',
+      );
     }
     let scanned = await followReorg(progress.scannedHeight!);
     if (scanned < tip) state = 'syncing';

@@ -173,7 +173,9 @@ export function openStore(path: string): Store {
   db.exec(SCHEMA);
 
   const getMeta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
-  const setMeta = db.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+  const setMeta = db.prepare<[string, string]>(
+    'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+  );
   const meta = (key: string) => getMeta.get(key)?.value;
 
   const findLabel = db.prepare<[string], LabelRow>('SELECT m, label, address, amount_sats, created_at FROM labels WHERE label = ?');
@@ -274,7 +276,9 @@ export function openStore(path: string): Store {
         const stored = meta(key);
         if (stored === undefined) setMeta.run(key, value);
         else if (stored !== value) {
-          throw new Error(`the database in DATA_DIR was made for another ${key === 'network' ? 'network (SP_NETWORK)' : 'key set (SP_SCAN_KEY/SP_SPEND_PUBKEY)'}; use another DATA_DIR`);
+          throw new Error(
+            `the database in DATA_DIR was made for another ${key === 'network' ? 'network (SP_NETWORK)' : 'key set (SP_SCAN_KEY/SP_SPEND_PUBKEY)'}; use another DATA_DIR`,
+          );
         }
       }
     },

@@ -12,7 +12,13 @@ import type { NewPayment } from '../src/store';
 
 function build(dataDir: string, env: Record<string, string> = {}): SilentPaymentsService {
   // No scanner and no node: these tests drive the HTTP API and the store only.
-  const config = loadConfig({ DATA_DIR: dataDir, SP_NETWORK: 'signet', SCANNER_ENABLED: 'false', CHAIN_RPC_URL: 'http://127.0.0.1:9', ...env });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    SP_NETWORK: 'signet',
+    SCANNER_ENABLED: 'false',
+    CHAIN_RPC_URL: 'http://127.0.0.1:9',
+    ...env,
+  });
   return createApp(config, { logger: createSilentLogger() });
 }
 
@@ -47,7 +53,12 @@ describe('silent-payments HTTP API', () => {
     it('answers 201 with a labelled tsp address, then 200 with the same record', async () => {
       const first = await request(service.app).post('/generate-address').send({ label: 'order-42', amount: 0.015 });
       expect(first.status).toBe(201);
-      expect(first.body).toEqual({ address: expect.stringMatching(/^tsp1/), label: 'order-42', amount: 0.015, created_at: expect.any(String) });
+      expect(first.body).toEqual({
+        address: expect.stringMatching(/^tsp1/),
+        label: 'order-42',
+        amount: 0.015,
+        created_at: expect.any(String),
+      });
       const decoded = decodeSilentPaymentAddress(first.body.address as string);
       const { keys } = service;
       expect(bytesToHex(decoded.scanPub)).toBe(bytesToHex(keys.scanPub));
@@ -98,7 +109,9 @@ describe('silent-payments HTTP API', () => {
       ['more than 21 million BTC', { label: 'a', amount: 21_000_001 }, 'at most 21000000'],
       ['an array body', [1, 2], 'body must be a JSON object'],
     ])('answers 400 for %s', async (_name, body, message) => {
-      const res = await request(service.app).post('/generate-address').send(body as object);
+      const res = await request(service.app)
+        .post('/generate-address')
+        .send(body as object);
       expect(res.status).toBe(400);
       expect(res.body.error).toContain(message);
       expect(typeof res.body.code).toBe('string');
@@ -117,7 +130,9 @@ describe('silent-payments HTTP API', () => {
     it('answers 413 past the body limit', async () => {
       await service.close();
       service = build(dir, { MAX_BODY_BYTES: '1024' });
-      const res = await request(service.app).post('/generate-address').send({ label: 'x'.repeat(2000), amount: 1 });
+      const res = await request(service.app)
+        .post('/generate-address')
+        .send({ label: 'x'.repeat(2000), amount: 1 });
       expect(res.status).toBe(413);
       expect(res.body).toEqual({ error: 'request body too large', code: 'PAYLOAD_TOO_LARGE' });
     });
@@ -152,11 +167,14 @@ describe('silent-payments HTTP API', () => {
       expect(page.body).toMatchObject({ total: 12, limit: 5, offset: 10 });
     });
 
-    it.each([['limit=0'], [`limit=${PAYMENTS_MAX_LIMIT + 1}`], ['limit=abc'], ['offset=-1'], ['limit=1.5'], ['limit=1&limit=2']])('answers 400 for %s', async (query) => {
-      const res = await request(service.app).get(`/payments?${query}`);
-      expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringMatching(/^(limit|offset) must be an integer/) });
-    });
+    it.each([['limit=0'], [`limit=${PAYMENTS_MAX_LIMIT + 1}`], ['limit=abc'], ['offset=-1'], ['limit=1.5'], ['limit=1&limit=2']])(
+      'answers 400 for %s',
+      async (query) => {
+        const res = await request(service.app).get(`/payments?${query}`);
+        expect(res.status).toBe(400);
+        expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringMatching(/^(limit|offset) must be an integer/) });
+      },
+    );
   });
 
   describe('GET /payments/:id', () => {

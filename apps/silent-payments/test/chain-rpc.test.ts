@@ -68,7 +68,8 @@ describe('createChainRpcClient', () => {
   });
 
   it('turns a JSON-RPC error into a ChainRpcError with its code', async () => {
-    handler = (body, _req, res) => reply(res, 500, { result: null, error: { code: -8, message: 'Block height out of range' }, id: (body as { id: string }).id });
+    handler = (body, _req, res) =>
+      reply(res, 500, { result: null, error: { code: -8, message: 'Block height out of range' }, id: (body as { id: string }).id });
     const client = createChainRpcClient({ url });
     await expect(client.call('getblockhash', [999])).rejects.toMatchObject({ kind: 'rpc', rpcCode: -8 });
     client.close();
@@ -111,7 +112,11 @@ describe('createChainRpcClient', () => {
         res,
         200,
         calls
-          .map((c) => (c.params[0] === 'missing' ? { result: null, error: { code: -5, message: 'No such mempool transaction' }, id: c.id } : { result: { txid: c.params[0] }, error: null, id: c.id }))
+          .map((c) =>
+            c.params[0] === 'missing'
+              ? { result: null, error: { code: -5, message: 'No such mempool transaction' }, id: c.id }
+              : { result: { txid: c.params[0] }, error: null, id: c.id },
+          )
           .reverse(),
       );
     };

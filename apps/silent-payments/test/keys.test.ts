@@ -49,7 +49,9 @@ describe('loadOrCreateKeys', () => {
   it('refuses a scan key out of range and a spend key off the curve', () => {
     const spendPub = bytesToHex(secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), true));
     expect(() => loadOrCreateKeys({ dataDir: dir, scanKeyHex: 'ff'.repeat(32), spendPubkeyHex: spendPub, logger })).toThrow('SP_SCAN_KEY');
-    expect(() => loadOrCreateKeys({ dataDir: dir, scanKeyHex: '11'.repeat(32), spendPubkeyHex: `02${'00'.repeat(31)}05`, logger })).toThrow('SP_SPEND_PUBKEY');
+    expect(() => loadOrCreateKeys({ dataDir: dir, scanKeyHex: '11'.repeat(32), spendPubkeyHex: `02${'00'.repeat(31)}05`, logger })).toThrow(
+      'SP_SPEND_PUBKEY',
+    );
   });
 
   it('refuses a malformed stored key file', () => {

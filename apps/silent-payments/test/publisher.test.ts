@@ -19,7 +19,13 @@ describe('createRelayPublisher', () => {
   it('publishes envelopes with the bearer token and forgets them once acknowledged', async () => {
     relay = await startFakeRelay(TOKEN);
     publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger });
-    const sent = publisher.publish('TransactionReceived', { txid: 'cd'.repeat(32), amount: 0.5, address: 'tsp1x', block_height: 7, confirmations: 1 });
+    const sent = publisher.publish('TransactionReceived', {
+      txid: 'cd'.repeat(32),
+      amount: 0.5,
+      address: 'tsp1x',
+      block_height: 7,
+      confirmations: 1,
+    });
     await waitFor(() => publisher!.state().acknowledged === 1, 5_000, 'ack');
     expect(relay.events).toEqual([{ type: 'TransactionReceived', id: sent.id, timestamp: sent.timestamp, data: sent.data }]);
     expect(sent.timestamp).toBeGreaterThan(1_600_000_000_000);
@@ -62,7 +68,14 @@ describe('createRelayPublisher', () => {
 
   it('drops the oldest events when the queue is full', async () => {
     const port = await freePort();
-    publisher = createRelayPublisher({ url: `ws://127.0.0.1:${port}`, token: TOKEN, logger, maxQueue: 2, minBackoffMs: 20, maxBackoffMs: 50 });
+    publisher = createRelayPublisher({
+      url: `ws://127.0.0.1:${port}`,
+      token: TOKEN,
+      logger,
+      maxQueue: 2,
+      minBackoffMs: 20,
+      maxBackoffMs: 50,
+    });
     for (let h = 1; h <= 5; h++) publisher.publish('BlockScanned', block(h));
     expect(publisher.state()).toMatchObject({ queued: 2, dropped: 3 });
     relay = await startFakeRelay(TOKEN, port);

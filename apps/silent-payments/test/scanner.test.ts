@@ -52,9 +52,15 @@ describe('scanner against the chain double', () => {
     ...extra,
   });
   const scanned = () => running!.service.scanner.status().scanned_height;
-  const synced = () => waitFor(() => scanned() === node.tipHeight() && running!.service.scanner.status().state === 'synced', 15_000, `scan to ${node.tipHeight()}`);
+  const synced = () =>
+    waitFor(
+      () => scanned() === node.tipHeight() && running!.service.scanner.status().state === 'synced',
+      15_000,
+      `scan to ${node.tipHeight()}`,
+    );
   const payment = (id: string) => getJson<PaymentDetail>(running!.url, `/payments/${id}`);
-  const address = async (label: string) => (await postJson<{ address: string }>(running!.url, '/generate-address', { label, amount: 0.5 })).body.address;
+  const address = async (label: string) =>
+    (await postJson<{ address: string }>(running!.url, '/generate-address', { label, amount: 0.5 })).body.address;
 
   it('records payments through every input type, with labels, change and several outputs to one recipient', async () => {
     running = await startService(env());
@@ -74,12 +80,31 @@ describe('scanner against the chain double', () => {
     const txs = [
       buildSilentPayment([coins.p2tr!], [{ address: book.baseAddress, sats: 20_000_000n }], change),
       buildSilentPayment([coins.p2wpkh!], [{ address: invoice1, sats: 30_000_000n }], change),
-      buildSilentPayment([coins.p2sh!], [{ address: invoice2, sats: 25_000_000n }, { address: book.changeAddress, sats: 10_000_000n }], change),
-      buildSilentPayment([coins.p2pkh!], [{ address: invoice1, sats: 10_000_000n }, { address: invoice1, sats: 5_000_000n }], change),
+      buildSilentPayment(
+        [coins.p2sh!],
+        [
+          { address: invoice2, sats: 25_000_000n },
+          { address: book.changeAddress, sats: 10_000_000n },
+        ],
+        change,
+      ),
+      buildSilentPayment(
+        [coins.p2pkh!],
+        [
+          { address: invoice1, sats: 10_000_000n },
+          { address: invoice1, sats: 5_000_000n },
+        ],
+        change,
+      ),
       // Two inputs, a plain output first, and three outputs to one B_scan under different labels.
       buildSilentPayment(
         [coins.p2wpkh2!, coins.p2pkh2!],
-        [{ script: plainScript(9), sats: 1_000_000n }, { address: invoice2, sats: 12_345_678n }, { address: book.baseAddress, sats: 1n * 10_000_000n }, { address: invoice2, sats: 9_000n }],
+        [
+          { script: plainScript(9), sats: 1_000_000n },
+          { address: invoice2, sats: 12_345_678n },
+          { address: book.baseAddress, sats: 1n * 10_000_000n },
+          { address: invoice2, sats: 9_000n },
+        ],
         change,
       ),
     ];
@@ -108,7 +133,15 @@ describe('scanner against the chain double', () => {
     for (const e of expected) {
       const { status, body } = await payment(e.id);
       expect(status).toBe(200);
-      expect(body).toMatchObject({ txid: txs[e.tx]!.txid, vout: e.vout, address: e.address, amount: e.amount, block_height: height, confirmations: 1, status: 'confirmed' });
+      expect(body).toMatchObject({
+        txid: txs[e.tx]!.txid,
+        vout: e.vout,
+        address: e.address,
+        amount: e.amount,
+        block_height: height,
+        confirmations: 1,
+        status: 'confirmed',
+      });
     }
     const list = await getJson<{ payments: PaymentDetail[]; total: number }>(running.url, '/payments?limit=100');
     expect(list.body.total).toBe(expected.length);
@@ -119,14 +152,25 @@ describe('scanner against the chain double', () => {
     expect((await payment(expected[0]!.id)).body.confirmations).toBe(3);
 
     // The events reach the relay with the publish token.
-    await waitFor(() => relay.events.filter((e) => e.type === 'BlockScanned' && e.data.block_height === height + 2).length === 1, 5_000, 'events');
+    await waitFor(
+      () => relay.events.filter((e) => e.type === 'BlockScanned' && e.data.block_height === height + 2).length === 1,
+      5_000,
+      'events',
+    );
     const received = relay.events.filter((e) => e.type === 'TransactionReceived');
     expect(received.map((e) => e.data)).toEqual(
-      expect.arrayContaining(expected.map((e) => ({ txid: txs[e.tx]!.txid, amount: e.amount, address: e.address, block_height: height, confirmations: 1 }))),
+      expect.arrayContaining(
+        expected.map((e) => ({ txid: txs[e.tx]!.txid, amount: e.amount, address: e.address, block_height: height, confirmations: 1 })),
+      ),
     );
     expect(received).toHaveLength(expected.length);
     const block = relay.events.find((e) => e.type === 'BlockScanned' && e.data.block_height === height);
-    expect(block?.data).toEqual({ block_height: height, block_hash: blockHash, transactions_count: txs.length + 1, silent_payments_found: expected.length });
+    expect(block?.data).toEqual({
+      block_height: height,
+      block_hash: blockHash,
+      transactions_count: txs.length + 1,
+      silent_payments_found: expected.length,
+    });
     expect(new Set(relay.events.map((e) => e.id)).size).toBe(relay.events.length);
   });
 
@@ -163,7 +207,9 @@ describe('scanner against the chain double', () => {
     await synced();
     expect((await payment(`${paid2.txid}:0`)).status).toBe(404);
     expect((await payment(id)).body.status).toBe('confirmed');
-    const heights = relay.events.filter((e) => e.type === 'TransactionReceived' && e.data.txid === paid.txid).map((e) => e.data.block_height);
+    const heights = relay.events
+      .filter((e) => e.type === 'TransactionReceived' && e.data.txid === paid.txid)
+      .map((e) => e.data.block_height);
     expect(heights).toEqual([firstHeight, firstHeight + 2]);
   });
 
@@ -195,7 +241,11 @@ describe('scanner against the chain double', () => {
     expect(health.body.scanner).toMatchObject({ start_height: start, scanned_height: node.tipHeight(), tip_height: node.tipHeight() });
     expect((await payment(`${early.txid}:0`)).body).toMatchObject({ status: 'confirmed', amount: 0.11 });
     expect((await payment(`${late.txid}:0`)).body).toMatchObject({ status: 'confirmed', amount: 0.22 });
-    await waitFor(() => relay.events.some((e) => e.type === 'BlockScanned' && e.data.block_height === node.tipHeight()), 5_000, 'last event');
+    await waitFor(
+      () => relay.events.some((e) => e.type === 'BlockScanned' && e.data.block_height === node.tipHeight()),
+      5_000,
+      'last event',
+    );
     const heights = relay.events.filter((e) => e.type === 'BlockScanned').map((e) => e.data.block_height as number);
     const expectedHeights = Array.from({ length: node.tipHeight() - start + 1 }, (_v, i) => start + i);
     expect([...heights].sort((a, b) => a - b)).toEqual(expectedHeights);

@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { openStore, type NewPayment, type Store } from '../src/store';
 
 function payment(txid: string, vout: number, amountSats = 1000n): NewPayment {
-  return { txid, vout, address: `tsp1address${vout}`, labelM: vout === 0 ? null : vout, amountSats, outputKey: 'aa'.repeat(32), tweak: 'bb'.repeat(32) };
+  return {
+    txid,
+    vout,
+    address: `tsp1address${vout}`,
+    labelM: vout === 0 ? null : vout,
+    amountSats,
+    outputKey: 'aa'.repeat(32),
+    tweak: 'bb'.repeat(32),
+  };
 }
 
 describe('openStore', () => {
@@ -34,7 +42,13 @@ describe('openStore', () => {
     expect(store.addPending([payment('11'.repeat(32), 1)])).toEqual([]);
     store.initProgress(10, 'ab'.repeat(32));
     const [confirmed] = store.applyBlock({ height: 10, hash: 'cd'.repeat(32) }, [payment('11'.repeat(32), 1)]);
-    expect(confirmed).toMatchObject({ id: `${'11'.repeat(32)}:1`, status: 'confirmed', blockHeight: 10, createdAt: pending?.createdAt, amountSats: 1000n });
+    expect(confirmed).toMatchObject({
+      id: `${'11'.repeat(32)}:1`,
+      status: 'confirmed',
+      blockHeight: 10,
+      createdAt: pending?.createdAt,
+      amountSats: 1000n,
+    });
     expect(store.pendingTxids()).toEqual([]);
   });
 

@@ -136,7 +136,11 @@ async function main(): Promise<void> {
     await stopChild(hello);
     rows.push(row('express hello (reference)', reference, reference));
 
-    const sqlite = await startChild(['dist/main.js'], { ...serviceEnv, DATA_DIR: join(dir, 'sqlite'), STORAGE_BACKEND: 'sqlite' }, '/health');
+    const sqlite = await startChild(
+      ['dist/main.js'],
+      { ...serviceEnv, DATA_DIR: join(dir, 'sqlite'), STORAGE_BACKEND: 'sqlite' },
+      '/health',
+    );
     const s = await measureStorage('sqlite', `http://127.0.0.1:${sqlite.port}`);
     await stopChild(sqlite);
     rows.push(row('sqlite store (durable, group commit)', s.store, reference), row('sqlite retrieve', s.retrieve, reference));
@@ -151,13 +155,17 @@ async function main(): Promise<void> {
           ? 'Redis: the server REDIS_URL names, with its own persistence settings.'
           : `Redis: ${redis.source} started for the run with appendonly yes, appendfsync always (fsync before each reply).`,
       );
-      const service = await startChild(['dist/main.js'], {
-        ...serviceEnv,
-        DATA_DIR: join(dir, 'redis-app'),
-        STORAGE_BACKEND: 'redis',
-        REDIS_URL: redis.url,
-        REDIS_KEY_PREFIX: `bench-${randomBytes(4).toString('hex')}:`,
-      }, '/health');
+      const service = await startChild(
+        ['dist/main.js'],
+        {
+          ...serviceEnv,
+          DATA_DIR: join(dir, 'redis-app'),
+          STORAGE_BACKEND: 'redis',
+          REDIS_URL: redis.url,
+          REDIS_KEY_PREFIX: `bench-${randomBytes(4).toString('hex')}:`,
+        },
+        '/health',
+      );
       const r = await measureStorage('redis', `http://127.0.0.1:${service.port}`);
       await stopChild(service);
       rows.push(row('redis store', r.store, reference), row('redis retrieve', r.retrieve, reference));

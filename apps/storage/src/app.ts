@@ -43,7 +43,12 @@ export interface StorageApp {
 /** Builds the backend `config.backend` names. Rejects when Redis cannot be reached. */
 export async function createBackend(config: StorageConfig, logger: Logger): Promise<StorageBackend> {
   if (config.backend === 'redis') {
-    return createRedisBackend({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, connectTimeoutMs: config.redisConnectTimeoutMs, logger });
+    return createRedisBackend({
+      url: config.redisUrl,
+      keyPrefix: config.redisKeyPrefix,
+      connectTimeoutMs: config.redisConnectTimeoutMs,
+      logger,
+    });
   }
   return createSqliteBackend({ file: config.sqliteFile });
 }

@@ -65,9 +65,9 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
  */
 export function key48(bytes: Uint8Array, offset = 0): number {
   return (
-    ((bytes[offset] as number) * 0x10000000000 +
-      (bytes[offset + 1] as number) * 0x100000000 +
-      (((bytes[offset + 2] as number) << 24) >>> 0)) +
+    (bytes[offset] as number) * 0x10000000000 +
+    (bytes[offset + 1] as number) * 0x100000000 +
+    (((bytes[offset + 2] as number) << 24) >>> 0) +
     ((bytes[offset + 3] as number) << 16) +
     ((bytes[offset + 4] as number) << 8) +
     (bytes[offset + 5] as number)

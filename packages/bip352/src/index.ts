@@ -24,13 +24,7 @@ export {
 export { scanInputsFromRpc, type RpcVin } from './rpc';
 export { computeTweakData, type TweakData } from './tweak-data';
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput } from './receiver';
-export {
-  createSilentPaymentOutputs,
-  createSilentPaymentGroups,
-  type SendInput,
-  type SendOptions,
-  type SendGroup,
-} from './sender';
+export { createSilentPaymentOutputs, createSilentPaymentGroups, type SendInput, type SendOptions, type SendGroup } from './sender';
 export {
   loadSecp256k1Backend,
   isBackendAvailable,

@@ -52,12 +52,7 @@ export function isP2sh(script: Uint8Array): boolean {
 /** P2PKH scriptPubKey: OP_DUP OP_HASH160 <20 bytes> OP_EQUALVERIFY OP_CHECKSIG (0x76a914…88ac). */
 export function isP2pkh(script: Uint8Array): boolean {
   return (
-    script.length === 25 &&
-    script[0] === 0x76 &&
-    script[1] === 0xa9 &&
-    script[2] === 0x14 &&
-    script[23] === 0x88 &&
-    script[24] === 0xac
+    script.length === 25 && script[0] === 0x76 && script[1] === 0xa9 && script[2] === 0x14 && script[23] === 0x88 && script[24] === 0xac
   );
 }
 

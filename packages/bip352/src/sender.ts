@@ -107,10 +107,16 @@ export function createSilentPaymentGroups(
     if (xonly) {
       if (own[0] === 0x03) key = backend.scalarNegate(key);
       if (bytesToHex(own.subarray(1)) !== bytesToHex(pub.subarray(1))) {
-        throw new SilentPaymentError('PRIVATE_KEY_MISMATCH', `the private key of input ${input.txid}:${input.vout} does not match its output key`);
+        throw new SilentPaymentError(
+          'PRIVATE_KEY_MISMATCH',
+          `the private key of input ${input.txid}:${input.vout} does not match its output key`,
+        );
       }
     } else if (bytesToHex(own) !== bytesToHex(pub)) {
-      throw new SilentPaymentError('PRIVATE_KEY_MISMATCH', `the private key of input ${input.txid}:${input.vout} does not match its public key`);
+      throw new SilentPaymentError(
+        'PRIVATE_KEY_MISMATCH',
+        `the private key of input ${input.txid}:${input.vout} does not match its public key`,
+      );
     }
     a = a === null ? key : backend.scalarAdd(a, key);
   }

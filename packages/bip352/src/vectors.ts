@@ -114,7 +114,13 @@ function runSending(test: VectorCase['sending'][number], backendName: BackendNam
     fail(`outputs ${produced.join(',')} match none of the ${test.expected.outputs.length} expected sets`);
   }
   const secrets = (test.expected.shared_secrets ?? []).filter((s): s is string => typeof s === 'string');
-  if (secrets.length > 0 && !sameSet([...new Set(secrets)], groups.map((g) => g.sharedSecret))) {
+  if (
+    secrets.length > 0 &&
+    !sameSet(
+      [...new Set(secrets)],
+      groups.map((g) => g.sharedSecret),
+    )
+  ) {
     fail(`shared secrets ${groups.map((g) => g.sharedSecret).join(',')} differ`);
   }
 }
@@ -143,7 +149,13 @@ function runReceiving(test: VectorCase['receiving'][number], backendName: Backen
     fail(`input public key sum ${tweak?.inputPubKeySum} differs`);
   }
   if (expected.shared_secret !== undefined) {
-    const secret = tweak ? bytesToHex(secp256k1.Point.fromHex(tweak.tweak).multiply(BigInt('0x' + keys.scan_priv_key)).toBytes(true)) : null;
+    const secret = tweak
+      ? bytesToHex(
+          secp256k1.Point.fromHex(tweak.tweak)
+            .multiply(BigInt('0x' + keys.scan_priv_key))
+            .toBytes(true),
+        )
+      : null;
     if (secret !== expected.shared_secret) fail(`shared secret ${secret} differs from ${expected.shared_secret}`);
   }
 

@@ -1,10 +1,23 @@
 import { bech32m } from '@scure/base';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { decodeSilentPaymentAddress, encodeSilentPaymentAddress, hrpForNetwork, labeledSpendPub, labelTweak, SilentPaymentError } from '../src';
+import {
+  decodeSilentPaymentAddress,
+  encodeSilentPaymentAddress,
+  hrpForNetwork,
+  labeledSpendPub,
+  labelTweak,
+  SilentPaymentError,
+} from '../src';
 import { loadOfficialVectors } from './helpers';
 
-const scanPub = secp256k1.getPublicKey(Uint8Array.from({ length: 32 }, (_, i) => i + 1), true);
-const spendPub = secp256k1.getPublicKey(Uint8Array.from({ length: 32 }, (_, i) => 64 - i), true);
+const scanPub = secp256k1.getPublicKey(
+  Uint8Array.from({ length: 32 }, (_, i) => i + 1),
+  true,
+);
+const spendPub = secp256k1.getPublicKey(
+  Uint8Array.from({ length: 32 }, (_, i) => 64 - i),
+  true,
+);
 
 function raw(hrp: string, version: number, data: Uint8Array): string {
   return bech32m.encode(hrp, [version, ...bech32m.toWords(data)], 2000);
@@ -35,7 +48,9 @@ describe('encodeSilentPaymentAddress', () => {
   });
 
   it('rejects keys of the wrong length or off the curve', () => {
-    expect(() => encodeSilentPaymentAddress(scanPub.subarray(1), spendPub, 'mainnet')).toThrow(/"scanPub" expected Uint8Array of length 33/);
+    expect(() => encodeSilentPaymentAddress(scanPub.subarray(1), spendPub, 'mainnet')).toThrow(
+      /"scanPub" expected Uint8Array of length 33/,
+    );
     const bad = new Uint8Array(33).fill(0xff);
     bad[0] = 2;
     expect(() => encodeSilentPaymentAddress(scanPub, bad, 'mainnet')).toThrow(/"spendPub" is not a valid/);

@@ -8,7 +8,9 @@ export function loadOfficialVectors(): VectorCase[] {
 }
 
 /** A real Bitcoin Core 29.2 answer to getblock verbosity 3 (regtest block 112). */
-export function loadCoreBlock(): { tx: { txid: string; vin: unknown[]; vout: { n: number; scriptPubKey: { hex: string; type: string } }[] }[] } {
+export function loadCoreBlock(): {
+  tx: { txid: string; vin: unknown[]; vout: { n: number; scriptPubKey: { hex: string; type: string } }[] }[];
+} {
   const fixture = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'core-getblock-verbosity3.json'), 'utf8'));
   return fixture.body.result;
 }

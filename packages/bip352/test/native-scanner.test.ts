@@ -29,10 +29,24 @@ const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const p2tr = (x: Uint8Array): Uint8Array => Uint8Array.from([0x51, 0x20, ...x]);
 
 function p2wpkhSpend(d = key()): SendInput {
-  return { txid: hex(key()), vout: 1, privateKey: d, scriptSig: new Uint8Array(0), witness: [new Uint8Array(71), pub(d)], prevoutScript: Uint8Array.from([0, 0x14, ...new Uint8Array(20)]) };
+  return {
+    txid: hex(key()),
+    vout: 1,
+    privateKey: d,
+    scriptSig: new Uint8Array(0),
+    witness: [new Uint8Array(71), pub(d)],
+    prevoutScript: Uint8Array.from([0, 0x14, ...new Uint8Array(20)]),
+  };
 }
 function p2trSpend(d = key()): SendInput {
-  return { txid: hex(key()), vout: 0, privateKey: d, scriptSig: new Uint8Array(0), witness: [new Uint8Array(64)], prevoutScript: p2tr(xonly(d)) };
+  return {
+    txid: hex(key()),
+    vout: 0,
+    privateKey: d,
+    scriptSig: new Uint8Array(0),
+    witness: [new Uint8Array(64)],
+    prevoutScript: p2tr(xonly(d)),
+  };
 }
 
 const scanPriv = key();
@@ -77,14 +91,21 @@ describe('native whole-transaction scan', () => {
     while (native.liftX(offCurve) !== null) offCurve = key();
     const outs = [...outputs(paid, 1), { index: 7, script: p2tr(new Uint8Array(32).fill(0xff)) }, { index: 8, script: p2tr(offCurve) }];
     const receiver = createReceiver({ scanPriv, spendPub, backend: native });
-    expect(receiver.scanTransaction(inputs, outs).map((f) => f.label).sort()).toEqual([0, null]);
+    expect(
+      receiver
+        .scanTransaction(inputs, outs)
+        .map((f) => f.label)
+        .sort(),
+    ).toEqual([0, null]);
     // a P2WPKH input whose key is not a curve point: skipped, the other input alone decides
     const bad = { ...p2wpkhSpend(), witness: [new Uint8Array(71), Uint8Array.of(0x02, ...offCurve)] };
     const alone = createSilentPaymentOutputs([inputs[1]!], [address]);
     const tx = [inputs[1]!, bad];
     const paidAlone = [...alone.values()].flat().map((x, index) => ({ index, script: p2tr(x) }));
     // the smallest outpoint may be the bad input's: compare with the step-by-step scan
-    expect(receiver.scanTransaction(tx, paidAlone)).toEqual(createReceiver({ scanPriv, spendPub, backend: stepByStep }).scanTransaction(tx, paidAlone));
+    expect(receiver.scanTransaction(tx, paidAlone)).toEqual(
+      createReceiver({ scanPriv, spendPub, backend: stepByStep }).scanTransaction(tx, paidAlone),
+    );
   });
 
   it('answers null when no input key is valid or the keys sum to infinity', () => {
@@ -133,9 +154,10 @@ describe('native whole-transaction scan', () => {
     expect(() => addon.scan(handle, new Uint8Array(32), new Uint8Array(36), new Uint8Array(32), 1, false)).toThrow(/33-byte/);
     expect(() => addon.scan(handle, new Uint8Array(33), new Uint8Array(35), new Uint8Array(32), 1, false)).toThrow(/36 bytes/);
     expect(() => addon.scan(handle, new Uint8Array(33), new Uint8Array(36), new Uint8Array(31), 1, false)).toThrow(/32-byte/);
-    expect(() => addon.scan(handle, new Uint8Array(33), new Uint8Array(36), new Uint8Array(32))).toThrow(/scan\(handle, keys, outpoint, xs, kMax/);
+    expect(() => addon.scan(handle, new Uint8Array(33), new Uint8Array(36), new Uint8Array(32))).toThrow(
+      /scan\(handle, keys, outpoint, xs, kMax/,
+    );
   });
-
 });
 
 describe('native scanner in worker threads', () => {

@@ -37,7 +37,12 @@ function spend(kind: Kind, d = privateKey()): SendInput {
       return { ...base, scriptSig: new Uint8Array(0), witness: [new Uint8Array(64)], prevoutScript: cat([0x51, 0x20], xonly(d)) };
     case 'p2tr-script': {
       const control = cat([0xc0], xonly(privateKey()));
-      return { ...base, scriptSig: new Uint8Array(0), witness: [new Uint8Array(64), Uint8Array.of(0x51), control], prevoutScript: cat([0x51, 0x20], xonly(d)) };
+      return {
+        ...base,
+        scriptSig: new Uint8Array(0),
+        witness: [new Uint8Array(64), Uint8Array.of(0x51), control],
+        prevoutScript: cat([0x51, 0x20], xonly(d)),
+      };
     }
     case 'p2wpkh':
       return { ...base, scriptSig: new Uint8Array(0), witness: [SIG, key], prevoutScript: cat([0x00, 0x14], hash160(key)) };
@@ -46,7 +51,12 @@ function spend(kind: Kind, d = privateKey()): SendInput {
       return { ...base, scriptSig: cat([0x16], redeem), witness: [SIG, key], prevoutScript: cat([0xa9, 0x14], hash160(redeem), [0x87]) };
     }
     case 'p2pkh':
-      return { ...base, scriptSig: cat([SIG.length], SIG, [33], key), witness: [], prevoutScript: cat([0x76, 0xa9, 0x14], hash160(key), [0x88, 0xac]) };
+      return {
+        ...base,
+        scriptSig: cat([SIG.length], SIG, [33], key),
+        witness: [],
+        prevoutScript: cat([0x76, 0xa9, 0x14], hash160(key), [0x88, 0xac]),
+      };
     case 'p2pkh-malleated':
       // <dummy> OP_DROP <sig> <key> <garbage push of 33 bytes that is not the key>
       return {
@@ -75,23 +85,33 @@ describe('sending and scanning', () => {
   describe.each(BACKENDS)('on the %s backend', (name) => {
     const backend = loadSecp256k1Backend(name);
 
-    it.each<Kind[]>([['p2tr'], ['p2tr-script'], ['p2wpkh'], ['p2sh-p2wpkh'], ['p2pkh'], ['p2pkh-malleated'], ['p2tr', 'p2wpkh', 'p2pkh', 'p2sh-p2wpkh']])(
-      'finds what the sender created from %s inputs',
-      (...kinds) => {
-        const inputs = kinds.map((k) => spend(k));
-        const paid = createSilentPaymentOutputs(inputs, [address, address, labeled(3), labeled(0)], { backend });
-        const receiver = createReceiver({ scanPriv, spendPub, labels: [3], backend });
-        const found = receiver.scanTransaction(inputs, outputsOf(paid));
-        expect(found.map((f) => f.xonly).sort()).toEqual([...paid.values()].flat().map((k) => Buffer.from(k).toString('hex')).sort());
-        expect(found.map((f) => f.label).sort()).toEqual([0, 3, null, null]);
-        expect(found.map((f) => f.k).sort()).toEqual([0, 1, 2, 3]);
-        for (const f of found) {
-          // d = b_spend + tweak spends the output
-          const d = noble.scalarAdd(spendPriv, Buffer.from(f.tweak, 'hex'));
-          expect(Buffer.from(xonly(d)).toString('hex')).toBe(f.xonly);
-        }
-      },
-    );
+    it.each<Kind[]>([
+      ['p2tr'],
+      ['p2tr-script'],
+      ['p2wpkh'],
+      ['p2sh-p2wpkh'],
+      ['p2pkh'],
+      ['p2pkh-malleated'],
+      ['p2tr', 'p2wpkh', 'p2pkh', 'p2sh-p2wpkh'],
+    ])('finds what the sender created from %s inputs', (...kinds) => {
+      const inputs = kinds.map((k) => spend(k));
+      const paid = createSilentPaymentOutputs(inputs, [address, address, labeled(3), labeled(0)], { backend });
+      const receiver = createReceiver({ scanPriv, spendPub, labels: [3], backend });
+      const found = receiver.scanTransaction(inputs, outputsOf(paid));
+      expect(found.map((f) => f.xonly).sort()).toEqual(
+        [...paid.values()]
+          .flat()
+          .map((k) => Buffer.from(k).toString('hex'))
+          .sort(),
+      );
+      expect(found.map((f) => f.label).sort()).toEqual([0, 3, null, null]);
+      expect(found.map((f) => f.k).sort()).toEqual([0, 1, 2, 3]);
+      for (const f of found) {
+        // d = b_spend + tweak spends the output
+        const d = noble.scalarAdd(spendPriv, Buffer.from(f.tweak, 'hex'));
+        expect(Buffer.from(xonly(d)).toString('hex')).toBe(f.xonly);
+      }
+    });
 
     it('skips a transaction that spends a SegWit v2 output, and the sender refuses it', () => {
       const inputs = [spend('p2wpkh')];
@@ -100,7 +120,9 @@ describe('sending and scanning', () => {
       const receiver = createReceiver({ scanPriv, spendPub, backend });
       expect(receiver.scanTransaction(inputs, outputsOf(paid))).toHaveLength(1);
       expect(receiver.scanTransaction(withV2, outputsOf(paid))).toEqual([]);
-      expect(() => createSilentPaymentOutputs(withV2, [address], { backend })).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_INPUT' }));
+      expect(() => createSilentPaymentOutputs(withV2, [address], { backend })).toThrow(
+        expect.objectContaining({ code: 'UNSUPPORTED_INPUT' }),
+      );
     });
 
     it('ignores a NUMS script-path input, with or without annex, and uncompressed keys', () => {
@@ -113,7 +135,9 @@ describe('sending and scanning', () => {
       // the NUMS input does not count: the same output is found as from the P2WPKH input alone
       expect(receiver.scanTransaction([eligible, nums], outputsOf(paid))).toHaveLength(1);
       expect(receiver.scanTransaction([eligible, withAnnex], outputsOf(paid))).toHaveLength(1);
-      expect(() => createSilentPaymentOutputs([nums], [address], { backend })).toThrow(expect.objectContaining({ code: 'NO_ELIGIBLE_INPUTS' }));
+      expect(() => createSilentPaymentOutputs([nums], [address], { backend })).toThrow(
+        expect.objectContaining({ code: 'NO_ELIGIBLE_INPUTS' }),
+      );
       expect(receiver.scanTransaction([nums], outputsOf(paid))).toEqual([]);
     });
 
@@ -155,7 +179,9 @@ describe('sending and scanning', () => {
   });
 
   it('gives identical results on every backend for random transactions', () => {
-    const receivers = BACKENDS.map((name) => createReceiver({ scanPriv, spendPub, labels: [1, 2, 5], backend: loadSecp256k1Backend(name) }));
+    const receivers = BACKENDS.map((name) =>
+      createReceiver({ scanPriv, spendPub, labels: [1, 2, 5], backend: loadSecp256k1Backend(name) }),
+    );
     const kinds: Kind[] = ['p2tr', 'p2tr-script', 'p2wpkh', 'p2sh-p2wpkh', 'p2pkh', 'p2pkh-malleated'];
     for (let i = 0; i < 12; i++) {
       const inputs = [spend(kinds[i % kinds.length]!), spend(kinds[(i * 5 + 1) % kinds.length]!)];
@@ -234,12 +260,21 @@ describe('scan cost', () => {
     const one = counting('native');
     const thousand = counting('native');
     const fewReceiver = createReceiver({ scanPriv, spendPub, backend: one.backend });
-    const manyReceiver = createReceiver({ scanPriv, spendPub, labels: Array.from({ length: 1000 }, (_, i) => i + 1), backend: thousand.backend });
+    const manyReceiver = createReceiver({
+      scanPriv,
+      spendPub,
+      labels: Array.from({ length: 1000 }, (_, i) => i + 1),
+      backend: thousand.backend,
+    });
     one.reset();
     thousand.reset();
     const real = loadSecp256k1Backend('native');
     let muls = 0;
-    const mulSpy = { ...real, createTransactionScanner: undefined, mul: (...args: Parameters<typeof real.mul>) => (muls++, real.mul(...args)) };
+    const mulSpy = {
+      ...real,
+      createTransactionScanner: undefined,
+      mul: (...args: Parameters<typeof real.mul>) => (muls++, real.mul(...args)),
+    };
     createReceiver({ scanPriv, spendPub, backend: mulSpy }).scanTransaction(inputs, outputs);
     expect(muls).toBe(1);
     expect(fewReceiver.scanTransaction(inputs, outputs)).toEqual([]);

@@ -145,7 +145,14 @@ export class Chain {
     const coinbase = decodeTx(GENESIS_COINBASE_HEX);
     this.genesisCoinbaseTxid = coinbase.txid;
     const g = GENESIS[this.name];
-    const header: BlockHeader = { version: g.version, prev: '0'.repeat(64), merkleRoot: coinbase.txid, time: g.time, bits: g.bits, nonce: g.nonce };
+    const header: BlockHeader = {
+      version: g.version,
+      prev: '0'.repeat(64),
+      merkleRoot: coinbase.txid,
+      time: g.time,
+      bits: g.bits,
+      nonce: g.nonce,
+    };
     this.connect(this.record(header, [coinbase], [[]], 0, 0n));
     const initial = options.initialBlocks ?? 101;
     if (initial > 0) this.mine(initial);
@@ -277,7 +284,11 @@ export class Chain {
   }
 
   /** Context-free and UTXO checks of a transaction for block height `height` (Core's CheckTransaction and CheckTxInputs). */
-  private checkInputs(tx: DecodedTx, height: number, lookup: (txid: string, vout: number) => Coin | undefined): { coins: Coin[]; fee: bigint } {
+  private checkInputs(
+    tx: DecodedTx,
+    height: number,
+    lookup: (txid: string, vout: number) => Coin | undefined,
+  ): { coins: Coin[]; fee: bigint } {
     if (tx.isCoinbase) throw new ChainError(-26, 'coinbase');
     const seen = new Set<string>();
     for (const inp of tx.inputs) {
@@ -381,7 +392,14 @@ export class Chain {
     const coinbase = this.buildCoinbaseFor(height, this.minerScript, blockSubsidy(height, HALVING_INTERVAL) + fees, chosen, fresh);
     const all = [coinbase, ...chosen];
     const time = Math.max(this.medianTimePast(tip.height) + 1, this.now());
-    const header = mineHeader({ version: 0x20000000, prev: tip.hash, merkleRoot: merkleRoot(all.map((t) => t.txid)), time, bits: REGTEST_BITS, nonce: 0 });
+    const header = mineHeader({
+      version: 0x20000000,
+      prev: tip.hash,
+      merkleRoot: merkleRoot(all.map((t) => t.txid)),
+      time,
+      bits: REGTEST_BITS,
+      nonce: 0,
+    });
     const block = this.record(header, all, undo, height, tip.chainwork);
     this.connect(block);
     return block;

@@ -188,8 +188,16 @@ const METHODS: Record<string, MethodSpec> = {
       };
     },
   },
-  getblockcount: { args: [], help: 'Returns the height of the most-work fully-validated chain.', run: (_p, { chain }) => chain.tipHeight() },
-  getbestblockhash: { args: [], help: 'Returns the hash of the best (tip) block in the most-work fully-validated chain.', run: (_p, { chain }) => chain.tipHash() },
+  getblockcount: {
+    args: [],
+    help: 'Returns the height of the most-work fully-validated chain.',
+    run: (_p, { chain }) => chain.tipHeight(),
+  },
+  getbestblockhash: {
+    args: [],
+    help: 'Returns the hash of the best (tip) block in the most-work fully-validated chain.',
+    run: (_p, { chain }) => chain.tipHash(),
+  },
   getblockhash: {
     args: [{ names: 'height', type: 'num', required: true }],
     help: 'Returns hash of block in best-block-chain at height provided.',
@@ -245,7 +253,8 @@ const METHODS: Record<string, MethodSpec> = {
         if (!block) throw new RpcMethodError(-5, 'Block hash not found');
         inActiveChain = chain.isActive(block);
         const index = block.txs.findIndex((t) => t.txid === txid);
-        if (index < 0) throw new RpcMethodError(-5, 'No such transaction found in the provided block. Use gettransaction for wallet transactions.');
+        if (index < 0)
+          throw new RpcMethodError(-5, 'No such transaction found in the provided block. Use gettransaction for wallet transactions.');
         found = { tx: block.txs[index] as DecodedTx, block, index };
       } else {
         found = findTx(chain, txid);
@@ -256,7 +265,10 @@ const METHODS: Record<string, MethodSpec> = {
       const withUndo = verbosity >= 2 && block !== undefined && !tx.isCoinbase;
       const json: Record<string, unknown> = {};
       if (inActiveChain !== undefined) json.in_active_chain = inActiveChain;
-      Object.assign(json, txToJson(tx, { params: chain.params, undo: withUndo ? block.undo[index as number] : undefined, fee: withUndo, prevout: withUndo }));
+      Object.assign(
+        json,
+        txToJson(tx, { params: chain.params, undo: withUndo ? block.undo[index as number] : undefined, fee: withUndo, prevout: withUndo }),
+      );
       if (block) {
         json.blockhash = block.hash;
         if (chain.isActive(block)) {
@@ -342,7 +354,13 @@ const METHODS: Record<string, MethodSpec> = {
     args: [],
     help: 'Returns an object containing various state info regarding P2P networking.',
     run() {
-      const network = (name: string, limited: boolean) => ({ name, limited, reachable: !limited, proxy: '', proxy_randomize_credentials: false });
+      const network = (name: string, limited: boolean) => ({
+        name,
+        limited,
+        reachable: !limited,
+        proxy: '',
+        proxy_randomize_credentials: false,
+      });
       return {
         version: 290200,
         subversion: '/Satoshi:29.2.0/',

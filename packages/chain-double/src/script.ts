@@ -168,7 +168,14 @@ export function classifyScript(script: Uint8Array): OutputType {
     return 'nonstandard';
   }
   if (script.length === 23 && script[0] === OP.HASH160 && script[1] === 20 && script[22] === OP.EQUAL) return 'scripthash';
-  if (script.length === 25 && script[0] === OP.DUP && script[1] === OP.HASH160 && script[2] === 20 && script[23] === OP.EQUALVERIFY && script[24] === OP.CHECKSIG) {
+  if (
+    script.length === 25 &&
+    script[0] === OP.DUP &&
+    script[1] === OP.HASH160 &&
+    script[2] === 20 &&
+    script[23] === OP.EQUALVERIFY &&
+    script[24] === OP.CHECKSIG
+  ) {
     return 'pubkeyhash';
   }
   const { ops, ok } = parseScript(script);

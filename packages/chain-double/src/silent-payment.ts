@@ -41,7 +41,8 @@ export function buildSilentPayment(
   changeScript: Uint8Array,
 ): { hex: string; txid: string; vouts: number[] } {
   const spAddresses = recipients.flatMap((r) => ('address' in r ? [r.address] : []));
-  const keys = spAddresses.length > 0 ? createSilentPaymentOutputs(coins.map(silentPaymentInputView), spAddresses) : new Map<string, Uint8Array[]>();
+  const keys =
+    spAddresses.length > 0 ? createSilentPaymentOutputs(coins.map(silentPaymentInputView), spAddresses) : new Map<string, Uint8Array[]>();
   const used = new Map<string, number>();
   const outputs = recipients.map((r) => {
     if (!('address' in r)) return { script: r.script, amount: r.sats };

@@ -74,9 +74,14 @@ describe('chain state', () => {
   });
 
   it('refuses to spend an immature coinbase', async () => {
-    const block = (await rpc(node.url, 'getblock', [node.tipHash(), 2])).body.result as { tx: { txid: string; vout: { value: number }[] }[] };
+    const block = (await rpc(node.url, 'getblock', [node.tipHash(), 2])).body.result as {
+      tx: { txid: string; vout: { value: number }[] }[];
+    };
     const cb = block.tx[0]!;
-    const hex = signSpend([{ ...node.fund('p2wpkh', 1_000n * 1_000n), txid: cb.txid, vout: 0 }], [{ script: new Uint8Array([0x51]), amount: 1n }]);
+    const hex = signSpend(
+      [{ ...node.fund('p2wpkh', 1_000n * 1_000n), txid: cb.txid, vout: 0 }],
+      [{ script: new Uint8Array([0x51]), amount: 1n }],
+    );
     expect(() => node.sendRawTransaction(hex)).toThrow(expect.objectContaining({ code: -26 }));
   });
 });
@@ -127,7 +132,12 @@ describe('cookie authentication', () => {
       const cookie = readFileSync(cookieFile, 'utf8');
       expect(cookie).toMatch(/^__cookie__:[0-9a-f]{64}$/);
       expect(statSync(cookieFile).mode & 0o777).toBe(0o600);
-      const call = (c: string) => fetch(node.url, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(c).toString('base64')}` }, body: '{"id":1,"method":"getblockcount"}' });
+      const call = (c: string) =>
+        fetch(node.url, {
+          method: 'POST',
+          headers: { authorization: `Basic ${Buffer.from(c).toString('base64')}` },
+          body: '{"id":1,"method":"getblockcount"}',
+        });
       expect((await call(cookie)).status).toBe(200);
       node.rotateCookie();
       expect((await call(cookie)).status).toBe(401);

@@ -20,14 +20,29 @@ import { hexToBytes } from '../src/encoding';
 const context = loadBitcoindContext();
 const block0 = loadBitcoindFixture('getblock.verbosity0');
 const block3 = loadBitcoindFixture('getblock.verbosity3');
-type TxJson = { txid: string; hex: string; vin: { prevout?: { generated: boolean; height: number; value: number; scriptPubKey: { hex: string } } }[] };
-const recorded = (block3.body as { result: { tx: TxJson[]; merkleroot: string; size: number; strippedsize: number; weight: number } }).result;
+type TxJson = {
+  txid: string;
+  hex: string;
+  vin: { prevout?: { generated: boolean; height: number; value: number; scriptPubKey: { hex: string } } }[];
+};
+const recorded = (block3.body as { result: { tx: TxJson[]; merkleroot: string; size: number; strippedsize: number; weight: number } })
+  .result;
 
 function parseHeader(hex: string): BlockHeader {
   const b = hexToBytes(hex.slice(0, 160));
   const v = new DataView(b.buffer);
-  const rev = (from: number) => Buffer.from(b.subarray(from, from + 32)).reverse().toString('hex');
-  return { version: v.getUint32(0, true), prev: rev(4), merkleRoot: rev(36), time: v.getUint32(68, true), bits: v.getUint32(72, true), nonce: v.getUint32(76, true) };
+  const rev = (from: number) =>
+    Buffer.from(b.subarray(from, from + 32))
+      .reverse()
+      .toString('hex');
+  return {
+    version: v.getUint32(0, true),
+    prev: rev(4),
+    merkleRoot: rev(36),
+    time: v.getUint32(68, true),
+    bits: v.getUint32(72, true),
+    nonce: v.getUint32(76, true),
+  };
 }
 
 function undoOf(tx: TxJson): Coin[] {
@@ -57,7 +72,12 @@ describe('Core JSON rebuilt from recorded bytes', () => {
   it('rebuilds the recorded coinbase byte for byte (BIP-34 height, witness commitment)', () => {
     const [coinbase, ...rest] = recorded.tx.map((t) => decodeTx(t.hex));
     const out = coinbase!.outputs[0]!;
-    const rebuilt = buildCoinbase(112, out.script, out.value, rest.map((t) => t.hash));
+    const rebuilt = buildCoinbase(
+      112,
+      out.script,
+      out.value,
+      rest.map((t) => t.hash),
+    );
     expect(rebuilt.hex).toBe(coinbase!.hex);
   });
 

@@ -6,7 +6,12 @@ import { PASSWORD, USER, buildTwin, replay, shape, twinRewriter, type Exchange, 
 // identical; elsewhere the shape (keys in order, types) must be.
 
 /** Recordings of methods the double does not serve (it answers -32601 for them instead). */
-const NOT_SERVED = ['getnewaddress.bech32m', 'testmempoolaccept', 'error.invalid-params-32602.disconnectnode', 'error.invalid-params-32602.disconnectnode.jsonrpc2'];
+const NOT_SERVED = [
+  'getnewaddress.bech32m',
+  'testmempoolaccept',
+  'error.invalid-params-32602.disconnectnode',
+  'error.invalid-params-32602.disconnectnode.jsonrpc2',
+];
 /** Chain-dependent recordings, replayed on the twin of block 112 and compared by shape. */
 const BY_SHAPE = [
   'getblockchaininfo',
@@ -143,7 +148,11 @@ describe('sendrawtransaction on the double', () => {
       const f = loadBitcoindFixture(name);
       const got = await replay(node.url, f, rewrite);
       expectSameHttp(got, f);
-      expect(got.text).toBe(twinRewriter(twin)(f.body_raw).split(String(f.body_raw.match(/[0-9a-f]{64}/)?.[0])).join(twin.mempoolTx));
+      expect(got.text).toBe(
+        twinRewriter(twin)(f.body_raw)
+          .split(String(f.body_raw.match(/[0-9a-f]{64}/)?.[0]))
+          .join(twin.mempoolTx),
+      );
     }
     node.mine(1);
     const f = loadBitcoindFixture('sendrawtransaction.already-confirmed');
@@ -166,11 +175,14 @@ describe('the signet double', () => {
     expect(got.text).toBe(f.body_raw);
   });
 
-  it.each(['signet.getblockchaininfo', 'signet.getblockchaininfo.jsonrpc2'])('answers %s byte for byte at genesis (but size_on_disk and progress)', async (name) => {
-    const f = loadBitcoindFixture(name);
-    const got = await replay(node.url, f);
-    expectSameHttp(got, f);
-    const mask = (text: string) => text.replace(/"size_on_disk":\d+/, '').replace(/"verificationprogress":[0-9.e-]+/, '');
-    expect(mask(got.text)).toBe(mask(f.body_raw));
-  });
+  it.each(['signet.getblockchaininfo', 'signet.getblockchaininfo.jsonrpc2'])(
+    'answers %s byte for byte at genesis (but size_on_disk and progress)',
+    async (name) => {
+      const f = loadBitcoindFixture(name);
+      const got = await replay(node.url, f);
+      expectSameHttp(got, f);
+      const mask = (text: string) => text.replace(/"size_on_disk":\d+/, '').replace(/"verificationprogress":[0-9.e-]+/, '');
+      expect(mask(got.text)).toBe(mask(f.body_raw));
+    },
+  );
 });

@@ -12,7 +12,13 @@ export interface Exchange {
 }
 
 /** Sends `body` raw to `url + path` with the recorded request headers (Host and length aside). */
-export async function send(url: string, path: string, body: string | null, headers: Record<string, string>, method = 'POST'): Promise<Exchange> {
+export async function send(
+  url: string,
+  path: string,
+  body: string | null,
+  headers: Record<string, string>,
+  method = 'POST',
+): Promise<Exchange> {
   const h: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) if (!/^(host|content-length|connection)$/i.test(k)) h[k] = v;
   const res = await fetch(url + path, { method, headers: h, body: method === 'POST' ? (body ?? '') : undefined });
@@ -43,8 +49,17 @@ export function basic(user = USER, password = PASSWORD): string {
 }
 
 /** Calls one method with a JSON-RPC 1.0 envelope; returns the parsed body. */
-export async function rpc(url: string, method: string, params: unknown = [], path = '/'): Promise<{ status: number; body: { result: unknown; error: { code: number; message: string } | null; id: unknown } }> {
-  const res = await fetch(url + path, { method: 'POST', headers: { authorization: basic() }, body: JSON.stringify({ jsonrpc: '1.0', id: 't', method, params }) });
+export async function rpc(
+  url: string,
+  method: string,
+  params: unknown = [],
+  path = '/',
+): Promise<{ status: number; body: { result: unknown; error: { code: number; message: string } | null; id: unknown } }> {
+  const res = await fetch(url + path, {
+    method: 'POST',
+    headers: { authorization: basic() },
+    body: JSON.stringify({ jsonrpc: '1.0', id: 't', method, params }),
+  });
   return { status: res.status, body: (await res.json()) as never };
 }
 
@@ -74,13 +89,48 @@ export function buildTwin(node: ChainDouble): Twin {
   };
   const wpkh = node.fund('p2wpkh', 1_000n * 1_000n);
   const tr = node.fund('p2tr', 1_000_000n);
-  const taprootSpend = signSpend([funded.p2tr], [{ script: wpkh.script, amount: 100_000_000n }, { script: wpkh.script, amount: 399_998_690n }], { lockTime: node.tipHeight() });
-  const segwitV0Spend = signSpend([funded.p2wpkh], [{ script: tr.script, amount: 4_949_988_350n }, { script: tr.script, amount: 50_000_000n }]);
-  const p2shAndP2pkhSpend = signSpend([funded.p2pkh, funded['p2sh-p2wpkh']], [{ script: wpkh.script, amount: 190_000_000n }, { script: wpkh.script, amount: 9_996_890n }]);
+  const taprootSpend = signSpend(
+    [funded.p2tr],
+    [
+      { script: wpkh.script, amount: 100_000_000n },
+      { script: wpkh.script, amount: 399_998_690n },
+    ],
+    { lockTime: node.tipHeight() },
+  );
+  const segwitV0Spend = signSpend(
+    [funded.p2wpkh],
+    [
+      { script: tr.script, amount: 4_949_988_350n },
+      { script: tr.script, amount: 50_000_000n },
+    ],
+  );
+  const p2shAndP2pkhSpend = signSpend(
+    [funded.p2pkh, funded['p2sh-p2wpkh']],
+    [
+      { script: wpkh.script, amount: 190_000_000n },
+      { script: wpkh.script, amount: 9_996_890n },
+    ],
+  );
   const ids = [taprootSpend, segwitV0Spend, p2shAndP2pkhSpend].map((hex) => node.sendRawTransaction(hex));
   const [blockHash] = node.mine(1);
-  const mempoolTx = node.sendRawTransaction(signSpend([funded.p2pkh2], [{ script: wpkh.script, amount: 4_894_996_340n }, { script: wpkh.script, amount: 30_000_000n }]));
-  return { height: node.tipHeight(), blockHash: blockHash as string, taprootSpend: ids[0] as string, segwitV0Spend: ids[1] as string, p2shAndP2pkhSpend: ids[2] as string, mempoolTx, funded };
+  const mempoolTx = node.sendRawTransaction(
+    signSpend(
+      [funded.p2pkh2],
+      [
+        { script: wpkh.script, amount: 4_894_996_340n },
+        { script: wpkh.script, amount: 30_000_000n },
+      ],
+    ),
+  );
+  return {
+    height: node.tipHeight(),
+    blockHash: blockHash as string,
+    taprootSpend: ids[0] as string,
+    segwitV0Spend: ids[1] as string,
+    p2shAndP2pkhSpend: ids[2] as string,
+    mempoolTx,
+    funded,
+  };
 }
 
 /** Rewrites the recording's hashes and txids in a request body to the twin's. */

@@ -67,7 +67,6 @@ function keygen(values: { kem?: string; out?: string; force?: boolean }, stdout:
   return 0;
 }
 
-
 /** Runs the CLI; returns the exit status. */
 export async function runCli(
   argv: string[],
@@ -169,7 +168,10 @@ function readPrivateKey(path: string) {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigClientError('INVALID_ARGUMENT', `cannot read the private key file ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ConfigClientError(
+      'INVALID_ARGUMENT',
+      `cannot read the private key file ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   if ((statSync(path).mode & 0o077) !== 0) console.error(`config-client: warning: ${path} is readable by others; chmod 600 it`);
   return parseClientPrivateKey(text);

@@ -1,4 +1,14 @@
-import { base64ToBytes, bytesToBase64, createHpkeSuite, nobleBackend, nobleX25519, nodeBackend, nodeX25519, type HpkeKemName, type HpkeSuite } from '@repo/crypto';
+import {
+  base64ToBytes,
+  bytesToBase64,
+  createHpkeSuite,
+  nobleBackend,
+  nobleX25519,
+  nodeBackend,
+  nodeX25519,
+  type HpkeKemName,
+  type HpkeSuite,
+} from '@repo/crypto';
 import { CLIENT_ERROR_CODES, ConfigClientError } from './errors';
 
 /** A client's own key pair for the recipient mode. */
@@ -15,7 +25,8 @@ const KEM_NAMES: Readonly<Record<string, HpkeKemName>> = { x25519: 'X25519', xwi
 /** Parses a KEM name (`x25519`, `xwing`, `X-Wing`, any case); throws INVALID_ARGUMENT otherwise. */
 export function parseKemName(text: string): HpkeKemName {
   const kem = KEM_NAMES[text.trim().toLowerCase()];
-  if (kem === undefined) throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, `unknown KEM "${text}": expected x25519 or xwing`);
+  if (kem === undefined)
+    throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, `unknown KEM "${text}": expected x25519 or xwing`);
   return kem;
 }
 
@@ -56,7 +67,10 @@ export function parseClientPrivateKey(text: string): ClientKeyPair {
     .find((l) => l !== '' && !l.startsWith('#'));
   const [kemText, keyText, extra] = (line ?? '').split(/\s+/);
   if (kemText === undefined || keyText === undefined || extra !== undefined) {
-    throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, 'private key file: expected a line "<X25519|X-Wing> <base64 private key>"');
+    throw new ConfigClientError(
+      CLIENT_ERROR_CODES.INVALID_ARGUMENT,
+      'private key file: expected a line "<X25519|X-Wing> <base64 private key>"',
+    );
   }
   const kem = parseKemName(kemText);
   let privateKey: Uint8Array;
@@ -66,7 +80,10 @@ export function parseClientPrivateKey(text: string): ClientKeyPair {
     throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, 'private key file: the key is not standard base64', { cause });
   }
   if (privateKey.length !== 32) {
-    throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, `private key file: ${kem} private keys are 32 bytes, got ${privateKey.length}`);
+    throw new ConfigClientError(
+      CLIENT_ERROR_CODES.INVALID_ARGUMENT,
+      `private key file: ${kem} private keys are 32 bytes, got ${privateKey.length}`,
+    );
   }
   return { kem, privateKey, publicKey: clientSuite(kem).kem.publicKeyOf(privateKey) };
 }

@@ -1,4 +1,13 @@
-import { base64ToBytes, nobleBackend, nodeBackend, openFromBase64, parseKey, type AeadBackend, type HpkeKemName, type HpkeSuite } from '@repo/crypto';
+import {
+  base64ToBytes,
+  nobleBackend,
+  nodeBackend,
+  openFromBase64,
+  parseKey,
+  type AeadBackend,
+  type HpkeKemName,
+  type HpkeSuite,
+} from '@repo/crypto';
 import { clientSuite, formatClientPublicKey, type ClientKeyPair } from './client-key';
 import { CLIENT_ERROR_CODES, ConfigClientError } from './errors';
 import { httpsGet, type TrustOptions } from './transport';

@@ -185,4 +185,3 @@ export function createHpkeKem(name: HpkeKemName, x25519: X25519Backend): HpkeKem
   if (name === 'X-Wing') return createXWing(x25519);
   throw new TypeError(`"kem" expected X25519 or X-Wing`);
 }
-

@@ -26,7 +26,10 @@ function publicKey(u: Uint8Array): KeyObject {
 }
 
 // X25519(k, 9) as a Diffie-Hellman with the base point: cheaper than exporting the public half.
-const BASE_POINT = createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: toBase64Url(Uint8Array.of(9, ...new Uint8Array(31))) }, format: 'jwk' });
+const BASE_POINT = createPublicKey({
+  key: { kty: 'OKP', crv: 'X25519', x: toBase64Url(Uint8Array.of(9, ...new Uint8Array(31))) },
+  format: 'jwk',
+});
 
 function toBase64Url(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');

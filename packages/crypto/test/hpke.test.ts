@@ -45,7 +45,9 @@ describe.each(X25519_BACKENDS.map((b) => [b.name, b] as const))('X25519, %s', (_
   });
 
   it('names the argument of the wrong length', () => {
-    expect(() => x25519.scalarMult(new Uint8Array(31), new Uint8Array(32))).toThrow('"scalar" expected Uint8Array of length 32, got length=31');
+    expect(() => x25519.scalarMult(new Uint8Array(31), new Uint8Array(32))).toThrow(
+      '"scalar" expected Uint8Array of length 32, got length=31',
+    );
     expect(() => x25519.scalarMult(new Uint8Array(32), new Uint8Array(33))).toThrow('"u" expected Uint8Array of length 32, got length=33');
   });
 });
@@ -181,7 +183,9 @@ describe.each(KEMS)('HPKE %s suite', (kemName) => {
 
   it('refuses a public key of the wrong length, naming it', () => {
     const n = fast.kem.lengths.publicKey;
-    expect(() => fast.seal(new Uint8Array(n - 1), text('x'))).toThrow(`"publicKey" expected Uint8Array of length ${n}, got length=${n - 1}`);
+    expect(() => fast.seal(new Uint8Array(n - 1), text('x'))).toThrow(
+      `"publicKey" expected Uint8Array of length ${n}, got length=${n - 1}`,
+    );
   });
 
   it('uses fresh randomness for each message', () => {

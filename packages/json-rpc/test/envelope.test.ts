@@ -87,7 +87,11 @@ describe('splitSuccessReply and successReply', () => {
   });
 
   it('wraps result bytes exactly as successText does, for each version', () => {
-    for (const state of [initialState(), { id: { value: 'a"b' }, version: '2.0' as const }, { id: { value: null }, version: '1.0' as const }]) {
+    for (const state of [
+      initialState(),
+      { id: { value: 'a"b' }, version: '2.0' as const },
+      { id: { value: null }, version: '1.0' as const },
+    ]) {
       const result = Buffer.from('{"hex":"00ff","n":0.00001000}');
       expect(successReply(result, state).toString()).toBe(`${successText(result.toString(), state)}\n`);
       expect(splitSuccessReply(successReply(result, state), state)?.equals(result)).toBe(true);

@@ -71,7 +71,11 @@ async function startRelay(name: string, peers: string[] = []): Promise<Server> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(proc);
-  const m = await waitForLine(proc, (line) => (line.includes('relay listening') ? /"ws":"([^"]+)","http":"([^"]+)"/.exec(line) : null), `relay ${name}`);
+  const m = await waitForLine(
+    proc,
+    (line) => (line.includes('relay listening') ? /"ws":"([^"]+)","http":"([^"]+)"/.exec(line) : null),
+    `relay ${name}`,
+  );
   return { wsUrl: m[1]!, httpUrl: m[2]!, proc };
 }
 
@@ -103,10 +107,15 @@ async function openClients(url: string, n: number, headers: Record<string, strin
   const out: WebSocket[] = [];
   for (let i = 0; i < n; i += 100) {
     const batch = Array.from({ length: Math.min(100, n - i) }, () => new WebSocket(url, { headers, perMessageDeflate: false }));
-    await Promise.all(batch.map((ws) => new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    })));
+    await Promise.all(
+      batch.map(
+        (ws) =>
+          new Promise<void>((resolve, reject) => {
+            ws.once('open', () => resolve());
+            ws.once('error', reject);
+          }),
+      ),
+    );
     out.push(...batch);
   }
   return out;
@@ -156,7 +165,15 @@ async function measure(publishUrl: string, receivers: RawClient[], seconds: numb
             type: 'TransactionReceived',
             id: `${runId}-${sent}`,
             timestamp: Date.now(),
-            data: { txid: 'ab'.repeat(32), amount: 0.001, address: 'tsp1qbench', block_height: 200000, confirmations: 1, run: runId, seq: base + sent },
+            data: {
+              txid: 'ab'.repeat(32),
+              amount: 0.001,
+              address: 'tsp1qbench',
+              block_height: 200000,
+              confirmations: 1,
+              run: runId,
+              seq: base + sent,
+            },
           }),
         );
       }

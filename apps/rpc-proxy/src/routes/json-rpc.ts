@@ -5,7 +5,18 @@ import type { Authenticator } from '../auth';
 import type { ResultCache } from '../cache';
 import { countKeys, scanBody } from '../body-scan';
 import { canonicalJson, echoableId, type Coalescer } from '../coalesce';
-import { EnvelopeError, errorStatus, errorText, initialState, isNotification, parseCall, splitJsonArray, successReply, successText, type CallState } from '@repo/json-rpc';
+import {
+  EnvelopeError,
+  errorStatus,
+  errorText,
+  initialState,
+  isNotification,
+  parseCall,
+  splitJsonArray,
+  successReply,
+  successText,
+  type CallState,
+} from '@repo/json-rpc';
 import { NodeError, parseReply, type NodeClient } from '../node-client';
 import { checkParams, COALESCE_METHODS, methodsFor, ParamError } from '../policy';
 
@@ -37,7 +48,16 @@ type Planned =
   | { kind: 'local'; text: string; code?: number; notification: boolean; state: CallState; cached?: undefined }
   /** A cache hit: the exact bytes of the result, wrapped in the call's envelope when answered. */
   | { kind: 'local'; text?: undefined; code?: undefined; notification: boolean; state: CallState; cached: Buffer }
-  | { kind: 'forward'; element: unknown; notification: boolean; state: CallState; method: string; params: unknown[] | Record<string, unknown>; cacheKey?: string; confirmKey?: string };
+  | {
+      kind: 'forward';
+      element: unknown;
+      notification: boolean;
+      state: CallState;
+      method: string;
+      params: unknown[] | Record<string, unknown>;
+      cacheKey?: string;
+      confirmKey?: string;
+    };
 
 type Forward = Extract<Planned, { kind: 'forward' }>;
 
@@ -119,7 +139,8 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     if (body === 'too-large') return state;
     try {
       const value = JSON.parse(body.toString('utf8')) as unknown;
-      if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'id' in value) state.id = { value: (value as { id: unknown }).id };
+      if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'id' in value)
+        state.id = { value: (value as { id: unknown }).id };
     } catch {
       // not JSON: id null
     }
@@ -134,19 +155,37 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       ({ method, params } = parseCall(element, state));
     } catch (err) {
       const e = err as EnvelopeError;
-      return { kind: 'local', text: errorText(e.code, e.message, state), code: e.code, notification: isNotification(state), state: { ...state } };
+      return {
+        kind: 'local',
+        text: errorText(e.code, e.message, state),
+        code: e.code,
+        notification: isNotification(state),
+        state: { ...state },
+      };
     }
     const snapshot = { ...state };
     const notification = isNotification(state);
     if (!allowed.has(method)) {
-      return { kind: 'local', text: errorText(RPC_ERROR_CODES.METHOD_NOT_FOUND, 'Method not found', state), code: RPC_ERROR_CODES.METHOD_NOT_FOUND, notification, state: snapshot };
+      return {
+        kind: 'local',
+        text: errorText(RPC_ERROR_CODES.METHOD_NOT_FOUND, 'Method not found', state),
+        code: RPC_ERROR_CODES.METHOD_NOT_FOUND,
+        notification,
+        state: snapshot,
+      };
     }
     let positional: unknown[] | undefined;
     try {
       positional = checkParams(method, params);
     } catch (err) {
       if (!(err instanceof ParamError)) throw err;
-      return { kind: 'local', text: errorText(RPC_ERROR_CODES.INVALID_PARAMS, err.message, state), code: RPC_ERROR_CODES.INVALID_PARAMS, notification, state: snapshot };
+      return {
+        kind: 'local',
+        text: errorText(RPC_ERROR_CODES.INVALID_PARAMS, err.message, state),
+        code: RPC_ERROR_CODES.INVALID_PARAMS,
+        notification,
+        state: snapshot,
+      };
     }
     const keys = positional ? cacheKeys(method, positional) : {};
     const cached = keys.cacheKey ? cache.get(keys.cacheKey) : keys.confirmKey ? cache.get(keys.confirmKey) : undefined;
@@ -179,7 +218,12 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     }
   }
 
-  async function handleSingle(path: string, raw: Buffer, value: object, allowed: Set<string>): Promise<{ status: number; text: string | Buffer; rpc: string }> {
+  async function handleSingle(
+    path: string,
+    raw: Buffer,
+    value: object,
+    allowed: Set<string>,
+  ): Promise<{ status: number; text: string | Buffer; rpc: string }> {
     const state = initialState();
     const item = plan(value, state, allowed);
     const rpc = item.kind === 'forward' ? item.method : String((value as { method?: unknown }).method ?? '?');
@@ -223,14 +267,26 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
 
   function nodeFailure(err: NodeError, item: Forward, rpc: string): { status: number; text: string; rpc: string } {
     if (item.notification) return { status: 204, text: '', rpc };
-    return { status: errorStatus(RPC_ERROR_CODES.INTERNAL_ERROR, item.state), text: `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, err.message, item.state)}\n`, rpc };
+    return {
+      status: errorStatus(RPC_ERROR_CODES.INTERNAL_ERROR, item.state),
+      text: `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, err.message, item.state)}\n`,
+      rpc,
+    };
   }
 
   /** Sends the call's bytes to the node (as the leader of flight `key` when there is one). */
-  async function forward(path: string, raw: Buffer, item: Forward, rpc: string, key: string | undefined): Promise<{ status: number; text: string | Buffer; rpc: string }> {
+  async function forward(
+    path: string,
+    raw: Buffer,
+    item: Forward,
+    rpc: string,
+    key: string | undefined,
+  ): Promise<{ status: number; text: string | Buffer; rpc: string }> {
     try {
       // The client's own bytes are forwarded (re-serialized only when a key is repeated: see handleSingle).
-      const reply = await (key === undefined ? node.call(path, raw) : (coalescer as Coalescer).lead(key, item.state, () => node.call(path, raw)));
+      const reply = await (key === undefined
+        ? node.call(path, raw)
+        : (coalescer as Coalescer).lead(key, item.state, () => node.call(path, raw)));
       if (item.notification) return { status: 204, text: '', rpc };
       if (item.cacheKey || item.confirmKey) remember(item, parseReply(reply), path);
       // The node's answer passes through unchanged, status and bytes, without being parsed.
@@ -273,7 +329,11 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     return { status: 200, text: `[${out.join(',')}]\n`, rpc };
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, started: number): Promise<{ status: number; rpc: string; user?: string }> {
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    started: number,
+  ): Promise<{ status: number; rpc: string; user?: string }> {
     // bitcoind's HTTP server answers unknown paths itself, before authentication.
     const path = (req.url ?? '/').split('?')[0] as string;
     if (path !== '/' && !path.startsWith('/wallet/')) {
@@ -299,13 +359,21 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       // Like bitcoind, wrong credentials are answered late to slow down guessing; none at all, at once.
       if (who.reason === 'invalid' && deps.authFailureDelayMs > 0) await new Promise((r) => setTimeout(r, deps.authFailureDelayMs));
       const message = who.reason === 'missing' ? 'authentication required' : 'incorrect credentials';
-      send(res, 401, `${errorText(RPC_ERROR_CODES.MISC_ERROR, message, idOf(body))}\n`, [...JSON_HEADERS, 'WWW-Authenticate', 'Basic realm="jsonrpc"']);
+      send(res, 401, `${errorText(RPC_ERROR_CODES.MISC_ERROR, message, idOf(body))}\n`, [
+        ...JSON_HEADERS,
+        'WWW-Authenticate',
+        'Basic realm="jsonrpc"',
+      ]);
       return { status: 401, rpc: '-' };
     }
     const body = await readBody(req, deps.maxBodyBytes);
     if (body === 'too-large') {
       res.setHeader('Connection', 'close');
-      send(res, 413, `${errorText(RPC_ERROR_CODES.INVALID_REQUEST, `request body larger than ${deps.maxBodyBytes} bytes`, initialState())}\n`);
+      send(
+        res,
+        413,
+        `${errorText(RPC_ERROR_CODES.INVALID_REQUEST, `request body larger than ${deps.maxBodyBytes} bytes`, initialState())}\n`,
+      );
       return { status: 413, rpc: '-', user: who.user };
     }
     const allowed = methodsFor(who.user, deps.allowedMethods, deps.userMethods);
@@ -319,7 +387,11 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     let outcome: { status: number; text: string | Buffer; rpc: string };
     if (Array.isArray(value)) outcome = await handleBatch(path, value, allowed);
     else if (value === null || typeof value !== 'object') {
-      outcome = { status: 500, text: `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Top-level object parse error', initialState())}\n`, rpc: '-' };
+      outcome = {
+        status: 500,
+        text: `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Top-level object parse error', initialState())}\n`,
+        rpc: '-',
+      };
     } else outcome = await handleSingle(path, body, value, allowed);
     send(res, outcome.status, outcome.text);
     void started;
@@ -335,7 +407,18 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
           const url = req.url ?? '/';
           const query = url.indexOf('?');
           const path = query < 0 ? url : url.slice(0, query);
-          logger.info({ method: req.method, path, status, rpc, user, ip: req.socket.remoteAddress, ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+          logger.info(
+            {
+              method: req.method,
+              path,
+              status,
+              rpc,
+              user,
+              ip: req.socket.remoteAddress,
+              ms: Math.round((performance.now() - started) * 100) / 100,
+            },
+            'request',
+          );
         }
       })
       .catch((err: unknown) => {

@@ -47,7 +47,8 @@ export function addressRoutes(options: AddressRoutesOptions): Router {
     }
     const { label: rawLabel, amount: rawAmount } = body as { label?: unknown; amount?: unknown };
     const label = parseLabel(rawLabel);
-    if (rawAmount === undefined) throw new AppError('MISSING_PARAMETER', { message: 'amount is required', details: 'a positive number of BTC' });
+    if (rawAmount === undefined)
+      throw new AppError('MISSING_PARAMETER', { message: 'amount is required', details: 'a positive number of BTC' });
     const amount = parseBtcAmount(rawAmount);
     if (typeof amount === 'string') throw invalid(amount);
     const existing = store.findLabel(label);

@@ -45,7 +45,8 @@ export function paymentRoutes(options: PaymentRoutesOptions): Router {
   });
   router.get('/payments/:id', function getPayment(req, res) {
     const payment = store.getPayment(req.params.id);
-    if (payment === undefined) throw new AppError('NOT_FOUND', { message: 'payment not found', details: `no payment with id ${req.params.id.slice(0, 80)}` });
+    if (payment === undefined)
+      throw new AppError('NOT_FOUND', { message: 'payment not found', details: `no payment with id ${req.params.id.slice(0, 80)}` });
     let confirmations = 0;
     if (payment.blockHeight !== null) {
       const tip = Math.max(options.tipHeight() ?? payment.blockHeight, payment.blockHeight);

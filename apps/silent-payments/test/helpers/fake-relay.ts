@@ -74,7 +74,14 @@ export async function startFakeRelay(token: string, port = 0): Promise<FakeRelay
         const event = JSON.parse(raw.toString()) as ReceivedEvent;
         relay.events.push(event);
         if (event.type === relay.rejectType) {
-          ws.send(JSON.stringify({ type: 'error', id: event.id, timestamp: Date.now(), data: { code: 'INVALID_MESSAGE', message: 'invalid field', details: '' } }));
+          ws.send(
+            JSON.stringify({
+              type: 'error',
+              id: event.id,
+              timestamp: Date.now(),
+              data: { code: 'INVALID_MESSAGE', message: 'invalid field', details: '' },
+            }),
+          );
         } else if (relay.ackEvents) ws.send(JSON.stringify({ type: 'ack', id: event.id, timestamp: Date.now(), data: {} }));
       });
     });

@@ -11,7 +11,14 @@ export interface RunningService {
 
 /** Builds the service from `env` (like the environment in production), listens on port 0 and starts the scanner. */
 export async function startService(env: Record<string, string>): Promise<RunningService> {
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SP_NETWORK: 'regtest', SCAN_POLL_INTERVAL_MS: '50', SCAN_MAX_BACKOFF_MS: '200', ...env });
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    SP_NETWORK: 'regtest',
+    SCAN_POLL_INTERVAL_MS: '50',
+    SCAN_MAX_BACKOFF_MS: '200',
+    ...env,
+  });
   const service = createApp(config, { logger: createSilentLogger(), scannerMinBackoffMs: 20 });
   const { port } = await listen(service.server, 0, '127.0.0.1');
   service.start();
@@ -32,7 +39,15 @@ export async function getJson<T = Record<string, unknown>>(base: string, path: s
 }
 
 /** POST `body` as JSON. */
-export async function postJson<T = Record<string, unknown>>(base: string, path: string, body: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+export async function postJson<T = Record<string, unknown>>(
+  base: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as T };
 }

@@ -117,7 +117,11 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
       return call(async () => {
         const k = prefix + key;
         const at = expiresAt(now, ttlSeconds);
-        const reply = await client.set(k, value, at === null ? { condition: 'NX' } : { condition: 'NX', expiration: { type: 'PXAT', value: at } });
+        const reply = await client.set(
+          k,
+          value,
+          at === null ? { condition: 'NX' } : { condition: 'NX', expiration: { type: 'PXAT', value: at } },
+        );
         if (reply === 'OK') return 'stored';
         const replaced = await evalScript(REPLACE_IF_EXPIRED, k, [value, String(now), at === null ? '' : String(at)]);
         return replaced === 1 ? 'stored' : 'exists';

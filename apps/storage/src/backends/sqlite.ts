@@ -97,7 +97,14 @@ export function createSqliteBackend(options: SqliteBackendOptions): StorageBacke
     put(key, value, ttlSeconds, now) {
       if (closed) return Promise.reject(new Error('storage backend is closed'));
       return new Promise<PutResult>((resolve, reject) => {
-        pending.push({ key: Buffer.from(key, 'hex'), value: Buffer.from(value, 'hex'), expiresAt: expiresAt(now, ttlSeconds), now, resolve, reject });
+        pending.push({
+          key: Buffer.from(key, 'hex'),
+          value: Buffer.from(value, 'hex'),
+          expiresAt: expiresAt(now, ttlSeconds),
+          now,
+          resolve,
+          reject,
+        });
         if (!scheduled) {
           scheduled = true;
           // setImmediate runs after the I/O callbacks of this loop turn: every request parsed

@@ -14,7 +14,9 @@ export interface StorageRouterOptions {
 }
 
 function unavailable(err: unknown): unknown {
-  return err instanceof BackendUnavailableError ? new AppError('SERVICE_UNAVAILABLE', { details: 'storage backend unavailable', cause: err }) : err;
+  return err instanceof BackendUnavailableError
+    ? new AppError('SERVICE_UNAVAILABLE', { details: 'storage backend unavailable', cause: err })
+    : err;
 }
 
 function methodNotAllowed(allow: string): RequestHandler {

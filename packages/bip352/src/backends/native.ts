@@ -59,7 +59,12 @@ function createTransactionScanner(addon: ScanAddon, scanKey: Uint8Array, spend: 
       }
       const matches: TransactionMatch[] = [];
       for (let at = 0; at < out.length; at += MATCH_BYTES) {
-        matches.push({ position: out.readUInt32BE(at), k: out.readUInt32BE(at + 4), labelSlot: out.readInt32BE(at + 8), tk: Uint8Array.prototype.slice.call(out, at + 12, at + 44) });
+        matches.push({
+          position: out.readUInt32BE(at),
+          k: out.readUInt32BE(at + 4),
+          labelSlot: out.readInt32BE(at + 8),
+          tk: Uint8Array.prototype.slice.call(out, at + 12, at + 44),
+        });
       }
       return matches;
     },

@@ -24,7 +24,20 @@ const TARGET_TX_PER_S = 10_000;
 const TARGET_RATIO = 0.8;
 
 /** The EC operations of the backend interface; byte helpers (xKey, toCompressed, …) are not EC work. */
-const EC_METHODS = ['pointFromCompressed', 'sumCompressed', 'liftX', 'add', 'sum', 'negate', 'mul', 'addTweak', 'baseMul', 'scalarMul', 'scalarAdd', 'scalarNegate'] as const;
+const EC_METHODS = [
+  'pointFromCompressed',
+  'sumCompressed',
+  'liftX',
+  'add',
+  'sum',
+  'negate',
+  'mul',
+  'addTweak',
+  'baseMul',
+  'scalarMul',
+  'scalarAdd',
+  'scalarNegate',
+] as const;
 
 interface Tx {
   inputs: ScanInput[];
@@ -123,7 +136,13 @@ interface Row {
 }
 
 /** The step-by-step scan's EC calls, recorded from one scan of each transaction, ready to replay. */
-function recordedCalls(backend: AnySecp256k1Backend, scanPriv: Uint8Array, spendPub: Uint8Array, labels: number[], txs: Tx[]): { calls: (() => unknown)[]; callsPerTx: string } {
+function recordedCalls(
+  backend: AnySecp256k1Backend,
+  scanPriv: Uint8Array,
+  spendPub: Uint8Array,
+  labels: number[],
+  txs: Tx[],
+): { calls: (() => unknown)[]; callsPerTx: string } {
   const log: [string, unknown[]][] = [];
   const recorder = createReceiver({ scanPriv, spendPub, labels, backend: recording(backend, log) });
   log.length = 0; // label precomputation is setup, not scanning
@@ -142,7 +161,13 @@ function recordedCalls(backend: AnySecp256k1Backend, scanPriv: Uint8Array, spend
  * the same arguments with every hash replaced by a constant (`ecOnly`), i.e. exactly the scan's
  * elliptic-curve work, without input parsing, hashing or JavaScript around it.
  */
-function wholeTransactionCalls(backend: AnySecp256k1Backend, scanPriv: Uint8Array, spendPub: Uint8Array, labels: number[], txs: Tx[]): { calls: (() => unknown)[]; callsPerTx: string } {
+function wholeTransactionCalls(
+  backend: AnySecp256k1Backend,
+  scanPriv: Uint8Array,
+  spendPub: Uint8Array,
+  labels: number[],
+  txs: Tx[],
+): { calls: (() => unknown)[]; callsPerTx: string } {
   const spend = backend.pointFromCompressed(spendPub);
   const scanner = backend.createTransactionScanner!(scanPriv, spend);
   scanner.addSpendKey(backend.add(spend, backend.baseMul(labelTweak(scanPriv, 0))), 0);
@@ -153,8 +178,14 @@ function wholeTransactionCalls(backend: AnySecp256k1Backend, scanPriv: Uint8Arra
     const xs = Buffer.concat(tx.outputs.map((output) => output.script.subarray(2, 34)));
     return () => scanner.scan(keys, outpoint, xs, K_MAX, true);
   });
-  const search = labels.length === 0 ? 'x(T + B) against each output for B_spend, B_0' : 'both outputs lifted, O ∓ T looked up among the 1,001 spend keys';
-  return { calls, callsPerTx: `one native call: 2 key parses, A (1 inversion), 1 variable-base multiplication, ECDH (1 inversion), t_0·G (comb), ${search}` };
+  const search =
+    labels.length === 0
+      ? 'x(T + B) against each output for B_spend, B_0'
+      : 'both outputs lifted, O ∓ T looked up among the 1,001 spend keys';
+  return {
+    calls,
+    callsPerTx: `one native call: 2 key parses, A (1 inversion), 1 variable-base multiplication, ECDH (1 inversion), t_0·G (comb), ${search}`,
+  };
 }
 
 function benchBackend(name: BackendName, txs: Tx[], labelCount: number): Row {
@@ -163,7 +194,9 @@ function benchBackend(name: BackendName, txs: Tx[], labelCount: number): Row {
   const spendPub = backend.toCompressed(backend.baseMul(seeded('spend', 0)));
   const labels = Array.from({ length: labelCount }, (_, i) => i + 1);
 
-  const { calls, callsPerTx } = backend.createTransactionScanner ? wholeTransactionCalls(backend, scanPriv, spendPub, labels, txs) : recordedCalls(backend, scanPriv, spendPub, labels, txs);
+  const { calls, callsPerTx } = backend.createTransactionScanner
+    ? wholeTransactionCalls(backend, scanPriv, spendPub, labels, txs)
+    : recordedCalls(backend, scanPriv, spendPub, labels, txs);
 
   const receiver = createReceiver({ scanPriv, spendPub, labels, backend });
   const scanAll = (): void => {
@@ -223,7 +256,7 @@ function main(): void {
     '',
     `Node ${process.version}, one core (one thread), ${new Date().toISOString()}, load average ${l1?.toFixed(2)} / ${l5?.toFixed(2)} (1 / 5 min) on ${require('node:os').cpus().length} cores shared with other work.`,
     `Transactions: 2 eligible inputs (P2TR key path + P2WPKH), 2 taproot outputs not paying the receiver; ${TX_COUNT} distinct transactions (16 for noble), rates per second of process CPU time (the cores are shared), median of ${ROUNDS} alternating rounds of ${ROUND_MS} ms, with the range over the rounds in CPU time and in wall-clock time; the ratio is the median of the paired round ratios.`,
-    'Tight loop, in the same run on the same backend: for native, the same whole-transaction call on the same arguments with every hash replaced by a constant (exactly the scan\'s elliptic-curve work, without eligibility, key extraction, hashing or JavaScript); for wasm and noble, the EC calls the step-by-step scan made, recorded from it and replayed. The ratio is the share of the scan\'s time spent in that EC work.',
+    "Tight loop, in the same run on the same backend: for native, the same whole-transaction call on the same arguments with every hash replaced by a constant (exactly the scan's elliptic-curve work, without eligibility, key extraction, hashing or JavaScript); for wasm and noble, the EC calls the step-by-step scan made, recorded from it and replayed. The ratio is the share of the scan's time spent in that EC work.",
     `Targets: ≥ ${TARGET_TX_PER_S.toLocaleString('en-US')} tx/s per core, scan ≥ ${TARGET_RATIO * 100} % of the tight loop.`,
     '',
     '| backend | labels | scan (tx/s CPU) | scan range (CPU) | scan range (wall clock) | tight loop, same EC calls (tx/s CPU) | scan / tight | ≥ 10,000 tx/s | ≥ 80 % |',
