@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * The folder of the recorded Bitcoin Core 29.2 exchanges (copied verbatim from the shared
- * fixtures; see its README.md).
+ * The folder of the recorded Bitcoin Core 29.2 exchanges (real HTTP exchanges with a node,
+ * never edited; see its README.md).
  */
 export const BITCOIND_FIXTURES_DIR = join(__dirname, '..', 'fixtures', 'bitcoind');
 

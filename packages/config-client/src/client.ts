@@ -12,7 +12,7 @@ import { clientSuite, formatClientPublicKey, type ClientKeyPair } from './client
 import { CLIENT_ERROR_CODES, ConfigClientError } from './errors';
 import { httpsGet, type TrustOptions } from './transport';
 
-/** The client library version (spec 000, "Versioning"). */
+/** The client library version (docs/config-server.md, "Versioning"). */
 export const CLIENT_VERSION = '1.0.0';
 /** The API version this client speaks. */
 export const API_VERSION = '1.0.0';
@@ -38,7 +38,7 @@ export interface FetchedFile {
 /** `X-Encryption-Mode` the server answers for each KEM of the recipient mode. */
 export const RECIPIENT_MODES: Readonly<Record<HpkeKemName, string>> = { X25519: 'hpke-x25519', 'X-Wing': 'hpke-xwing' };
 
-/** The HPKE `info` the server binds a file to (config-server README, recipient mode). */
+/** The HPKE `info` the server binds a file to (docs/config-server.md, "Recipient mode"). */
 export function recipientInfo(env: string, file: string): Uint8Array {
   return new TextEncoder().encode(`config-server/v1/file/${env}/${file}`);
 }

@@ -30,7 +30,7 @@ export interface SealOptions {
 }
 
 /**
- * Seals `plaintext` into the envelope of spec 000: `nonce(12) || ciphertext || tag(16)`,
+ * Seals `plaintext` into the envelope of docs/config-server.md, "Encryption format": `nonce(12) || ciphertext || tag(16)`,
  * no associated data, so any ChaCha20-Poly1305 implementation holding the key opens it.
  */
 export function seal(key: Uint8Array, plaintext: Uint8Array, options: SealOptions): Uint8Array {

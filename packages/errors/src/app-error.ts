@@ -12,7 +12,7 @@ export interface AppErrorOptions {
   status?: number;
   /** Extra response headers (for example `Retry-After`). */
   headers?: Record<string, string>;
-  /** Whether the body carries `code` (spec 000 lets some 403/404 bodies carry only `error`). */
+  /** Whether the body carries `code` (the record allows it to be absent: docs/README.md, "Error record"). */
   exposeCode?: boolean;
 }
 
@@ -35,14 +35,14 @@ export class AppError extends Error {
   }
 }
 
-/** The error record of the config server and most services (spec 000, "Error record"). */
+/** The error record of the config server and most services (docs/README.md, "Error record"). */
 export interface ErrorRecord {
   error: string;
   code?: string;
   details?: string;
 }
 
-/** The relay's nested error record (spec 001, "Errors": `{error: {code, message, details}}`). */
+/** The relay's nested error record (docs/relay.md, "HTTP errors": `{error: {code, message, details}}`). */
 export interface NestedErrorRecord {
   error: { code: string; message: string; details?: string };
 }

@@ -1,7 +1,7 @@
 /**
  * Machine codes of the error record (`{error, code?, details?}`), one table for every service.
- * The first six are the config server's (spec 000, "Errors"); the relay's HTTP codes are
- * `INVALID_REQUEST` and `INTERNAL_ERROR` (spec 001, "Errors"); the rest are ours.
+ * The first six are the config server's (docs/config-server.md, "Errors"); the relay's HTTP codes are
+ * `INVALID_REQUEST` and `INTERNAL_ERROR` (docs/relay.md, "HTTP errors"); the rest are ours.
  */
 export const ERROR_CODES = {
   MISSING_PARAMETER: 'MISSING_PARAMETER',
@@ -47,7 +47,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   CONNECTION_ERROR: 502,
 };
 
-/** Default human-readable message for each code (spec 000 gives the message shapes). */
+/** Default human-readable message for each code (docs/README.md, "Error record"). */
 export const DEFAULT_MESSAGE_BY_CODE: Readonly<Record<ErrorCode, string>> = {
   MISSING_PARAMETER: 'missing parameter',
   INVALID_REQUEST: 'invalid request',

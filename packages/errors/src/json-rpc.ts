@@ -1,5 +1,5 @@
 /**
- * JSON-RPC error codes, as Bitcoin Core uses them (src/rpc/protocol.h) and as spec 001 lists
+ * JSON-RPC error codes, as Bitcoin Core uses them (src/rpc/protocol.h) and as docs/rpc-proxy.md, "Errors" lists
  * them (-32601, -32602, -32603, -1).
  */
 export const RPC_ERROR_CODES = {
@@ -13,7 +13,7 @@ export const RPC_ERROR_CODES = {
   INVALID_PARAMS: -32602,
   /** Internal error (here also: the node is unreachable, timed out or answered garbage). */
   INTERNAL_ERROR: -32603,
-  /** Bitcoin Core's RPC_MISC_ERROR; spec 001 names it the authentication error. */
+  /** Bitcoin Core's RPC_MISC_ERROR; the proxy's authentication error (docs/rpc-proxy.md, "Authentication"). */
   MISC_ERROR: -1,
   /** Bitcoin Core's RPC_TYPE_ERROR. */
   TYPE_ERROR: -3,

@@ -22,8 +22,8 @@ export interface ConnectionCounter {
 
 /**
  * Caps simultaneous connections per client address on a net/http/https server. A connection
- * over the cap is refused by closing it at once, before TLS or HTTP (the spec leaves the
- * behaviour open; a refused TCP connection costs the server nothing).
+ * over the cap is refused by closing it at once, before TLS or HTTP (docs/README.md, "Limits and
+ * refusals"; a refused TCP connection costs the server nothing).
  */
 export function limitConnectionsPerAddress(server: Server, options: ConnectionLimitOptions): ConnectionCounter {
   const counts = new Map<string, number>();

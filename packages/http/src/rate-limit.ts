@@ -45,7 +45,7 @@ interface Window {
 
 /**
  * Creates a rate limiter. Fixed windows keep the state to four numbers per client address and
- * map directly onto the `X-RateLimit-*` headers of spec 000.
+ * map directly onto the `X-RateLimit-*` headers (docs/README.md, "Limits and refusals").
  */
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const perMinute = options.perMinute;
@@ -108,7 +108,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   };
 }
 
-/** Sets the `X-RateLimit-*` headers of spec 000 (and `Retry-After` when refused). */
+/** Sets the `X-RateLimit-*` headers of docs/README.md, "Limits and refusals" (and `Retry-After` when refused). */
 export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
   const headers: Record<string, string> = {
     'X-RateLimit-Limit': String(decision.limit),

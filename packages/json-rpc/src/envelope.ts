@@ -1,7 +1,7 @@
 /**
  * JSON-RPC envelopes exactly as Bitcoin Core 29.2 handles them (src/rpc/request.cpp
  * JSONRPCRequest::parse and JSONRPCReplyObj, src/httprpc.cpp), as the recordings in
- * fixtures/bitcoind show.
+ * packages/chain-double/fixtures/bitcoind show.
  */
 
 /** `1.0` covers requests without a `jsonrpc` key too (Core's V1_LEGACY). */

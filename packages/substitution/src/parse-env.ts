@@ -23,7 +23,7 @@ export interface ParsedEnv {
 /**
  * Parses `.env` text: `KEY=VALUE` lines, `#` comments, blank lines, an optional `export `
  * prefix, values optionally in single (literal) or double quotes; an unquoted value ends at
- * ` #`. A line with an invalid name is ignored and reported (spec 000, substitution rule 6);
+ * ` #`. A line with an invalid name is ignored and reported (docs/config-server.md, "Variable substitution", rule 6);
  * a later definition of a name wins, as in shells.
  */
 export function parseEnv(text: string): ParsedEnv {

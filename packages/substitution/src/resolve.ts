@@ -1,7 +1,7 @@
 import { isValidName } from './names';
 import type { EnvEntry } from './parse-env';
 
-/** Spec 000, substitution rule 3: at most 10 levels. */
+/** docs/config-server.md, "Variable substitution", rule 3: at most 10 levels. */
 export const DEFAULT_MAX_DEPTH = 10;
 /** A resolved value larger than this is refused, so a doubling chain cannot blow memory. */
 export const DEFAULT_MAX_VALUE_LENGTH = 1 << 20;

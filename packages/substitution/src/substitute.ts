@@ -1,7 +1,7 @@
 import { isValidName } from './names';
 import type { ResolvedEnv } from './resolve';
 
-/** A result larger than this is refused (spec 000's per-file limit, with room for growth). */
+/** A result larger than this is refused (the config server's per-file limit, docs/config-server.md, "Limits", with room for growth). */
 export const DEFAULT_MAX_OUTPUT_LENGTH = 16 * 1024 * 1024;
 
 /** Options of {@link substitute}. */
@@ -28,7 +28,7 @@ export class SubstitutionLimitError extends RangeError {
 const FILE_REF_RE = /\\\$\{|\$\{([^}\n]*)\}/g;
 
 /**
- * Replaces the `${NAME}` placeholders of a file (spec 000, rule 1) with resolved values.
+ * Replaces the `${NAME}` placeholders of a file (docs/config-server.md, "Variable substitution", rule 1) with resolved values.
  * Missing and unresolvable variables stay as `${NAME}` (rule 5); an invalid `${...}` stays as
  * written (rule 6); `\${` is a literal `${`. A bare `$NAME` in a file is text, not a placeholder.
  * Throws {@link SubstitutionLimitError} when the output would exceed `maxOutputLength`.
