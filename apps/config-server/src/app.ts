@@ -99,7 +99,7 @@ function commonHeaders(): RequestHandler {
 }
 
 /**
- * No endpoint takes a body: one over the request limit is 413 (spec 000, "Limits": 1 MB per
+ * No endpoint takes a body: one over the request limit is 413 (docs/config-server.md, "Limits": 1 MB per
  * request), and a client asking for another major API version is told which one is served.
  */
 function requestChecks(maxRequestBytes: number): RequestHandler {

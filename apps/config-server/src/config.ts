@@ -36,7 +36,7 @@ const APP_DIR = resolve(__dirname, '..');
 const REPO_DIR = resolve(APP_DIR, '..', '..');
 
 /**
- * Reads the configuration (names of ARCHITECTURE.md, "Configuration names"); throws a
+ * Reads the configuration (names of docs/config-server.md, "Configuration"); throws a
  * ConfigError naming the first malformed variable.
  */
 export function loadConfig(env: Env = process.env): ConfigServerConfig {

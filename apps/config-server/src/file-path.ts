@@ -1,8 +1,8 @@
 import { AppError } from '@repo/errors';
 
-/** Spec 000, "Resources": `env` is 1 to 50 letters, digits and hyphens. */
+/** docs/config-server.md, "GET /<env>/<file>": `env` is 1 to 50 letters, digits and hyphens. */
 export const ENV_RE = /^[A-Za-z0-9-]{1,50}$/;
-/** Spec 000, "Resources": `file` is 1 to 255 characters. */
+/** docs/config-server.md, "GET /<env>/<file>": `file` is 1 to 255 characters. */
 export const MAX_FILE_PARAM_LENGTH = 255;
 
 /** A request path split into its two parameters, decoded and checked. */
@@ -16,7 +16,7 @@ const DENIED = () => new AppError('ACCESS_DENIED');
 
 /**
  * Parses the raw path of `GET /<env>/<file>` (still percent-encoded, as it came off the wire).
- * Path traversal in any spelling is 403 `ACCESS_DENIED` (spec 000, rule 2; ARCHITECTURE.md):
+ * Path traversal in any spelling is 403 `ACCESS_DENIED` (docs/config-server.md, "Path rules"):
  * `..` segments, absolute paths, backslashes, NUL and control characters, and the encoded and
  * double-encoded forms of each (`%2e%2e`, `%2f`, `%5c`, `%00`, `%252e`, …). Dotfiles (`.env`,
  * keys) are reported as not found, as if absent. Missing parameters are 400 `MISSING_PARAMETER`.
@@ -50,12 +50,12 @@ export function parseFileRequest(rawPath: string): FileRequest | undefined {
   }
   const segments = file.split('/');
   if (segments.some((s) => s === '' || s === '.')) throw DENIED();
-  // Dotfiles (.env, key files) are never served: 404 as if absent (ARCHITECTURE.md).
+  // Dotfiles (.env, key files) are never served: 404 as if absent (docs/config-server.md, "Path rules").
   if (segments.some((s) => s.startsWith('.'))) throw fileNotFound(env, file);
   return { env, file };
 }
 
-/** The 404 of spec 000: `file not found: <env>/<file>`. */
+/** The 404 of docs/config-server.md, "Errors": `file not found: <env>/<file>`. */
 export function fileNotFound(env: string, file: string): AppError {
   return new AppError('FILE_NOT_FOUND', { message: `file not found: ${env}/${file}` });
 }

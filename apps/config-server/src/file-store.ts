@@ -99,7 +99,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     const parsed = parseEnv(text);
     for (const issue of parsed.issues) logger.warn({ env, line: issue.line, reason: issue.reason }, '.env line ignored');
     const resolved = resolveEnv(parsed.entries);
-    // Spec 000, rule 4: cycles (and depth or size failures) are reported in the logs, by name.
+    // docs/config-server.md, "Variable substitution", rule 4: cycles (and depth or size failures) are reported in the logs, by name.
     for (const problem of resolved.problems) logger.warn({ env, ...problem }, `variable not resolved: ${problem.kind}`);
     envCache.set(env, { stamp, resolved });
     return resolved;

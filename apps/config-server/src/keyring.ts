@@ -30,7 +30,7 @@ export interface KeyringOptions {
 }
 
 /**
- * Creates the keyring. A key file wins over derivation (ARCHITECTURE.md, config-server) and is
+ * Creates the keyring. A key file wins over derivation (docs/config-server.md, "Keys") and is
  * re-read when it changes, so an operator can rotate a key without a restart.
  */
 export function createKeyring(options: KeyringOptions): Keyring {

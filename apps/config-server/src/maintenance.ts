@@ -13,7 +13,7 @@ export interface MaintenanceOptions {
 }
 
 /**
- * Answers 503 `SERVICE_UNAVAILABLE` ("service temporarily unavailable", spec 000) on every
+ * Answers 503 `SERVICE_UNAVAILABLE` ("service temporarily unavailable", docs/config-server.md, "Maintenance") on every
  * endpoint while in maintenance. The flag file is looked at most once a second, so toggling it
  * needs no restart and costs nothing per request.
  */

@@ -8,7 +8,7 @@ export const CLIENT_PUBLIC_KEY_HEADER = 'x-client-public-key';
 /** Request header naming the KEM of that key: `X25519` or `X-Wing`. */
 export const CLIENT_KEM_HEADER = 'x-client-kem';
 
-/** `X-Encryption-Mode` of each way of sealing (ARCHITECTURE.md, config-server, recipient mode). */
+/** `X-Encryption-Mode` of each way of sealing (docs/config-server.md, "Recipient mode"). */
 export const ENCRYPTION_MODES = { psk: 'psk', X25519: 'hpke-x25519', 'X-Wing': 'hpke-xwing' } as const;
 
 /** The HPKE `info` of a file: binds the sealed body to the environment and path it was asked for. */

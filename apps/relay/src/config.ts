@@ -29,7 +29,7 @@ export interface RelayConfig {
   timing: RelayTiming;
 }
 
-/** Limits of spec 001 ("Limits", relay rows) plus ours. */
+/** Limits of docs/relay.md, "WebSocket limits" and "HTTP limits". */
 export interface RelayLimits {
   maxWsConnections: number;
   maxMessageBytes: number;
@@ -52,7 +52,7 @@ export interface RelayTiming {
   slowConsumerGraceMs: number;
 }
 
-/** Default limits: spec 001 "Limits" (1000 connections, 1 MB messages, 30 s heartbeat, 200 req/min, 5 MB, 100 connections). */
+/** Default limits: docs/relay.md, "WebSocket limits" and "HTTP limits" (1000 WebSocket connections, 1 MB messages, …). */
 export const DEFAULT_LIMITS: Readonly<RelayLimits> = {
   maxWsConnections: 1000,
   maxMessageBytes: 1024 * 1024,

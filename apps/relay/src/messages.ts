@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-/** The WebSocket envelope of spec 001 ("Relay WebSocket envelope"); `timestamp` in ms since the Unix epoch. */
+/** The WebSocket envelope (docs/relay.md, "WebSocket envelope"); `timestamp` in ms since the Unix epoch. */
 export interface Envelope<D extends object = Record<string, unknown>> {
   type: string;
   id: string;
@@ -8,7 +8,7 @@ export interface Envelope<D extends object = Record<string, unknown>> {
   data: D;
 }
 
-/** Server events of spec 001 ("Events"), the types a client may subscribe to. */
+/** Server events (docs/relay.md, "Events"), the types a client may subscribe to. */
 export const EVENT_TYPES = ['StateSync', 'HealthSync', 'MetricsSync', 'TransactionReceived', 'BlockScanned'] as const;
 /** One of {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -19,12 +19,12 @@ export const SYNC_TYPES = ['StateSync', 'HealthSync', 'MetricsSync'] as const;
 /** One of {@link SYNC_TYPES}. */
 export type SyncType = (typeof SYNC_TYPES)[number];
 
-/** Client commands (spec 001 "Relay WebSocket" plus our `subscribe`). */
+/** Client commands (docs/relay.md, "Client commands"; `subscribe` is ours). */
 export const CLIENT_COMMANDS = ['ping', 'get_status', 'subscribe'] as const;
-/** Relay-to-relay messages (ours; see README "Mesh protocol"). */
+/** Relay-to-relay messages (ours; docs/relay.md, "Mesh protocol"). */
 export const PEER_MESSAGES = ['hello', 'sync_request', 'sync_response'] as const;
 
-/** Codes of the WebSocket `error` message (spec 001 "Errors", relay WebSocket row). */
+/** Codes of the WebSocket `error` message (docs/relay.md, "WebSocket errors"). */
 export const WS_ERROR_CODES = {
   INVALID_MESSAGE: 'INVALID_MESSAGE',
   CONNECTION_ERROR: 'CONNECTION_ERROR',
@@ -54,7 +54,7 @@ export function createEnvelope<D extends object>(type: string, data: D, id: stri
   return { type, id, timestamp: Date.now(), data };
 }
 
-/** Builds the `error` message of spec 001 ("Events": `code`, `message`, `details`). */
+/** Builds the `error` message (docs/relay.md, "Events": `code`, `message`, `details`). */
 export function createErrorMessage(
   code: WsErrorCode,
   message: string,
@@ -122,7 +122,7 @@ function describe(value: unknown): string {
 
 type FieldKind = 'string' | 'number' | 'integer' | 'non-negative integer';
 
-/** Fields of the payment events (spec 001 "Events" table). */
+/** Fields of the payment events (docs/relay.md, "Events"). */
 export const EVENT_FIELDS: Readonly<Record<(typeof PAYMENT_EVENT_TYPES)[number], Readonly<Record<string, FieldKind>>>> = {
   TransactionReceived: {
     txid: 'string',
@@ -168,7 +168,7 @@ export function isEventType(type: string): type is EventType {
 }
 
 /**
- * Checks the `data` of a payment event against spec 001's events table (every field present
+ * Checks the `data` of a payment event against docs/relay.md, "Events" (every field present
  * with its type; extra fields are kept). Throws InvalidMessageError naming the field.
  */
 export function assertPaymentEvent(envelope: Envelope): void {

@@ -30,7 +30,7 @@ import { createStatsSampler } from './system-stats';
 export interface RelayOptions {
   relayId: string;
   version: string;
-  /** Token of the silent-payment service (contract 2). */
+  /** Token of the silent-payment service (docs/relay.md, "Publishing"). */
   publishToken: string;
   /** Token every client must present; undefined: anyone may connect. */
   authToken?: string;
@@ -49,7 +49,7 @@ export const SYNC_REQUEST_TYPES = [...SYNC_TYPES, 'all'] as const;
 /** One of {@link SYNC_REQUEST_TYPES}. */
 export type SyncRequestType = (typeof SYNC_REQUEST_TYPES)[number];
 
-/** Relay entry of `GET /relays` (spec 001 "Relay HTTP records"), plus what the peer last told us. */
+/** Relay entry of `GET /relays` (docs/relay.md, "HTTP records"), plus what the peer last told us. */
 export interface RelayEntry {
   relay_id: string;
   address: string;
@@ -381,7 +381,7 @@ export function createRelay(options: RelayOptions): Relay {
     if (links.size > 0) return;
     peers.delete(peerId);
     logger.warn({ peer: peerId, address: conn.address, reason }, 'peer relay unreachable');
-    // Spec 001 "Errors": CONNECTION_ERROR tells clients a relay became unreachable.
+    // docs/relay.md, "WebSocket errors": CONNECTION_ERROR tells clients a relay became unreachable.
     broadcastError(
       createErrorMessage('CONNECTION_ERROR', `relay ${peerId} is unreachable`, `connection to ${conn.address} closed: ${reason}`),
     );

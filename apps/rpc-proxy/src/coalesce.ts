@@ -3,7 +3,7 @@ import { countKeys, scanBody, type BodyScan } from './body-scan';
 import { NodeError, type NodeReply } from './node-client';
 
 /**
- * In-flight request coalescing ("single flight", issue 4): while a read-only call is on its
+ * In-flight request coalescing ("single flight", docs/rpc-proxy.md, "Coalescing"): while a read-only call is on its
  * way to the node, an identical call does not go to the node again; it waits for that reply
  * and gets the same result in its own envelope. Nothing is kept once the reply is in: this is
  * not a cache, and an answer is at most one in-flight round trip old.

@@ -16,7 +16,7 @@ export interface ProxyConfig {
   rpcAuth: RpcAuthEntry[];
   /** Path of the cookie file the proxy writes for its clients (DATA_DIR/.cookie). */
   cookieFile: string;
-  /** Methods every client may call: the spec's five plus RPC_ALLOWED_METHODS. */
+  /** Methods every client may call: the five of docs/rpc-proxy.md, "Methods", plus RPC_ALLOWED_METHODS. */
   allowedMethods: Set<string>;
   /** Per-user lists (RPC_USER_METHODS), each within `allowedMethods`. */
   userMethods: Map<string, Set<string>>;

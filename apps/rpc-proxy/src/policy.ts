@@ -1,8 +1,8 @@
-/** The five methods of spec 001 ("Chain node RPC" endpoints): always allowed. */
+/** The five methods of the interface (docs/rpc-proxy.md, "Methods"): always allowed. */
 export const SPEC_METHODS = ['getblockchaininfo', 'getblock', 'getrawtransaction', 'sendrawtransaction', 'getwalletinfo'] as const;
 
 /**
- * Read-only methods a wallet or a scanner needs, allowed by default on top of the spec's
+ * Read-only methods a wallet or a scanner needs, allowed by default on top of the interface's
  * five (RPC_ALLOWED_METHODS replaces this list). Nothing here changes node state or reveals
  * more than the chain and the mempool do.
  */
@@ -29,7 +29,7 @@ export const DEFAULT_ALLOWED_METHODS: readonly string[] = [
 
 /**
  * Methods whose identical calls in flight are merged into one node call (RPC_COALESCE,
- * issue 4): reads of the chain, the mempool and the network only. Never a method that
+ * docs/rpc-proxy.md, "Coalescing"): reads of the chain, the mempool and the network only. Never a method that
  * changes node state (sendrawtransaction, …) nor any wallet call; calls on `/wallet/<name>`
  * paths are never merged whatever the method.
  */
@@ -110,7 +110,7 @@ interface ParamSpec {
   params: [names: string, check: Check, required?: boolean][];
 }
 
-/** Shapes of the parameters checked before forwarding (issue 4; Core's own RPC help for names). */
+/** Shapes of the parameters checked before forwarding (docs/rpc-proxy.md, "Parameter checks"; Core's own RPC help for names). */
 const SPECS: Record<string, ParamSpec> = {
   getblockchaininfo: { params: [] },
   getwalletinfo: { params: [] },

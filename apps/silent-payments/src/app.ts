@@ -67,7 +67,7 @@ function readVersion(): string {
 /**
  * Builds the silent-payment service: keys (from the environment or DATA_DIR, generated on
  * first start), the SQLite store, the BIP-352 address book, the relay publisher, the chain
- * scanner and the HTTP API with the spec's limits. Never listens and never reads
+ * scanner and the HTTP API with its limits (docs/silent-payments.md, "Limits"). Never listens and never reads
  * `process.env`. Throws a ConfigError for bad keys, an Error when DATA_DIR's database belongs
  * to other keys, or the bip352 library's error when the secp256k1 backend is missing.
  */
@@ -123,7 +123,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
     app.use(overloadGuard(config.limits.maxInFlight));
     app.use(requestTimeout(config.limits.requestTimeoutMs));
     app.use(healthRoutes({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }));
-    // After /health, so monitoring never eats the clients' allowance (spec 001: 100 requests per minute).
+    // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
     if (config.limits.ratePerMinute > 0) app.use(rateLimit(createRateLimiter({ perMinute: config.limits.ratePerMinute })));
     app.use(express.json({ limit: config.limits.maxBodyBytes }));
     app.use(addressRoutes({ store, book, logger }));

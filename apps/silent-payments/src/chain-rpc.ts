@@ -64,7 +64,7 @@ interface Envelope {
 /**
  * Creates the client. Authentication: HTTP basic with user/password, or with the cookie file's
  * content (re-read after a 401, since bitcoind writes a new cookie at each start). JSON-RPC 1.0
- * envelopes as bitcoin-cli sends them (spec 001, "Chain node JSON-RPC envelope").
+ * envelopes as bitcoin-cli sends them (docs/rpc-proxy.md, "Envelope").
  */
 export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcClient {
   const url = new URL(options.url);

@@ -9,7 +9,7 @@ export type SpNetwork = (typeof NETWORKS)[number];
 /** The folder of this app (`apps/silent-payments`), from `dist/` or `src/`. */
 export const APP_DIR = resolve(__dirname, '..');
 
-/** Largest `limit` accepted by `GET /payments` (spec 001 gives only the default, 10). */
+/** Largest `limit` accepted by `GET /payments` (docs/silent-payments.md, "Decisions"; the default is 10). */
 export const PAYMENTS_MAX_LIMIT = 100;
 /** Longest label accepted by `POST /generate-address`, in characters. */
 export const LABEL_MAX_LENGTH = 128;
@@ -113,7 +113,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       url: chainUrl,
       user,
       password,
-      // The rpc-proxy of this monorepo writes its cookie there (ARCHITECTURE.md, rpc-proxy).
+      // The rpc-proxy of this monorepo writes its cookie there (docs/rpc-proxy.md, "Authentication").
       cookieFile:
         user === undefined ? resolve(readString(env, 'CHAIN_RPC_COOKIE_FILE', resolve(APP_DIR, '../rpc-proxy/data/.cookie'))) : undefined,
       timeoutMs: readInt(env, 'CHAIN_RPC_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),

@@ -3,7 +3,7 @@ import { closeGracefully, createLogger, listen, loadDotEnvFile, onShutdownSignal
 import { createApp } from './app';
 import { APP_DIR, loadConfig } from './config';
 
-/** Entry point: the only file with side effects (spec 001: HTTP on port 8000). */
+/** Entry point: the only file with side effects (docs/silent-payments.md: HTTP on port 8000). */
 runMain('silent-payments', async () => {
   loadDotEnvFile(join(APP_DIR, '.env'));
   const config = loadConfig();

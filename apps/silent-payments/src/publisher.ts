@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import type { Logger } from '@repo/http';
 
-/** `data` of a `TransactionReceived` event (spec 001, "Events"). */
+/** `data` of a `TransactionReceived` event (docs/silent-payments.md, "Events"). */
 export interface TransactionReceivedData {
   txid: string;
   amount: number;
@@ -11,7 +11,7 @@ export interface TransactionReceivedData {
   confirmations: number;
 }
 
-/** `data` of a `BlockScanned` event (spec 001, "Events"). */
+/** `data` of a `BlockScanned` event (docs/silent-payments.md, "Events"). */
 export interface BlockScannedData {
   block_height: number;
   block_hash: string;
@@ -25,7 +25,7 @@ export interface EventDataByType {
   BlockScanned: BlockScannedData;
 }
 
-/** A relay envelope (contract 2: `{type, id, timestamp, data}`, timestamp in ms since the epoch). */
+/** A relay envelope (docs/relay.md, "WebSocket envelope": `{type, id, timestamp, data}`, timestamp in ms since the epoch). */
 export interface EventEnvelope<T extends keyof EventDataByType = keyof EventDataByType> {
   type: T;
   id: string;
@@ -69,7 +69,7 @@ export function createNoopPublisher(): Publisher {
 export interface RelayPublisherOptions {
   /** The relay's WebSocket URL (`ws://…` or `wss://…`). */
   url: string;
-  /** Sent as `Authorization: Bearer <token>` on the upgrade request (contract 2). */
+  /** Sent as `Authorization: Bearer <token>` on the upgrade request (docs/relay.md, "Publishing"). */
   token: string;
   logger: Logger;
   /** Events kept until acknowledged; past it the oldest is dropped with a warning. */
@@ -80,7 +80,7 @@ export interface RelayPublisherOptions {
 }
 
 /**
- * Publishes events to the relay (contract 2). Every event stays queued until the relay's `ack`
+ * Publishes events to the relay (docs/relay.md, "Publishing"). Every event stays queued until the relay's `ack`
  * with the same id arrives; after a reconnection the unacknowledged ones are sent again (the
  * relay de-duplicates by id), so an event survives a relay restart. The queue is bounded.
  */

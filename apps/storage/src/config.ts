@@ -8,10 +8,10 @@ export const STORAGE_BACKENDS = ['sqlite', 'redis'] as const;
 /** One of {@link STORAGE_BACKENDS}. */
 export type StorageBackendName = (typeof STORAGE_BACKENDS)[number];
 
-/** Lifetime of a value stored without `ttl` when the permanent option is off (spec 001, "Storage records"). */
+/** Lifetime of a value stored without `ttl` when the permanent option is off (docs/storage.md, "Expiry"). */
 export const DEFAULT_TTL_SECONDS = 86_400;
 
-/** Default cap on `ttl`: 365 days (the spec leaves it open; a cap keeps the sweeper's index meaningful). */
+/** Default cap on `ttl`: 365 days (docs/storage.md, "Limits"; a cap keeps the sweeper's index meaningful). */
 export const DEFAULT_MAX_TTL_SECONDS = 31_536_000;
 
 /** Default request body cap: 10 MB (the largest value is then about 5 MB of bytes, sent as hex). */

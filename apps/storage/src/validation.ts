@@ -21,8 +21,8 @@ function describe(value: unknown): string {
 }
 
 /**
- * Checks a key (spec 001: hex, 64 characters) and returns it in lower case, since keys are
- * case-insensitive (ARCHITECTURE.md, storage). Throws AppError INVALID_REQUEST saying what is wrong.
+ * Checks a key (hex, 64 characters) and returns it in lower case, since keys are
+ * case-insensitive (docs/storage.md, "Keys and values"). Throws AppError INVALID_REQUEST saying what is wrong.
  */
 export function parseKey(input: unknown): string {
   if (input === undefined) throw invalid('"key" is required');

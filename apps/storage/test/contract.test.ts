@@ -31,7 +31,7 @@ const BACKENDS: StorageBackendName[] = ['sqlite', 'redis'];
 const PREFIXES = ['/storage', ''];
 const SECOND = 1_000;
 
-// One suite, both backends: every rule of the storage interface (spec 001, "Storage HTTP")
+// One suite, both backends: every rule of the storage interface (docs/storage.md)
 // as an HTTP request over a real socket, plus the backend contract itself.
 describe.each(BACKENDS)('storage service on the %s backend', (backendName) => {
   const backendEnv = useBackend(backendName);

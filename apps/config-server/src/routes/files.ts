@@ -18,10 +18,10 @@ export interface FileRouteOptions {
 
 /**
  * `GET /<env>/<file>`: the file, substituted, sealed under the environment's key, base64
- * (spec 000, "Endpoints", rules 1 to 4). The raw path is parsed here rather than by the router,
+ * (docs/config-server.md, "GET /<env>/<file>"). The raw path is parsed here rather than by the router,
  * so that every encoded spelling of a traversal is seen before anything decodes it.
  *
- * Recipient mode (ARCHITECTURE.md): with `X-Client-Public-Key` and `X-Client-Kem`, the file is
+ * Recipient mode (docs/config-server.md, "Recipient mode"): with `X-Client-Public-Key` and `X-Client-Kem`, the file is
  * sealed with HPKE (RFC 9180, base mode) to that key instead, body `Base64(enc || ciphertext ||
  * tag)`. The headers are checked and the key looked up among the environment's registered keys
  * before the file is touched, so a refusal says nothing about the file.

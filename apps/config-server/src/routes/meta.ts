@@ -10,7 +10,7 @@ export interface MetaRouteOptions {
   port: number;
 }
 
-/** `GET /health` and `GET /info` (spec 000, "Endpoints"). */
+/** `GET /health` and `GET /info` (docs/config-server.md, "Endpoints"). */
 export function metaRoutes(options: MetaRouteOptions): Router {
   const router = Router();
 

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { AppError } from '@repo/errors';
 import { SYNC_REQUEST_TYPES, type Relay, type SyncRequestType } from '../relay';
 
-/** `GET /relays` (connected peers) and `POST /sync` (ask a peer, or all, for a sync), spec 001 "Relay HTTP". */
+/** `GET /relays` (connected peers) and `POST /sync` (ask a peer, or all, for a sync), docs/relay.md, "POST /sync". */
 export function relaysRouter(relay: Relay): Router {
   const router = Router();
   router.get('/relays', function relays(_req, res) {

@@ -81,7 +81,7 @@ function cacheKeys(method: string, p: unknown[]): { cacheKey?: string; confirmKe
 
 /**
  * The JSON-RPC endpoint: POST `/` and `/wallet/<name>`, answered as bitcoind answers (see
- * fixtures/bitcoind), with the proxy's own rules in front: rate limit, authentication,
+ * packages/chain-double/fixtures/bitcoind), with the proxy's own rules in front: rate limit, authentication,
  * allow-lists (-32601), parameter checks (-32602), node failures (-32603), cache.
  */
 export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -254,7 +254,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
   }
 
   /**
-   * The coalescing key of a single call (issue 4): path, `jsonrpc` member, method and the
+   * The coalescing key of a single call (docs/rpc-proxy.md, "Coalescing"): path, `jsonrpc` member, method and the
    * canonical JSON of its parameters; undefined when the call must not be merged (not a read,
    * a wallet path, a notification, an id Core might echo otherwise; bodies Core might read
    * otherwise than JSON.parse are sorted out by the caller: {@link scanBody}).

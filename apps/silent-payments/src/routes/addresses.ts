@@ -33,7 +33,7 @@ function toResponse(record: LabelRecord) {
 }
 
 /**
- * `POST /generate-address` (spec 001): `{label, amount}` → `{address, label, amount, created_at}`.
+ * docs/silent-payments.md, "POST /generate-address": `{label, amount}` → `{address, label, amount, created_at}`.
  * The label maps to a BIP-352 label index m ≥ 1 (m = 0 is change); 201 when the label is new,
  * 200 with the stored record (its first amount and time) when it existed.
  */

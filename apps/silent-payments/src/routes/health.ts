@@ -13,8 +13,8 @@ export interface HealthRoutesOptions {
 }
 
 /**
- * `GET /health`: the spec's health record (`status`, `timestamp`, `version`; spec 001
- * "Payment (silent-payment service)") plus the scanner's progress and the relay publisher's
+ * `GET /health`: the health record (`status`, `timestamp`, `version`; docs/silent-payments.md,
+ * "GET /health") plus the scanner's progress and the relay publisher's
  * state. `status` is `healthy`, or `degraded` while the scanner cannot reach the chain node;
  * the HTTP status stays 200 since the HTTP API itself works.
  */

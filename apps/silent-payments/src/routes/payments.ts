@@ -33,7 +33,7 @@ function listItem(p: PaymentRecord) {
 
 /**
  * `GET /payments` (limit default 10, at most PAYMENTS_MAX_LIMIT; offset default 0) and
- * `GET /payments/:id` (spec 001). Pending payments come first, then the newest block first.
+ * `GET /payments/:id` (docs/silent-payments.md, "Endpoints"). Pending payments come first, then the newest block first.
  */
 export function paymentRoutes(options: PaymentRoutesOptions): Router {
   const { store } = options;

@@ -11,7 +11,7 @@ export interface ReceivedEvent {
   data: Record<string, unknown>;
 }
 
-/** A relay stand-in (contract 2): checks the publish token at upgrade, acks every event. */
+/** A relay stand-in (docs/relay.md, "Publishing"): checks the publish token at upgrade, acks every event. */
 export interface FakeRelay {
   url: string;
   port: number;

@@ -25,10 +25,10 @@ function methodNotAllowed(allow: string): RequestHandler {
   };
 }
 
-/** Path prefixes every route answers on: behind the proxy (spec 001) and alone (ARCHITECTURE.md). */
+/** Path prefixes every route answers on: behind the proxy and alone (docs/storage.md, "Endpoints"). */
 export const ROUTE_PREFIXES = ['/storage', ''] as const;
 
-/** The store and retrieve endpoints of spec 001 ("Storage HTTP"), on both path prefixes. */
+/** The store and retrieve endpoints (docs/storage.md, "Endpoints"), on both path prefixes. */
 export function createStorageRouter(options: StorageRouterOptions): Router {
   const { backend, now } = options;
   const router = Router();
