@@ -16,7 +16,6 @@ import {
   storeValue,
   testConfig,
   touchJson,
-  type JsonAnswer,
   type RunningService,
   type TestClock,
 } from './support/service';
@@ -405,17 +404,36 @@ describe.each(BACKENDS)('storage service on the %s backend', (backendName) => {
 
   describe('races (concurrent requests over real sockets)', () => {
     const ROUNDS = 24;
+    // How far (ms) the first request is sent ahead of the second in each round; negative: the
+    // second goes first. Sent together, the body-less DELETE tends to reach the backend first;
+    // the leads make each backend see both orders as well as true ties.
+    const LEADS = [0, 0, 1, -1, 3, -3, 15, -15];
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+    async function race<A, B>(round: number, first: () => Promise<A>, second: () => Promise<B>): Promise<[A, B]> {
+      const lead = LEADS[round % LEADS.length]!;
+      const a = (async () => {
+        if (lead < 0) await sleep(-lead);
+        return first();
+      })();
+      const b = (async () => {
+        if (lead > 0) await sleep(lead);
+        return second();
+      })();
+      return Promise.all([a, b]);
+    }
 
     it('a delete and a touch of one key at once: the delete wins or the touch runs first; the value is gone', async () => {
       const keys = Array.from({ length: ROUNDS }, () => randomKey());
       const tokens = await Promise.all(keys.map((key) => storeValue(running.base, key, 'abcd', 60)));
       const outcomes = await Promise.all(
         keys.map(async (key, i) => {
-          const del = deleteJson(`${running.base}/${key}`, tokens[i]);
-          const touch = touchJson(`${running.base}/touch/${key}`, { ttl: 600 }, tokens[i]);
-          // Sent in both orders, so each backend sees both interleavings.
-          const [d, t] = i % 2 === 0 ? await Promise.all([del, touch]) : (await Promise.all([touch, del])).reverse();
-          return [d!.status, t!.status];
+          const [d, t] = await race(
+            i,
+            () => deleteJson(`${running.base}/${key}`, tokens[i]),
+            () => touchJson(`${running.base}/touch/${key}`, { ttl: 600 }, tokens[i]),
+          );
+          return [d.status, t.status];
         }),
       );
       // The touch never brings a deleted value back; a delete never fails for a touched one.
@@ -432,11 +450,12 @@ describe.each(BACKENDS)('storage service on the %s backend', (backendName) => {
       const tokens = await Promise.all(keys.map((key) => storeValue(running.base, key, 'aa', 60)));
       const outcomes = await Promise.all(
         keys.map(async (key, i) => {
-          const del = deleteJson(`${running.base}/storage/${key}`, tokens[i]);
-          const store = postJson(`${running.base}/storage/store`, { key, value: 'bb', ttl: 60 });
-          const [d, s] =
-            i % 2 === 0 ? await Promise.all([del, store]) : ((await Promise.all([store, del])).reverse() as [JsonAnswer, JsonAnswer]);
-          return { key, deleted: d!.status, stored: s!.status, newToken: s!.body.write_token as string | undefined };
+          const [d, s] = await race(
+            i,
+            () => deleteJson(`${running.base}/storage/${key}`, tokens[i]),
+            () => postJson(`${running.base}/storage/store`, { key, value: 'bb', ttl: 60 }),
+          );
+          return { key, deleted: d.status, stored: s.status, newToken: s.body.write_token as string | undefined };
         }),
       );
       for (const o of outcomes) {
