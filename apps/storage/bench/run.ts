@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { startRedis } from '../test/support/redis-server';
 
-// `npm run bench`: store and retrieve requests/second at 50 connections for each backend,
+// `npm run bench`: store, retrieve, touch and delete requests/second at 50 connections for each backend,
 // each next to a bare express "hello" endpoint measured in the same run, with the ratio.
 // Servers run in child processes (the built dist/main.js, as in production); the load
 // generator is this process. Loopback only, bounded in time.
@@ -71,7 +71,8 @@ interface Measure {
 }
 
 async function run(label: string, options: autocannon.Options): Promise<Measure> {
-  process.stderr.write(`${label}: ${options.duration} s at ${CONNECTIONS} connections\n`);
+  const span = options.amount === undefined ? `${options.duration} s` : `${options.amount} requests`;
+  process.stderr.write(`${label}: ${span} at ${CONNECTIONS} connections\n`);
   const result = await autocannon({ connections: CONNECTIONS, ...options });
   return {
     rps: result.requests.average,
@@ -90,7 +91,13 @@ function keyMaker(): { next: () => string; at: (i: number) => string; count: () 
   return { next: () => at(n++), at, count: () => n };
 }
 
-function storeRequests(keys: ReturnType<typeof keyMaker>): autocannon.Request[] {
+/** A stored key and the write token its store answered. */
+interface Owned {
+  key: string;
+  token: string;
+}
+
+function storeRequests(keys: ReturnType<typeof keyMaker>, owned?: Owned[]): autocannon.Request[] {
   return [
     {
       method: 'POST',
@@ -98,14 +105,36 @@ function storeRequests(keys: ReturnType<typeof keyMaker>): autocannon.Request[] 
       headers: { 'content-type': 'application/json' },
       // String building, not JSON.stringify: the load generator shares the CPU with the server.
       setupRequest: (req) => ({ ...req, body: `{"key":"${keys.next()}","value":"${VALUE}","ttl":3600}` }),
+      // Keeps each key's write token for the touch and delete phases.
+      ...(owned
+        ? {
+            onResponse: (status: number, body: string) => {
+              if (status !== 200) return;
+              const answer = JSON.parse(body) as { key: string; write_token: string };
+              owned.push({ key: answer.key, token: answer.write_token });
+            },
+          }
+        : {}),
     },
   ];
 }
 
-async function measureStorage(name: string, url: string): Promise<{ store: Measure; retrieve: Measure }> {
+function authorized(req: autocannon.Request, entry: Owned): autocannon.Request {
+  return { ...req, headers: { ...req.headers, authorization: `Bearer ${entry.token}` } };
+}
+
+interface StorageMeasures {
+  store: Measure;
+  retrieve: Measure;
+  touch: Measure;
+  delete: Measure;
+}
+
+async function measureStorage(name: string, url: string): Promise<StorageMeasures> {
   await run(`${name} store warm-up`, { url, duration: WARMUP, requests: storeRequests(keyMaker()) });
   const keys = keyMaker();
-  const store = await run(`${name} store`, { url, duration: DURATION, requests: storeRequests(keys) });
+  const owned: Owned[] = [];
+  const store = await run(`${name} store`, { url, duration: DURATION, requests: storeRequests(keys, owned) });
   // Retrieve keys the measured phase stored (all answered 200 when `bad` is 0).
   const stored = Math.min(keys.count() - CONNECTIONS, 20_000);
   let i = 0;
@@ -114,7 +143,39 @@ async function measureStorage(name: string, url: string): Promise<{ store: Measu
     duration: DURATION,
     requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/retrieve/${keys.at(i++ % stored)}` }) }],
   });
-  return { store, retrieve };
+  // Touch: a new ttl for stored keys in turn, with their tokens (durable, like a store).
+  let t = 0;
+  const touch = await run(`${name} touch`, {
+    url,
+    duration: DURATION,
+    requests: [
+      {
+        method: 'POST',
+        body: '{"ttl":7200}',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => {
+          const entry = owned[t++ % owned.length]!;
+          return authorized({ ...req, path: `/touch/${entry.key}` }, entry);
+        },
+      },
+    ],
+  });
+  // Delete: each stored key once (a second delete would be 404), so a fixed number of requests.
+  let d = 0;
+  const remove = await run(`${name} delete`, {
+    url,
+    amount: owned.length - CONNECTIONS,
+    requests: [
+      {
+        method: 'DELETE',
+        setupRequest: (req) => {
+          const entry = owned[d++ % owned.length]!;
+          return authorized({ ...req, path: `/${entry.key}` }, entry);
+        },
+      },
+    ],
+  });
+  return { store, retrieve, touch, delete: remove };
 }
 
 function row(name: string, m: Measure, reference: Measure): string {
@@ -143,7 +204,12 @@ async function main(): Promise<void> {
     );
     const s = await measureStorage('sqlite', `http://127.0.0.1:${sqlite.port}`);
     await stopChild(sqlite);
-    rows.push(row('sqlite store (durable, group commit)', s.store, reference), row('sqlite retrieve', s.retrieve, reference));
+    rows.push(
+      row('sqlite store (durable, group commit)', s.store, reference),
+      row('sqlite retrieve', s.retrieve, reference),
+      row('sqlite touch (durable, group commit)', s.touch, reference),
+      row('sqlite delete (durable, group commit)', s.delete, reference),
+    );
 
     const redisDir = join(dir, 'redis');
     rmSync(redisDir, { recursive: true, force: true });
@@ -168,7 +234,12 @@ async function main(): Promise<void> {
       );
       const r = await measureStorage('redis', `http://127.0.0.1:${service.port}`);
       await stopChild(service);
-      rows.push(row('redis store', r.store, reference), row('redis retrieve', r.retrieve, reference));
+      rows.push(
+        row('redis store', r.store, reference),
+        row('redis retrieve', r.retrieve, reference),
+        row('redis touch', r.touch, reference),
+        row('redis delete', r.delete, reference),
+      );
     } finally {
       await redis.stop();
     }
@@ -181,7 +252,9 @@ async function main(): Promise<void> {
     '',
     `${CONNECTIONS} connections, ${DURATION} s per figure after a ${WARMUP} s warm-up, loopback, autocannon in the parent process,`,
     `each server in its own child process (Node ${process.version}). LOG_LEVEL=warn (no request lines), rate limit off.`,
-    `Stores: unique 64-hex keys, 64-byte values, ttl 3600; a 200 means the value is durable.`,
+    `Stores: unique 64-hex keys, 64-byte values, ttl 3600; a 200 means the value is durable (the load generator keeps each write token).`,
+    `Retrieve and touch (ttl 7200, with the write token): keys of the measured store phase in turn. Delete: each of those keys once`,
+    `(a fixed number of requests, not a duration). Touch and delete are durable before their 200, as stores are.`,
     '',
     '| scenario | req/s | express hello req/s (same run) | ratio | p50 ms | p99 ms | requests | non-2xx or errors |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',

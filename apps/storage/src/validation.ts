@@ -66,3 +66,32 @@ export function parseStoreRequest(body: unknown, maxTtlSeconds: number): StoreRe
   const record = body as Record<string, unknown>;
   return { key: parseKey(record.key), value: parseValue(record.value), ttl: parseTtl(record.ttl, maxTtlSeconds) };
 }
+
+/** A validated touch request: a ttl in seconds, `permanent`, or neither (the store default applies). */
+export interface TouchRequest {
+  ttl: number | undefined;
+  permanent: boolean;
+}
+
+/**
+ * Checks the JSON body of a touch request: `{ttl}`, `{permanent: true}` (only when the service
+ * runs with the permanent option) or `{}`; `ttl` follows the rules of store. Throws AppError
+ * INVALID_REQUEST saying what is wrong.
+ */
+export function parseTouchRequest(body: unknown, maxTtlSeconds: number, permanentAllowed: boolean): TouchRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid('request body must be a JSON object {"ttl"} or {"permanent": true} sent with Content-Type: application/json');
+  }
+  const record = body as Record<string, unknown>;
+  const ttl = parseTtl(record.ttl, maxTtlSeconds);
+  const permanentInput = record.permanent;
+  if (permanentInput !== undefined && permanentInput !== null && typeof permanentInput !== 'boolean') {
+    throw invalid(`"permanent" must be true or false, got ${describe(permanentInput)}`);
+  }
+  const permanent = permanentInput === true;
+  if (permanent && ttl !== undefined) throw invalid('send either "ttl" or "permanent": true, not both');
+  if (permanent && !permanentAllowed) {
+    throw invalid('"permanent": true needs the service to run with the permanent option (STORAGE_PERMANENT or --permanent)');
+  }
+  return { ttl, permanent };
+}

@@ -22,7 +22,7 @@ describe('loadConfig', () => {
     expect(config.sqliteFile).toBe(join(config.dataDir, 'storage.sqlite'));
   });
 
-  it('reads the variables of ARCHITECTURE.md', () => {
+  it('reads the configuration variables of docs/storage.md', () => {
     const config = loadConfig({
       HOST: '0.0.0.0',
       PORT: '9000',

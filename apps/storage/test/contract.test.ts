@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSilentLogger } from '@repo/http';
-import { createBackend, DEFAULT_TTL_SECONDS, type StorageBackend, type StorageBackendName } from '../src';
+import { createBackend, DEFAULT_TTL_SECONDS, hashWriteToken, type StorageBackend, type StorageBackendName } from '../src';
 import { useBackend } from './support/redis-server';
 import {
   createTestClock,
+  deleteJson,
   getJson,
   makeTempDir,
   postJson,
@@ -12,7 +13,9 @@ import {
   randomValue,
   removeDir,
   startService,
+  storeValue,
   testConfig,
+  touchJson,
   type RunningService,
   type TestClock,
 } from './support/service';
@@ -69,8 +72,16 @@ describe.each(BACKENDS)('storage service on the %s backend', (backendName) => {
       const value = randomValue();
       const res = await postJson(`${running.base}${prefix}/store`, { key, value, ttl: 60 });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ message: 'value stored', key, expires_at: new Date(clock.now() + 60 * SECOND).toISOString() });
-      expect(await getJson(`${running.base}${prefix}/retrieve/${key}`)).toEqual({ status: 200, body: { key, value } });
+      expect(res.body).toEqual({
+        message: 'value stored',
+        key,
+        expires_at: new Date(clock.now() + 60 * SECOND).toISOString(),
+        write_token: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+      expect(await getJson(`${running.base}${prefix}/retrieve/${key}`)).toEqual({
+        status: 200,
+        body: { key, value, expires_at: res.body.expires_at, ttl_remaining: 60 },
+      });
     });
 
     it('answers 409 with an explicit message when the key exists and has not expired', async () => {
@@ -130,8 +141,8 @@ describe.each(BACKENDS)('storage service on the %s backend', (backendName) => {
       const stored = await postJson(`${running.base}/store`, { key: key.toUpperCase(), value: value.toUpperCase() });
       expect(stored.status).toBe(200);
       expect(stored.body.key).toBe(key);
-      expect(await getJson(`${running.base}/retrieve/${key}`)).toEqual({ status: 200, body: { key, value } });
-      expect(await getJson(`${running.base}/retrieve/${key.toUpperCase()}`)).toEqual({ status: 200, body: { key, value } });
+      expect(await getJson(`${running.base}/retrieve/${key}`)).toMatchObject({ status: 200, body: { key, value } });
+      expect(await getJson(`${running.base}/retrieve/${key.toUpperCase()}`)).toMatchObject({ status: 200, body: { key, value } });
       expect((await postJson(`${running.base}/store`, { key, value })).status).toBe(409);
     });
 
@@ -211,15 +222,292 @@ describe.each(BACKENDS)('storage service on the %s backend', (backendName) => {
     });
   });
 
+  describe.each(PREFIXES)('GET %s/retrieve/:key lifetime fields', (prefix) => {
+    it('answers expires_at and ttl_remaining, rounded up to whole seconds', async () => {
+      const key = randomKey();
+      const stored = await postJson(`${running.base}/store`, { key, value: 'ab', ttl: 30 });
+      clock.advance(10 * SECOND + 400);
+      const res = await getJson(`${running.base}${prefix}/retrieve/${key}`);
+      expect(res).toEqual({ status: 200, body: { key, value: 'ab', expires_at: stored.body.expires_at, ttl_remaining: 20 } });
+      clock.advance(19 * SECOND + 599);
+      expect((await getJson(`${running.base}${prefix}/retrieve/${key}`)).body.ttl_remaining).toBe(1);
+    });
+
+    it('answers null for both when the value never expires', async () => {
+      await restart({ STORAGE_PERMANENT: 'true' });
+      const key = randomKey();
+      await storeValue(running.base, key, 'ab');
+      expect((await getJson(`${running.base}${prefix}/retrieve/${key}`)).body).toEqual({
+        key,
+        value: 'ab',
+        expires_at: null,
+        ttl_remaining: null,
+      });
+    });
+  });
+
+  describe.each(PREFIXES)('DELETE %s/:key', (prefix) => {
+    const url = (key: string) => `${running.base}${prefix}/${key}`;
+
+    it('deletes with the write token: 200, then 404, and the key may be stored again with a new token', async () => {
+      const key = randomKey();
+      const token = await storeValue(running.base, key, 'abcd', 60);
+      expect(await deleteJson(url(key), token)).toMatchObject({ status: 200, body: { message: 'value deleted', key } });
+      expect((await getJson(`${running.base}/retrieve/${key}`)).status).toBe(404);
+      expect(await deleteJson(url(key), token)).toMatchObject({ status: 404, body: { code: 'NOT_FOUND' } });
+      const second = await storeValue(running.base, key, 'ef', 60);
+      expect(second).not.toBe(token);
+      expect((await deleteJson(url(key), token)).status).toBe(403);
+      expect((await getJson(`${running.base}/retrieve/${key}`)).body.value).toBe('ef');
+      expect((await deleteJson(url(key), second.toUpperCase())).status).toBe(200);
+    });
+
+    it.each([
+      ['no Authorization header', undefined],
+      ['another scheme', 'Basic dXNlcjpwYXNz'],
+      ['a Bearer header without a token', 'Bearer '],
+    ])('answers 401 with WWW-Authenticate for %s, and keeps the value', async (_name, header) => {
+      const key = randomKey();
+      await storeValue(running.base, key, 'abcd');
+      const res = await deleteJson(url(key), header);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: expect.stringContaining('write token required'), code: 'UNAUTHORIZED' });
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="storage"');
+      expect((await getJson(`${running.base}/retrieve/${key}`)).status).toBe(200);
+    });
+
+    it('answers 401 with error="invalid_token" for a token that is not 64 hex characters', async () => {
+      const key = randomKey();
+      const token = await storeValue(running.base, key, 'abcd');
+      const res = await deleteJson(url(key), token.slice(0, 63));
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'malformed write token: it must be 64 hex characters, got length=63', code: 'UNAUTHORIZED' });
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="storage", error="invalid_token"');
+    });
+
+    it('answers 403 with a wrong token, or the token of another key, and keeps the value', async () => {
+      const key = randomKey();
+      const other = randomKey();
+      await storeValue(running.base, key, 'abcd');
+      const otherToken = await storeValue(running.base, other, 'ef');
+      for (const token of [randomKey(), otherToken]) {
+        const res = await deleteJson(url(key), token);
+        expect(res).toMatchObject({
+          status: 403,
+          body: { error: expect.stringContaining('write token does not match'), code: 'ACCESS_DENIED' },
+        });
+      }
+      expect((await getJson(`${running.base}/retrieve/${key}`)).body.value).toBe('abcd');
+      expect((await getJson(`${running.base}/retrieve/${other}`)).body.value).toBe('ef');
+    });
+
+    it('answers 404 for a missing key and for an expired one', async () => {
+      expect(await deleteJson(url(randomKey()), randomKey())).toMatchObject({
+        status: 404,
+        body: { error: expect.stringContaining('key not found'), code: 'NOT_FOUND' },
+      });
+      const key = randomKey();
+      const token = await storeValue(running.base, key, 'abcd', 5);
+      clock.advance(5 * SECOND);
+      expect((await deleteJson(url(key), token)).status).toBe(404);
+    });
+
+    it.each([
+      ['a short key', 'abcd', 'got length=4'],
+      ['a non-hex key', 'x'.repeat(64), 'only hex characters'],
+    ])('answers 400 for %s', async (_name, key, error) => {
+      const res = await deleteJson(url(key), randomKey());
+      expect(res).toMatchObject({ status: 400, body: { error: expect.stringContaining(error), code: 'INVALID_REQUEST' } });
+    });
+  });
+
+  describe.each(PREFIXES)('POST %s/touch/:key', (prefix) => {
+    const url = (key: string) => `${running.base}${prefix}/touch/${key}`;
+
+    it('sets a new ttl from now, longer or shorter, and answers the new expiry', async () => {
+      const key = randomKey();
+      const token = await storeValue(running.base, key, 'abcd', 10);
+      clock.advance(8 * SECOND);
+      const longer = await touchJson(url(key), { ttl: 100 }, token);
+      const expected = new Date(clock.now() + 100 * SECOND).toISOString();
+      expect(longer).toMatchObject({ status: 200, body: { message: 'expiry updated', key, expires_at: expected, ttl_remaining: 100 } });
+      clock.advance(50 * SECOND);
+      expect(await getJson(`${running.base}/retrieve/${key}`)).toMatchObject({
+        status: 200,
+        body: { expires_at: expected, ttl_remaining: 50 },
+      });
+      expect((await touchJson(url(key), { ttl: 3 }, token)).body.ttl_remaining).toBe(3);
+      clock.advance(3 * SECOND);
+      expect((await getJson(`${running.base}/retrieve/${key}`)).status).toBe(404);
+      expect((await postJson(`${running.base}/store`, { key, value: 'ef' })).status).toBe(200);
+    });
+
+    it(`applies the store default (${DEFAULT_TTL_SECONDS} s) to an empty body`, async () => {
+      const key = randomKey();
+      const token = await storeValue(running.base, key, 'abcd', 10);
+      const res = await touchJson(url(key), {}, token);
+      expect(res.body).toMatchObject({ expires_at: new Date(clock.now() + DEFAULT_TTL_SECONDS * SECOND).toISOString() });
+    });
+
+    it('makes a value permanent with {permanent: true} when the service runs with the permanent option', async () => {
+      await restart({ STORAGE_PERMANENT: 'true' });
+      const key = randomKey();
+      const token = await storeValue(running.base, key, 'abcd', 10);
+      expect(await touchJson(url(key), { permanent: true }, token)).toMatchObject({
+        status: 200,
+        body: { expires_at: null, ttl_remaining: null },
+      });
+      clock.advance(10 * 365 * 86_400 * SECOND);
+      expect((await getJson(`${running.base}/retrieve/${key}`)).body).toMatchObject({ value: 'abcd', expires_at: null });
+      // And back to a lifetime.
+      expect((await touchJson(url(key), { ttl: 5 }, token)).body.ttl_remaining).toBe(5);
+      clock.advance(5 * SECOND);
+      expect((await getJson(`${running.base}/retrieve/${key}`)).status).toBe(404);
+    });
+
+    it.each([
+      ['a ttl of 0', { ttl: 0 }, '"ttl" must be a positive integer number of seconds'],
+      ['a fractional ttl', { ttl: 1.5 }, 'got 1.5'],
+      ['a ttl as a string', { ttl: '60' }, 'got string'],
+      ['a ttl over the maximum', { ttl: 31_536_001 }, 'at most 31536000'],
+      ['permanent without the option', { permanent: true }, 'needs the service to run with the permanent option'],
+      ['both ttl and permanent', { ttl: 5, permanent: true }, 'not both'],
+      ['a permanent that is not a boolean', { permanent: 'yes' }, '"permanent" must be true or false'],
+      ['an array body', [60], 'request body must be a JSON object'],
+    ])('answers 400 for %s and leaves the expiry as it was', async (_name, body, error) => {
+      const key = randomKey();
+      const token = await storeValue(running.base, key, 'abcd', 10);
+      const res = await touchJson(url(key), body, token);
+      expect(res).toMatchObject({ status: 400, body: { error: expect.stringContaining(error), code: 'INVALID_REQUEST' } });
+      expect((await getJson(`${running.base}/retrieve/${key}`)).body.ttl_remaining).toBe(10);
+    });
+
+    it('answers 401 without a token, 403 with a wrong one, 404 for a missing or expired key', async () => {
+      const key = randomKey();
+      const token = await storeValue(running.base, key, 'abcd', 10);
+      const missing = await touchJson(url(key), { ttl: 60 });
+      expect(missing).toMatchObject({ status: 401, body: { code: 'UNAUTHORIZED' } });
+      expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="storage"');
+      expect(await touchJson(url(key), { ttl: 60 }, randomKey())).toMatchObject({ status: 403, body: { code: 'ACCESS_DENIED' } });
+      expect((await getJson(`${running.base}/retrieve/${key}`)).body.ttl_remaining).toBe(10);
+      expect((await touchJson(url(randomKey()), { ttl: 60 }, token)).status).toBe(404);
+      clock.advance(10 * SECOND);
+      expect((await touchJson(url(key), { ttl: 60 }, token)).status).toBe(404);
+      expect((await getJson(`${running.base}/retrieve/${key}`)).status).toBe(404);
+    });
+
+    it('answers 405 to another method', async () => {
+      const res = await getJson(url(randomKey()));
+      expect(res).toEqual({ status: 405, body: { error: expect.stringContaining('POST'), code: 'METHOD_NOT_ALLOWED' } });
+    });
+  });
+
+  describe('races (concurrent requests over real sockets)', () => {
+    const ROUNDS = 24;
+    // How far (ms) the first request is sent ahead of the second in each round; negative: the
+    // second goes first. Sent together, the body-less DELETE tends to reach the backend first;
+    // the leads make each backend see both orders as well as true ties.
+    const LEADS = [0, 0, 1, -1, 3, -3, 15, -15];
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+    async function race<A, B>(round: number, first: () => Promise<A>, second: () => Promise<B>): Promise<[A, B]> {
+      const lead = LEADS[round % LEADS.length]!;
+      const a = (async () => {
+        if (lead < 0) await sleep(-lead);
+        return first();
+      })();
+      const b = (async () => {
+        if (lead > 0) await sleep(lead);
+        return second();
+      })();
+      return Promise.all([a, b]);
+    }
+
+    it('a delete and a touch of one key at once: the delete wins or the touch runs first; the value is gone', async () => {
+      const keys = Array.from({ length: ROUNDS }, () => randomKey());
+      const tokens = await Promise.all(keys.map((key) => storeValue(running.base, key, 'abcd', 60)));
+      const outcomes = await Promise.all(
+        keys.map(async (key, i) => {
+          const [d, t] = await race(
+            i,
+            () => deleteJson(`${running.base}/${key}`, tokens[i]),
+            () => touchJson(`${running.base}/touch/${key}`, { ttl: 600 }, tokens[i]),
+          );
+          return [d.status, t.status];
+        }),
+      );
+      // The touch never brings a deleted value back; a delete never fails for a touched one.
+      for (const [d, t] of outcomes) {
+        expect(d).toBe(200);
+        expect([200, 404]).toContain(t);
+      }
+      const after = await Promise.all(keys.map((key) => getJson(`${running.base}/retrieve/${key}`)));
+      expect(after.map((r) => r.status)).toEqual(keys.map(() => 404));
+    });
+
+    it('a delete and a store of one key at once: either the store lost (409) and the key is gone, or it came after and holds', async () => {
+      const keys = Array.from({ length: ROUNDS }, () => randomKey());
+      const tokens = await Promise.all(keys.map((key) => storeValue(running.base, key, 'aa', 60)));
+      const outcomes = await Promise.all(
+        keys.map(async (key, i) => {
+          const [d, s] = await race(
+            i,
+            () => deleteJson(`${running.base}/storage/${key}`, tokens[i]),
+            () => postJson(`${running.base}/storage/store`, { key, value: 'bb', ttl: 60 }),
+          );
+          return { key, deleted: d.status, stored: s.status, newToken: s.body.write_token as string | undefined };
+        }),
+      );
+      for (const o of outcomes) {
+        expect(o.deleted).toBe(200);
+        expect([200, 409]).toContain(o.stored);
+        const now = await getJson(`${running.base}/retrieve/${o.key}`);
+        if (o.stored === 200) {
+          // The store came after the delete: its value holds, under its own token.
+          expect(now).toMatchObject({ status: 200, body: { value: 'bb' } });
+          expect((await deleteJson(`${running.base}/${o.key}`, o.newToken)).status).toBe(200);
+        } else {
+          expect(now.status).toBe(404);
+        }
+      }
+    });
+
+    it('many deletes with the same token at once: exactly one 200, the others 404', async () => {
+      const key = randomKey();
+      const token = await storeValue(running.base, key, 'abcd');
+      const statuses = (await Promise.all(Array.from({ length: 16 }, () => deleteJson(`${running.base}/${key}`, token)))).map(
+        (r) => r.status,
+      );
+      expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 404)).toHaveLength(15);
+    });
+  });
+
   describe('restart', () => {
     it('retrieves after a restart what was stored before it', async () => {
       const entries = Array.from({ length: 20 }, () => ({ key: randomKey(), value: randomValue() }));
       for (const entry of entries) expect((await postJson(`${running.base}/store`, entry)).status).toBe(200);
       await restart();
       for (const { key, value } of entries) {
-        expect(await getJson(`${running.base}/retrieve/${key}`)).toEqual({ status: 200, body: { key, value } });
+        expect(await getJson(`${running.base}/retrieve/${key}`)).toMatchObject({ status: 200, body: { key, value } });
       }
       expect((await postJson(`${running.base}/store`, entries[0]!)).status).toBe(409);
+    });
+
+    it('keeps write tokens, deletes and touches across a restart', async () => {
+      const [a, b, c] = [randomKey(), randomKey(), randomKey()];
+      const tokens = [
+        await storeValue(running.base, a, 'aa', 60),
+        await storeValue(running.base, b, 'bb', 60),
+        await storeValue(running.base, c, 'cc', 60),
+      ];
+      expect((await deleteJson(`${running.base}/${a}`, tokens[0])).status).toBe(200);
+      expect((await touchJson(`${running.base}/touch/${b}`, { ttl: 600 }, tokens[1])).status).toBe(200);
+      await restart();
+      expect((await getJson(`${running.base}/retrieve/${a}`)).status).toBe(404);
+      expect((await getJson(`${running.base}/retrieve/${b}`)).body.ttl_remaining).toBe(600);
+      expect((await deleteJson(`${running.base}/${c}`, tokens[0])).status).toBe(403);
+      expect((await deleteJson(`${running.base}/${c}`, tokens[2])).status).toBe(200);
     });
   });
 
@@ -260,28 +548,64 @@ describe.each(BACKENDS)('storage service on the %s backend', (backendName) => {
       await backend.close();
     });
 
+    const hashA = hashWriteToken(randomKey());
+    const hashB = hashWriteToken(randomKey());
+
     it('puts once, then answers exists until the value expires', async () => {
       const key = randomKey();
       const t = clock.now();
-      expect(await backend.put(key, 'aa', 2, t)).toBe('stored');
-      expect(await backend.put(key, 'bb', 2, t)).toBe('exists');
-      expect(await backend.get(key, t + 1_999)).toBe('aa');
+      expect(await backend.put(key, 'aa', 2, t, hashA)).toBe('stored');
+      expect(await backend.put(key, 'bb', 2, t, hashB)).toBe('exists');
+      expect(await backend.get(key, t + 1_999)).toEqual({ value: 'aa', expiresAt: t + 2_000 });
       expect(await backend.get(key, t + 2_000)).toBeUndefined();
-      expect(await backend.put(key, 'cc', null, t + 2_000)).toBe('stored');
-      expect(await backend.get(key, t + 1e12)).toBe('cc');
-      expect(await backend.put(key, 'dd', 1, t + 1e12)).toBe('exists');
+      expect(await backend.put(key, 'cc', null, t + 2_000, hashB)).toBe('stored');
+      expect(await backend.get(key, t + 1e12)).toEqual({ value: 'cc', expiresAt: null });
+      expect(await backend.put(key, 'dd', 1, t + 1e12, hashA)).toBe('exists');
+    });
+
+    it('deletes only with the token hash of the value, and only a live value', async () => {
+      const key = randomKey();
+      const t = clock.now();
+      expect(await backend.delete(key, hashA, t)).toBe('not_found');
+      await backend.put(key, 'aa', 10, t, hashA);
+      expect(await backend.delete(key, hashB, t)).toBe('forbidden');
+      expect(await backend.get(key, t)).toEqual({ value: 'aa', expiresAt: t + 10_000 });
+      expect(await backend.delete(key, hashA, t + 10_000)).toBe('not_found');
+      expect(await backend.delete(key, hashA, t)).toBe('deleted');
+      expect(await backend.get(key, t)).toBeUndefined();
+      expect(await backend.delete(key, hashA, t)).toBe('not_found');
+      // The key is free again; the new value has its own token.
+      expect(await backend.put(key, 'bb', 10, t, hashB)).toBe('stored');
+      expect(await backend.delete(key, hashA, t)).toBe('forbidden');
+    });
+
+    it('touches only with the token hash: a new expiry, later, earlier or never', async () => {
+      const key = randomKey();
+      const t = clock.now();
+      await backend.put(key, 'aa', 10, t, hashA);
+      expect(await backend.touch(key, hashB, 100, t)).toBe('forbidden');
+      expect(await backend.touch(key, hashA, 100, t + 5_000)).toEqual({ expiresAt: t + 105_000 });
+      expect(await backend.get(key, t + 104_999)).toEqual({ value: 'aa', expiresAt: t + 105_000 });
+      expect(await backend.get(key, t + 105_000)).toBeUndefined();
+      expect(await backend.touch(key, hashA, 1, t + 200_000)).toBe('not_found');
+      expect(await backend.touch(key, hashA, null, t + 6_000)).toEqual({ expiresAt: null });
+      expect(await backend.get(key, t + 1e12)).toEqual({ value: 'aa', expiresAt: null });
+      expect(await backend.touch(key, hashA, 2, t + 7_000)).toEqual({ expiresAt: t + 9_000 });
+      expect(await backend.get(key, t + 9_000)).toBeUndefined();
+      // An expired value cannot be touched back to life, and may be stored again.
+      expect(await backend.put(key, 'bb', 2, t + 9_000, hashB)).toBe('stored');
     });
 
     it('never sweeps a live value', async () => {
       const t = clock.now();
       const live = randomKey();
       const dead = randomKey();
-      await backend.put(live, 'aa', 100, t);
-      await backend.put(dead, 'bb', 1, t);
+      await backend.put(live, 'aa', 100, t, hashA);
+      await backend.put(dead, 'bb', 1, t, hashA);
       const deleted = await backend.sweep(t + 50 * SECOND, 100);
       // SQLite deletes the expired row; Redis expires keys by itself, its sweep has nothing to do.
       expect(deleted).toBe(backendName === 'sqlite' ? 1 : 0);
-      expect(await backend.get(live, t + 50 * SECOND)).toBe('aa');
+      expect((await backend.get(live, t + 50 * SECOND))?.value).toBe('aa');
       expect(await backend.get(dead, t + 50 * SECOND)).toBeUndefined();
     });
 

@@ -2,7 +2,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { StorageBackendName } from '../src';
 import { useBackend } from './support/redis-server';
-import { getJson, makeTempDir, postJson, randomKey, randomValue, removeDir, startService, testConfig } from './support/service';
+import {
+  deleteJson,
+  getJson,
+  makeTempDir,
+  postJson,
+  randomKey,
+  randomValue,
+  removeDir,
+  startService,
+  storeValue,
+  testConfig,
+} from './support/service';
 
 const APP_DIR = join(__dirname, '..');
 
@@ -114,6 +125,71 @@ describe.each(BACKENDS)('crash of the %s service (SIGKILL)', (backendName) => {
         );
       }
       expect(missing).toEqual([]);
+    } finally {
+      await running.close();
+    }
+  });
+  it('keeps every acknowledged delete deleted when killed while clients delete', async () => {
+    const env: Record<string, string> = { DATA_DIR: dir, LOG_LEVEL: 'info', ...backendEnv() };
+    const service = spawnMain(env);
+    const base = `http://127.0.0.1:${await listeningPort(service)}`;
+    const entries: { key: string; value: string; token: string }[] = [];
+    for (let i = 0; i < 800; i += 32) {
+      entries.push(
+        ...(await Promise.all(
+          Array.from({ length: 32 }, async () => {
+            const entry = { key: randomKey(), value: randomValue(32) };
+            return { ...entry, token: await storeValue(base, entry.key, entry.value) };
+          }),
+        )),
+      );
+    }
+    const deleted: string[] = [];
+    let next = 0;
+    let killed = false;
+
+    // 16 clients delete stored values without pause; the process is killed once 300 deletes
+    // were answered 200, so deletes are in flight (received, batched, committing) at that moment.
+    const client = async () => {
+      for (;;) {
+        const entry = entries[next++];
+        if (entry === undefined) return;
+        try {
+          const res = await deleteJson(`${base}/storage/${entry.key}`, entry.token);
+          if (res.status === 200) deleted.push(entry.key);
+        } catch {
+          return; // the connection died with the process
+        }
+        if (!killed && deleted.length >= 300) {
+          killed = true;
+          service.child.kill('SIGKILL');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, client));
+    expect(await service.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(deleted.length).toBeGreaterThanOrEqual(300);
+    const untouched = entries.slice(next);
+    expect(untouched.length).toBeGreaterThan(0);
+
+    const running = await startService(testConfig(env));
+    try {
+      const resurrected: string[] = [];
+      for (let i = 0; i < deleted.length; i += 32) {
+        await Promise.all(
+          deleted.slice(i, i + 32).map(async (key) => {
+            if ((await getJson(`${running.base}/retrieve/${key}`)).status !== 404) resurrected.push(key);
+          }),
+        );
+      }
+      expect(resurrected).toEqual([]);
+      // The values no delete was sent for are all still there.
+      const lost: string[] = [];
+      for (const { key, value } of untouched) {
+        const res = await getJson(`${running.base}/retrieve/${key}`);
+        if (res.status !== 200 || res.body.value !== value) lost.push(key);
+      }
+      expect(lost).toEqual([]);
     } finally {
       await running.close();
     }

@@ -79,3 +79,40 @@ export async function getJson(url: string): Promise<{ status: number; body: any 
   const res = await fetch(url);
   return { status: res.status, body: await res.json() };
 }
+
+/** An HTTP answer: status, parsed body and headers. */
+export interface JsonAnswer {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+function authorization(token: string | undefined): Record<string, string> {
+  return token === undefined ? {} : { authorization: token.includes(' ') ? token : `Bearer ${token}` };
+}
+
+/**
+ * DELETEs `url` with `Authorization: Bearer <token>` (a token holding a space is sent as the
+ * whole header value; undefined sends none).
+ */
+export async function deleteJson(url: string, token?: string): Promise<JsonAnswer> {
+  const res = await fetch(url, { method: 'DELETE', headers: authorization(token) });
+  return { status: res.status, body: await res.json(), headers: res.headers };
+}
+
+/** POSTs `body` as JSON to a touch URL with the token (as {@link deleteJson} sends it). */
+export async function touchJson(url: string, body: unknown, token?: string): Promise<JsonAnswer> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...authorization(token) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json(), headers: res.headers };
+}
+
+/** Stores `value` under `key` (must answer 200) and returns the write token. */
+export async function storeValue(base: string, key: string, value: string, ttl?: number): Promise<string> {
+  const res = await postJson(`${base}/store`, ttl === undefined ? { key, value } : { key, value, ttl });
+  if (res.status !== 200) throw new Error(`store answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.write_token as string;
+}
