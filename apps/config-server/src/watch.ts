@@ -22,6 +22,8 @@ export interface WatchHubOptions {
   /** Requests waiting at once, server-wide, before 503. */
   maxWaiting: number;
   logger: Logger;
+  /** Use `fs.watch` besides the poll (default true; false leaves the poll alone, as on a file system without events). */
+  fsEvents?: boolean;
 }
 
 /** What a wait ended with. */
@@ -109,7 +111,7 @@ export function createWatchHub(options: WatchHubOptions): WatchHub {
     w.poll.unref();
     const { envDir, fileDir, filePath } = paths(request);
     const name = filePath.slice(fileDir.length + 1);
-    for (const dir of new Set([fileDir, envDir])) {
+    for (const dir of options.fsEvents === false ? [] : new Set([fileDir, envDir])) {
       try {
         const watcher = watch(dir, { persistent: false }, (_event, changed) => {
           // A folder's events name the entry; anything else in the folder is not ours.
