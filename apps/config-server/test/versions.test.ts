@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nobleBackend, openFromBase64 } from '@repo/crypto';
 import { get, startServer, type Harness } from './harness';
@@ -149,7 +149,6 @@ describe('?version=', () => {
     const [entry] = readdirSync(join(dir, folder!));
     const path = join(dir, folder!, entry!);
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    const { readFileSync } = await import('node:fs');
     expect(readFileSync(path).includes('no placeholders')).toBe(false);
   });
 
@@ -192,7 +191,6 @@ describe('?version=', () => {
 
   it('serves no version of a file that is gone', async () => {
     const v = await versionOf('/dev/plain.txt');
-    const { rmSync } = await import('node:fs');
     rmSync(join(h.storageDir, 'dev', 'plain.txt'));
     const res = await get(h, `/dev/plain.txt?version=${v}`);
     expect(res.status).toBe(404);

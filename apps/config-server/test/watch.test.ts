@@ -1,6 +1,10 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nobleBackend, openFromBase64 } from '@repo/crypto';
+import { createSilentLogger } from '@repo/http';
+import { createFileStore } from '../src/file-store';
+import { createVersionStore } from '../src/versions';
+import { createWatchHub } from '../src/watch';
 import { get, startServer, type Harness, type Reply } from './harness';
 
 let h: Harness;
@@ -202,10 +206,6 @@ describe('?wait=', () => {
 
 describe('the watch hub without file system events', () => {
   it('notices a change by its poll alone', async () => {
-    const { createWatchHub } = await import('../src/watch');
-    const { createFileStore } = await import('../src/file-store');
-    const { createVersionStore } = await import('../src/versions');
-    const { createSilentLogger } = await import('@repo/http');
     const logger = createSilentLogger();
     const store = createFileStore({ storageDir: h.storageDir, maxFileBytes: 1 << 20, cacheMs: 0, logger });
     const versions = createVersionStore({ secret: new Uint8Array(32).fill(7), dir: join(h.dataDir, 'h2'), maxPerFile: 5, logger });
