@@ -1,11 +1,12 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { nobleBackend, openFromBase64 } from '@repo/crypto';
+import { createHpkeSuite, nobleBackend, nodeBackend, nodeX25519, openFromBase64 } from '@repo/crypto';
 import { createSilentLogger } from '@repo/http';
 import { createFileStore } from '../src/file-store';
 import { createVersionStore } from '../src/versions';
 import { createWatchHub } from '../src/watch';
-import { get, startServer, type Harness, type Reply } from './harness';
+import { recipientInfo } from '../src/recipient';
+import { get, registerClientKey, startServer, type Harness, type Reply } from './harness';
 
 let h: Harness;
 beforeEach(async () => {
@@ -108,6 +109,28 @@ describe('?wait=', () => {
     writeFileSync(join(h.storageDir, 'prod', 'app.conf'), 'url=changed\n');
     expect((await pending[5]!).status).toBe(200);
     expect(h.service.watch.stats).toEqual({ files: 0, waiting: 0 });
+  });
+
+  it('seals the new version to a waiting client key, unless the key was revoked meanwhile', async () => {
+    const suite = createHpkeSuite('X25519', { x25519: nodeX25519, aead: nodeBackend });
+    const pair = suite.kem.generateKeyPair();
+    const pub = registerClientKey(h, 'dev', 'agent', pair.publicKey);
+    const headers = { 'X-Client-Kem': 'X25519', 'X-Client-Public-Key': Buffer.from(pair.publicKey).toString('base64') };
+    const first = await get(h, '/dev/plain.txt', headers);
+    const wait = () => get(h, '/dev/plain.txt?wait=20', { ...headers, 'If-None-Match': first.headers.etag as string });
+    const kept = wait();
+    await waiting(h, 1);
+    writeFileSync(join(h.storageDir, 'dev', 'plain.txt'), 'for the agent\n');
+    const reply = await kept;
+    expect(reply.status).toBe(200);
+    const plain = suite.openBytes(pair.privateKey, Buffer.from(reply.text, 'base64'), { info: recipientInfo('dev', 'plain.txt') });
+    expect(Buffer.from(plain).toString()).toBe('for the agent\n');
+
+    const revoked = get(h, '/dev/plain.txt?wait=20', { ...headers, 'If-None-Match': reply.headers.etag as string });
+    await waiting(h, 1);
+    rmSync(pub);
+    writeFileSync(join(h.storageDir, 'dev', 'plain.txt'), 'not for the agent\n');
+    expect((await revoked).status).toBe(403);
   });
 
   it('answers 404 to a client waiting on a file that is deleted', async () => {

@@ -111,6 +111,10 @@ export function fileRoute(options: FileRouteOptions): RequestHandler {
         notModified(res, version);
         return;
       }
+      // The key may have been revoked while the request waited.
+      if (recipient !== undefined && options.clientKeys.find(request.env, recipient.kem, recipient.publicKey) === undefined) {
+        throw new AppError('ACCESS_DENIED');
+      }
       content = outcome.file.file.content;
       version = outcome.file.version;
       await versions.record(request.env, request.file, version, content);
