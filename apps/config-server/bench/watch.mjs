@@ -4,9 +4,10 @@
 // same rendering, sealing and sending, without the wait); and the server's memory per waiting
 // client, next to the idle server holding the same 1,000 open connections. The server runs in
 // its own process (bench/watch-server.mjs). Rounds alternate; medians are printed. The table is
-// also written to bench-watch-report.md.
+// also written to bench-report-watch.md, and with --append (as `pnpm bench` runs it, after
+// bench/run.mjs) added to bench-report.md, which the root report gathers.
 import { fork } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,4 +100,5 @@ const table = `# config-server change watch (${CLIENTS} clients on one file, ${R
 Rounds, all answered (ms): ${waits.map((w) => w.all.toFixed(0)).join(', ')}; plain fetches (ms): ${plain.map((p) => p.toFixed(0)).join(', ')}; first ${CLIENTS} fetches with TLS handshakes: ${cold.toFixed(0)} ms.
 `;
 process.stdout.write(table);
-writeFileSync(join(here, '..', 'bench-watch-report.md'), table);
+writeFileSync(join(here, '..', 'bench-report-watch.md'), table);
+if (process.argv.includes('--append')) appendFileSync(join(here, '..', 'bench-report.md'), `\n${table.replace(/^# /, '### ')}`);
