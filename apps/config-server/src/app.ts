@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:https';
-import express, { type Express, type RequestHandler } from 'express';
-import { AppError, errorHandler, notFoundHandler } from '@repo/errors';
+import { join } from 'node:path';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { AppError, errorHandler, notFoundHandler, toAppError } from '@repo/errors';
 import {
   chain,
   closeGracefully,
@@ -13,14 +14,18 @@ import {
   type ConnectionCounter,
   type Logger,
 } from '@repo/http';
+import { auditTrail, createAuditLog, type AuditFields } from './audit';
 import type { ConfigServerConfig } from './config';
 import { API_VERSION, COMMON_HEADERS } from './constants';
 import { createClientKeyRegistry } from './client-keys';
 import { createFileStore } from './file-store';
 import type { Keyring } from './keyring';
 import { maintenanceSwitch } from './maintenance';
-import { fileRoute } from './routes/files';
+import { fileRoute, parseWaitMs } from './routes/files';
 import { metaRoutes } from './routes/meta';
+import { loadVersionKey } from './version-key';
+import { createVersionStore } from './versions';
+import { createWatchHub, type WatchHub } from './watch';
 
 /** What the app needs besides its configuration. */
 export interface ConfigServerDeps {
@@ -28,6 +33,8 @@ export interface ConfigServerDeps {
   keyring: Keyring;
   /** PEM certificate and key: plain HTTP is never served. */
   tls: { cert: string; key: string };
+  /** The key versions are computed under; by default `CONFIG_VERSION_KEY` or `DATA_DIR/version.key` (created on first start). */
+  versionKey?: Uint8Array;
   now?: () => number;
 }
 
@@ -36,6 +43,9 @@ export interface ConfigServerApp {
   app: Express;
   server: Server;
   connections: ConnectionCounter;
+  /** The change watch of `?wait=` requests (its `stats`, for tests and benchmarks). */
+  watch: WatchHub;
+  /** Stops listening, answers every waiting request (304, `Connection: close`), lets the others finish. */
   close(): Promise<void>;
 }
 
@@ -46,34 +56,61 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   app.disable('x-powered-by');
   app.set('etag', false);
 
+  const store = createFileStore({
+    storageDir: config.storageDir,
+    maxFileBytes: config.maxFileBytes,
+    cacheMs: config.fileCacheMs,
+    logger,
+    now: deps.now,
+  });
+  const versions = createVersionStore({
+    secret: deps.versionKey ?? loadVersionKey(config).key,
+    dir: join(config.dataDir, 'history'),
+    maxPerFile: config.versionHistoryMax,
+    logger,
+  });
+  const watch = createWatchHub({
+    storageDir: config.storageDir,
+    render: async (request) => {
+      const file = await store.render(request, { fresh: true });
+      return { file, version: versions.versionOf(request.env, request.file, file.content) };
+    },
+    pollMs: config.watchPollMs,
+    maxWaiting: config.maxWaiting,
+    logger,
+  });
+  const audit = createAuditLog({ path: config.auditLogFile, maxBytes: config.auditLogMaxBytes, keep: config.auditLogKeep, logger });
+  const maxWaitSeconds = Math.floor(config.requestTimeoutMs / 1000);
+
   // The guards every request passes, in one router layer (see `chain`).
   app.use(
     chain(
       requestLogger(logger),
+      auditTrail(audit, deps.now),
       commonHeaders(),
       rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond, now: deps.now })),
       maintenanceSwitch({ enabled: config.maintenance, dataDir: config.dataDir, now: deps.now }),
-      overloadGuard(config.maxInFlight),
-      requestTimeout(config.requestTimeoutMs),
+      // A `?wait=` request is parked, not worked on: it holds no in-flight slot (MAX_WAITING bounds
+      // those) and its timeout runs from the end of its wait.
+      unlessWaiting(overloadGuard(config.maxInFlight), maxWaitSeconds),
+      waitAwareTimeout(config.requestTimeoutMs, maxWaitSeconds),
       requestChecks(config.maxRequestBytes),
     ),
   );
   app.use(metaRoutes({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
   app.use(
     fileRoute({
-      store: createFileStore({
-        storageDir: config.storageDir,
-        maxFileBytes: config.maxFileBytes,
-        cacheMs: config.fileCacheMs,
-        logger,
-        now: deps.now,
-      }),
+      store,
+      versions,
+      watch,
+      maxWaitSeconds,
       keyring: deps.keyring,
       clientKeys: createClientKeyRegistry({ dir: config.clientKeysDir, recheckMs: config.clientKeysRecheckMs, logger, now: deps.now }),
       logger,
     }),
   );
   app.use(notFoundHandler({ code: 'FILE_NOT_FOUND' }));
+  app.use(auditErrorCode());
   app.use(errorHandler({ logger }));
 
   const server = createServer({ cert: deps.tls.cert, key: deps.tls.key, minVersion: 'TLSv1.2' }, app);
@@ -87,7 +124,45 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
     app,
     server,
     connections,
-    close: () => closeGracefully(server),
+    watch,
+    async close() {
+      const closing = closeGracefully(server);
+      watch.close();
+      await closing;
+      audit.close();
+    },
+  };
+}
+
+/** The `?wait=` of a request in ms (0: none or malformed; the route answers 400 for the latter). */
+function waitOf(req: Parameters<RequestHandler>[0], maxWaitSeconds: number): number {
+  const raw = (req.query as Record<string, unknown>).wait;
+  return raw === undefined ? 0 : (parseWaitMs(raw, maxWaitSeconds) ?? 0);
+}
+
+function unlessWaiting(guard: RequestHandler, maxWaitSeconds: number): RequestHandler {
+  return function unlessWaiting(req, res, next) {
+    if (waitOf(req, maxWaitSeconds) > 0) next();
+    else guard(req, res, next);
+  };
+}
+
+/** The request timeout, pushed back by the wait a request asked for (at most the timeout itself). */
+function waitAwareTimeout(ms: number, maxWaitSeconds: number): RequestHandler {
+  const plain = requestTimeout(ms);
+  return function waitAwareTimeout(req, res, next) {
+    const waitMs = waitOf(req, maxWaitSeconds);
+    if (waitMs === 0) plain(req, res, next);
+    else requestTimeout(ms + waitMs)(req, res, next);
+  };
+}
+
+/** Notes the code of a refusal in the request's audit line, then lets the error handler answer. */
+function auditErrorCode(): ErrorRequestHandler {
+  return function auditErrorCode(err, _req, res, next) {
+    const fields = res.locals.audit as AuditFields | undefined;
+    if (fields !== undefined) fields.code = toAppError(err).code;
+    next(err);
   };
 }
 

@@ -27,6 +27,18 @@ export interface ConfigServerConfig {
   maxInFlight: number;
   /** How long a rendered file is reused before the disk is read again (ms). */
   fileCacheMs: number;
+  /** 64 hex characters; when absent a version key is generated into `DATA_DIR/version.key`. */
+  versionKeyHex: string | undefined;
+  /** Versions of each file kept in `DATA_DIR/history` for `?version=`. */
+  versionHistoryMax: number;
+  /** How often a watched file is looked at with `stat`, besides file system events (ms). */
+  watchPollMs: number;
+  /** `?wait=` requests held at once, server-wide. */
+  maxWaiting: number;
+  /** The audit log: one JSON line per file served or refused. */
+  auditLogFile: string;
+  auditLogMaxBytes: number;
+  auditLogKeep: number;
   /** Start in maintenance (every endpoint answers 503) — see also the `MAINTENANCE` flag file. */
   maintenance: boolean;
   logLevel: string;
@@ -62,6 +74,13 @@ export function loadConfig(env: Env = process.env): ConfigServerConfig {
     maxRequestBytes: readInt(env, 'MAX_REQUEST_BYTES', 1024 * 1024, { min: 1 }),
     maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 256, { min: 1 }),
     fileCacheMs: readInt(env, 'FILE_CACHE_MS', 1_000, { min: 0, max: 60_000 }),
+    versionKeyHex: readHex(env, 'CONFIG_VERSION_KEY', 32),
+    versionHistoryMax: readInt(env, 'VERSION_HISTORY_MAX', 20, { min: 1, max: 10_000 }),
+    watchPollMs: readInt(env, 'WATCH_POLL_MS', 500, { min: 50, max: 60_000 }),
+    maxWaiting: readInt(env, 'MAX_WAITING', 10_000, { min: 0 }),
+    auditLogFile: resolve(readString(env, 'AUDIT_LOG_FILE', resolve(dataDir, 'audit.log'))),
+    auditLogMaxBytes: readInt(env, 'AUDIT_LOG_MAX_BYTES', 10 * 1024 * 1024, { min: 1024 }),
+    auditLogKeep: readInt(env, 'AUDIT_LOG_KEEP', 5, { min: 0, max: 1000 }),
     maintenance: readBool(env, 'MAINTENANCE_MODE', false),
     logLevel: readString(env, 'LOG_LEVEL', 'info'),
   };

@@ -28,7 +28,8 @@ export interface FileStoreOptions {
 
 /** Reads `storage/<env>/<file>` safely and applies the environment's `.env`. */
 export interface FileStore {
-  render(request: FileRequest): Promise<RenderedFile>;
+  /** The file rendered; `fresh` reads the disk even when a rendering younger than `cacheMs` is kept. */
+  render(request: FileRequest, options?: { fresh?: boolean }): Promise<RenderedFile>;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -80,7 +81,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     let stamp = 'none';
     try {
       const s = await stat(path);
-      stamp = `${s.mtimeMs}:${s.size}`;
+      stamp = `${s.ino}:${s.mtimeMs}:${s.ctimeMs}:${s.size}`;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
@@ -106,10 +107,10 @@ export function createFileStore(options: FileStoreOptions): FileStore {
   }
 
   return {
-    async render(request) {
+    async render(request, renderOptions) {
       const key = `${request.env}/${request.file}`;
       const hit = rendered.get(key);
-      if (hit !== undefined && now() - hit.at < cacheMs) {
+      if (hit !== undefined && renderOptions?.fresh !== true && now() - hit.at < cacheMs) {
         rendered.delete(key);
         rendered.set(key, hit);
         return hit.file;

@@ -7,6 +7,10 @@ export {
   type ConfigClient,
   type ConfigClientOptions,
   type FetchedFile,
+  type FileKey,
+  type FetchOptions,
+  type ConditionalFetchOptions,
+  type WatchOptions,
 } from './client';
 export {
   generateClientKey,
@@ -19,3 +23,4 @@ export {
 } from './client-key';
 export { ConfigClientError, CLIENT_ERROR_CODES, type ClientErrorCode } from './errors';
 export { normaliseFingerprint, type TrustOptions } from './transport';
+export { parseKeyValueLines, type KeyValueLines } from './env-lines';

@@ -35,7 +35,13 @@ export function normaliseFingerprint(text: string): string {
  * compared before a single byte of the request is sent; otherwise the usual chain and host
  * name checks apply (with `ca` when given).
  */
-export async function httpsGet(url: URL, headers: Record<string, string>, trust: TrustOptions, timeoutMs: number): Promise<RawResponse> {
+export async function httpsGet(
+  url: URL,
+  headers: Record<string, string>,
+  trust: TrustOptions,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<RawResponse> {
   if (url.protocol !== 'https:') {
     throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, 'the config server is reached over https:// only');
   }
@@ -69,6 +75,12 @@ export async function httpsGet(url: URL, headers: Record<string, string>, trust:
       },
     );
     req.on('timeout', () => req.destroy(new Error('timeout')));
+    if (signal !== undefined) {
+      const onAbort = () => req.destroy(new Error('aborted'));
+      if (signal.aborted) onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      req.once('close', () => signal.removeEventListener('abort', onAbort));
+    }
     req.on('error', (cause) => {
       socket?.destroy();
       reject(classify(cause));

@@ -46,8 +46,8 @@ export interface TestServer {
   devKey: string;
 }
 
-/** Starts the config server for the client tests; close it with `server.service.close()`. */
-export async function startTestServer(): Promise<TestServer> {
+/** Starts the config server for the client tests (`overrides` on top of its configuration); close it with `server.service.close()`. */
+export async function startTestServer(overrides: Record<string, string> = {}): Promise<TestServer> {
   const { mkdirSync, mkdtempSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
@@ -71,6 +71,7 @@ export async function startTestServer(): Promise<TestServer> {
     CONFIG_MASTER_KEY: bytesToHex(master),
     CLIENT_KEYS_DIR: clientKeysDir,
     CLIENT_KEYS_RECHECK_MS: '0',
+    ...overrides,
   });
   const service = createApp(config, {
     logger: createSilentLogger(),

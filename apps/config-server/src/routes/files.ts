@@ -1,33 +1,50 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { bytesToBase64, nodeBackend, sealToBase64, type HpkeKemName, type HpkeSuite } from '@repo/crypto';
 import { AppError } from '@repo/errors';
 import type { Logger } from '@repo/http';
-import type { ClientKeyRegistry } from '../client-keys';
+import type { AuditFields } from '../audit';
+import { clientKeyFingerprint, type ClientKeyRegistry } from '../client-keys';
 import type { Keyring } from '../keyring';
 import type { FileStore } from '../file-store';
 import { parseFileRequest } from '../file-path';
 import { createRecipientSuites, ENCRYPTION_MODES, parseRecipientHeaders, recipientInfo } from '../recipient';
+import { VERSION_RE, type VersionStore } from '../versions';
+import type { WatchHub } from '../watch';
 
 /** Options of {@link fileRoute}. */
 export interface FileRouteOptions {
   store: FileStore;
   keyring: Keyring;
   clientKeys: ClientKeyRegistry;
+  versions: VersionStore;
+  watch: WatchHub;
+  /** The longest `?wait=` accepted (s): the request timeout. */
+  maxWaitSeconds: number;
   logger: Logger;
 }
+
+/** Response header carrying the version of the file served (also the `ETag`, quoted). */
+export const VERSION_HEADER = 'X-Config-Version';
 
 /**
  * `GET /<env>/<file>`: the file, substituted, sealed under the environment's key, base64
  * (docs/config-server.md, "GET /<env>/<file>"). The raw path is parsed here rather than by the router,
  * so that every encoded spelling of a traversal is seen before anything decodes it.
  *
- * Recipient mode (docs/config-server.md, "Recipient mode"): with `X-Client-Public-Key` and `X-Client-Kem`, the file is
- * sealed with HPKE (RFC 9180, base mode) to that key instead, body `Base64(enc || ciphertext ||
- * tag)`. The headers are checked and the key looked up among the environment's registered keys
- * before the file is touched, so a refusal says nothing about the file.
+ * Recipient mode (docs/config-server.md, "Recipient mode"): with `X-Client-Public-Key` and
+ * `X-Client-Kem`, the file is sealed with HPKE (RFC 9180, base mode) to that key instead, body
+ * `Base64(enc || ciphertext || tag)`. The headers are checked and the key looked up among the
+ * environment's registered keys before the file is touched, so a refusal says nothing about the file.
+ *
+ * Versions (docs/config-server.md, "Versions"): every answer carries `X-Config-Version` and the
+ * same value as a strong `ETag`; `If-None-Match` naming it is 304 (RFC 9110, section 13.1.2);
+ * `?version=` serves a kept earlier version, sealed afresh; `?wait=` holds a conditional request
+ * until the version changes.
  */
 export function fileRoute(options: FileRouteOptions): RequestHandler {
   const suites: Record<HpkeKemName, HpkeSuite> = createRecipientSuites();
+  const { versions } = options;
+
   return async function fileRoute(req, res, next) {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       next();
@@ -39,36 +56,174 @@ export function fileRoute(options: FileRouteOptions): RequestHandler {
       next();
       return;
     }
+    const audit = (res.locals.audit ?? {}) as AuditFields;
+    const query = parseFileQuery(req, options.maxWaitSeconds);
+    if (query.version !== undefined) audit.requested = query.version;
     const recipient = parseRecipientHeaders(req.headers);
     const registered = recipient && options.clientKeys.find(request.env, recipient.kem, recipient.publicKey);
+    if (recipient !== undefined) {
+      audit.mode = ENCRYPTION_MODES[recipient.kem];
+      audit.fingerprint = registered?.fingerprint ?? clientKeyFingerprint(recipient.publicKey);
+      audit.client = registered?.name ?? null;
+    }
     // Anyone may send a key of their own: only keys registered for this environment are served.
     if (recipient !== undefined && registered === undefined) throw new AppError('ACCESS_DENIED');
 
-    const rendered = await options.store.render(request);
+    const conditional = parseIfNoneMatch(req.headers['if-none-match']);
+    // A request that may wait reads the disk: a cached rendering could already be out of date.
+    const rendered = await options.store.render(request, { fresh: query.waitMs > 0 });
+    let content = rendered.content;
+    let version = versions.versionOf(request.env, request.file, content);
+    await versions.record(request.env, request.file, version, content);
+
+    if (query.version !== undefined && query.version !== version) {
+      const kept = await versions.load(request.env, request.file, query.version);
+      if (kept === undefined) {
+        throw new AppError('VERSION_NOT_FOUND', {
+          message: `version not found: ${request.env}/${request.file}`,
+          details: 'unknown version, or no longer kept',
+        });
+      }
+      content = kept;
+      version = query.version;
+    }
+
+    if (conditional !== undefined && (conditional === '*' || conditional.includes(version))) {
+      if (query.waitMs === 0) {
+        audit.version = version;
+        notModified(res, version);
+        return;
+      }
+      const started = Date.now();
+      const abort = new AbortController();
+      const onClose = () => abort.abort();
+      res.once('close', onClose);
+      const outcome = await options.watch.waitForChange(request, version, query.waitMs, abort.signal);
+      res.off('close', onClose);
+      audit.waitedMs = Date.now() - started;
+      if (outcome.kind === 'cancelled') return; // the client went away
+      if (outcome.kind === 'failed') throw outcome.error; // deleted while waited on: 404, and so on
+      if (outcome.kind !== 'changed') {
+        // Waited the whole time (or the server is stopping): nothing changed.
+        audit.version = version;
+        if (outcome.kind === 'closed') res.setHeader('Connection', 'close');
+        notModified(res, version);
+        return;
+      }
+      // The key may have been revoked while the request waited.
+      if (recipient !== undefined && options.clientKeys.find(request.env, recipient.kem, recipient.publicKey) === undefined) {
+        throw new AppError('ACCESS_DENIED');
+      }
+      content = outcome.file.file.content;
+      version = outcome.file.version;
+      await versions.record(request.env, request.file, version, content);
+    }
+
     // The headers of this response go out in one writeHead (on top of the common ones already set).
     const headers: Record<string, string> = {
       'Content-Type': 'application/octet-stream',
       'Content-Disposition': contentDisposition(rendered.name),
-      'Cache-Control': 'no-store',
-      Vary: 'X-Client-Public-Key, X-Client-Kem',
+      ...versionHeaders(version),
     };
     let body: string;
     if (recipient === undefined) {
       const { key } = options.keyring.keyFor(request.env);
-      body = sealToBase64(key, rendered.content, { backend: nodeBackend });
+      body = sealToBase64(key, content, { backend: nodeBackend });
       headers['X-Encryption-Mode'] = ENCRYPTION_MODES.psk;
     } else {
       const suite = suites[recipient.kem];
-      const sealed = suite.sealToBytes(recipient.publicKey, rendered.content, { info: recipientInfo(request.env, request.file) });
+      const sealed = suite.sealToBytes(recipient.publicKey, content, { info: recipientInfo(request.env, request.file) });
       body = bytesToBase64(sealed);
       headers['X-Encryption-Mode'] = ENCRYPTION_MODES[recipient.kem];
       headers['X-HPKE-Suite'] = suite.name;
-      options.logger.debug({ env: request.env, client: registered!.name, fingerprint: registered!.fingerprint }, 'sealed to a client key');
     }
     headers['Content-Length'] = String(body.length); // base64 is ASCII: characters are bytes
+    audit.version = version;
     res.writeHead(200, headers);
     res.end(req.method === 'HEAD' ? undefined : body);
   };
+}
+
+/** The headers every answer about a version carries, 200 and 304 alike. */
+function versionHeaders(version: string): Record<string, string> {
+  return {
+    [VERSION_HEADER]: version,
+    // Strong: the version names the plaintext exactly (the sealed bytes differ on every answer, but
+    // no range request is served, and the client compares what it opened).
+    ETag: `"${version}"`,
+    'Cache-Control': 'no-store',
+    Vary: 'X-Client-Public-Key, X-Client-Kem',
+  };
+}
+
+function notModified(res: Response, version: string): void {
+  res.writeHead(304, versionHeaders(version));
+  res.end();
+}
+
+/** What the query string of `GET /<env>/<file>` asks for. */
+export interface FileQuery {
+  version: string | undefined;
+  /** 0: answer at once. */
+  waitMs: number;
+}
+
+/** Reads `?version=` and `?wait=`; other parameters are ignored. Throws 400 for malformed values. */
+export function parseFileQuery(req: Request, maxWaitSeconds: number): FileQuery {
+  const query = req.query as Record<string, unknown>;
+  let version: string | undefined;
+  if (query.version !== undefined) {
+    if (typeof query.version !== 'string' || !VERSION_RE.test(query.version)) {
+      throw new AppError('INVALID_PARAMETER', {
+        message: 'invalid parameter: version',
+        details: 'a version as X-Config-Version gives it: 22 characters of base64url',
+      });
+    }
+    version = query.version;
+  }
+  const waitMs = parseWaitMs(query.wait, maxWaitSeconds);
+  if (waitMs === undefined) {
+    throw new AppError('INVALID_PARAMETER', {
+      message: 'invalid parameter: wait',
+      details: `seconds, 0 to ${maxWaitSeconds} (at most 3 decimals)`,
+    });
+  }
+  if (waitMs > 0 && version !== undefined) {
+    throw new AppError('INVALID_PARAMETER', {
+      message: 'invalid parameter: wait',
+      details: 'a pinned version never changes: wait and version do not go together',
+    });
+  }
+  return { version, waitMs };
+}
+
+/** `?wait=` in ms (0 when absent), or undefined when it is not 0 to `maxSeconds` seconds. */
+export function parseWaitMs(raw: unknown, maxSeconds: number): number | undefined {
+  if (raw === undefined) return 0;
+  if (typeof raw !== 'string' || !/^\d{1,6}(\.\d{1,3})?$/.test(raw)) return undefined;
+  const seconds = Number(raw);
+  if (seconds > maxSeconds) return undefined;
+  return Math.round(seconds * 1000);
+}
+
+/**
+ * `If-None-Match` (RFC 9110, section 13.1.2): `*`, or the entity tags listed (weak comparison:
+ * `W/"x"` matches `"x"`), or undefined when absent. Unquoted values are taken as given, for clients
+ * that send the bare version.
+ */
+export function parseIfNoneMatch(header: string | undefined): '*' | string[] | undefined {
+  if (header === undefined) return undefined;
+  const text = header.trim();
+  if (text === '*') return '*';
+  return text
+    .split(',')
+    .map((tag) =>
+      tag
+        .trim()
+        .replace(/^W\//, '')
+        .replace(/^"(.*)"$/, '$1'),
+    )
+    .filter((tag) => tag !== '');
 }
 
 /** `attachment; filename="…"` with an RFC 6266 / RFC 8187 `filename*` for non-ASCII names. */

@@ -34,7 +34,7 @@ export function metaRoutes(options: MetaRouteOptions): Router {
       encryption: ENCRYPTION_TYPE,
       endpoints: {
         'GET /<env>/<file>':
-          'encrypted configuration file: Base64(nonce || ciphertext || tag), ChaCha20-Poly1305; with X-Client-Public-Key and X-Client-Kem (X25519 or X-Wing), HPKE sealed to that registered key: Base64(enc || ciphertext || tag)',
+          'encrypted configuration file: Base64(nonce || ciphertext || tag), ChaCha20-Poly1305; with X-Client-Public-Key and X-Client-Kem (X25519 or X-Wing), HPKE sealed to that registered key: Base64(enc || ciphertext || tag); X-Config-Version and ETag name the version; If-None-Match: 304; ?version=<v>: an earlier version; ?wait=<s> with If-None-Match: answered when the version changes',
         'GET /health': 'service health',
         'GET /info': 'service information',
       },
