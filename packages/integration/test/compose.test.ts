@@ -6,9 +6,10 @@ import { ROOT } from './processes';
 /** The parts of a compose service this test reads. */
 interface ComposeService {
   image?: string;
-  build?: unknown;
+  build?: { context: string; target: string };
   command?: string[];
   environment?: Record<string, string>;
+  user?: string;
   ports?: string[];
   expose?: string[];
   volumes?: string[];
@@ -18,10 +19,16 @@ interface ComposeService {
 }
 
 // Compose applies YAML merge keys (`<<: *app`), so the parser must too.
-const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+const composeText = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+const compose = parse(composeText, { merge: true }) as {
   services: Record<string, ComposeService>;
   volumes: Record<string, unknown>;
 };
+
+const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+
+/** Published ports bind the address PUBLISH_ADDRESS names, loopback unless the operator says otherwise. */
+const PUBLISH_ON = '${PUBLISH_ADDRESS:-127.0.0.1}:';
 
 /** Each app service, its folder, and the ports its configuration binds. */
 const APPS: { service: string; app: string; ports: (config: Record<string, unknown>) => number[] }[] = [
@@ -63,10 +70,12 @@ describe('docker-compose.yml', () => {
     const service = compose.services[name]!;
     const env = containerEnv(service);
 
-    it("runs the app's built entry point from the project image", () => {
-      expect(service.build).toBe('.');
-      expect(service.command).toEqual(['node', `apps/${app}/dist/main.js`]);
-      expect(existsSync(join(ROOT, service.command![1]!))).toBe(true);
+    it("runs the app's built entry point from its own image target", () => {
+      expect(service.build).toEqual({ context: '.', target: app });
+      expect(dockerfile).toMatch(new RegExp(`^FROM runtime AS ${app}\\n`, 'm'));
+      expect(dockerfile).toContain(`COPY --from=build /out/${app} /app`);
+      expect(service.command).toEqual(['node', 'dist/main.js']);
+      expect(existsSync(join(ROOT, 'apps', app, service.command![1]!))).toBe(true);
     });
 
     it('sets only variables the app reads, with values its configuration accepts', () => {
@@ -80,6 +89,7 @@ describe('docker-compose.yml', () => {
     it('publishes or exposes exactly the ports the app binds', () => {
       const bound = ports(loadConfigOf(app)(env)).sort();
       const published = (service.ports ?? []).map((p) => Number(p.split(':').pop()));
+      for (const port of service.ports ?? []) expect(port.startsWith(PUBLISH_ON)).toBe(true);
       const exposed = (service.expose ?? []).map(Number);
       expect([...published, ...exposed].sort()).toEqual(bound);
     });
@@ -99,6 +109,11 @@ describe('docker-compose.yml', () => {
 
   it('reaches the node only inside the compose network, with its cookie read-only', () => {
     const node = compose.services.bitcoind!;
+    // The node image's entrypoint makes its data directory private to its uid: the proxy (user
+    // node, uid 1000, in the app images) can read the cookie only when bitcoind runs as that uid.
+    expect(dockerfile).toMatch(/^FROM runtime AS rpc-proxy$/m);
+    expect(dockerfile).toMatch(/AS runtime\n(?:.*\n)*USER node\n/);
+    expect(node.environment).toEqual(expect.objectContaining({ UID: '1000', GID: '1000' }));
     expect(node.image).toMatch(/^bitcoin\/bitcoin:\d+\.\d+/);
     expect(node.ports).toBeUndefined();
     const rpcPort = node.command!.find((a) => a.startsWith('-rpcport='))!.split('=')[1];
@@ -126,10 +141,28 @@ describe('docker-compose.yml', () => {
     const proxy = compose.services.proxy!;
     const conf = readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8');
     expect(proxy.volumes).toContain('./deploy/nginx.conf:/etc/nginx/nginx.conf:ro');
-    expect(conf).toContain(`server storage:${compose.services.storage!.environment!.PORT};`);
-    expect(conf).toMatch(/location \/storage\/ \{\s*proxy_pass http:\/\/storage;/);
+    // Resolved at request time (through Docker's DNS) so that a recreated container is found again.
+    expect(conf).toContain('resolver 127.0.0.11');
+    expect(conf).toContain(`set $storage_upstream http://storage:${compose.services.storage!.environment!.PORT};`);
+    expect(conf).toMatch(/location \/storage\/ \{\s*proxy_pass \$storage_upstream;/);
     const listen = /listen (\d+);/.exec(conf)![1];
-    expect(proxy.ports).toEqual([`8081:${listen}`]);
+    expect(proxy.ports).toEqual([`${PUBLISH_ON}8081:${listen}`]);
+  });
+
+  it('lists every variable it passes through in .env.example', () => {
+    const example = readFileSync(join(ROOT, '.env.example'), 'utf8');
+    const listed = new Set([...example.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]));
+    const used = new Set([...composeText.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]));
+    expect([...used].filter((name) => !listed.has(name))).toEqual([]);
+    expect([...listed].filter((name) => !used.has(name!))).toEqual([]);
+  });
+
+  it("keeps the operator's .env out of the images and out of git", () => {
+    const dockerignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n');
+    const gitignore = readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n');
+    expect(dockerignore).toContain('.env');
+    expect(gitignore).toContain('.env');
+    expect(gitignore).toContain('!.env.example');
   });
 
   it('declares every named volume it mounts', () => {

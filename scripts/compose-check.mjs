@@ -1,0 +1,272 @@
+// The checks of scripts/compose-check.sh (which builds the images and cleans up): the stack is
+// brought up, each service is used from the host as its clients use it, then each service is
+// restarted, one container is recreated, and the whole stack goes down and up again; after each
+// step every piece of state must still be there. Prints one line per check; exits 1 on the first
+// failure with what was expected and what came back.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const requireFromWorkspace = createRequire(join(ROOT, 'packages', 'integration', 'package.json'));
+const WebSocket = requireFromWorkspace('ws');
+
+const { values } = parseArgs({ options: { 'env-file': { type: 'string' } } });
+const ENV_FILE = values['env-file'];
+const HOST = '127.0.0.1';
+const WAIT_TIMEOUT_S = Number(process.env.COMPOSE_CHECK_WAIT_TIMEOUT ?? 300);
+const APP_SERVICES = ['config-server', 'rpc-proxy', 'silent-payments', 'relay', 'storage'];
+
+function compose(...args) {
+  const run = spawnSync('docker', ['compose', ...(ENV_FILE ? ['--env-file', ENV_FILE] : []), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (run.status !== 0) throw new Error(`docker compose ${args.join(' ')} failed (exit ${run.status}):\n${run.stderr}${run.stdout}`);
+  return run.stdout;
+}
+
+function check(condition, what, detail) {
+  if (!condition) throw new Error(`${what}: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`);
+  console.log(`ok    ${what}`);
+}
+
+async function step(name, fn) {
+  const started = Date.now();
+  console.log(`--    ${name}`);
+  await fn();
+  console.log(`      (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+}
+
+/** `docker compose up -d --wait`: every service running and every health check passing. */
+function upAndWait() {
+  compose('up', '-d', '--wait', '--wait-timeout', String(WAIT_TIMEOUT_S));
+}
+
+async function http(method, url, body, headers = {}) {
+  const response = await fetch(url, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, text, json };
+}
+
+/** GET over TLS with the server's certificate pinned by its SHA-256 fingerprint. */
+function httpsGet(port, path, fingerprint) {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: HOST,
+        port,
+        path,
+        rejectUnauthorized: false,
+        checkServerIdentity: (_host, cert) =>
+          cert.fingerprint256.replaceAll(':', '').toLowerCase() === fingerprint ? undefined : new Error('certificate fingerprint mismatch'),
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function logsOf(service) {
+  return compose('logs', '--no-color', '--no-log-prefix', service)
+    .split('\n')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line)];
+      } catch {
+        return [];
+      }
+    });
+}
+
+// --- the state each check reads and the later checks compare with --------------------------
+const state = {};
+
+async function configServer() {
+  const fingerprints = logsOf('config-server')
+    .filter((l) => typeof l.sha256 === 'string')
+    .map((l) => l.sha256.replaceAll(':', '').toLowerCase());
+  check(fingerprints.length > 0, 'config-server logs its certificate fingerprint', 'no line with sha256');
+  const fingerprint = fingerprints.at(-1);
+  const key = compose('exec', '-T', 'config-server', 'node', 'dist/cli.js', 'key', 'dev').trim();
+  check(/^[0-9a-f]{64}$/.test(key), 'config-server prints the dev environment key', key);
+  if (state.configKey !== undefined)
+    check(key === state.configKey, 'the dev key is the one from before', { before: state.configKey, now: key });
+  if (state.configFingerprint !== undefined)
+    check(fingerprint === state.configFingerprint, 'the TLS certificate is the one from before', {
+      before: state.configFingerprint,
+      now: fingerprint,
+    });
+  state.configKey = key;
+  state.configFingerprint = fingerprint;
+
+  const health = await httpsGet(6666, '/health', fingerprint);
+  check(health.status === 200 && JSON.parse(health.text).status === 'healthy', 'config-server /health over pinned TLS', health);
+  const client = spawnSync(
+    process.execPath,
+    [
+      join(ROOT, 'packages/config-client/dist/cli.js'),
+      'get',
+      'dev/app.json',
+      '--url',
+      `https://${HOST}:6666`,
+      '--key',
+      key,
+      '--fingerprint',
+      fingerprint,
+    ],
+    { encoding: 'utf8' },
+  );
+  check(client.status === 0, 'the config client fetches and decrypts dev/app.json', client.stderr);
+  const plain = JSON.parse(client.stdout);
+  check(!JSON.stringify(plain).includes('${'), 'the file came back with its placeholders substituted', client.stdout.slice(0, 200));
+}
+
+async function rpcProxy() {
+  const cookie = compose('exec', '-T', 'rpc-proxy', 'cat', '/data/.cookie').trim();
+  check(cookie.startsWith('__cookie__:'), 'rpc-proxy wrote its cookie', cookie.slice(0, 11));
+  const auth = `Basic ${Buffer.from(cookie).toString('base64')}`;
+  const info = await http(
+    'POST',
+    `http://${HOST}:18443/`,
+    { jsonrpc: '1.0', id: 'check', method: 'getblockchaininfo', params: [] },
+    { Authorization: auth },
+  );
+  check(
+    info.status === 200 && info.json?.result?.chain === 'signet',
+    'rpc-proxy answers getblockchaininfo from the node (chain signet)',
+    info.text,
+  );
+  const refused = await http(
+    'POST',
+    `http://${HOST}:18443/`,
+    { jsonrpc: '1.0', id: 'x', method: 'getblockcount', params: [] },
+    { Authorization: 'Basic eDp5' },
+  );
+  check(
+    refused.status === 401 && refused.json?.error?.code === -1,
+    'rpc-proxy refuses wrong credentials with 401 and code -1',
+    refused.text,
+  );
+  const ready = await http('GET', `http://${HOST}:18443/ready`);
+  check(ready.status === 200, 'rpc-proxy /ready', ready.text);
+}
+
+async function silentPayments() {
+  const health = await http('GET', `http://${HOST}:8000/health`);
+  check(health.status === 200 && health.json?.scanner !== undefined, 'silent-payments /health reports its scanner', health.text);
+  console.log(`      scanner: ${JSON.stringify(health.json.scanner)}`);
+  const ready = await http('GET', `http://${HOST}:8000/ready`);
+  check(ready.status === 200, 'silent-payments /ready (the node is reachable through the proxy)', ready.text);
+  const generated = await http('POST', `http://${HOST}:8000/generate-address`, { label: 'compose-check', amount: 0.001 });
+  if (state.address === undefined) {
+    check(
+      generated.status === 201 && /^tsp1/.test(generated.json?.address ?? ''),
+      'silent-payments hands out a tsp1 address',
+      generated.text,
+    );
+    state.address = generated.json.address;
+  } else {
+    check(generated.status === 200 && generated.json?.address === state.address, 'the label gives the address it gave before', {
+      before: state.address,
+      now: generated.text,
+    });
+  }
+}
+
+function relayPing() {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://${HOST}:8090`);
+    const timer = setTimeout(() => {
+      ws.terminate();
+      reject(new Error('no pong within 10 s'));
+    }, 10_000);
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'ping', id: 'check', timestamp: Date.now(), data: {} })));
+    ws.on('message', (raw) => {
+      const message = JSON.parse(String(raw));
+      if (message.type !== 'pong') return;
+      clearTimeout(timer);
+      ws.close();
+      resolve(message);
+    });
+    ws.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
+async function relay() {
+  const pong = await relayPing();
+  check(pong.id === 'check' && typeof pong.data?.relay_id === 'string', 'a WebSocket client of the relay gets pong', pong);
+  const health = await http('GET', `http://${HOST}:8091/health`);
+  check(health.status === 200 && health.json?.relay_id === pong.data.relay_id, 'relay /health names the same relay', health.text);
+  if (state.relayId !== undefined)
+    check(pong.data.relay_id === state.relayId, 'the relay id is the one from before', { before: state.relayId, now: pong.data.relay_id });
+  state.relayId = pong.data.relay_id;
+}
+
+async function storage() {
+  if (state.storageKey === undefined) {
+    state.storageKey = randomBytes(32).toString('hex');
+    state.storageValue = randomBytes(64).toString('hex');
+    const stored = await http('POST', `http://${HOST}:8081/storage/store`, { key: state.storageKey, value: state.storageValue });
+    check(stored.status === 200, 'storage stores a value through /storage/ on 8081', stored.text);
+  }
+  const read = await http('GET', `http://${HOST}:8081/storage/retrieve/${state.storageKey}`);
+  check(
+    read.status === 200 && read.json?.value === state.storageValue,
+    'storage returns the stored value through /storage/ on 8081',
+    read.text,
+  );
+}
+
+async function everything() {
+  await configServer();
+  await rpcProxy();
+  await silentPayments();
+  await relay();
+  await storage();
+}
+
+await step('up: every health check passes', async () => upAndWait());
+await step('each service used from the host', everything);
+for (const service of [...APP_SERVICES, 'bitcoind', 'proxy']) {
+  await step(`docker compose restart ${service}: state kept`, async () => {
+    compose('restart', service);
+    upAndWait();
+    await everything();
+  });
+}
+await step('storage recreated (new container): the reverse proxy finds it again', async () => {
+  compose('up', '-d', '--force-recreate', '--no-deps', 'storage');
+  upAndWait();
+  await storage();
+});
+await step('down and up again: state kept', async () => {
+  compose('down');
+  upAndWait();
+  await everything();
+});
+console.log('compose-check: every check passed');
