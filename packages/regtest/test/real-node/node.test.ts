@@ -1,0 +1,72 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { createReceiver, encodeSilentPaymentAddress, scanInputsFromRpc, type RpcVin } from '@repo/bip352';
+import { createFundedWallet, makeSilentPayment, NodeRpcError, startRegtestNode, type RegtestNode, type RegtestWallet } from '../../src';
+
+describe('a throw-away regtest node', () => {
+  let node: RegtestNode;
+  let wallet: RegtestWallet;
+  beforeAll(async () => {
+    node = await startRegtestNode();
+    wallet = await createFundedWallet(node);
+  });
+  afterAll(() => node?.close());
+
+  it('runs regtest with the txindex, cookie authentication on a port of its own', async () => {
+    const info = await node.rpc<{ chain: string; blocks: number }>('getblockchaininfo');
+    expect(info.chain).toBe('regtest');
+    expect(info.blocks).toBe(101);
+    expect(await node.rpc('getindexinfo')).toMatchObject({ txindex: { synced: expect.any(Boolean) } });
+    expect(readFileSync(node.cookieFile, 'utf8')).toMatch(/^__cookie__:[0-9a-f]{64}$/);
+    const refused = await node.post('{"method":"getblockcount"}', { auth: null });
+    expect(refused.status).toBe(401);
+    await expect(node.rpc('nosuchmethod')).rejects.toEqual(expect.objectContaining({ code: -32601 }));
+    await expect(node.rpc('nosuchmethod')).rejects.toBeInstanceOf(NodeRpcError);
+  });
+
+  it('gives the wallet spendable coins', async () => {
+    expect(await wallet.balance()).toBe(50);
+    const address = await wallet.newAddress();
+    const out = await wallet.fund(address, 123_456n);
+    const tx = await node.rpc<{ vout: Array<{ value: number; n: number }> }>('getrawtransaction', [out.txid, 1]);
+    expect(tx.vout.find((o) => o.n === out.vout)?.value).toBe(0.00123456);
+  });
+
+  it('makes a silent payment the receiver finds, accepted by the node', async () => {
+    const scanPriv = secp256k1.utils.randomSecretKey();
+    const spendPriv = secp256k1.utils.randomSecretKey();
+    const spendPub = secp256k1.getPublicKey(spendPriv, true);
+    const address = encodeSilentPaymentAddress(secp256k1.getPublicKey(scanPriv, true), spendPub, 'regtest');
+    const payment = await makeSilentPayment(node, wallet, { address, sats: 250_000n });
+    expect(await node.rpc('getrawmempool')).toContain(payment.txid);
+    expect(payment.coins.map((c) => c.kind)).toEqual(['p2tr', 'p2wpkh']);
+    await wallet.mine(1);
+    const tx = await node.rpc<{ vin: RpcVin[]; vout: Array<{ n: number; value: number; scriptPubKey: { hex: string; type: string } }> }>(
+      'getrawtransaction',
+      [payment.txid, 2],
+    );
+    expect(tx.vout[0]).toMatchObject({ value: 0.0025, scriptPubKey: { type: 'witness_v1_taproot' } });
+    const receiver = createReceiver({ scanPriv, spendPub });
+    const found = receiver.scanTransaction(
+      scanInputsFromRpc(tx.vin),
+      tx.vout.map((o) => ({ index: o.n, script: Buffer.from(o.scriptPubKey.hex, 'hex') })),
+    );
+    expect(found).toEqual([expect.objectContaining({ index: 0, xonly: payment.outputKey, label: null })]);
+  });
+
+  it('stops, restarts on the same datadir and port with a new cookie, and keeps the chain', async () => {
+    const before = readFileSync(node.cookieFile, 'utf8');
+    const tip = await node.rpc<string>('getbestblockhash');
+    const pid = node.pid;
+    await node.stop();
+    expect(node.pid).toBeUndefined();
+    expect(existsSync(node.cookieFile)).toBe(false);
+    await expect(fetch(node.url, { method: 'POST', body: '{}' })).rejects.toThrow();
+    await node.start();
+    expect(node.pid).not.toBe(pid);
+    expect(readFileSync(node.cookieFile, 'utf8')).not.toBe(before);
+    expect(await node.rpc('getbestblockhash')).toBe(tip);
+    await node.rpc('loadwallet', [wallet.name]);
+    expect(await wallet.balance()).toBeGreaterThan(0);
+  });
+});
