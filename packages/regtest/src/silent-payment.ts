@@ -1,6 +1,7 @@
 import * as btc from '@scure/btc-signer';
 import { taprootTweakPrivKey } from '@scure/btc-signer/utils.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { encodeSilentPaymentAddress } from '@repo/bip352';
 import { ADDRESS_PARAMS, buildSilentPayment, type FundedOutput } from '@repo/chain-double';
 import type { RegtestNode } from './node';
 import type { RegtestWallet } from './wallet';
@@ -105,4 +106,17 @@ export async function makeSilentPayment(node: RegtestNode, wallet: RegtestWallet
   const tx = btc.Transaction.fromRaw(Buffer.from(built.hex, 'hex'), { allowUnknownOutputs: true });
   const outputKey = Buffer.from(tx.getOutput(0).script!.subarray(2)).toString('hex');
   return { txid, hex: built.hex, vout: 0, sats: options.sats, outputKey, coins };
+}
+
+/** A fresh receiver on regtest: scan and spend keys and their silent-payment address (`tsp1…`). */
+export function newSilentPaymentReceiver(): { address: string; scanPriv: Uint8Array; spendPriv: Uint8Array; spendPub: Uint8Array } {
+  const scanPriv = secp256k1.utils.randomSecretKey();
+  const spendPriv = secp256k1.utils.randomSecretKey();
+  const spendPub = secp256k1.getPublicKey(spendPriv, true);
+  return {
+    address: encodeSilentPaymentAddress(secp256k1.getPublicKey(scanPriv, true), spendPub, 'regtest'),
+    scanPriv,
+    spendPriv,
+    spendPub,
+  };
 }

@@ -1,7 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { createReceiver, encodeSilentPaymentAddress, scanInputsFromRpc, type RpcVin } from '@repo/bip352';
-import { createFundedWallet, makeSilentPayment, NodeRpcError, startRegtestNode, type RegtestNode, type RegtestWallet } from '../../src';
+import { createReceiver, scanInputsFromRpc, type RpcVin } from '@repo/bip352';
+import {
+  createFundedWallet,
+  makeSilentPayment,
+  newSilentPaymentReceiver,
+  NodeRpcError,
+  startRegtestNode,
+  type RegtestNode,
+  type RegtestWallet,
+} from '../../src';
 
 describe('a throw-away regtest node', () => {
   let node: RegtestNode;
@@ -33,10 +40,7 @@ describe('a throw-away regtest node', () => {
   });
 
   it('makes a silent payment the receiver finds, accepted by the node', async () => {
-    const scanPriv = secp256k1.utils.randomSecretKey();
-    const spendPriv = secp256k1.utils.randomSecretKey();
-    const spendPub = secp256k1.getPublicKey(spendPriv, true);
-    const address = encodeSilentPaymentAddress(secp256k1.getPublicKey(scanPriv, true), spendPub, 'regtest');
+    const { address, scanPriv, spendPub } = newSilentPaymentReceiver();
     const payment = await makeSilentPayment(node, wallet, { address, sats: 250_000n });
     expect(await node.rpc('getrawmempool')).toContain(payment.txid);
     expect(payment.coins.map((c) => c.kind)).toEqual(['p2tr', 'p2wpkh']);
