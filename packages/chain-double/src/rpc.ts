@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { blockWork, difficulty, bitsToTarget, headerHex } from './block';
 import { Chain, ChainError, type BlockRecord } from './chain';
 import { amount, JsonRaw, writeJson } from './encoding';
@@ -155,7 +157,16 @@ function walletBalances(ctx: MethodContext, wallet: string) {
   return ctx.chain.minerBalances();
 }
 
+/**
+ * Bitcoin Core 29.2's own `help <method>` texts of the methods served (recorded from bitcoind
+ * 29.2 on regtest, `fixtures/bitcoind-help.json`): Core answers a wrong argument count with
+ * -1 and exactly that text.
+ */
+const CORE_HELP = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'bitcoind-help.json'), 'utf8')) as Record<string, string>;
+
 function help(name: string, args: ArgSpec[], text: string): string {
+  const recorded = CORE_HELP[name];
+  if (recorded !== undefined) return recorded;
   const usage = [name, ...args.map((a) => (a.required ? `"${a.names.split('|')[0]}"` : `( "${a.names.split('|')[0]}" )`))].join(' ');
   return `${usage}\n\n${text}\n`;
 }
