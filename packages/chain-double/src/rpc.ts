@@ -33,6 +33,8 @@ export interface MethodContext {
   wallets: readonly string[];
   /** Fee rate estimatesmartfee answers (BTC/kvB), or undefined for "no data". */
   feeRate: number | undefined;
+  /** While set, the node is in its initial block download (see ChainDouble.setInitialBlockDownload). */
+  syncing?: { headers: number; progress: number } | undefined;
 }
 
 interface MethodSpec {
@@ -175,21 +177,21 @@ const METHODS: Record<string, MethodSpec> = {
   getblockchaininfo: {
     args: [],
     help: 'Returns an object containing various state info regarding blockchain processing.',
-    run(_p, { chain }) {
+    run(_p, { chain, syncing }) {
       const tip = chain.tip;
-      const ibd = tip.header.time < Math.floor(Date.now() / 1000) - MAX_TIP_AGE;
+      const ibd = syncing !== undefined || tip.header.time < Math.floor(Date.now() / 1000) - MAX_TIP_AGE;
       const sizeOnDisk = chain.active.reduce((s, b) => s + b.size + 8, 0);
       return {
         chain: chain.name,
         blocks: tip.height,
-        headers: tip.height,
+        headers: syncing !== undefined ? Math.max(syncing.headers, tip.height) : tip.height,
         bestblockhash: tip.hash,
         bits: tip.header.bits.toString(16).padStart(8, '0'),
         target: bitsToTarget(tip.header.bits).toString(16).padStart(64, '0'),
         difficulty: difficulty(tip.header.bits),
         time: tip.header.time,
         mediantime: tip.mediantime,
-        verificationprogress: ibd ? 1 / (1 + (Date.now() / 1000 - tip.header.time)) : 1,
+        verificationprogress: syncing !== undefined ? syncing.progress : ibd ? 1 / (1 + (Date.now() / 1000 - tip.header.time)) : 1,
         initialblockdownload: ibd,
         chainwork: tip.chainwork.toString(16).padStart(64, '0'),
         size_on_disk: sizeOnDisk,

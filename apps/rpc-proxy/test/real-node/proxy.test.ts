@@ -196,7 +196,23 @@ describe('rpc-proxy in front of a real bitcoind', () => {
   describe('the node restarted under the proxy', () => {
     it('answers -32603 "node unreachable" while the node is down, then recovers with the node’s new cookie', async () => {
       const oldCookie = node.authorization();
+      const ready = async () => {
+        await new Promise((r) => setTimeout(r, 600)); // past the reuse of the last probe's answer
+        const res = await fetch(`${proxy.url}/ready`);
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      expect(await ready()).toEqual({
+        status: 200,
+        body: {
+          status: 'ready',
+          node: { chain: 'regtest', blocks: expect.any(Number), headers: expect.any(Number), initialblockdownload: false },
+        },
+      });
       await node.stop();
+      expect(await ready()).toEqual({
+        status: 503,
+        body: { status: 'unready', reason: 'node-unreachable', message: 'node unreachable (ECONNREFUSED)' },
+      });
       const down1 = await send(proxy.url, v1('getblockcount', [], 1));
       expect(down1.status).toBe(500);
       expect(JSON.parse(down1.text)).toEqual({ result: null, error: { code: -32603, message: 'node unreachable (ECONNREFUSED)' }, id: 1 });
@@ -208,7 +224,14 @@ describe('rpc-proxy in front of a real bitcoind', () => {
       await node.rpc('loadwallet', [wallet.name]);
       await expectSame(v1('getblockchaininfo'));
       await expectSame(v1('getwalletinfo'), `/wallet/${wallet.name}`);
-      expect(proxy.lines.some((l) => l.msg === 'node cookie file changed: using the new cookie')).toBe(true);
+      expect((await ready()).status).toBe(200);
+      expect((await fetch(`${proxy.url}/health`)).status).toBe(200);
+      // bitcoind removes its cookie when it stops: the proxy said so, then read the new one.
+      const cookieLines = proxy.lines.filter((l) => String(l.msg).startsWith('node cookie file'));
+      expect(cookieLines.map((l) => [l.msg, l.code ?? l.was])).toEqual([
+        ['node cookie file missing (node not started yet, or BITCOIND_COOKIE_FILE wrong)', 'ENOENT'],
+        ['node cookie file readable again', 'ENOENT'],
+      ]);
     });
   });
 });
