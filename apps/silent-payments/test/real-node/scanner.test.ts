@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSilentLogger, listen } from '@repo/http';
 import { createApp as createProxy, loadConfig as loadProxyConfig, type ProxyApp } from '@repo/rpc-proxy';
-import { createFundedWallet, makeSilentPayment, startRegtestNode, type RegtestNode, type RegtestWallet } from '@repo/regtest';
+import { createFundedWallet, createWallet, makeSilentPayment, startRegtestNode, type RegtestNode, type RegtestWallet } from '@repo/regtest';
 import { plainScript, signSpend } from '@repo/chain-double';
 import { startFakeRelay, waitFor, type FakeRelay } from '../helpers/fake-relay';
 import { getJson, postJson, startService, type RunningService } from '../helpers/service';
@@ -97,6 +97,7 @@ describe('the scanner against a real bitcoind through the rpc-proxy', () => {
   it('finds a real payment in the mempool, confirms it, keeps it across a restart and rolls it back on a reorg', async () => {
     running = await startService(env());
     await synced();
+    expect(await getJson(running.url, '/ready')).toMatchObject({ status: 200, body: { status: 'ready' } });
     const startHeight = await tip();
     expect(running.service.scanner.status().start_height).toBe(startHeight);
     const { address } = (await postJson<{ address: string }>(running.url, '/generate-address', { label: 'invoice-1', amount: 0.005 })).body;
@@ -183,5 +184,29 @@ describe('the scanner against a real bitcoind through the rpc-proxy', () => {
     await synced();
     expect((await payment(id)).status).toBe(404);
     expect((await getJson<{ total: number }>(running.url, '/payments')).body.total).toBe(0);
+  });
+
+  it('on a fresh node still in its initial block download, waits, then starts at the tip once the node has synced', async () => {
+    const fresh = await startRegtestNode();
+    const freshDir = mkdtempSync(join(tmpdir(), 'sp-real-ibd-'));
+    let service: RunningService | undefined;
+    try {
+      // Only the genesis block (of 2011): Core says initialblockdownload: true.
+      expect(await fresh.rpc('getblockchaininfo')).toMatchObject({ blocks: 0, initialblockdownload: true });
+      service = await startService({ DATA_DIR: freshDir, CHAIN_RPC_URL: fresh.url, CHAIN_RPC_COOKIE_FILE: fresh.cookieFile });
+      const status = () => service!.service.scanner.status();
+      await waitFor(() => status().state === 'initial_block_download', 10_000, 'the wait for the initial block download');
+      expect(status()).toMatchObject({ start_height: null, node: { blocks: 0, initialblockdownload: true } });
+      expect(await getJson(service.url, '/ready')).toMatchObject({ status: 503, body: { reason: 'node-in-initial-block-download' } });
+      // One block of now: the node leaves its initial block download, the scanner starts at that tip.
+      await (await createWallet(fresh, 'fresh')).mine(1);
+      await waitFor(() => status().state === 'synced', 10_000, 'synced');
+      expect(status()).toMatchObject({ start_height: 1, scanned_height: 1, node: { blocks: 1, initialblockdownload: false } });
+      expect((await getJson(service.url, '/ready')).status).toBe(200);
+    } finally {
+      await service?.close();
+      await fresh.close();
+      rmSync(freshDir, { recursive: true, force: true });
+    }
   });
 });
