@@ -1,5 +1,5 @@
-import { accessSync, constants, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 /** The one environment variable that points the real-node tests at Bitcoin Core's daemon. */
@@ -25,14 +25,25 @@ function isExecutableFile(path: string): boolean {
 }
 
 /**
- * Finds bitcoind: `BITCOIND` (a path, relative to the working directory when not absolute)
+ * The repository root: the nearest folder at or above `from` holding `pnpm-workspace.yaml`
+ * (turbo runs each package's script in the package's folder); `from` itself when there is none.
+ */
+export function repositoryRoot(from: string = process.cwd()): string {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'pnpm-workspace.yaml'))) return dir;
+    if (dirname(dir) === dir) return resolve(from);
+  }
+}
+
+/**
+ * Finds bitcoind: `BITCOIND` (a path; relative to the repository root when not absolute)
  * when set, else `bitcoind` on `PATH`. Throws when `BITCOIND` is set but names no executable
  * file (a misconfigured CI must fail, not skip); undefined when neither gives one.
  */
 export function findBitcoind(env: NodeJS.ProcessEnv = process.env): FoundBitcoind | undefined {
   const configured = env[BITCOIND_ENV];
   if (configured !== undefined && configured !== '') {
-    const path = isAbsolute(configured) ? configured : resolve(configured);
+    const path = isAbsolute(configured) ? configured : resolve(repositoryRoot(), configured);
     if (!isExecutableFile(path)) throw new Error(`${BITCOIND_ENV}=${configured}: no executable file there`);
     return { path, source: 'env' };
   }

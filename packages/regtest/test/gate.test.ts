@@ -37,6 +37,19 @@ describe('findBitcoind', () => {
     expect(findBitcoind({ BITCOIND: '', PATH: '/nonexistent' })).toBeUndefined();
   });
 
+  it('reads a relative BITCOIND from the repository root, wherever the suite runs', () => {
+    const cwd = process.cwd();
+    try {
+      process.chdir(join(__dirname, '..'));
+      expect(findBitcoind({ BITCOIND: 'packages/regtest/bin/regtest-gate.js' })).toEqual({
+        path: join(__dirname, '..', 'bin', 'regtest-gate.js'),
+        source: 'env',
+      });
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   it('refuses a BITCOIND that is not an executable file', () => {
     expect(() => findBitcoind({ BITCOIND: join(dir, 'missing') })).toThrow(/BITCOIND=.*missing: no executable file there/);
     writeFileSync(join(dir, 'plain'), 'x');
