@@ -11,6 +11,8 @@ export interface RegtestNodeOptions {
   bitcoind?: string;
   /** Extra command-line arguments (`-rpcworkqueue=2`, …). */
   args?: string[];
+  /** RPC port to try first (default: a free one); when it cannot be bound, another free one is taken. */
+  rpcPort?: number;
   /** How long to wait for the RPC server to answer (ms, default 60 s). */
   startTimeoutMs?: number;
 }
@@ -77,6 +79,12 @@ export function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Every bitcoind started here and still running: killed when this process exits, so none outlives a crashed test run. */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const proc of live) proc.kill('SIGKILL');
+});
+
 /**
  * Starts bitcoind on regtest in a new temporary datadir: `-txindex=1 -fallbackfee=0.0001
  * -listen=0`, RPC on a free port of 127.0.0.1 with cookie authentication (no -rpcuser), no
@@ -85,8 +93,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function startRegtestNode(options: RegtestNodeOptions = {}): Promise<RegtestNode> {
   const bitcoind = options.bitcoind ?? requireBitcoind();
   const datadir = mkdtempSync(join(tmpdir(), 'regtest-'));
-  const rpcPort = await freePort();
-  const url = `http://127.0.0.1:${rpcPort}`;
+  let rpcPort = options.rpcPort ?? (await freePort());
+  let url = `http://127.0.0.1:${rpcPort}`;
   const cookieFile = join(datadir, 'regtest', '.cookie');
   const args = [
     '-regtest',
@@ -103,7 +111,6 @@ export async function startRegtestNode(options: RegtestNodeOptions = {}): Promis
     '-printtoconsole=0',
     '-rpcbind=127.0.0.1',
     '-rpcallowip=127.0.0.1',
-    `-rpcport=${rpcPort}`,
     ...(options.args ?? []),
   ];
   const startTimeout = options.startTimeoutMs ?? 60_000;
@@ -142,8 +149,10 @@ export async function startRegtestNode(options: RegtestNodeOptions = {}): Promis
   async function start(): Promise<void> {
     if (child !== undefined) return;
     stderr = '';
-    const proc = spawn(bitcoind, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(bitcoind, [...args, `-rpcport=${rpcPort}`], { stdio: ['ignore', 'ignore', 'pipe'] });
     child = proc;
+    live.add(proc);
+    proc.once('exit', () => live.delete(proc));
     proc.stderr!.on('data', (c: Buffer) => {
       if (stderr.length < 10_000) stderr += c.toString();
     });
@@ -194,11 +203,28 @@ export async function startRegtestNode(options: RegtestNodeOptions = {}): Promis
     await done;
   }
 
-  await start();
+  // The port was free when chosen; another process may take it before bitcoind binds it: try another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await start();
+      break;
+    } catch (err) {
+      if (attempt >= 3 || !/Unable to start HTTP server|Unable to bind/i.test(stderr)) {
+        rmSync(datadir, { recursive: true, force: true });
+        throw err;
+      }
+      rpcPort = await freePort();
+      url = `http://127.0.0.1:${rpcPort}`;
+    }
+  }
   return {
     datadir,
-    rpcPort,
-    url,
+    get rpcPort() {
+      return rpcPort;
+    },
+    get url() {
+      return url;
+    },
     cookieFile,
     get pid() {
       return child?.pid;

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { createReceiver, scanInputsFromRpc, type RpcVin } from '@repo/bip352';
 import {
@@ -72,5 +73,29 @@ describe('a throw-away regtest node', () => {
     expect(await node.rpc('getbestblockhash')).toBe(tip);
     await node.rpc('loadwallet', [wallet.name]);
     expect(await wallet.balance()).toBeGreaterThan(0);
+  });
+});
+
+describe('a port taken between choosing it and binding it', () => {
+  it('a start on a taken port fails saying so; a new node moves to another free port', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const taken = (blocker.address() as AddressInfo).port;
+    const node = await startRegtestNode({ rpcPort: taken });
+    try {
+      expect(node.rpcPort).not.toBe(taken);
+      expect(await node.rpc('getblockcount')).toBe(0);
+      const port = node.rpcPort;
+      await node.stop();
+      const second = createServer();
+      await new Promise<void>((r) => second.listen(port, '127.0.0.1', r));
+      await expect(node.start()).rejects.toThrow(/Unable to start HTTP server/);
+      await new Promise((r) => second.close(r));
+      await node.start();
+      expect(node.rpcPort).toBe(port);
+    } finally {
+      await new Promise((r) => blocker.close(r));
+      await node.close();
+    }
   });
 });
