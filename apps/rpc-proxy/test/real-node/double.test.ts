@@ -23,7 +23,8 @@ function shape(value: unknown): unknown {
   if (typeof value === 'object') {
     const out: Record<string, unknown> = {};
     // Keys that are txids (getrawmempool verbose) differ by nature: named by what they are.
-    for (const key of Object.keys(value as object).sort()) out[/^[0-9a-f]{64}$/.test(key) ? '<txid>' : key] = shape((value as Record<string, unknown>)[key]);
+    for (const key of Object.keys(value as object).sort())
+      out[/^[0-9a-f]{64}$/.test(key) ? '<txid>' : key] = shape((value as Record<string, unknown>)[key]);
     return out;
   }
   return typeof value;
