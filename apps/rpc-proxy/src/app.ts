@@ -9,6 +9,7 @@ import { createCoalescer, type Coalescer } from './coalesce';
 import type { ProxyConfig } from './config';
 import { createNodeClient, type NodeClient } from './node-client';
 import { createJsonRpcHandler } from './routes/json-rpc';
+import { createOpsHandler } from './routes/ops';
 
 /** What the app needs besides its configuration. */
 export interface AppDeps {
@@ -73,7 +74,10 @@ export function createApp(config: ProxyConfig, deps: AppDeps): ProxyApp {
     cacheMinConfirmations: config.cacheMinConfirmations,
   });
   // bitcoind closes idle RPC connections after -rpcservertimeout (30 s).
-  const server = createServer({ keepAliveTimeout: 30_000 }, handler);
+  const ops = createOpsHandler({ node, logger });
+  const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    if (!ops(req, res)) handler(req, res);
+  });
   server.on('clientError', (_err, socket) => socket.destroy());
   const connections = limitConnectionsPerAddress(server, {
     maxPerAddress: config.maxConnectionsPerIp,

@@ -3,7 +3,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { Logger } from '@repo/http';
 
 /** Why a node call failed (each becomes -32603 with a message saying which). */
-export type NodeFailure = 'unreachable' | 'timeout' | 'garbage' | 'busy' | 'auth' | 'queue';
+export type NodeFailure = 'unreachable' | 'timeout' | 'garbage' | 'busy' | 'auth' | 'cookie' | 'queue';
 
 /** A node call that failed; `message` is what the client reads. */
 export class NodeError extends Error {
@@ -45,6 +45,8 @@ export interface NodeClient {
   /** Sends `body` to `path`; rejects with a {@link NodeError} only. */
   call(path: string, body: string | Buffer): Promise<NodeReply>;
   readonly stats: { active: number; queued: number; maxActive: number };
+  /** The errno code (`EACCES`, `ENOENT`, …) of the last failed read of the node's cookie file; undefined when it was read. */
+  cookieError(): string | undefined;
   close(): void;
 }
 
@@ -115,7 +117,14 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   let cookieStamp = '';
   let cookieCheckedAt = 0;
 
-  /** Re-reads the cookie file when its size or mtime changed; true when the credentials changed. */
+  let cookieError: string | undefined;
+
+  /**
+   * Re-reads the cookie file when its size or mtime changed; true when the credentials changed.
+   * A file that cannot be read is logged once per errno (path and code: an EACCES is a
+   * permission problem between the proxy's user and the node's data directory, an ENOENT a
+   * node not started yet or a wrong BITCOIND_COOKIE_FILE), and again when it can be read.
+   */
   function refreshCookie(force: boolean): boolean {
     if (options.cookieFile === undefined) return false;
     const now = Date.now();
@@ -124,17 +133,28 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     try {
       const st = statSync(options.cookieFile);
       const stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
-      if (stamp === cookieStamp && !force) return false;
-      cookieStamp = stamp;
+      if (stamp === cookieStamp && !force && cookieError === undefined) return false;
       const next = `Basic ${Buffer.from(readFileSync(options.cookieFile, 'utf8').trim()).toString('base64')}`;
+      cookieStamp = stamp;
+      if (cookieError !== undefined) {
+        options.logger.info({ cookieFile: options.cookieFile, was: cookieError }, 'node cookie file readable again');
+        cookieError = undefined;
+      }
       const changed = next !== cookieAuth;
       if (changed && cookieAuth !== undefined)
         options.logger.info({ cookieFile: options.cookieFile }, 'node cookie file changed: using the new cookie');
       cookieAuth = next;
       return changed;
     } catch (err) {
-      if (cookieAuth !== undefined)
-        options.logger.warn({ cookieFile: options.cookieFile, code: (err as NodeJS.ErrnoException).code }, 'node cookie file unreadable');
+      const code = (err as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
+      if (code !== cookieError) {
+        const fields = { cookieFile: options.cookieFile, code, err: (err as Error).message };
+        if (code === 'ENOENT')
+          options.logger.warn(fields, 'node cookie file missing (node not started yet, or BITCOIND_COOKIE_FILE wrong)');
+        else options.logger.error(fields, `cannot read the node cookie file (${code}): the proxy cannot authenticate to the node`);
+      }
+      cookieError = code;
+      cookieStamp = '';
       cookieAuth = undefined;
       return false;
     }
@@ -222,6 +242,14 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
             send(path, body, { ...retried, auth: true }, done);
             return;
           }
+          if (staticAuth === undefined && cookieError !== undefined) {
+            return finish(
+              new NodeError(
+                'cookie',
+                `proxy cannot read the node's cookie file (${cookieError}): the node refused the call without it (HTTP ${status})`,
+              ),
+            );
+          }
           return finish(new NodeError('auth', `node rejected the proxy's credentials (HTTP ${status})`));
         }
         if (status === 503) return finish(new NodeError('busy', 'node busy: work queue depth exceeded (HTTP 503)'));
@@ -265,6 +293,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
       });
     },
     stats,
+    cookieError: () => cookieError,
     close() {
       void pool.destroy().catch(() => undefined);
     },

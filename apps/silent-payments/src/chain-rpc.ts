@@ -130,6 +130,12 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
     } catch {
       parsed = undefined;
     }
+    if (status === 401 || status === 403) {
+      // bitcoind sends an empty body, the rpc-proxy a JSON-RPC -1 envelope: either way, refused credentials.
+      const said = (parsed as Envelope | undefined)?.error?.message;
+      const reason = typeof said === 'string' ? said : 'authentication failed';
+      throw new ChainRpcError('http', `chain node answered HTTP ${status}: ${reason}`, { status });
+    }
     if (parsed === undefined || typeof parsed !== 'object' || parsed === null) {
       if (status === 200) throw new ChainRpcError('garbage', 'chain node answered something that is not JSON-RPC', { status });
       const reason = status === 401 ? 'authentication failed' : text.trim().slice(0, 120) || 'no body';

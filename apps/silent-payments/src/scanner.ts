@@ -23,8 +23,19 @@ export interface RpcBlock {
   tx: RpcTransaction[];
 }
 
-/** `starting` (no answer from the node yet), `waiting` (SP_START_HEIGHT above the tip), `syncing`, `synced`, `retrying` (the node failed), `stopped`. */
-export type ScannerState = 'idle' | 'starting' | 'waiting' | 'syncing' | 'synced' | 'retrying' | 'stopped';
+/**
+ * `starting` (no answer from the node yet), `initial_block_download` (first start: waiting for
+ * the node to finish its initial block download before taking a start height), `waiting`
+ * (SP_START_HEIGHT above the tip), `syncing`, `synced`, `retrying` (the node failed), `stopped`.
+ */
+export type ScannerState = 'idle' | 'starting' | 'initial_block_download' | 'waiting' | 'syncing' | 'synced' | 'retrying' | 'stopped';
+
+/** What the last failed attempt met (for `/ready`'s reason). */
+export interface ScannerFailure {
+  kind: 'unreachable' | 'http' | 'garbage' | 'rpc' | 'internal';
+  status: number | undefined;
+  rpcCode: number | undefined;
+}
 
 /** What the scanner reports in `/health` and its logs. */
 export interface ScannerStatus {
@@ -38,6 +49,8 @@ export interface ScannerStatus {
   last_error: string | null;
   /** ISO 8601 time of the last block scanned. */
   last_block_at: string | null;
+  /** The node's own state as last read (`getblockchaininfo`); null before the first answer. */
+  node: { blocks: number; headers: number; verificationprogress: number; initialblockdownload: boolean } | null;
 }
 
 /** Options of {@link createScanner}. */
@@ -69,6 +82,8 @@ export interface Scanner {
   /** Skips the current wait and polls the node now. */
   wake(): void;
   status(): ScannerStatus;
+  /** What the last failed attempt met; undefined when the last attempt succeeded. */
+  lastFailure(): ScannerFailure | undefined;
   /** The node's tip as last seen, for `confirmations`; undefined before the first answer. */
   tipHeight(): number | undefined;
 }
@@ -107,6 +122,9 @@ export function createScanner(options: ScannerOptions): Scanner {
   let tip: number | undefined;
   let failures = 0;
   let lastError: string | null = null;
+  let failure: ScannerFailure | undefined;
+  let nodeState: ScannerStatus['node'] = null;
+  let lastIbdLog = 0;
   let lastBlockAt: string | null = null;
   let wakeUp: (() => void) | undefined;
   let lastProgressLog = 0;
@@ -147,6 +165,7 @@ export function createScanner(options: ScannerOptions): Scanner {
       failures,
       last_error: lastError,
       last_block_at: lastBlockAt,
+      node: nodeState,
     };
   }
 
@@ -340,9 +359,38 @@ export function createScanner(options: ScannerOptions): Scanner {
 
   /** One pass: catch up with the tip (following reorgs), then the mempool. */
   async function poll(): Promise<void> {
-    const info = await rpc.call<{ blocks: number; bestblockhash: string }>('getblockchaininfo', []);
+    const info = await rpc.call<{
+      blocks: number;
+      headers?: number;
+      bestblockhash: string;
+      initialblockdownload?: boolean;
+      verificationprogress?: number;
+    }>('getblockchaininfo', []);
     tip = info.blocks;
+    nodeState = {
+      blocks: info.blocks,
+      headers: info.headers ?? info.blocks,
+      verificationprogress: info.verificationprogress ?? 1,
+      initialblockdownload: info.initialblockdownload === true,
+    };
     let progress = store.progress();
+    if (progress.startHeight === undefined && nodeState.initialblockdownload) {
+      // A half-synced node's tip is no start height (docs/silent-payments.md, "Start height").
+      if (state !== 'initial_block_download' || Date.now() - lastIbdLog >= progressEvery) {
+        lastIbdLog = Date.now();
+        logger.info(
+          {
+            blocks: nodeState.blocks,
+            headers: nodeState.headers,
+            verificationprogress: nodeState.verificationprogress,
+            start_height: options.startHeight ?? 'the tip once synced',
+          },
+          "waiting for the node's initial block download to finish before taking a start height",
+        );
+      }
+      state = 'initial_block_download';
+      return;
+    }
     if (progress.startHeight === undefined) {
       const start = options.startHeight ?? tip;
       if (start > tip + 1) {
@@ -406,11 +454,16 @@ export function createScanner(options: ScannerOptions): Scanner {
         if (failures > 0) logger.info({ after_failures: failures }, 'chain node reachable again');
         failures = 0;
         lastError = null;
+        failure = undefined;
         if (!stopped) await sleep(pollIntervalMs);
       } catch (err) {
         if (stopped) break;
         failures++;
         lastError = err instanceof Error ? err.message : String(err);
+        failure =
+          err instanceof ChainRpcError
+            ? { kind: err.kind, status: err.status, rpcCode: err.rpcCode }
+            : { kind: 'internal', status: undefined, rpcCode: undefined };
         state = 'retrying';
         const delay = Math.min(maxBackoff, minBackoff * 2 ** Math.min(failures - 1, 20));
         const fields = { failures, retry_in_ms: delay, err: lastError };
@@ -442,6 +495,7 @@ export function createScanner(options: ScannerOptions): Scanner {
       wakeUp?.();
     },
     status,
+    lastFailure: () => failure,
     tipHeight: () => tip,
   };
 }

@@ -68,6 +68,12 @@ export interface ChainDouble {
   setLatency(ms: number): void;
   /** Makes estimatesmartfee answer this rate (BTC/kvB); undefined: "Insufficient data". */
   setFeeRate(btcPerKvB: number | undefined): void;
+  /**
+   * Simulates a node in its initial block download: getblockchaininfo answers
+   * `initialblockdownload: true`, `headers` (at least the tip) and `verificationprogress` as
+   * given; undefined: synced again (as judged from the tip's age, like Core).
+   */
+  setInitialBlockDownload(state: { headers: number; progress: number } | undefined): void;
   /** Writes a new cookie (cookie mode only) and accepts only it from now on. */
   rotateCookie(): string;
   /** The last requests received (at most 1000), oldest first. */
@@ -109,6 +115,7 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
   let behaviour: Behaviour = 'normal';
   let latency = 0;
   let feeRate: number | undefined;
+  let syncing: { headers: number; progress: number } | undefined;
   const requests: ReceivedRequest[] = [];
   const stats = { inFlight: 0, maxInFlight: 0, total: 0 };
   const sockets = new Set<Socket>();
@@ -168,7 +175,7 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
   }
 
   function handleBody(res: ServerResponse, walletPath: string | undefined, body: string): void {
-    const ctx: MethodContext = { chain, walletPath, wallets, feeRate };
+    const ctx: MethodContext = { chain, walletPath, wallets, feeRate, syncing };
     const state = initialState();
     try {
       let value: unknown;
@@ -327,6 +334,9 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
     },
     setFeeRate(rate) {
       feeRate = rate;
+    },
+    setInitialBlockDownload(state) {
+      syncing = state === undefined ? undefined : { ...state };
     },
     rotateCookie() {
       if (!cookieMode) throw new Error('rotateCookie needs cookie mode (no user/password)');

@@ -148,3 +148,26 @@ describe('cookie authentication', () => {
     }
   });
 });
+
+describe('initial block download', () => {
+  it('answers initialblockdownload: true with the given headers and progress until unset', async () => {
+    const double = await startChainDouble({ user: 'u', password: 'p', initialBlocks: 5 });
+    try {
+      const info = async () => {
+        const res = await fetch(double.url, {
+          method: 'POST',
+          headers: { Authorization: `Basic ${Buffer.from('u:p').toString('base64')}` },
+          body: '{"jsonrpc":"1.0","id":1,"method":"getblockchaininfo","params":[]}',
+        });
+        return ((await res.json()) as { result: Record<string, unknown> }).result;
+      };
+      expect(await info()).toMatchObject({ blocks: 5, headers: 5, initialblockdownload: false, verificationprogress: 1 });
+      double.setInitialBlockDownload({ headers: 900, progress: 0.25 });
+      expect(await info()).toMatchObject({ blocks: 5, headers: 900, initialblockdownload: true, verificationprogress: 0.25 });
+      double.setInitialBlockDownload(undefined);
+      expect(await info()).toMatchObject({ headers: 5, initialblockdownload: false });
+    } finally {
+      await double.close();
+    }
+  });
+});

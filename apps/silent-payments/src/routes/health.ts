@@ -1,6 +1,35 @@
 import { Router } from 'express';
 import type { Publisher } from '../publisher';
-import type { Scanner } from '../scanner';
+import type { Scanner, ScannerFailure, ScannerStatus } from '../scanner';
+
+/**
+ * Why the service is not ready, or undefined: `starting` (no answer from the node yet),
+ * `node-unreachable` (the node, or the proxy in front of it, cannot be reached), `credentials-refused`
+ * (HTTP 401/403), `node-unavailable` (the rpc-proxy answered -32603: it cannot get an answer
+ * from the node behind it, or cannot read the node's cookie), `node-error` (anything else the
+ * node answered instead of a result), `node-in-initial-block-download`.
+ */
+export function unreadyReason(
+  scanner: ScannerStatus,
+  failure: ScannerFailure | undefined,
+): { reason: string; message: string } | undefined {
+  if (scanner.state === 'retrying' && failure !== undefined) {
+    const message = scanner.last_error ?? 'the chain node failed';
+    if (failure.kind === 'unreachable') return { reason: 'node-unreachable', message };
+    if (failure.kind === 'http' && (failure.status === 401 || failure.status === 403)) return { reason: 'credentials-refused', message };
+    if (failure.kind === 'rpc' && failure.rpcCode === -32603) return { reason: 'node-unavailable', message };
+    return { reason: 'node-error', message };
+  }
+  if (scanner.state === 'idle' || scanner.state === 'starting') return { reason: 'starting', message: 'no answer from the chain node yet' };
+  if (scanner.node?.initialblockdownload === true) {
+    const { blocks, headers, verificationprogress } = scanner.node;
+    return {
+      reason: 'node-in-initial-block-download',
+      message: `the node is in its initial block download: ${blocks} of ${headers} blocks, verification progress ${verificationprogress}`,
+    };
+  }
+  return undefined;
+}
 
 /** Dependencies of {@link healthRoutes}. */
 export interface HealthRoutesOptions {
@@ -20,6 +49,29 @@ export interface HealthRoutesOptions {
  */
 export function healthRoutes(options: HealthRoutesOptions): Router {
   const router = Router();
+  /**
+   * `GET /ready` (docs/silent-payments.md, "Health and readiness"): 200 when the scanner's last
+   * attempt reached the node and the node has finished its initial block download (or when
+   * SCANNER_ENABLED=false: the HTTP API needs no node); 503 with the reason otherwise, judged
+   * from the scanner's last poll (every SCAN_POLL_INTERVAL_MS, sooner while retrying).
+   */
+  router.get('/ready', function ready(_req, res) {
+    res.setHeader('Cache-Control', 'no-store');
+    if (!options.scannerEnabled) {
+      res.json({ status: 'ready', scanner: { enabled: false } });
+      return;
+    }
+    const scanner = options.scanner.status();
+    const unready = unreadyReason(scanner, options.scanner.lastFailure());
+    if (unready === undefined) {
+      res.json({
+        status: 'ready',
+        scanner: { state: scanner.state, scanned_height: scanner.scanned_height, tip_height: scanner.tip_height },
+      });
+      return;
+    }
+    res.status(503).json({ status: 'unready', ...unready, node: scanner.node });
+  });
   router.get('/health', function health(_req, res) {
     const scanner = options.scanner.status();
     const degraded = options.scannerEnabled && scanner.state === 'retrying';

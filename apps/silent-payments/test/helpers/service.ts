@@ -1,4 +1,4 @@
-import { closeGracefully, createSilentLogger, listen } from '@repo/http';
+import { closeGracefully, createSilentLogger, listen, type Logger } from '@repo/http';
 import { createApp, type SilentPaymentsService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 
@@ -10,7 +10,7 @@ export interface RunningService {
 }
 
 /** Builds the service from `env` (like the environment in production), listens on port 0 and starts the scanner. */
-export async function startService(env: Record<string, string>): Promise<RunningService> {
+export async function startService(env: Record<string, string>, options: { logger?: Logger } = {}): Promise<RunningService> {
   const config = loadConfig({
     HOST: '127.0.0.1',
     PORT: '0',
@@ -19,7 +19,7 @@ export async function startService(env: Record<string, string>): Promise<Running
     SCAN_MAX_BACKOFF_MS: '200',
     ...env,
   });
-  const service = createApp(config, { logger: createSilentLogger(), scannerMinBackoffMs: 20 });
+  const service = createApp(config, { logger: options.logger ?? createSilentLogger(), scannerMinBackoffMs: 20 });
   const { port } = await listen(service.server, 0, '127.0.0.1');
   service.start();
   return {
