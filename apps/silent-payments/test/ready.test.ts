@@ -47,13 +47,14 @@ describe('the node in its initial block download, GET /ready', () => {
     });
     const waiting = lines.find((l) => String(l.msg).startsWith("waiting for the node's initial block download"));
     expect(waiting).toMatchObject({ blocks: 101, headers: 900, verificationprogress: 0.125, start_height: 'the tip once synced' });
+    // Reachable and authenticated: ready, saying that the scanner waits.
     const ready = await getJson(running.url, '/ready');
     expect(ready).toEqual({
-      status: 503,
+      status: 200,
       body: {
-        status: 'unready',
-        reason: 'node-in-initial-block-download',
-        message: 'the node is in its initial block download: 101 of 900 blocks, verification progress 0.125',
+        status: 'ready',
+        scanner: { state: 'initial_block_download', scanned_height: null, tip_height: null },
+        message: 'the node is in its initial block download (101 of 900 blocks, verification progress 0.125): the scanner waits',
         node: { blocks: 101, headers: 900, verificationprogress: 0.125, initialblockdownload: true },
       },
     });
@@ -80,7 +81,7 @@ describe('the node in its initial block download, GET /ready', () => {
     expect(status()).toMatchObject({ start_height: 90, scanned_height: 101 });
   });
 
-  it('a start height once taken is kept: a node back in its initial block download is scanned along, and /ready says 503', async () => {
+  it('a start height once taken is kept: a node back in its initial block download is scanned along, and /ready says so', async () => {
     running = await startService(env());
     await waitFor(() => status().state === 'synced', 5_000, 'synced');
     node.setInitialBlockDownload({ headers: 200, progress: 0.9 });
@@ -88,7 +89,7 @@ describe('the node in its initial block download, GET /ready', () => {
     running.service.scanner.wake();
     await waitFor(() => status().scanned_height === 102, 5_000, 'block 102');
     expect(status().start_height).toBe(101);
-    expect((await getJson<{ reason: string }>(running.url, '/ready')).body.reason).toBe('node-in-initial-block-download');
+    expect(await getJson(running.url, '/ready')).toMatchObject({ status: 200, body: { node: { initialblockdownload: true } } });
   });
 
   it('/ready: 503 node-unreachable, credentials-refused; 200 without a scanner', async () => {

@@ -7,7 +7,10 @@ import type { Scanner, ScannerFailure, ScannerStatus } from '../scanner';
  * `node-unreachable` (the node, or the proxy in front of it, cannot be reached), `credentials-refused`
  * (HTTP 401/403), `node-unavailable` (the rpc-proxy answered -32603: it cannot get an answer
  * from the node behind it, or cannot read the node's cookie), `node-error` (anything else the
- * node answered instead of a result), `node-in-initial-block-download`.
+ * node answered instead of a result). A node in its initial block download is reachable and
+ * authenticated: the service is ready (its HTTP API works) and the scanner waits, which `/ready`
+ * and `/health` say; a health check that failed until a fresh signet node had synced would keep
+ * the whole stack down for hours.
  */
 export function unreadyReason(
   scanner: ScannerStatus,
@@ -21,13 +24,6 @@ export function unreadyReason(
     return { reason: 'node-error', message };
   }
   if (scanner.state === 'idle' || scanner.state === 'starting') return { reason: 'starting', message: 'no answer from the chain node yet' };
-  if (scanner.node?.initialblockdownload === true) {
-    const { blocks, headers, verificationprogress } = scanner.node;
-    return {
-      reason: 'node-in-initial-block-download',
-      message: `the node is in its initial block download: ${blocks} of ${headers} blocks, verification progress ${verificationprogress}`,
-    };
-  }
   return undefined;
 }
 
@@ -51,9 +47,10 @@ export function healthRoutes(options: HealthRoutesOptions): Router {
   const router = Router();
   /**
    * `GET /ready` (docs/silent-payments.md, "Health and readiness"): 200 when the scanner's last
-   * attempt reached the node and the node has finished its initial block download (or when
-   * SCANNER_ENABLED=false: the HTTP API needs no node); 503 with the reason otherwise, judged
-   * from the scanner's last poll (every SCAN_POLL_INTERVAL_MS, sooner while retrying).
+   * attempt reached the node and was let in (or when SCANNER_ENABLED=false: the HTTP API needs
+   * no node), saying so while the node is still in its initial block download; 503 with the
+   * reason otherwise, judged from the scanner's last poll (every SCAN_POLL_INTERVAL_MS, sooner
+   * while retrying).
    */
   router.get('/ready', function ready(_req, res) {
     res.setHeader('Cache-Control', 'no-store');
@@ -64,9 +61,14 @@ export function healthRoutes(options: HealthRoutesOptions): Router {
     const scanner = options.scanner.status();
     const unready = unreadyReason(scanner, options.scanner.lastFailure());
     if (unready === undefined) {
+      const syncing = scanner.node?.initialblockdownload === true;
       res.json({
         status: 'ready',
         scanner: { state: scanner.state, scanned_height: scanner.scanned_height, tip_height: scanner.tip_height },
+        ...(syncing && {
+          message: `the node is in its initial block download (${scanner.node!.blocks} of ${scanner.node!.headers} blocks, verification progress ${scanner.node!.verificationprogress}): the scanner waits`,
+          node: scanner.node,
+        }),
       });
       return;
     }

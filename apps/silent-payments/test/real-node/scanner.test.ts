@@ -197,7 +197,7 @@ describe('the scanner against a real bitcoind through the rpc-proxy', () => {
       const status = () => service!.service.scanner.status();
       await waitFor(() => status().state === 'initial_block_download', 10_000, 'the wait for the initial block download');
       expect(status()).toMatchObject({ start_height: null, node: { blocks: 0, initialblockdownload: true } });
-      expect(await getJson(service.url, '/ready')).toMatchObject({ status: 503, body: { reason: 'node-in-initial-block-download' } });
+      expect(await getJson(service.url, '/ready')).toMatchObject({ status: 200, body: { scanner: { state: 'initial_block_download' } } });
       // One block of now: the node leaves its initial block download, the scanner starts at that tip.
       await (await createWallet(fresh, 'fresh')).mine(1);
       await waitFor(() => status().state === 'synced', 10_000, 'synced');

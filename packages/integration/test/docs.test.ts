@@ -1,0 +1,57 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { ROOT } from './processes';
+
+/** Source, test, build and Markdown files of the apps, packages and scripts (no dependencies, no build output). */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory())
+      return ['node_modules', 'dist', 'build', 'data', '.turbo', 'fixtures'].includes(entry.name) ? [] : sourceFiles(path);
+    return /\.(ts|mjs|cjs|js|c|h|md|sh)$/.test(entry.name) ? [path] : [];
+  });
+}
+
+const FILES = ['apps', 'packages', 'scripts', 'deploy'].flatMap((dir) => sourceFiles(join(ROOT, dir)));
+
+/** Headings of each page under docs/, as written (Markdown escapes removed). */
+const HEADINGS = new Map(
+  readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => [
+      name,
+      new Set(
+        [...readFileSync(join(ROOT, 'docs', name), 'utf8').matchAll(/^#+\s+(.+)$/gm)].map((m) => m[1]!.replace(/\\(.)/g, '$1').trim()),
+      ),
+    ]),
+);
+
+describe('docs/', () => {
+  it('has a page for every service', () => {
+    for (const page of ['README.md', 'config-server.md', 'rpc-proxy.md', 'silent-payments.md', 'relay.md', 'storage.md'])
+      expect(HEADINGS.has(page)).toBe(true);
+  });
+
+  it('has every section the code cites by page and heading', () => {
+    const missing: string[] = [];
+    for (const file of FILES) {
+      for (const m of readFileSync(file, 'utf8').matchAll(/docs\/([a-z-]+\.md)[,:]?\s*"([^"\n]+)"/g)) {
+        if (HEADINGS.get(m[1]!)?.has(m[2]!) !== true) missing.push(`${relative(ROOT, file)}: docs/${m[1]}, "${m[2]}"`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('is what the code cites: no comment points at a document outside the repository', () => {
+    const outside: string[] = [];
+    for (const file of FILES) {
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (/\bspec 00[01]\b|\bcontract \d\b|ARCHITECTURE\.md|\.\.\/shared\/|\bshared\/(fixtures|spec|vectors)\//.test(line))
+            outside.push(`${relative(ROOT, file)}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(outside).toEqual([]);
+  });
+});
