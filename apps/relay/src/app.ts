@@ -122,6 +122,9 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     publishToken,
     authToken: config.authToken,
     meshToken,
+    meshTokenSource:
+      config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'RELAY_MESH_TOKEN (unset here, so the publish token: RELAY_PUBLISH_TOKEN)',
+    paymentsPublic: true,
     peers: config.peers,
     peerTls: { ca: peerCa, fingerprints: config.peerFingerprints },
     limits: config.limits,

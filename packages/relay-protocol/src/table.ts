@@ -144,9 +144,7 @@ export const MESSAGES = {
       oldest_timestamp: 'non-negative integer?',
     },
   },
-  // `since` (ms): the last time the sender was linked to the receiver; the receiver answers by
-  // sending the events it stored from then on (docs/relay.md, "The mesh heals").
-  hello: { role: 'peer', fields: { relay_id: 'string', version: 'string?', since: 'non-negative integer?' } },
+  hello: { role: 'peer', fields: { relay_id: 'string', version: 'string?' } },
   sync_request: { role: 'peer', fields: { sync_type: 'string' } },
   sync_response: { role: 'peer', fields: { relay_id: 'string', sync_type: 'string', messages: 'array' } },
 } as const satisfies Readonly<Record<string, MessageSpec>>;
