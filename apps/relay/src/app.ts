@@ -20,6 +20,7 @@ import {
   type Logger,
 } from '@repo/http';
 import type { RelayConfig } from './config';
+import { createRedisLog, createSqliteLog, type EventLog } from './event-log';
 import { createRelay, type Relay } from './relay';
 import { healthRouter } from './routes/health';
 import { relaysRouter } from './routes/relays';
@@ -116,6 +117,33 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     }
   }
 
+  const retention = { maxAgeMs: config.eventStore.retentionMs, maxEvents: config.eventStore.retentionEvents };
+  let eventLog: EventLog;
+  if (config.eventStore.kind === 'redis') {
+    try {
+      eventLog = await createRedisLog({
+        url: config.eventStore.redisUrl,
+        keyPrefix: config.eventStore.redisKeyPrefix,
+        relayId,
+        retention,
+        logger,
+      });
+    } catch (err) {
+      throw new ConfigError(`RELAY_EVENT_STORE=redis: ${(err as Error).message}`);
+    }
+  } else {
+    eventLog = createSqliteLog({ file: config.eventStore.sqliteFile, retention });
+  }
+  logger.info(
+    {
+      store: config.eventStore.kind,
+      ...(config.eventStore.kind === 'sqlite' ? { file: config.eventStore.sqliteFile } : { prefix: config.eventStore.redisKeyPrefix }),
+      retention_ms: retention.maxAgeMs,
+      retention_events: retention.maxEvents,
+    },
+    'event log',
+  );
+
   const relay = createRelay({
     relayId,
     version: RELAY_VERSION,
@@ -126,6 +154,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
       config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'RELAY_MESH_TOKEN (unset here, so the publish token: RELAY_PUBLISH_TOKEN)',
     paymentsPublic: true,
     peers: config.peers,
+    eventLog,
     peerTls: { ca: peerCa, fingerprints: config.peerFingerprints },
     limits: config.limits,
     timing: config.timing,

@@ -52,8 +52,11 @@ export class Connection {
   subscriptions: Set<SubscriptionType> | null = null;
   dropping = false;
   lastSync: Partial<Record<SyncType, Record<string, unknown>>> = {};
-  /** While a replay runs: live events held back, and the seq the replay has reached. */
+  /** While a replay runs: live events held back. */
   private held: Held[] | undefined;
+  /** The last seq a replay sent: a live event at or before it was in the replay. */
+  private replayedThrough: string | undefined;
+  private seqAfter: ((a: string, b: string) => boolean) | undefined;
   private dropTimer: NodeJS.Timeout | undefined;
   private readonly deps: ConnectionDeps;
 
@@ -104,11 +107,17 @@ export class Connection {
 
   /** Sends a live event, or holds it while a replay runs (sent after, unless the replay covered it). */
   sendLive(frame: Buffer, seq: string | undefined): boolean {
+    if (seq !== undefined && this.replayedThrough !== undefined && !this.seqAfter!(seq, this.replayedThrough)) return false;
     if (this.held !== undefined && seq !== undefined) {
       this.held.push({ seq, frame });
       return true;
     }
     return this.send(frame);
+  }
+
+  /** True while a replay runs. */
+  get replaying(): boolean {
+    return this.held !== undefined;
   }
 
   /** Starts holding live events (a replay is about to run). */
@@ -124,6 +133,10 @@ export class Connection {
   releaseHeld(lastSeq: string | undefined, after: (a: string, b: string) => boolean): number {
     const held = this.held ?? [];
     this.held = undefined;
+    if (lastSeq !== undefined) {
+      this.replayedThrough = lastSeq;
+      this.seqAfter = after;
+    }
     let sent = 0;
     for (const h of held) {
       if (lastSeq !== undefined && !after(h.seq, lastSeq)) continue;

@@ -12,6 +12,8 @@ export interface FanOutTarget {
   fromPeer?: string;
   /** The event's position in the log: clients being replayed to hold it until their replay ends. */
   seq?: string;
+  /** The message already serialised. */
+  frame?: Buffer;
 }
 
 /** Sends a message to the relay's clients and peers in one pass over the connections. */
@@ -30,7 +32,7 @@ export interface FanOut {
 export function createFanOut(connections: ReadonlySet<Connection>, mesh: Pick<Mesh, 'linkOf'>): FanOut {
   return {
     send(message, target) {
-      let frame: Buffer | undefined;
+      let frame: Buffer | undefined = target.frame;
       let count = 0;
       for (const conn of connections) {
         if (conn.isClient) {

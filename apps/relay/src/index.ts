@@ -4,3 +4,4 @@ export { createRelay, type Relay, type RelayEntry, type RelayOptions, type Relay
 export * from '@repo/relay-protocol';
 export { createSeenIds, type SeenIds, type SeenIdsOptions } from './seen-ids';
 export { backoffDelay } from './backoff';
+export { createSqliteLog, createRedisLog, seqAfter, type EventLog, type StoredEvent, type ReplayStart, type Retention } from './event-log';

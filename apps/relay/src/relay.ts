@@ -4,6 +4,7 @@ import type { Server as HttpsServer } from 'node:https';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '@repo/http';
 import {
+  InvalidMessageError,
   SYNC_TYPES,
   assertMessage,
   createErrorMessage,
@@ -16,10 +17,12 @@ import {
 } from '@repo/relay-protocol';
 import type { RelayLimits, RelayTiming } from './config';
 import { Connection, type ConnectionRoles } from './connection';
+import type { EventLog } from './event-log';
 import { createFanOut } from './fan-out';
 import { createMessageHandler } from './handlers';
 import { createMesh, type RelayEntry } from './mesh';
 import type { PeerTlsOptions } from './peer-tls';
+import { replayTo, type ReplayDeps } from './replay';
 import { ALL_SCOPES } from './scopes';
 import { createSeenIds } from './seen-ids';
 import {
@@ -37,6 +40,9 @@ import { createUpgradeHandler, type ClientToken } from './upgrade';
 
 export type { RelayEntry } from './mesh';
 export type { RelayCounters } from './status';
+
+/** How often the log's retention runs (ms). */
+const RETENTION_INTERVAL_MS = 60_000;
 
 /** Options of {@link createRelay}. */
 export interface RelayOptions {
@@ -56,6 +62,8 @@ export interface RelayOptions {
   paymentsPublic?: boolean;
   /** Peer relay URLs to keep a connection to. */
   peers: string[];
+  /** The durable log of events (replay, healing, de-duplication); the relay closes it. */
+  eventLog: EventLog;
   peerTls?: PeerTlsOptions;
   limits: RelayLimits;
   timing: RelayTiming;
@@ -114,6 +122,7 @@ export function createRelay(options: RelayOptions): Relay {
   let heartbeatTimer: NodeJS.Timeout | undefined;
   let syncTimer: NodeJS.Timeout | undefined;
   let metricsTimer: NodeJS.Timeout | undefined;
+  let retentionTimer: NodeJS.Timeout | undefined;
 
   const wss = new WebSocketServer({
     noServer: true,
@@ -192,25 +201,63 @@ export function createRelay(options: RelayOptions): Relay {
     }, 50);
   }
 
+  const log = options.eventLog;
+  const replayDeps: ReplayDeps = { log, counters, logger, highWaterBytes: Math.floor(limits.maxSendBufferBytes / 2) };
+  /** Deliveries in arrival order (appends are pipelined; each is delivered once stored, in turn). */
+  let deliveries: Promise<void> = Promise.resolve();
+
+  /**
+   * An event from a publisher or a peer: validated, appended to the log, then acknowledged to a
+   * publisher (only once durably stored, so a restart loses nothing acknowledged), then, the
+   * first time its id is stored here, delivered to the clients and forwarded to the other peers.
+   */
   function onEvent(conn: Connection, message: Envelope): void {
     const event = assertMessage(message);
+    const type = event.type as EventType;
     const fromPeer = conn.peerId;
-    if (fromPeer === undefined) {
-      conn.sendMessage(createMessage('ack', {}, message.id));
-      counters.events_published++;
-    }
-    if (!seen.add(event.id)) {
+    const publisher = fromPeer === undefined;
+    if (publisher) counters.events_published++;
+    if (seen.has(event.id)) {
+      // Already stored: ack again (a publisher retry) without touching the log.
       counters.duplicates_dropped++;
+      if (publisher) conn.sendMessage(createMessage('ack', {}, event.id));
       return;
     }
-    if (event.type === 'BlockScanned' && event.data.block_height > lastBlockHeight) lastBlockHeight = event.data.block_height;
-    const clean: Envelope = { type: event.type, id: event.id, timestamp: event.timestamp, data: event.data };
-    fanOut.send(clean, { type: event.type as EventType, toPeers: true, fromPeer });
+    const clean: Envelope = { type, id: event.id, timestamp: event.timestamp, data: event.data };
+    const text = JSON.stringify(clean);
+    const stored = log.append({ id: event.id, type, text });
+    deliveries = deliveries
+      .then(() => stored)
+      .then(
+        ({ seq, fresh }) => {
+          if (publisher) conn.sendMessage(createMessage('ack', {}, event.id));
+          seen.add(event.id);
+          if (!fresh) {
+            counters.duplicates_dropped++;
+            return;
+          }
+          counters.events_stored++;
+          if (event.type === 'BlockScanned' && event.data.block_height > lastBlockHeight) lastBlockHeight = event.data.block_height;
+          fanOut.send(clean, { type, toPeers: true, fromPeer, seq, frame: Buffer.from(text) });
+        },
+        (err: Error) => {
+          // Not stored: not acknowledged. Closing makes the publisher reconnect and send it again.
+          logger.error({ err: { message: err.message }, id: event.id, peer: fromPeer }, 'event log append failed: event not acknowledged');
+          if (conn.isOpen) conn.ws.close(1011, 'event log unavailable');
+        },
+      );
   }
 
   function onSubscribe(conn: Connection, subscription: Subscription, requestId: string): void {
+    if (conn.replaying) {
+      throw new InvalidMessageError('a replay is in progress', 'send subscribe with since again once the replay ended', requestId);
+    }
     conn.subscriptions = subscription.types === undefined ? null : new Set(subscription.types);
-    conn.sendMessage(createMessage('subscribed', { types: subscription.types ?? 'all' }, requestId));
+    if (subscription.since === undefined) {
+      conn.sendMessage(createMessage('subscribed', { types: subscription.types ?? 'all' }, requestId));
+      return;
+    }
+    void replayTo(conn, subscription.since, requestId, subscription.types, replayDeps);
   }
 
   const handleMessage = createMessageHandler({
@@ -295,6 +342,13 @@ export function createRelay(options: RelayOptions): Relay {
         for (const type of SYNC_TYPES) pushSync(type);
       }, timing.syncIntervalMs);
       mesh.start();
+      const trim = () =>
+        log.trim().then(
+          (removed) => removed > 0 && logger.info({ removed }, 'event log: retention removed old events'),
+          (err: Error) => logger.warn({ err: { message: err.message } }, 'event log: retention failed'),
+        );
+      void trim();
+      retentionTimer = setInterval(trim, RETENTION_INTERVAL_MS);
     },
     addPeer(url) {
       mesh.addPeer(url);
@@ -305,10 +359,13 @@ export function createRelay(options: RelayOptions): Relay {
       clearInterval(heartbeatTimer);
       clearInterval(syncTimer);
       clearTimeout(metricsTimer);
+      clearInterval(retentionTimer);
       for (const server of servers) server.off('upgrade', handleUpgrade);
       const open = new Set([...connections, ...mesh.stop()]);
       await Promise.all([...open].map((conn) => conn.shutdown()));
       wss.close();
+      await deliveries;
+      await log.close();
     },
     health: () => healthRecord(snapshot()),
     status: () => statusRecord(snapshot()),

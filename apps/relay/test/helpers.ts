@@ -201,3 +201,29 @@ export function postJson(url: string, body: unknown): Promise<{ status: number; 
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
+
+/** A BlockScanned event envelope (public: no token scope needed). */
+export function blockEvent(height = 100 + ++counter): Envelope {
+  return {
+    type: 'BlockScanned',
+    id: `blk-${process.pid}-${Date.now()}-${++counter}`,
+    timestamp: Date.now(),
+    data: { block_height: height, block_hash: 'b'.repeat(64), transactions_count: 2, silent_payments_found: 0 },
+  };
+}
+
+/** Sends `events` on a publisher connection and resolves once every one of them was acknowledged. */
+export async function publishAll(publisher: TestClient, events: Envelope[], timeoutMs = 20_000): Promise<void> {
+  const want = new Set(events.map((e) => e.id));
+  const acked = new Set(publisher.received.filter((m) => m.type === 'ack').map((m) => m.id));
+  for (const e of events) publisher.send(e);
+  await waitFor(
+    () => {
+      for (const m of publisher.received) if (m.type === 'ack') acked.add(m.id);
+      for (const id of want) if (!acked.has(id)) return false;
+      return true;
+    },
+    timeoutMs,
+    `acks of ${events.length} events`,
+  );
+}
