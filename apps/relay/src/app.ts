@@ -22,6 +22,7 @@ import {
 import type { RelayConfig } from './config';
 import { createRedisLog, createSqliteLog, type EventLog } from './event-log';
 import { createRelay, type Relay } from './relay';
+import { loadTokenFile, TokenFileError, type TokenFile } from './token-file';
 import { healthRouter } from './routes/health';
 import { relaysRouter } from './routes/relays';
 import { statusRouter } from './routes/status';
@@ -117,6 +118,22 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     }
   }
 
+  let tokenFile: TokenFile | undefined;
+  if (config.tokenFile !== undefined) {
+    try {
+      tokenFile = loadTokenFile({
+        file: config.tokenFile,
+        logger,
+        intervalMs: config.tokenFileIntervalMs,
+        onReload: (removed) => relay.revokeTokens(removed),
+      });
+    } catch (err) {
+      if (err instanceof TokenFileError) throw new ConfigError(`RELAY_TOKEN_FILE: ${err.message}`);
+      throw err;
+    }
+  }
+  if (config.paymentsPublic) logger.warn('RELAY_PAYMENTS_PUBLIC=true: payment events go to every client, whatever its token');
+
   const retention = { maxAgeMs: config.eventStore.retentionMs, maxEvents: config.eventStore.retentionEvents };
   let eventLog: EventLog;
   if (config.eventStore.kind === 'redis') {
@@ -152,7 +169,8 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     meshToken,
     meshTokenSource:
       config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'RELAY_MESH_TOKEN (unset here, so the publish token: RELAY_PUBLISH_TOKEN)',
-    paymentsPublic: true,
+    paymentsPublic: config.paymentsPublic,
+    clientToken: tokenFile?.lookup,
     peers: config.peers,
     eventLog,
     peerTls: { ca: peerCa, fingerprints: config.peerFingerprints },
@@ -192,6 +210,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     publishTokenFile,
     start: () => relay.start(),
     async close() {
+      tokenFile?.close();
       await relay.close();
       await Promise.all([closeGracefully(httpServer, 2_000), closeGracefully(wsServer, 2_000)]);
     },

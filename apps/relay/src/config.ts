@@ -29,6 +29,8 @@ export interface RelayConfig {
   eventStore: EventStoreConfig;
   /** File of client tokens with scopes (docs/relay.md, "Client tokens"); undefined: none. */
   tokenFile: string | undefined;
+  /** How often the token file's modification is checked (ms). */
+  tokenFileIntervalMs: number;
   /** Payment events go to every client (RELAY_PAYMENTS_PUBLIC). */
   paymentsPublic: boolean;
   limits: RelayLimits;
@@ -168,6 +170,7 @@ export function loadConfig(env: Env = process.env, appDir = join(__dirname, '..'
       retentionEvents: readInt(env, 'RELAY_RETENTION_EVENTS', DEFAULT_RETENTION.retentionEvents, { min: 1, max: 1_000_000_000 }),
     },
     tokenFile: readOptional(env, 'RELAY_TOKEN_FILE'),
+    tokenFileIntervalMs: readInt(env, 'RELAY_TOKEN_FILE_INTERVAL_MS', 1_000, { min: 50, max: 3_600_000 }),
     paymentsPublic: readBool(env, 'RELAY_PAYMENTS_PUBLIC', false),
     limits: {
       maxWsConnections: readInt(env, 'MAX_WS_CONNECTIONS', DEFAULT_LIMITS.maxWsConnections, { min: 1, max: 1_000_000 }),

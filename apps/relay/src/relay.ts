@@ -23,7 +23,7 @@ import { createMessageHandler } from './handlers';
 import { createMesh, type RelayEntry } from './mesh';
 import type { PeerTlsOptions } from './peer-tls';
 import { replayTo, type ReplayDeps } from './replay';
-import { ALL_SCOPES } from './scopes';
+import { ALL_SCOPES, scopeOf } from './scopes';
 import { createSeenIds } from './seen-ids';
 import {
   createCounters,
@@ -85,6 +85,8 @@ export interface Relay {
   addPeer(url: string): void;
   /** Closes every connection and timer. */
   close(): Promise<void>;
+  /** Closes the client connections admitted by these token-file names (removed or changed tokens). */
+  revokeTokens(names: string[]): void;
   health(): ReturnType<typeof healthRecord>;
   status(): Record<string, unknown>;
   metrics(): Record<string, unknown>;
@@ -252,6 +254,15 @@ export function createRelay(options: RelayOptions): Relay {
     if (conn.replaying) {
       throw new InvalidMessageError('a replay is in progress', 'send subscribe with since again once the replay ended', requestId);
     }
+    const forbidden = (subscription.types ?? []).filter((t) => !conn.roles.scopes.has(scopeOf(t)));
+    if (forbidden.length > 0) {
+      throw new InvalidMessageError(
+        `${forbidden.join(', ')} need the payments scope`,
+        'connect with a token of RELAY_TOKEN_FILE that has the payments scope',
+        requestId,
+        'FORBIDDEN',
+      );
+    }
     conn.subscriptions = subscription.types === undefined ? null : new Set(subscription.types);
     if (subscription.since === undefined) {
       conn.sendMessage(createMessage('subscribed', { types: subscription.types ?? 'all' }, requestId));
@@ -300,6 +311,7 @@ export function createRelay(options: RelayOptions): Relay {
     }),
     onConnection(ws, address, roles) {
       const conn = track(ws, false, address, roles);
+      logger.debug({ address, token: roles.tokenName, scopes: [...roles.scopes], publisher: roles.publisher }, 'connection accepted');
       ws.on('error', (err) => logger.debug({ address, err: err.message }, 'client connection error'));
       // A new client learns the relay's state at once instead of waiting for the next period.
       conn.sendMessage(createMessage('StateSync', ownSync('StateSync')));
@@ -352,6 +364,14 @@ export function createRelay(options: RelayOptions): Relay {
     },
     addPeer(url) {
       mesh.addPeer(url);
+    },
+    revokeTokens(names) {
+      const gone = new Set(names);
+      for (const conn of connections) {
+        if (conn.roles.tokenName === undefined || !gone.has(conn.roles.tokenName)) continue;
+        logger.info({ token: conn.roles.tokenName, address: conn.address }, 'closing a connection whose token was removed');
+        conn.ws.close(1008, 'token revoked');
+      }
     },
     async close() {
       if (closed) return;

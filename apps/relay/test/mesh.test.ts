@@ -7,6 +7,7 @@ import {
   MESH_TOKEN,
   PUBLISH_TOKEN,
   TestClient,
+  WALLET,
   connect,
   getJson,
   postJson,
@@ -32,7 +33,7 @@ describe('relay mesh', () => {
     relays.push(r);
     return r;
   };
-  const open = async (relay: TestRelay, headers: Record<string, string> = {}) => {
+  const open = async (relay: TestRelay, headers: Record<string, string> = WALLET.headers) => {
     const c = await connect(relay.wsUrl, { headers });
     clients.push(c);
     return c;
