@@ -75,6 +75,8 @@ export interface RelayTiming {
   reconnectMaxMs: number;
   syncTimeoutMs: number;
   slowConsumerGraceMs: number;
+  /** A heal starts this much before the last confirmed time (clock differences, a Redis clock). */
+  healOverlapMs: number;
 }
 
 /** Default limits: spec 001 "Limits" (1000 connections, 1 MB messages, 30 s heartbeat, 200 req/min, 5 MB, 100 connections). */
@@ -98,6 +100,7 @@ export const DEFAULT_TIMING: Readonly<RelayTiming> = {
   reconnectMaxMs: 30_000,
   syncTimeoutMs: 5_000,
   slowConsumerGraceMs: 1_000,
+  healOverlapMs: 5_000,
 };
 
 const RELAY_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -190,6 +193,7 @@ export function loadConfig(env: Env = process.env, appDir = join(__dirname, '..'
       reconnectMaxMs,
       syncTimeoutMs: readInt(env, 'RELAY_SYNC_TIMEOUT_MS', DEFAULT_TIMING.syncTimeoutMs, { min: 10, max: 600_000 }),
       slowConsumerGraceMs: readInt(env, 'SLOW_CONSUMER_GRACE_MS', DEFAULT_TIMING.slowConsumerGraceMs, { min: 0, max: 600_000 }),
+      healOverlapMs: readInt(env, 'RELAY_HEAL_OVERLAP_MS', DEFAULT_TIMING.healOverlapMs, { min: 0, max: 24 * 3600_000 }),
     },
   };
 }

@@ -52,6 +52,16 @@ export class Connection {
   subscriptions: Set<SubscriptionType> | null = null;
   dropping = false;
   lastSync: Partial<Record<SyncType, Record<string, unknown>>> = {};
+  /** Peer links: when the last heartbeat ping was sent (ms). */
+  pingSentAt = 0;
+  /**
+   * Peer links: everything this relay stored before this time (ms) is known to have reached the
+   * peer: a pong answers a ping sent after it (TCP keeps order), unless a heal was still sending.
+   */
+  confirmedAt = 0;
+  /** Peer links: a heal (events stored while the link was down) is being sent, or ended at this time. */
+  healing = false;
+  healEndedAt = 0;
   /** While a replay runs: live events held back. */
   private held: Held[] | undefined;
   /** The last seq a replay sent: a live event at or before it was in the replay. */
@@ -69,6 +79,7 @@ export class Connection {
     ws.on('pong', () => {
       this.alive = true;
       this.lastHeartbeat = Date.now();
+      if (!this.healing && this.healEndedAt <= this.pingSentAt && this.pingSentAt > this.confirmedAt) this.confirmedAt = this.pingSentAt;
     });
     ws.once('close', () => clearTimeout(this.dropTimer));
   }

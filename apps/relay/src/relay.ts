@@ -22,7 +22,7 @@ import { createFanOut } from './fan-out';
 import { createMessageHandler } from './handlers';
 import { createMesh, type RelayEntry } from './mesh';
 import type { PeerTlsOptions } from './peer-tls';
-import { replayTo, type ReplayDeps } from './replay';
+import { healPeer, replayTo, type ReplayDeps } from './replay';
 import { ALL_SCOPES, scopeOf } from './scopes';
 import { createSeenIds } from './seen-ids';
 import {
@@ -156,7 +156,10 @@ export function createRelay(options: RelayOptions): Relay {
       return conn;
     },
     onLinked(conn, isNew) {
-      if (isNew) metricsChanged();
+      if (isNew) {
+        metricsChanged();
+        void heal(conn);
+      }
       // Exchange state at once, so /relays shows the peer's figures without waiting for the timer.
       for (const type of SYNC_TYPES) conn.sendMessage(createMessage(type, ownSync(type)));
       counters.last_sync_timestamp = Date.now();
@@ -250,6 +253,43 @@ export function createRelay(options: RelayOptions): Relay {
       );
   }
 
+  /** Per peer: the time up to which it confirmed our data (see Connection.confirmedAt). */
+  const peerConfirmed = new Map<string, number>();
+  const confirmedKey = (peerId: string) => `peer-confirmed:${peerId}`;
+
+  /**
+   * A peer's first link came (back) up: sends it every event this relay stored since the peer
+   * last confirmed our data (kept across restarts in the log; for a peer never linked before,
+   * since this relay started), so a partition or a restart loses nothing (docs/relay.md, "The mesh heals").
+   */
+  async function heal(conn: Connection): Promise<void> {
+    const peerId = conn.peerId!;
+    conn.healing = true;
+    try {
+      const persisted = peerConfirmed.has(peerId) ? undefined : await log.getMeta(confirmedKey(peerId));
+      const from = peerConfirmed.get(peerId) ?? (persisted !== undefined ? Number(persisted) : startedAt);
+      peerConfirmed.set(peerId, from);
+      conn.confirmedAt = from;
+      const sent = await healPeer(conn, Math.max(0, from - timing.healOverlapMs), replayDeps);
+      logger.info({ peer: peerId, since: from, sent }, 'mesh link up: sent the peer the events stored since it last confirmed');
+    } catch (err) {
+      logger.warn({ peer: peerId, err: { message: (err as Error).message } }, 'mesh heal failed: the event log could not be read');
+    } finally {
+      conn.healing = false;
+      conn.healEndedAt = Date.now();
+    }
+  }
+
+  /** Records how far each linked peer confirmed our data (at each heartbeat, and at close). */
+  function recordConfirmed(): void {
+    for (const peerId of mesh.peerIds()) {
+      const link = mesh.linkOf(peerId);
+      if (link === undefined || link.confirmedAt <= (peerConfirmed.get(peerId) ?? 0)) continue;
+      peerConfirmed.set(peerId, link.confirmedAt);
+      log.setMeta(confirmedKey(peerId), String(link.confirmedAt)).catch(() => undefined);
+    }
+  }
+
   function onSubscribe(conn: Connection, subscription: Subscription, requestId: string): void {
     if (conn.replaying) {
       throw new InvalidMessageError('a replay is in progress', 'send subscribe with since again once the replay ended', requestId);
@@ -319,6 +359,8 @@ export function createRelay(options: RelayOptions): Relay {
   });
 
   function heartbeat(): void {
+    recordConfirmed();
+    const now = Date.now();
     for (const conn of connections) {
       if (!conn.alive) {
         // RFC 6455 5.5.2: a peer that does not answer our ping in a whole interval is gone.
@@ -327,6 +369,7 @@ export function createRelay(options: RelayOptions): Relay {
         continue;
       }
       conn.alive = false;
+      conn.pingSentAt = now;
       try {
         conn.ws.ping();
       } catch {
@@ -381,6 +424,7 @@ export function createRelay(options: RelayOptions): Relay {
       clearTimeout(metricsTimer);
       clearInterval(retentionTimer);
       for (const server of servers) server.off('upgrade', handleUpgrade);
+      recordConfirmed();
       const open = new Set([...connections, ...mesh.stop()]);
       await Promise.all([...open].map((conn) => conn.shutdown()));
       wss.close();
