@@ -234,8 +234,14 @@ export function createRelay(options: RelayOptions): Relay {
     deliveries = deliveries
       .then(() => stored)
       .then(
-        ({ seq, fresh }) => {
-          if (publisher) conn.sendMessage(createMessage('ack', {}, event.id));
+        ({ seq, fresh, durable }) => {
+          // Acknowledged only once on disk, so a restart (even a power cut) loses nothing acknowledged.
+          if (publisher) {
+            durable.then(
+              () => conn.sendMessage(createMessage('ack', {}, event.id)),
+              (err: Error) => notStored(conn, event.id, fromPeer, err),
+            );
+          }
           seen.add(event.id);
           if (!fresh) {
             counters.duplicates_dropped++;
@@ -245,12 +251,14 @@ export function createRelay(options: RelayOptions): Relay {
           if (event.type === 'BlockScanned' && event.data.block_height > lastBlockHeight) lastBlockHeight = event.data.block_height;
           fanOut.send(clean, { type, toPeers: true, fromPeer, seq, frame: Buffer.from(text) });
         },
-        (err: Error) => {
-          // Not stored: not acknowledged. Closing makes the publisher reconnect and send it again.
-          logger.error({ err: { message: err.message }, id: event.id, peer: fromPeer }, 'event log append failed: event not acknowledged');
-          if (conn.isOpen) conn.ws.close(1011, 'event log unavailable');
-        },
+        (err: Error) => notStored(conn, event.id, fromPeer, err),
       );
+  }
+
+  /** Not stored: not acknowledged. Closing makes the publisher reconnect and send it again. */
+  function notStored(conn: Connection, id: string, fromPeer: string | undefined, err: Error): void {
+    logger.error({ err: { message: err.message }, id, peer: fromPeer }, 'event log append failed: event not acknowledged');
+    if (conn.isOpen) conn.ws.close(1011, 'event log unavailable');
   }
 
   /** Per peer: the time up to which it confirmed our data (see Connection.confirmedAt). */

@@ -76,6 +76,8 @@ describe('relay mesh', () => {
       for (const event of events) expect(client.received.filter((m) => m.id === event.id)).toEqual([event]);
     }
     // Publishers are clients too: they get the events of the others once, and their own once.
+    for (const p of publishers) for (const event of events) await p.next((m) => m.id === event.id && m.type === 'TransactionReceived');
+    await Promise.all(publishers.map((p) => p.request('ping')));
     for (const p of publishers)
       for (const event of events) expect(p.received.filter((m) => m.id === event.id && m.type === 'TransactionReceived')).toHaveLength(1);
   });

@@ -12,6 +12,14 @@ export interface StoredEvent {
   text: string;
 }
 
+/** The outcome of {@link EventLog.append}. */
+export interface Appended {
+  seq: string;
+  fresh: boolean;
+  /** Resolves once the event is on disk; rejects when it cannot be made durable. */
+  durable: Promise<void>;
+}
+
 /** The oldest point a replay can start from (for REPLAY_UNAVAILABLE). */
 export interface OldestPoint {
   oldest_id?: string;
@@ -29,9 +37,10 @@ export interface EventLog {
   readonly kind: 'sqlite' | 'redis';
   /**
    * Appends `event` (its JSON `text`) unless this relay stored its id before. Resolves once the
-   * event is durably stored, with `fresh` false for an id already there (a duplicate).
+   * event is written and readable (`fresh` false for an id already there, a duplicate); `durable`
+   * resolves once it has reached the disk (what an acknowledgement waits for).
    */
-  append(event: { id: string; type: string; text: string }): Promise<{ seq: string; fresh: boolean }>;
+  append(event: { id: string; type: string; text: string }): Promise<Appended>;
   /** Resolves a `since` (an event id, or a time in ms) to where the replay starts. */
   locate(cursor: ReplayCursor): Promise<ReplayStart>;
   /** Up to `limit` events after `after` (null: from the oldest), in storage order. */

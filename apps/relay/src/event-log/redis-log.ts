@@ -102,7 +102,8 @@ export async function createRedisLog(options: RedisLogOptions): Promise<EventLog
         arguments: [event.text, event.id, event.type, String(options.retention.maxAgeMs), `r:${options.relayId}`],
       });
       const [seq, fresh] = reply as [string, number];
-      return { seq, fresh: fresh === 1 };
+      // Redis answered after applying the script: as durable as its appendfsync setting makes it.
+      return { seq, fresh: fresh === 1, durable: Promise.resolve() };
     },
     async locate(cursor) {
       if ('id' in cursor) {
