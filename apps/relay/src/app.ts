@@ -79,7 +79,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     publishTokenFile = join(config.dataDir, PUBLISH_TOKEN_FILE);
     const secret = loadOrCreateSecretFile(publishTokenFile, () => randomBytes(32).toString('hex'));
     publishToken = secret.value;
-    // Contract 2: log where the token is, never its value.
+    // Log where the token is, never its value (docs/relay.md, "Publishing").
     logger.info({ file: publishTokenFile, fingerprint: fingerprintOf(publishToken), created: secret.created }, 'publish token');
     if (secret.exposed) logger.warn({ file: publishTokenFile }, 'publish token file is readable by other users');
   }

@@ -54,7 +54,7 @@ export interface EventStoreConfig {
 /** Default retention: 7 days, 1,000,000 events. */
 export const DEFAULT_RETENTION = { retentionMs: 7 * 24 * 3600_000, retentionEvents: 1_000_000 } as const;
 
-/** Limits of spec 001 ("Limits", relay rows) plus ours. */
+/** Limits (docs/relay.md, "Limits and refusals"). */
 export interface RelayLimits {
   maxWsConnections: number;
   maxMessageBytes: number;
@@ -79,7 +79,7 @@ export interface RelayTiming {
   healOverlapMs: number;
 }
 
-/** Default limits: spec 001 "Limits" (1000 connections, 1 MB messages, 30 s heartbeat, 200 req/min, 5 MB, 100 connections). */
+/** Default limits (docs/relay.md, "Limits and refusals": 1000 connections, 1 MB messages, 30 s heartbeat, 200 req/min, 5 MB, 100 connections). */
 export const DEFAULT_LIMITS: Readonly<RelayLimits> = {
   maxWsConnections: 1000,
   maxMessageBytes: 1024 * 1024,

@@ -1,6 +1,6 @@
 import { availableParallelism, totalmem } from 'node:os';
 
-/** CPU and memory figures of the relay process, for HealthSync (spec 001 "Events"). */
+/** CPU and memory figures of the relay process, for HealthSync (docs/relay.md, "Events"). */
 export interface SystemStats {
   /** Share of the machine's CPU time used by this process since the previous sample, in percent (0 to 100). */
   cpu_usage: number;

@@ -187,7 +187,7 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
 }
 
 let counter = 0;
-/** A TransactionReceived event envelope with the fields of spec 001's events table. */
+/** A TransactionReceived event envelope with the fields of the protocol's table. */
 export function transactionEvent(overrides: Record<string, unknown> = {}): Envelope {
   counter++;
   return {

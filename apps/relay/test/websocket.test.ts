@@ -91,7 +91,7 @@ describe('relay WebSocket', () => {
     });
   });
 
-  describe('publishing (contract 2)', () => {
+  describe('publishing', () => {
     it('acks a publisher and fans the event out to every client once', async () => {
       const a = await open();
       const b = await open();

@@ -3,7 +3,7 @@ import { AppError } from '@repo/errors';
 import { SYNC_REQUEST_TYPES, type SyncRequestType } from '@repo/relay-protocol';
 import type { Relay } from '../relay';
 
-/** `GET /relays` (connected peers) and `POST /sync` (ask a peer, or all, for a sync), spec 001 "Relay HTTP". */
+/** `GET /relays` (connected peers) and `POST /sync` (ask a peer, or all, for a sync), docs/relay.md, "HTTP". */
 export function relaysRouter(relay: Relay): Router {
   const router = Router();
   router.get('/relays', function relays(_req, res) {

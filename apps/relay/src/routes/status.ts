@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Relay } from '../relay';
 
-/** `GET /status` (status record with `sync_metrics`) and `GET /metrics` (metrics record), spec 001. */
+/** `GET /status` (status record with `sync_metrics`) and `GET /metrics` (metrics record), docs/relay.md, "HTTP". */
 export function statusRouter(relay: Relay): Router {
   const router = Router();
   router.get('/status', function status(_req, res) {
