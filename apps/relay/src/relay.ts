@@ -236,13 +236,16 @@ export function createRelay(options: RelayOptions): Relay {
       .then(
         ({ seq, fresh, durable }) => {
           // Acknowledged only once on disk, so a restart (even a power cut) loses nothing acknowledged.
-          if (publisher) {
-            durable.then(
-              () => conn.sendMessage(createMessage('ack', {}, event.id)),
-              (err: Error) => notStored(conn, event.id, fromPeer, err),
-            );
-          }
-          seen.add(event.id);
+          durable.then(
+            () => {
+              // Only now may a resent copy be acknowledged from the seen-id set without the log.
+              seen.add(event.id);
+              if (publisher) conn.sendMessage(createMessage('ack', {}, event.id));
+            },
+            (err: Error) => {
+              if (publisher) notStored(conn, event.id, fromPeer, err);
+            },
+          );
           if (!fresh) {
             counters.duplicates_dropped++;
             return;
