@@ -5,3 +5,7 @@ export * from '@repo/relay-protocol';
 export { createSeenIds, type SeenIds, type SeenIdsOptions } from './seen-ids';
 export { backoffDelay } from './backoff';
 export { createSqliteLog, createRedisLog, seqAfter, type EventLog, type StoredEvent, type ReplayStart, type Retention } from './event-log';
+export { authorize, requestToken, type ClientToken, type Credentials, type Authorization } from './upgrade';
+export { parseTokenFile, lookupToken, loadTokenFile, TokenFileError, type TokenEntry, type TokenFile } from './token-file';
+export { refusalAdvice } from './mesh';
+export { createCounters, syncData, type RelaySnapshot } from './status';
