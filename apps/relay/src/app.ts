@@ -20,7 +20,9 @@ import {
   type Logger,
 } from '@repo/http';
 import type { RelayConfig } from './config';
+import { createRedisLog, createSqliteLog, type EventLog } from './event-log';
 import { createRelay, type Relay } from './relay';
+import { loadTokenFile, TokenFileError, type TokenFile } from './token-file';
 import { healthRouter } from './routes/health';
 import { relaysRouter } from './routes/relays';
 import { statusRouter } from './routes/status';
@@ -77,7 +79,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     publishTokenFile = join(config.dataDir, PUBLISH_TOKEN_FILE);
     const secret = loadOrCreateSecretFile(publishTokenFile, () => randomBytes(32).toString('hex'));
     publishToken = secret.value;
-    // docs/relay.md, "Configuration": log where the token is, never its value.
+    // Log where the token is, never its value (docs/relay.md, "Publishing").
     logger.info({ file: publishTokenFile, fingerprint: fingerprintOf(publishToken), created: secret.created }, 'publish token');
     if (secret.exposed) logger.warn({ file: publishTokenFile }, 'publish token file is readable by other users');
   }
@@ -116,13 +118,61 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     }
   }
 
+  let tokenFile: TokenFile | undefined;
+  if (config.tokenFile !== undefined) {
+    try {
+      tokenFile = loadTokenFile({
+        file: config.tokenFile,
+        logger,
+        intervalMs: config.tokenFileIntervalMs,
+        onReload: (removed) => relay.revokeTokens(removed),
+      });
+    } catch (err) {
+      if (err instanceof TokenFileError) throw new ConfigError(`RELAY_TOKEN_FILE: ${err.message}`);
+      throw err;
+    }
+  }
+  if (config.paymentsPublic) logger.warn('RELAY_PAYMENTS_PUBLIC=true: payment events go to every client, whatever its token');
+
+  const retention = { maxAgeMs: config.eventStore.retentionMs, maxEvents: config.eventStore.retentionEvents };
+  let eventLog: EventLog;
+  if (config.eventStore.kind === 'redis') {
+    try {
+      eventLog = await createRedisLog({
+        url: config.eventStore.redisUrl,
+        keyPrefix: config.eventStore.redisKeyPrefix,
+        relayId,
+        retention,
+        logger,
+      });
+    } catch (err) {
+      throw new ConfigError(`RELAY_EVENT_STORE=redis: ${(err as Error).message}`);
+    }
+  } else {
+    eventLog = createSqliteLog({ file: config.eventStore.sqliteFile, retention });
+  }
+  logger.info(
+    {
+      store: config.eventStore.kind,
+      ...(config.eventStore.kind === 'sqlite' ? { file: config.eventStore.sqliteFile } : { prefix: config.eventStore.redisKeyPrefix }),
+      retention_ms: retention.maxAgeMs,
+      retention_events: retention.maxEvents,
+    },
+    'event log',
+  );
+
   const relay = createRelay({
     relayId,
     version: RELAY_VERSION,
     publishToken,
     authToken: config.authToken,
     meshToken,
+    meshTokenSource:
+      config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'RELAY_MESH_TOKEN (unset here, so the publish token: RELAY_PUBLISH_TOKEN)',
+    paymentsPublic: config.paymentsPublic,
+    clientToken: tokenFile?.lookup,
     peers: config.peers,
+    eventLog,
     peerTls: { ca: peerCa, fingerprints: config.peerFingerprints },
     limits: config.limits,
     timing: config.timing,
@@ -160,6 +210,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     publishTokenFile,
     start: () => relay.start(),
     async close() {
+      tokenFile?.close();
       await relay.close();
       await Promise.all([closeGracefully(httpServer, 2_000), closeGracefully(wsServer, 2_000)]);
     },

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { normalizeSha256Fingerprint } from '@repo/crypto';
-import { ConfigError, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/http';
+import { ConfigError, readBool, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/http';
 
 /** Settings of the relay, read once at start (README lists every variable with its default). */
 export interface RelayConfig {
@@ -25,11 +25,36 @@ export interface RelayConfig {
   peerCaFile: string | undefined;
   /** SHA-256 fingerprints (`AB:CD:…`) of pinned `wss://` peer certificates. */
   peerFingerprints: string[];
+  /** Where events are kept for replay and healing (docs/relay.md, "Replay"). */
+  eventStore: EventStoreConfig;
+  /** File of client tokens with scopes (docs/relay.md, "Client tokens"); undefined: none. */
+  tokenFile: string | undefined;
+  /** How often the token file's modification is checked (ms). */
+  tokenFileIntervalMs: number;
+  /** Payment events go to every client (RELAY_PAYMENTS_PUBLIC). */
+  paymentsPublic: boolean;
   limits: RelayLimits;
   timing: RelayTiming;
 }
 
-/** Limits of docs/relay.md, "WebSocket limits" and "HTTP limits". */
+/** The event stores, chosen by `RELAY_EVENT_STORE`. */
+export const EVENT_STORES = ['sqlite', 'redis'] as const;
+
+/** The event log's backend and retention. */
+export interface EventStoreConfig {
+  kind: (typeof EVENT_STORES)[number];
+  /** SQLite file (in DATA_DIR). */
+  sqliteFile: string;
+  redisUrl: string;
+  redisKeyPrefix: string;
+  retentionMs: number;
+  retentionEvents: number;
+}
+
+/** Default retention: 7 days, 1,000,000 events. */
+export const DEFAULT_RETENTION = { retentionMs: 7 * 24 * 3600_000, retentionEvents: 1_000_000 } as const;
+
+/** Limits (docs/relay.md, "WebSocket limits" and "HTTP limits"). */
 export interface RelayLimits {
   maxWsConnections: number;
   maxMessageBytes: number;
@@ -50,9 +75,11 @@ export interface RelayTiming {
   reconnectMaxMs: number;
   syncTimeoutMs: number;
   slowConsumerGraceMs: number;
+  /** A heal starts this much before the last confirmed time (clock differences, a Redis clock). */
+  healOverlapMs: number;
 }
 
-/** Default limits: docs/relay.md, "WebSocket limits" and "HTTP limits" (1000 WebSocket connections, 1 MB messages, …). */
+/** Default limits (docs/relay.md, "WebSocket limits" and "HTTP limits": 1000 connections, 1 MB messages, 30 s heartbeat, 200 req/min, 5 MB, 100 connections). */
 export const DEFAULT_LIMITS: Readonly<RelayLimits> = {
   maxWsConnections: 1000,
   maxMessageBytes: 1024 * 1024,
@@ -73,6 +100,7 @@ export const DEFAULT_TIMING: Readonly<RelayTiming> = {
   reconnectMaxMs: 30_000,
   syncTimeoutMs: 5_000,
   slowConsumerGraceMs: 1_000,
+  healOverlapMs: 5_000,
 };
 
 const RELAY_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -118,9 +146,12 @@ export function loadConfig(env: Env = process.env, appDir = join(__dirname, '..'
   const reconnectMinMs = readInt(env, 'RELAY_RECONNECT_MIN_MS', DEFAULT_TIMING.reconnectMinMs, { min: 10, max: 600_000 });
   const reconnectMaxMs = readInt(env, 'RELAY_RECONNECT_MAX_MS', DEFAULT_TIMING.reconnectMaxMs, { min: 10, max: 3_600_000 });
   if (reconnectMaxMs < reconnectMinMs) throw new ConfigError('RELAY_RECONNECT_MAX_MS must be at least RELAY_RECONNECT_MIN_MS');
+  const dataDir = readString(env, 'DATA_DIR', join(appDir, 'data'));
+  const redisUrl = readString(env, 'REDIS_URL', 'redis://127.0.0.1:6379');
+  if (!/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
   return {
     host: readString(env, 'HOST', '127.0.0.1'),
-    dataDir: readString(env, 'DATA_DIR', join(appDir, 'data')),
+    dataDir,
     logLevel: readString(env, 'LOG_LEVEL', 'info'),
     wsPort: readPort(env, 'WS_PORT', 8090),
     httpPort: readPort(env, 'HTTP_PORT', 8091),
@@ -133,6 +164,17 @@ export function loadConfig(env: Env = process.env, appDir = join(__dirname, '..'
     tlsKeyFile,
     peerCaFile: readOptional(env, 'RELAY_PEER_CA_FILE'),
     peerFingerprints,
+    eventStore: {
+      kind: readEnum(env, 'RELAY_EVENT_STORE', EVENT_STORES, 'sqlite'),
+      sqliteFile: join(dataDir, 'events.db'),
+      redisUrl,
+      redisKeyPrefix: readString(env, 'REDIS_KEY_PREFIX', 'relay:'),
+      retentionMs: readInt(env, 'RELAY_RETENTION_MS', DEFAULT_RETENTION.retentionMs, { min: 1_000, max: 10 * 365 * 24 * 3600_000 }),
+      retentionEvents: readInt(env, 'RELAY_RETENTION_EVENTS', DEFAULT_RETENTION.retentionEvents, { min: 1, max: 1_000_000_000 }),
+    },
+    tokenFile: readOptional(env, 'RELAY_TOKEN_FILE'),
+    tokenFileIntervalMs: readInt(env, 'RELAY_TOKEN_FILE_INTERVAL_MS', 1_000, { min: 50, max: 3_600_000 }),
+    paymentsPublic: readBool(env, 'RELAY_PAYMENTS_PUBLIC', false),
     limits: {
       maxWsConnections: readInt(env, 'MAX_WS_CONNECTIONS', DEFAULT_LIMITS.maxWsConnections, { min: 1, max: 1_000_000 }),
       maxMessageBytes: readInt(env, 'MAX_MESSAGE_BYTES', DEFAULT_LIMITS.maxMessageBytes, { min: 1024, max: 64 * 1024 * 1024 }),
@@ -151,6 +193,7 @@ export function loadConfig(env: Env = process.env, appDir = join(__dirname, '..'
       reconnectMaxMs,
       syncTimeoutMs: readInt(env, 'RELAY_SYNC_TIMEOUT_MS', DEFAULT_TIMING.syncTimeoutMs, { min: 10, max: 600_000 }),
       slowConsumerGraceMs: readInt(env, 'SLOW_CONSUMER_GRACE_MS', DEFAULT_TIMING.slowConsumerGraceMs, { min: 0, max: 600_000 }),
+      healOverlapMs: readInt(env, 'RELAY_HEAL_OVERLAP_MS', DEFAULT_TIMING.healOverlapMs, { min: 0, max: 24 * 3600_000 }),
     },
   };
 }

@@ -1,30 +1,48 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, Server as HttpServer } from 'node:http';
+import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import type { Duplex } from 'node:stream';
-import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { AppError } from '@repo/errors';
-import { equalStrings } from '@repo/crypto';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '@repo/http';
-import type { RelayLimits, RelayTiming } from './config';
-import { backoffDelay } from './backoff';
 import {
   InvalidMessageError,
   SYNC_TYPES,
-  assertPaymentEvent,
-  createEnvelope,
+  assertMessage,
   createErrorMessage,
-  isPaymentEventType,
-  isSyncType,
-  parseEnvelope,
-  parseSubscription,
+  createMessage,
   type Envelope,
   type EventType,
+  type Subscription,
+  type SyncRequestType,
   type SyncType,
-} from './messages';
-import { peerTlsClientOptions, type PeerTlsOptions } from './peer-tls';
+} from '@repo/relay-protocol';
+import type { RelayLimits, RelayTiming } from './config';
+import { Connection, type ConnectionRoles } from './connection';
+import type { EventLog } from './event-log';
+import { createFanOut } from './fan-out';
+import { createMessageHandler } from './handlers';
+import { createMesh, type RelayEntry } from './mesh';
+import type { PeerTlsOptions } from './peer-tls';
+import { healPeer, replayTo, type ReplayDeps } from './replay';
+import { ALL_SCOPES, scopeOf } from './scopes';
 import { createSeenIds } from './seen-ids';
+import {
+  createCounters,
+  healthRecord,
+  metricsRecord,
+  statusRecord,
+  statusReply,
+  syncData,
+  type RelayCounters,
+  type RelaySnapshot,
+} from './status';
 import { createStatsSampler } from './system-stats';
+import { createUpgradeHandler, type ClientToken } from './upgrade';
+
+export type { RelayEntry } from './mesh';
+export type { RelayCounters } from './status';
+
+/** How often the log's retention runs (ms). */
+const RETENTION_INTERVAL_MS = 60_000;
 
 /** Options of {@link createRelay}. */
 export interface RelayOptions {
@@ -36,41 +54,20 @@ export interface RelayOptions {
   authToken?: string;
   /** Token peers present to each other. */
   meshToken: string;
+  /** The variable the mesh token comes from (named when a peer refuses it). */
+  meshTokenSource?: string;
+  /** Looks a client token up in the token file; undefined: no token file. */
+  clientToken?: (token: string) => ClientToken | undefined;
+  /** Payment events go to every client, whatever its token. */
+  paymentsPublic?: boolean;
   /** Peer relay URLs to keep a connection to. */
   peers: string[];
+  /** The durable log of events (replay, healing, de-duplication); the relay closes it. */
+  eventLog: EventLog;
   peerTls?: PeerTlsOptions;
   limits: RelayLimits;
   timing: RelayTiming;
   logger: Logger;
-}
-
-/** `sync_type` values of `POST /sync`: the three sync messages, or `all` of them. */
-export const SYNC_REQUEST_TYPES = [...SYNC_TYPES, 'all'] as const;
-/** One of {@link SYNC_REQUEST_TYPES}. */
-export type SyncRequestType = (typeof SYNC_REQUEST_TYPES)[number];
-
-/** Relay entry of `GET /relays` (docs/relay.md, "HTTP records"), plus what the peer last told us. */
-export interface RelayEntry {
-  relay_id: string;
-  address: string;
-  status: 'connected';
-  connected_since: number;
-  last_heartbeat: number;
-  direction: 'outbound' | 'inbound';
-  last_sync: Partial<Record<SyncType, Record<string, unknown>>>;
-}
-
-/** Counters behind `/metrics`, `/status` and MetricsSync. */
-export interface RelayCounters {
-  messages_sent: number;
-  messages_received: number;
-  sync_errors: number;
-  last_sync_timestamp: number;
-  events_published: number;
-  duplicates_dropped: number;
-  slow_consumers_dropped: number;
-  upgrades_refused: number;
-  peer_connect_failures: number;
 }
 
 /** The relay: WebSocket clients, publishers and the mesh of peers. */
@@ -88,140 +85,46 @@ export interface Relay {
   addPeer(url: string): void;
   /** Closes every connection and timer. */
   close(): Promise<void>;
-  health(): { status: string; relay_id: string; uptime: number; version: string; connected_relays: number };
+  /** Closes the client connections admitted by these token-file names (removed or changed tokens). */
+  revokeTokens(names: string[]): void;
+  health(): ReturnType<typeof healthRecord>;
   status(): Record<string, unknown>;
   metrics(): Record<string, unknown>;
   relays(): RelayEntry[];
-  /** Connected WebSocket clients (peers included). */
+  /** Accepted WebSocket connections (clients, publishers and inbound peers). */
   readonly connectionCount: number;
   readonly counters: Readonly<RelayCounters>;
   /**
    * Asks `target` (a peer's relay id, `all` peers, or this relay's own id to push its own state)
-   * for a sync. Throws AppError NOT_FOUND for an unknown relay and CONNECTION_ERROR when a
-   * target is unreachable or does not answer in time.
+   * for a sync; what the target reports reaches this relay's clients as the sync message. Throws
+   * AppError NOT_FOUND for an unknown relay and CONNECTION_ERROR when a target is unreachable or
+   * does not answer in time.
    */
   requestSync(syncType: SyncRequestType, target: string): Promise<{ success: true; message: string; sync_id: string }>;
 }
 
-interface Connection {
-  ws: WebSocket;
-  /** Dialled by us (a configured peer) or accepted. */
-  outbound: boolean;
-  publisher: boolean;
-  /** May say hello as a relay (presented the mesh token, or we dialled it). */
-  meshAllowed: boolean;
-  /** Set once the other side said hello. */
-  peerId: string | undefined;
-  address: string;
-  connectedSince: number;
-  lastHeartbeat: number;
-  alive: boolean;
-  /** null: every event. */
-  subscriptions: Set<EventType> | null;
-  dropping: boolean;
-  dropTimer: NodeJS.Timeout | undefined;
-  lastSync: Partial<Record<SyncType, Record<string, unknown>>>;
-  dialer: Dialer | undefined;
-}
-
-interface Dialer {
-  url: string;
-  attempt: number;
-  timer: NodeJS.Timeout | undefined;
-  conn: Connection | undefined;
-  /** The relay id learnt from the peer's hello (kept across reconnections). */
-  peerId: string | undefined;
-  lastFailure: string | undefined;
-}
-
-interface PendingSync {
-  resolve: () => void;
-  reject: (err: Error) => void;
-  timer: NodeJS.Timeout;
-}
-
-const BEARER_RE = /^Bearer\s+(\S+)$/i;
-const RELAY_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
-const SLOW_CONSUMER_REASON = 'slow consumer: send buffer over limit';
-
-/** Reads the token of an upgrade request: `Authorization: Bearer <t>` or `?token=<t>`. */
-function requestToken(req: IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  if (typeof header === 'string') {
-    const match = BEARER_RE.exec(header.trim());
-    if (match) return match[1];
-    return '';
-  }
-  const q = (req.url ?? '').indexOf('?');
-  if (q >= 0) {
-    const token = new URLSearchParams((req.url ?? '').slice(q + 1)).get('token');
-    if (token !== null) return token;
-  }
-  return undefined;
-}
-
-/** Answers an upgrade request with a plain HTTP error and closes the socket (before any handshake). */
-function refuseUpgrade(
-  socket: Duplex,
-  status: number,
-  reason: string,
-  code: string,
-  message: string,
-  extra: Record<string, string> = {},
-): void {
-  const body = JSON.stringify({ error: { code, message } });
-  const headers = {
-    Connection: 'close',
-    'Content-Type': 'application/json',
-    'Content-Length': String(Buffer.byteLength(body)),
-    ...extra,
-  };
-  if (socket.writable) {
-    socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\n${Object.entries(headers)
-        .map(([k, v]) => `${k}: ${v}\r\n`)
-        .join('')}\r\n${body}`,
-    );
-  }
-  socket.destroy();
-}
-
 /**
- * Creates a relay (not listening: {@link Relay.attach} it to a server). Events published by the
- * silent-payment service or forwarded by a peer are delivered to every subscribed client once
- * and forwarded once to every other peer, de-duplicated by message id, so an event crosses a
- * mesh with cycles and never returns to the link it came from.
+ * Creates a relay (not listening: {@link Relay.attach} it to a server) by wiring its parts: the
+ * upgrade handler (authorization once per connection), the connections, the fan-out, the mesh
+ * and the message handlers. Events published by the silent-payment service or forwarded by a
+ * peer are delivered to every subscribed client once and forwarded once to every other peer,
+ * de-duplicated by message id, so an event crosses a mesh with cycles and never returns to the
+ * link it came from.
  */
 export function createRelay(options: RelayOptions): Relay {
   const { relayId, version, limits, timing, logger } = options;
   const startedAt = Date.now();
   const sampler = createStatsSampler();
   const seen = createSeenIds({ maxIds: limits.dedupMaxIds, ttlMs: limits.dedupTtlMs });
+  const counters = createCounters();
   const connections = new Set<Connection>();
-  const peers = new Map<string, Set<Connection>>();
-  const knownPeers = new Set<string>();
-  const dialers: Dialer[] = [];
-  const pendingSyncs = new Map<string, PendingSync>();
-  const counters: RelayCounters = {
-    messages_sent: 0,
-    messages_received: 0,
-    sync_errors: 0,
-    last_sync_timestamp: 0,
-    events_published: 0,
-    duplicates_dropped: 0,
-    slow_consumers_dropped: 0,
-    upgrades_refused: 0,
-    peer_connect_failures: 0,
-  };
+  const servers: (HttpServer | HttpsServer)[] = [];
   let lastBlockHeight = 0;
-  let pendingUpgrades = 0;
-  let inboundCount = 0;
   let closed = false;
-  let started = false;
   let heartbeatTimer: NodeJS.Timeout | undefined;
   let syncTimer: NodeJS.Timeout | undefined;
   let metricsTimer: NodeJS.Timeout | undefined;
-  const servers: (HttpServer | HttpsServer)[] = [];
+  let retentionTimer: NodeJS.Timeout | undefined;
 
   const wss = new WebSocketServer({
     noServer: true,
@@ -230,110 +133,68 @@ export function createRelay(options: RelayOptions): Relay {
     perMessageDeflate: false,
     clientTracking: false,
   });
+  const connectionDeps = {
+    maxSendBufferBytes: limits.maxSendBufferBytes,
+    slowConsumerGraceMs: timing.slowConsumerGraceMs,
+    counters,
+    logger,
+  };
 
-  const uptime = () => Math.floor((Date.now() - startedAt) / 1000);
-  const connectedRelays = () => peers.size;
+  const mesh = createMesh({
+    relayId,
+    version,
+    meshToken: options.meshToken,
+    meshTokenSource: options.meshTokenSource ?? 'RELAY_MESH_TOKEN',
+    peerTls: options.peerTls ?? { fingerprints: [] },
+    limits,
+    timing,
+    counters,
+    logger,
+    isClosed: () => closed,
+    openOutbound(ws, address) {
+      const conn = track(ws, true, address, { publisher: false, meshAllowed: true, scopes: ALL_SCOPES });
+      return conn;
+    },
+    onLinked(conn, isNew) {
+      if (isNew) {
+        metricsChanged();
+        void heal(conn);
+      }
+      // Exchange state at once, so /relays shows the peer's figures without waiting for the timer.
+      for (const type of SYNC_TYPES) conn.sendMessage(createMessage(type, ownSync(type)));
+      counters.last_sync_timestamp = Date.now();
+    },
+    onLost(peerId, conn, reason) {
+      // CONNECTION_ERROR tells clients a relay became unreachable (docs/relay.md, "WebSocket errors").
+      fanOut.errorToClients(
+        createErrorMessage('CONNECTION_ERROR', `relay ${peerId} is unreachable`, `connection to ${conn.address} closed: ${reason}`),
+      );
+      metricsChanged();
+    },
+    onSyncReport(type, data) {
+      // A manual sync is visible where it was asked for: the target's report goes to our clients.
+      fanOut.send(createMessage(type, data as never), { type, toPeers: false });
+    },
+  });
+  const fanOut = createFanOut(connections, mesh);
 
-  // ---- sending ---------------------------------------------------------------------------
-
-  /** Sends one serialised message, or drops a consumer whose send buffer is over the bound. */
-  function sendRaw(conn: Connection, frame: Buffer): boolean {
-    const ws = conn.ws;
-    if (conn.dropping || ws.readyState !== WebSocket.OPEN) return false;
-    if (ws.bufferedAmount > limits.maxSendBufferBytes) {
-      dropSlowConsumer(conn);
-      return false;
-    }
-    ws.send(frame, { binary: false });
-    counters.messages_sent++;
-    return true;
-  }
-
-  function send(conn: Connection, message: Envelope<object>): boolean {
-    return sendRaw(conn, Buffer.from(JSON.stringify(message)));
-  }
-
-  function dropSlowConsumer(conn: Connection): void {
-    conn.dropping = true;
-    counters.slow_consumers_dropped++;
-    logger.warn({ address: conn.address, buffered: conn.ws.bufferedAmount, peer: conn.peerId }, 'disconnecting slow consumer');
-    conn.ws.close(1008, SLOW_CONSUMER_REASON);
-    // The close frame waits behind the unread data: cut the connection if it is not read soon.
-    conn.dropTimer = setTimeout(() => conn.ws.terminate(), timing.slowConsumerGraceMs);
-  }
-
-  /** A connection that gets client broadcasts: accepted and not a peer relay. */
-  const isClient = (conn: Connection) => !conn.outbound && conn.peerId === undefined;
-
-  function broadcastToClients(message: Envelope<object>, type: EventType): void {
-    let frame: Buffer | undefined;
-    for (const conn of connections) {
-      if (!isClient(conn)) continue;
-      if (conn.subscriptions !== null && !conn.subscriptions.has(type)) continue;
-      frame ??= Buffer.from(JSON.stringify(message));
-      sendRaw(conn, frame);
-    }
-  }
-
-  function broadcastError(message: Envelope<object>): void {
-    const frame = Buffer.from(JSON.stringify(message));
-    for (const conn of connections) if (isClient(conn)) sendRaw(conn, frame);
-  }
-
-  /** One open link per peer relay, preferring the one we dialled. */
-  function linkOf(peerId: string): Connection | undefined {
-    const links = peers.get(peerId);
-    if (links === undefined) return undefined;
-    let best: Connection | undefined;
-    for (const link of links) {
-      if (link.dropping || link.ws.readyState !== WebSocket.OPEN) continue;
-      if (best === undefined || (link.outbound && !best.outbound)) best = link;
-    }
-    return best;
-  }
-
-  function sendToPeers(frame: Buffer, exceptPeerId: string | undefined): void {
-    for (const peerId of peers.keys()) {
-      if (peerId === exceptPeerId) continue;
-      const link = linkOf(peerId);
-      if (link !== undefined) sendRaw(link, frame);
-    }
-  }
-
-  // ---- sync messages ---------------------------------------------------------------------
-
-  function syncData(type: SyncType): Record<string, unknown> {
-    switch (type) {
-      case 'StateSync':
-        return {
-          relay_id: relayId,
-          state: 'running',
-          version,
-          uptime: uptime(),
-          connected_relays: connectedRelays(),
-          last_block_height: lastBlockHeight,
-        };
-      case 'HealthSync':
-        return { relay_id: relayId, status: 'healthy', uptime: uptime(), ...sampler.sample() };
-      case 'MetricsSync':
-        return {
-          relay_id: relayId,
-          messages_sent: counters.messages_sent,
-          messages_received: counters.messages_received,
-          sync_errors: counters.sync_errors,
-          connected_relays: connectedRelays(),
-        };
-    }
-  }
+  const snapshot = (): RelaySnapshot => ({
+    relayId,
+    version,
+    uptime: Math.floor((Date.now() - startedAt) / 1000),
+    connectedRelays: mesh.size,
+    connectedClients: [...connections].filter((c) => c.isClient).length,
+    lastBlockHeight,
+    configuredPeers: mesh.configuredCount(),
+    linkedConfiguredPeers: mesh.linkedConfiguredCount(),
+    counters,
+  });
+  const ownSync = <T extends SyncType>(type: T) => syncData(type, snapshot(), type === 'HealthSync' ? sampler.sample() : undefined);
 
   /** Sends this relay's own sync message of `type` to its clients and its peers. */
   function pushSync(type: SyncType): void {
-    const message = createEnvelope(type, syncData(type));
-    broadcastToClients(message, type);
-    if (peers.size > 0) {
-      sendToPeers(Buffer.from(JSON.stringify(message)), undefined);
-      counters.last_sync_timestamp = Date.now();
-    }
+    fanOut.send(createMessage(type, ownSync(type)), { type, toPeers: true });
+    if (mesh.size > 0) counters.last_sync_timestamp = Date.now();
   }
 
   /** MetricsSync "on change": coalesces bursts of changes into one message. */
@@ -345,438 +206,172 @@ export function createRelay(options: RelayOptions): Relay {
     }, 50);
   }
 
-  // ---- peers -----------------------------------------------------------------------------
+  const log = options.eventLog;
+  const replayDeps: ReplayDeps = { log, counters, logger, highWaterBytes: Math.floor(limits.maxSendBufferBytes / 2) };
+  /** Deliveries in arrival order (appends are pipelined; each is delivered once stored, in turn). */
+  let deliveries: Promise<void> = Promise.resolve();
 
-  function registerPeer(conn: Connection, peerId: string): void {
-    conn.peerId = peerId;
-    knownPeers.add(peerId);
-    let links = peers.get(peerId);
-    const isNew = links === undefined;
-    if (links === undefined) {
-      links = new Set();
-      peers.set(peerId, links);
-    }
-    links.add(conn);
-    conn.lastHeartbeat = Date.now();
-    if (conn.dialer !== undefined) {
-      conn.dialer.attempt = 0;
-      conn.dialer.peerId = peerId;
-      conn.dialer.lastFailure = undefined;
-    }
-    if (isNew) {
-      logger.info({ peer: peerId, address: conn.address, direction: conn.outbound ? 'outbound' : 'inbound' }, 'peer relay connected');
-      metricsChanged();
-    }
-    // Exchange state at once, so /relays shows the peer's figures without waiting for the timer.
-    for (const type of SYNC_TYPES) send(conn, createEnvelope(type, syncData(type)));
-    counters.last_sync_timestamp = Date.now();
-  }
-
-  function unregisterPeer(conn: Connection, reason: string): void {
-    const peerId = conn.peerId;
-    if (peerId === undefined) return;
-    const links = peers.get(peerId);
-    if (links === undefined) return;
-    links.delete(conn);
-    if (links.size > 0) return;
-    peers.delete(peerId);
-    logger.warn({ peer: peerId, address: conn.address, reason }, 'peer relay unreachable');
-    // docs/relay.md, "WebSocket errors": CONNECTION_ERROR tells clients a relay became unreachable.
-    broadcastError(
-      createErrorMessage('CONNECTION_ERROR', `relay ${peerId} is unreachable`, `connection to ${conn.address} closed: ${reason}`),
-    );
-    metricsChanged();
-  }
-
-  function scheduleDial(dialer: Dialer): void {
-    if (closed) return;
-    const delay = backoffDelay(dialer.attempt, timing.reconnectMinMs, timing.reconnectMaxMs);
-    dialer.attempt++;
-    dialer.timer = setTimeout(() => {
-      dialer.timer = undefined;
-      void dial(dialer);
-    }, delay);
-  }
-
-  function dialFailed(dialer: Dialer, reason: string, wasLinked: boolean): void {
-    if (closed) return;
-    dialer.conn = undefined;
-    if (!wasLinked) counters.peer_connect_failures++;
-    // One warning per distinct reason, not one per retry.
-    if (dialer.lastFailure !== reason) {
-      logger.warn({ peer_url: dialer.url, reason }, 'cannot reach peer relay; retrying with backoff');
-      dialer.lastFailure = reason;
-    }
-    scheduleDial(dialer);
-  }
-
-  function connectedToDialerPeer(dialer: Dialer): boolean {
-    return dialer.peerId !== undefined && peers.has(dialer.peerId);
-  }
-
-  async function dial(dialer: Dialer): Promise<void> {
-    if (closed) return;
-    const url = new URL(dialer.url);
-    let tlsOptions;
-    try {
-      tlsOptions = await peerTlsClientOptions(url, options.peerTls ?? { fingerprints: [] });
-    } catch (err) {
-      dialFailed(dialer, (err as Error).message, false);
+  /**
+   * An event from a publisher or a peer: validated, appended to the log, then acknowledged to a
+   * publisher (only once durably stored, so a restart loses nothing acknowledged), then, the
+   * first time its id is stored here, delivered to the clients and forwarded to the other peers.
+   */
+  function onEvent(conn: Connection, message: Envelope): void {
+    const event = assertMessage(message);
+    const type = event.type as EventType;
+    const fromPeer = conn.peerId;
+    const publisher = fromPeer === undefined;
+    if (publisher) counters.events_published++;
+    if (seen.has(event.id)) {
+      // Already stored: ack again (a publisher retry) without touching the log.
+      counters.duplicates_dropped++;
+      if (publisher) conn.sendMessage(createMessage('ack', {}, event.id));
       return;
     }
-    if (closed) return;
-    const ws = new WebSocket(dialer.url, {
-      ...tlsOptions,
-      headers: { Authorization: `Bearer ${options.meshToken}` },
-      handshakeTimeout: Math.max(1_000, timing.syncTimeoutMs),
-      maxPayload: limits.maxMessageBytes,
-      perMessageDeflate: false,
-    });
-    const conn = createConnection(ws, true, `${url.hostname}:${url.port || (url.protocol === 'wss:' ? 443 : 80)}`, {
-      publisher: false,
-      meshAllowed: true,
-    });
-    conn.dialer = dialer;
-    dialer.conn = conn;
-    let failure = 'connection closed';
-    ws.on('unexpected-response', (_req, res) => {
-      failure = `peer answered HTTP ${res.statusCode}${res.statusCode === 401 ? ' (check RELAY_MESH_TOKEN)' : ''}`;
-      res.resume();
-      ws.terminate();
-    });
-    ws.on('error', (err) => {
-      failure = err.message;
-    });
-    ws.on('open', () => {
-      connections.add(conn);
-      send(conn, createEnvelope('hello', { relay_id: relayId, version }));
-    });
-    ws.on('close', (code, reason) => {
-      const wasOpen = connections.delete(conn);
-      if (conn.dropTimer) clearTimeout(conn.dropTimer);
-      if (wasOpen) failure = `closed with ${code}${reason.length > 0 ? ` (${reason.toString()})` : ''}`;
-      const wasLinked = conn.peerId !== undefined;
-      unregisterPeer(conn, failure);
-      dialFailed(dialer, failure, wasLinked);
-    });
+    const clean: Envelope = { type, id: event.id, timestamp: event.timestamp, data: event.data };
+    const text = JSON.stringify(clean);
+    const stored = log.append({ id: event.id, type, text });
+    deliveries = deliveries
+      .then(() => stored)
+      .then(
+        ({ seq, fresh, durable }) => {
+          // Acknowledged only once on disk, so a restart (even a power cut) loses nothing acknowledged.
+          durable.then(
+            () => {
+              // Only now may a resent copy be acknowledged from the seen-id set without the log.
+              seen.add(event.id);
+              if (publisher) conn.sendMessage(createMessage('ack', {}, event.id));
+            },
+            (err: Error) => {
+              if (publisher) notStored(conn, event.id, fromPeer, err);
+            },
+          );
+          if (!fresh) {
+            counters.duplicates_dropped++;
+            return;
+          }
+          counters.events_stored++;
+          if (event.type === 'BlockScanned' && event.data.block_height > lastBlockHeight) lastBlockHeight = event.data.block_height;
+          fanOut.send(clean, { type, toPeers: true, fromPeer, seq, frame: Buffer.from(text) });
+        },
+        (err: Error) => notStored(conn, event.id, fromPeer, err),
+      );
   }
 
-  // ---- connections -----------------------------------------------------------------------
+  /** Not stored: not acknowledged. Closing makes the publisher reconnect and send it again. */
+  function notStored(conn: Connection, id: string, fromPeer: string | undefined, err: Error): void {
+    logger.error({ err: { message: err.message }, id, peer: fromPeer }, 'event log append failed: event not acknowledged');
+    if (conn.isOpen) conn.ws.close(1011, 'event log unavailable');
+  }
 
-  function createConnection(
-    ws: WebSocket,
-    outbound: boolean,
-    address: string,
-    roles: { publisher: boolean; meshAllowed: boolean },
-  ): Connection {
-    const conn: Connection = {
-      ws,
-      outbound,
-      publisher: roles.publisher,
-      meshAllowed: roles.meshAllowed,
-      peerId: undefined,
-      address,
-      connectedSince: Date.now(),
-      lastHeartbeat: Date.now(),
-      alive: true,
-      subscriptions: null,
-      dropping: false,
-      dropTimer: undefined,
-      lastSync: {},
-      dialer: undefined,
-    };
+  /** Per peer: the time up to which it confirmed our data (see Connection.confirmedAt). */
+  const peerConfirmed = new Map<string, number>();
+  const confirmedKey = (peerId: string) => `peer-confirmed:${peerId}`;
+
+  /**
+   * A peer's first link came (back) up: sends it every event this relay stored since the peer
+   * last confirmed our data (kept across restarts in the log; for a peer never linked before,
+   * since this relay started), so a partition or a restart loses nothing (docs/relay.md, "The mesh heals").
+   */
+  async function heal(conn: Connection): Promise<void> {
+    const peerId = conn.peerId!;
+    conn.healing = true;
+    try {
+      const persisted = peerConfirmed.has(peerId) ? undefined : await log.getMeta(confirmedKey(peerId));
+      const from = peerConfirmed.get(peerId) ?? (persisted !== undefined ? Number(persisted) : startedAt);
+      peerConfirmed.set(peerId, from);
+      conn.confirmedAt = from;
+      const sent = await healPeer(conn, Math.max(0, from - timing.healOverlapMs), replayDeps);
+      logger.info({ peer: peerId, since: from, sent }, 'mesh link up: sent the peer the events stored since it last confirmed');
+    } catch (err) {
+      logger.warn({ peer: peerId, err: { message: (err as Error).message } }, 'mesh heal failed: the event log could not be read');
+    } finally {
+      conn.healing = false;
+      conn.healEndedAt = Date.now();
+    }
+  }
+
+  /** Records how far each linked peer confirmed our data (at each heartbeat, and at close). */
+  function recordConfirmed(): void {
+    for (const peerId of mesh.peerIds()) {
+      const link = mesh.linkOf(peerId);
+      if (link === undefined || link.confirmedAt <= (peerConfirmed.get(peerId) ?? 0)) continue;
+      peerConfirmed.set(peerId, link.confirmedAt);
+      log.setMeta(confirmedKey(peerId), String(link.confirmedAt)).catch(() => undefined);
+    }
+  }
+
+  function onSubscribe(conn: Connection, subscription: Subscription, requestId: string): void {
+    if (conn.replaying) {
+      throw new InvalidMessageError('a replay is in progress', 'send subscribe with since again once the replay ended', requestId);
+    }
+    const forbidden = (subscription.types ?? []).filter((t) => !conn.roles.scopes.has(scopeOf(t)));
+    if (forbidden.length > 0) {
+      throw new InvalidMessageError(
+        `${forbidden.join(', ')} need the payments scope`,
+        'connect with a token of RELAY_TOKEN_FILE that has the payments scope',
+        requestId,
+        'FORBIDDEN',
+      );
+    }
+    conn.subscriptions = subscription.types === undefined ? null : new Set(subscription.types);
+    if (subscription.since === undefined) {
+      conn.sendMessage(createMessage('subscribed', { types: subscription.types ?? 'all' }, requestId));
+      return;
+    }
+    void replayTo(conn, subscription.since, requestId, subscription.types, replayDeps);
+  }
+
+  const handleMessage = createMessageHandler({
+    relayId,
+    version,
+    counters,
+    logger,
+    mesh,
+    syncData: ownSync,
+    statusReply: () => statusReply(snapshot()),
+    onEvent,
+    onSubscribe,
+  });
+
+  /** Wraps a socket in a connection, routes its messages and forgets it once closed. */
+  function track(ws: WebSocket, outbound: boolean, address: string, roles: ConnectionRoles): Connection {
+    const conn = new Connection(ws, outbound, address, roles, connectionDeps);
     ws.on('message', (data, isBinary) => handleMessage(conn, data, isBinary));
-    ws.on('pong', () => {
-      conn.alive = true;
-      conn.lastHeartbeat = Date.now();
+    if (outbound) ws.on('open', () => connections.add(conn));
+    else connections.add(conn);
+    ws.on('close', () => {
+      connections.delete(conn);
+      if (!outbound) mesh.unregister(conn, 'connection closed');
     });
     return conn;
   }
 
-  function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    socket.on('error', () => socket.destroy());
-    if (closed) {
-      counters.upgrades_refused++;
-      refuseUpgrade(socket, 503, 'Service Unavailable', 'SERVICE_UNAVAILABLE', 'relay is shutting down');
-      return;
-    }
-    const token = requestToken(req);
-    const publisher = token !== undefined && token !== '' && equalStrings(token, options.publishToken);
-    const meshAllowed = token !== undefined && token !== '' && equalStrings(token, options.meshToken);
-    const client = options.authToken !== undefined && token !== undefined && token !== '' && equalStrings(token, options.authToken);
-    // A token that matches nothing is refused even on an open relay: a typo should fail loudly.
-    if (
-      (token !== undefined && !publisher && !meshAllowed && !client) ||
-      (options.authToken !== undefined && !publisher && !meshAllowed && !client)
-    ) {
-      counters.upgrades_refused++;
-      refuseUpgrade(socket, 401, 'Unauthorized', 'UNAUTHORIZED', 'a valid token is required (Authorization: Bearer <token> or ?token=)', {
-        'WWW-Authenticate': 'Bearer realm="relay"',
-      });
-      return;
-    }
-    if (inboundCount + pendingUpgrades >= limits.maxWsConnections) {
-      counters.upgrades_refused++;
-      logger.warn({ open: inboundCount, max: limits.maxWsConnections }, 'upgrade refused: too many connections');
-      refuseUpgrade(socket, 503, 'Service Unavailable', 'SERVICE_UNAVAILABLE', `too many connections (limit ${limits.maxWsConnections})`, {
-        'Retry-After': '5',
-      });
-      return;
-    }
-    pendingUpgrades++;
-    let settled = false;
-    const settle = () => {
-      if (!settled) {
-        settled = true;
-        pendingUpgrades--;
-      }
-    };
-    socket.once('close', settle);
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      settle();
-      socket.off('close', settle);
-      const address = `${req.socket.remoteAddress ?? 'unknown'}:${req.socket.remotePort ?? 0}`;
-      onInbound(ws, address, { publisher, meshAllowed });
-    });
-  }
-
-  function onInbound(ws: WebSocket, address: string, roles: { publisher: boolean; meshAllowed: boolean }): void {
-    if (closed) {
-      ws.terminate();
-      return;
-    }
-    const conn = createConnection(ws, false, address, roles);
-    connections.add(conn);
-    inboundCount++;
-    ws.on('error', (err) => logger.debug({ address, err: err.message }, 'client connection error'));
-    ws.on('close', () => {
-      connections.delete(conn);
-      inboundCount--;
-      if (conn.dropTimer) clearTimeout(conn.dropTimer);
-      unregisterPeer(conn, 'connection closed');
-    });
-    // A new client learns the relay's state at once instead of waiting for the next period.
-    send(conn, createEnvelope('StateSync', syncData('StateSync')));
-  }
-
-  // ---- messages --------------------------------------------------------------------------
-
-  function replyError(conn: Connection, err: InvalidMessageError): void {
-    send(conn, createErrorMessage('INVALID_MESSAGE', err.message, err.details, err.requestId));
-  }
-
-  function handleMessage(conn: Connection, data: RawData, isBinary: boolean): void {
-    counters.messages_received++;
-    if (conn.peerId !== undefined) conn.lastHeartbeat = Date.now();
-    if (isBinary) {
-      replyError(conn, new InvalidMessageError('binary messages are not accepted', 'send JSON text frames'));
-      return;
-    }
-    try {
-      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-      dispatch(conn, parseEnvelope(text));
-    } catch (err) {
-      if (err instanceof InvalidMessageError) {
-        if (conn.peerId !== undefined || conn.outbound) {
-          counters.sync_errors++;
-          logger.warn({ peer: conn.peerId, address: conn.address, error: err.message }, 'invalid message from peer');
-          if (conn.outbound) return; // never answer a peer's error with an error (no ping-pong of errors)
-        }
-        replyError(conn, err);
-        return;
-      }
-      logger.error({ err, address: conn.address }, 'message handling failed');
-    }
-  }
-
-  function dispatch(conn: Connection, message: Envelope): void {
-    const type = message.type;
-    if (isPaymentEventType(type)) {
-      handleEvent(conn, message);
-      return;
-    }
-    if (isSyncType(type)) {
-      if (conn.peerId === undefined && !conn.outbound) {
-        throw new InvalidMessageError(`${type} is a server message`, 'clients may send ping, get_status and subscribe', message.id);
-      }
-      conn.lastSync[type] = message.data;
-      counters.last_sync_timestamp = Date.now();
-      return;
-    }
-    switch (type) {
-      case 'ping':
-        send(conn, createEnvelope('pong', { relay_id: relayId }, message.id));
-        return;
-      case 'get_status':
-        send(
-          conn,
-          createEnvelope(
-            'status',
-            {
-              relay_id: relayId,
-              status: 'running',
-              uptime: uptime(),
-              connected_relays: connectedRelays(),
-              last_block_height: lastBlockHeight,
-            },
-            message.id,
-          ),
-        );
-        return;
-      case 'subscribe': {
-        const types = parseSubscription(message);
-        conn.subscriptions = types === undefined ? null : new Set(types);
-        send(conn, createEnvelope('subscribed', { types: types ?? 'all' }, message.id));
-        return;
-      }
-      case 'hello':
-        handleHello(conn, message);
-        return;
-      case 'sync_request':
-        handleSyncRequest(conn, message);
-        return;
-      case 'sync_response':
-        handleSyncResponse(conn, message);
-        return;
-      case 'pong':
-      case 'status':
-      case 'subscribed':
-      case 'ack':
-        // Replies a peer sends to our own commands: nothing to do.
-        if (conn.outbound || conn.peerId !== undefined) return;
-        break;
-      case 'error':
-        if (conn.outbound || conn.peerId !== undefined) {
-          counters.sync_errors++;
-          logger.warn({ peer: conn.peerId, data: message.data }, 'peer relay reported an error');
-          return;
-        }
-        break;
-    }
-    throw new InvalidMessageError(
-      `unknown message type: ${type.slice(0, 64)}`,
-      'clients may send ping, get_status and subscribe; publishers TransactionReceived and BlockScanned',
-      message.id,
-    );
-  }
-
-  function handleEvent(conn: Connection, message: Envelope): void {
-    const fromPeer = conn.peerId !== undefined;
-    if (!fromPeer && !conn.publisher) {
-      throw new InvalidMessageError(
-        'publishing events needs the publisher token',
-        'connect with Authorization: Bearer <RELAY_PUBLISH_TOKEN> to publish TransactionReceived or BlockScanned',
-        message.id,
-      );
-    }
-    assertPaymentEvent(message);
-    if (!fromPeer) {
-      send(conn, createEnvelope('ack', {}, message.id));
-      counters.events_published++;
-    }
-    deliverEvent(message, conn.peerId);
-  }
-
-  function deliverEvent(message: Envelope, fromPeerId: string | undefined): void {
-    if (!seen.add(message.id)) {
-      counters.duplicates_dropped++;
-      return;
-    }
-    if (message.type === 'BlockScanned') {
-      const height = message.data.block_height as number;
-      if (height > lastBlockHeight) lastBlockHeight = height;
-    }
-    const event: Envelope = { type: message.type, id: message.id, timestamp: message.timestamp, data: message.data };
-    const frame = Buffer.from(JSON.stringify(event));
-    for (const conn of connections) {
-      if (!isClient(conn)) continue;
-      if (conn.subscriptions !== null && !conn.subscriptions.has(message.type as EventType)) continue;
-      sendRaw(conn, frame);
-    }
-    sendToPeers(frame, fromPeerId);
-  }
-
-  function handleHello(conn: Connection, message: Envelope): void {
-    if (!conn.meshAllowed) {
-      throw new InvalidMessageError(
-        'peering needs the mesh token',
-        'a relay connects with Authorization: Bearer <RELAY_MESH_TOKEN>',
-        message.id,
-      );
-    }
-    const peerId = message.data.relay_id;
-    if (typeof peerId !== 'string' || !RELAY_ID_RE.test(peerId)) {
-      throw new InvalidMessageError('invalid field: data.relay_id', '"relay_id" expected 1 to 64 characters [A-Za-z0-9._:-]', message.id);
-    }
-    if (conn.peerId !== undefined) return;
-    if (peerId === relayId) {
-      logger.warn({ address: conn.address }, 'peer has our own relay id (a relay listed as its own peer?): closing');
-      if (conn.dialer !== undefined) conn.dialer.attempt = Math.max(conn.dialer.attempt, 10);
-      conn.ws.close(1008, 'same relay_id');
-      return;
-    }
-    if (!conn.outbound) send(conn, createEnvelope('hello', { relay_id: relayId, version }, message.id));
-    registerPeer(conn, peerId);
-  }
-
-  function handleSyncRequest(conn: Connection, message: Envelope): void {
-    if (conn.peerId === undefined) {
-      throw new InvalidMessageError('sync_request is a relay message', 'say hello with the mesh token first', message.id);
-    }
-    const syncType = message.data.sync_type;
-    if (typeof syncType !== 'string' || !(SYNC_REQUEST_TYPES as readonly string[]).includes(syncType)) {
-      throw new InvalidMessageError('invalid field: data.sync_type', `expected one of ${SYNC_REQUEST_TYPES.join(', ')}`, message.id);
-    }
-    const types = syncType === 'all' ? [...SYNC_TYPES] : [syncType as SyncType];
-    const messages = types.map((t) => createEnvelope(t, syncData(t)));
-    send(conn, createEnvelope('sync_response', { relay_id: relayId, sync_type: syncType, messages }, message.id));
-    counters.last_sync_timestamp = Date.now();
-  }
-
-  function handleSyncResponse(conn: Connection, message: Envelope): void {
-    if (conn.peerId === undefined) {
-      throw new InvalidMessageError('sync_response is a relay message', 'say hello with the mesh token first', message.id);
-    }
-    const messages = message.data.messages;
-    if (Array.isArray(messages)) {
-      for (const m of messages as unknown[]) {
-        if (typeof m === 'object' && m !== null && typeof (m as Envelope).type === 'string' && isSyncType((m as Envelope).type)) {
-          const data = (m as Envelope).data;
-          if (typeof data === 'object' && data !== null) conn.lastSync[(m as Envelope).type as SyncType] = data;
-        }
-      }
-    }
-    counters.last_sync_timestamp = Date.now();
-    const pending = pendingSyncs.get(message.id);
-    if (pending !== undefined) pending.resolve();
-  }
-
-  function syncWith(peerId: string, syncType: SyncRequestType, requestId: string): Promise<void> {
-    const link = linkOf(peerId);
-    if (link === undefined) return Promise.reject(new Error(`relay ${peerId} is unreachable`));
-    return new Promise<void>((resolve, reject) => {
-      const done = (err?: Error) => {
-        const pending = pendingSyncs.get(requestId);
-        if (pending === undefined) return;
-        clearTimeout(pending.timer);
-        pendingSyncs.delete(requestId);
-        if (err) reject(err);
-        else resolve();
-      };
-      const timer = setTimeout(
-        () => done(new Error(`relay ${peerId} did not answer within ${timing.syncTimeoutMs} ms`)),
-        timing.syncTimeoutMs,
-      );
-      pendingSyncs.set(requestId, { resolve: () => done(), reject: done, timer });
-      if (!send(link, createEnvelope('sync_request', { sync_type: syncType }, requestId))) {
-        done(new Error(`relay ${peerId} is unreachable`));
-      }
-    });
-  }
-
-  // ---- timers ----------------------------------------------------------------------------
+  const handleUpgrade = createUpgradeHandler({
+    wss,
+    maxConnections: limits.maxWsConnections,
+    counters,
+    logger,
+    isClosed: () => closed,
+    credentials: () => ({
+      publishToken: options.publishToken,
+      meshToken: options.meshToken,
+      authToken: options.authToken,
+      clientToken: options.clientToken ?? (() => undefined),
+      paymentsPublic: options.paymentsPublic ?? false,
+    }),
+    onConnection(ws, address, roles) {
+      const conn = track(ws, false, address, roles);
+      logger.debug({ address, token: roles.tokenName, scopes: [...roles.scopes], publisher: roles.publisher }, 'connection accepted');
+      ws.on('error', (err) => logger.debug({ address, err: err.message }, 'client connection error'));
+      // A new client learns the relay's state at once instead of waiting for the next period.
+      conn.sendMessage(createMessage('StateSync', ownSync('StateSync')));
+    },
+  });
 
   function heartbeat(): void {
+    recordConfirmed();
+    const now = Date.now();
     for (const conn of connections) {
       if (!conn.alive) {
         // RFC 6455 5.5.2: a peer that does not answer our ping in a whole interval is gone.
@@ -785,6 +380,7 @@ export function createRelay(options: RelayOptions): Relay {
         continue;
       }
       conn.alive = false;
+      conn.pingSentAt = now;
       try {
         conn.ws.ping();
       } catch {
@@ -793,28 +389,13 @@ export function createRelay(options: RelayOptions): Relay {
     }
   }
 
-  function addDialer(url: string): void {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new TypeError(`"url" expected a ws:// or wss:// URL, got ${JSON.stringify(url)}`);
-    }
-    if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:')
-      throw new TypeError(`"url" expected a ws:// or wss:// URL, got ${JSON.stringify(url)}`);
-    const dialer: Dialer = { url, attempt: 0, timer: undefined, conn: undefined, peerId: undefined, lastFailure: undefined };
-    dialers.push(dialer);
-    if (started && !closed) void dial(dialer);
-  }
-  for (const url of options.peers) addDialer(url);
-
-  // ---- the relay -------------------------------------------------------------------------
+  for (const url of options.peers) mesh.addPeer(url);
 
   return {
     relayId,
     version,
     get connectionCount() {
-      return inboundCount;
+      return handleUpgrade.open;
     },
     counters,
     attach(server) {
@@ -826,11 +407,25 @@ export function createRelay(options: RelayOptions): Relay {
       syncTimer = setInterval(() => {
         for (const type of SYNC_TYPES) pushSync(type);
       }, timing.syncIntervalMs);
-      started = true;
-      for (const dialer of dialers) void dial(dialer);
+      mesh.start();
+      const trim = () =>
+        log.trim().then(
+          (removed) => removed > 0 && logger.info({ removed }, 'event log: retention removed old events'),
+          (err: Error) => logger.warn({ err: { message: err.message } }, 'event log: retention failed'),
+        );
+      void trim();
+      retentionTimer = setInterval(trim, RETENTION_INTERVAL_MS);
     },
     addPeer(url) {
-      addDialer(url);
+      mesh.addPeer(url);
+    },
+    revokeTokens(names) {
+      const gone = new Set(names);
+      for (const conn of connections) {
+        if (conn.roles.tokenName === undefined || !gone.has(conn.roles.tokenName)) continue;
+        logger.info({ token: conn.roles.tokenName, address: conn.address }, 'closing a connection whose token was removed');
+        conn.ws.close(1008, 'token revoked');
+      }
     },
     async close() {
       if (closed) return;
@@ -838,139 +433,33 @@ export function createRelay(options: RelayOptions): Relay {
       clearInterval(heartbeatTimer);
       clearInterval(syncTimer);
       clearTimeout(metricsTimer);
+      clearInterval(retentionTimer);
       for (const server of servers) server.off('upgrade', handleUpgrade);
-      for (const dialer of dialers) clearTimeout(dialer.timer);
-      for (const [id, pending] of pendingSyncs) {
-        clearTimeout(pending.timer);
-        pending.reject(new Error('relay is shutting down'));
-        pendingSyncs.delete(id);
-      }
-      const open = [...connections];
-      for (const dialer of dialers) if (dialer.conn !== undefined && !connections.has(dialer.conn)) open.push(dialer.conn);
-      await Promise.all(
-        open.map(
-          (conn) =>
-            new Promise<void>((resolve) => {
-              if (conn.ws.readyState === WebSocket.CLOSED) {
-                resolve();
-                return;
-              }
-              conn.ws.once('close', () => resolve());
-              if (conn.ws.readyState === WebSocket.OPEN) conn.ws.close(1001, 'relay shutting down');
-              // Do not wait on a peer that does not answer the close handshake.
-              const timer = setTimeout(() => conn.ws.terminate(), 500);
-              conn.ws.once('close', () => clearTimeout(timer));
-              if (conn.ws.readyState === WebSocket.CONNECTING) conn.ws.terminate();
-            }),
-        ),
-      );
-      for (const conn of open) if (conn.dropTimer) clearTimeout(conn.dropTimer);
+      recordConfirmed();
+      const open = new Set([...connections, ...mesh.stop()]);
+      await Promise.all([...open].map((conn) => conn.shutdown()));
       wss.close();
+      await deliveries;
+      await log.close();
     },
-    health() {
-      return { status: 'healthy', relay_id: relayId, uptime: uptime(), version, connected_relays: connectedRelays() };
-    },
-    status() {
-      return {
-        relay_id: relayId,
-        status: 'running',
-        uptime: uptime(),
-        version,
-        connected_relays: connectedRelays(),
-        last_block_height: lastBlockHeight,
-        sync_metrics: {
-          messages_sent: counters.messages_sent,
-          messages_received: counters.messages_received,
-          sync_errors: counters.sync_errors,
-        },
-        connected_clients: [...connections].filter(isClient).length,
-      };
-    },
-    metrics() {
-      const configured = dialers.length;
-      const up = dialers.filter(connectedToDialerPeer).length;
-      return {
-        messages_sent: counters.messages_sent,
-        messages_received: counters.messages_received,
-        sync_errors: counters.sync_errors,
-        last_sync_timestamp: counters.last_sync_timestamp,
-        connected_relays: connectedRelays(),
-        // Share of the configured peers we are linked to (1 with no configured peers).
-        mesh_health: configured === 0 ? 1 : Math.round((up / configured) * 1000) / 1000,
-        connected_clients: [...connections].filter(isClient).length,
-        events_published: counters.events_published,
-        duplicates_dropped: counters.duplicates_dropped,
-        slow_consumers_dropped: counters.slow_consumers_dropped,
-        upgrades_refused: counters.upgrades_refused,
-        peer_connect_failures: counters.peer_connect_failures,
-      };
-    },
-    relays() {
-      const entries: RelayEntry[] = [];
-      for (const peerId of peers.keys()) {
-        const link = linkOf(peerId) ?? [...(peers.get(peerId) ?? [])][0];
-        if (link === undefined) continue;
-        let lastHeartbeat = 0;
-        const lastSync: RelayEntry['last_sync'] = {};
-        for (const l of peers.get(peerId) ?? []) {
-          lastHeartbeat = Math.max(lastHeartbeat, l.lastHeartbeat);
-          Object.assign(lastSync, l.lastSync);
-        }
-        entries.push({
-          relay_id: peerId,
-          address: link.address,
-          status: 'connected',
-          connected_since: link.connectedSince,
-          last_heartbeat: lastHeartbeat,
-          direction: link.outbound ? 'outbound' : 'inbound',
-          last_sync: lastSync,
-        });
-      }
-      return entries;
-    },
+    health: () => healthRecord(snapshot()),
+    status: () => statusRecord(snapshot()),
+    metrics: () => metricsRecord(snapshot()),
+    relays: () => mesh.relays(),
     async requestSync(syncType, target) {
       const syncId = randomUUID();
       const types = syncType === 'all' ? [...SYNC_TYPES] : [syncType];
       if (target === relayId) {
         for (const type of types) pushSync(type);
-        return {
-          success: true,
-          message: `${syncType} of ${relayId} sent to its clients and ${connectedRelays()} peer(s)`,
-          sync_id: syncId,
-        };
+        return { success: true, message: `${syncType} of ${relayId} sent to its clients and ${mesh.size} peer(s)`, sync_id: syncId };
       }
-      let targets: string[];
-      if (target === 'all') {
-        targets = [...peers.keys()];
-        if (targets.length === 0) {
-          counters.sync_errors++;
-          throw new AppError('CONNECTION_ERROR', { message: 'no peer relay is connected', details: `configured peers: ${dialers.length}` });
-        }
-      } else if (peers.has(target)) {
-        targets = [target];
-      } else if (knownPeers.has(target)) {
-        counters.sync_errors++;
-        throw new AppError('CONNECTION_ERROR', {
-          message: `relay ${target} is unreachable`,
-          details: 'the peer was connected earlier and is now disconnected',
-        });
-      } else {
-        throw new AppError('NOT_FOUND', {
-          message: `unknown relay: ${target}`,
-          details: 'target_relay must be a connected peer relay_id (see GET /relays), this relay\'s id, or "all"',
-        });
-      }
-      const results = await Promise.allSettled(targets.map((peerId, i) => syncWith(peerId, syncType, `${syncId}.${i}`)));
-      const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${targets[i]}: ${(r.reason as Error).message}`] : []));
-      if (failed.length > 0) {
-        counters.sync_errors += failed.length;
+      try {
+        const targets = await mesh.requestSync(syncType, target, syncId);
+        return { success: true, message: `${syncType} completed with ${targets.join(', ')}`, sync_id: syncId };
+      } catch (err) {
         metricsChanged();
-        throw new AppError('CONNECTION_ERROR', {
-          message: `sync failed with ${failed.length} of ${targets.length} relay(s)`,
-          details: failed.join('; '),
-        });
+        throw err;
       }
-      return { success: true, message: `${syncType} completed with ${targets.join(', ')}`, sync_id: syncId };
     },
   };
 }

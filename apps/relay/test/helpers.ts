@@ -1,14 +1,30 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket, { type ClientOptions } from 'ws';
-import { createSilentLogger, listen } from '@repo/http';
+import { createSilentLogger, listen, type Logger } from '@repo/http';
 import { createApp, type RelayApp } from '../src/app';
 import { loadConfig } from '../src/config';
-import type { Envelope } from '../src/messages';
+import type { Envelope } from '@repo/relay-protocol';
 
 export const PUBLISH_TOKEN = 'publish-token-for-tests-0123456789';
 export const MESH_TOKEN = 'mesh-token-for-tests-0123456789abcd';
+/** In the token file every test relay gets: scopes events and payments. */
+export const WALLET_TOKEN = 'wallet-token-for-tests-0123456789ab';
+/** In the same file: scope events only. */
+export const EVENTS_TOKEN = 'events-token-for-tests-0123456789ab';
+/** Headers of a client with the payments scope. */
+export const WALLET = { headers: { Authorization: `Bearer ${WALLET_TOKEN}` } };
+
+/** The token file written into each test relay's DATA_DIR (unless RELAY_TOKEN_FILE is given). */
+export function writeTokenFile(
+  dir: string,
+  text = `# test tokens\nwallet events,payments ${WALLET_TOKEN}\ndashboard events ${EVENTS_TOKEN}\n`,
+): string {
+  const file = join(dir, 'tokens');
+  writeFileSync(file, text);
+  return file;
+}
 
 /** A relay listening on loopback (port 0 unless a port is given). */
 export interface TestRelay {
@@ -35,7 +51,7 @@ export function removeTempDirs(): void {
 }
 
 /** Starts a relay with test-friendly defaults; `env` overrides any variable. */
-export async function startRelay(env: Record<string, string> = {}): Promise<TestRelay> {
+export async function startRelay(env: Record<string, string> = {}, logger: Logger = createSilentLogger()): Promise<TestRelay> {
   const dataDir = env.DATA_DIR ?? tempDir();
   const config = loadConfig({
     HOST: '127.0.0.1',
@@ -46,10 +62,12 @@ export async function startRelay(env: Record<string, string> = {}): Promise<Test
     RELAY_RECONNECT_MIN_MS: '50',
     RELAY_RECONNECT_MAX_MS: '200',
     RELAY_SYNC_TIMEOUT_MS: '2000',
+    RELAY_TOKEN_FILE: env.RELAY_TOKEN_FILE ?? writeTokenFile(dataDir),
+    RELAY_TOKEN_FILE_INTERVAL_MS: '50',
     ...env,
     DATA_DIR: dataDir,
   });
-  const app = await createApp(config, { logger: createSilentLogger() });
+  const app = await createApp(config, { logger });
   const ws = await listen(app.wsServer, config.wsPort, '127.0.0.1');
   const http = await listen(app.httpServer, 0, '127.0.0.1');
   app.start();
@@ -169,7 +187,7 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
 }
 
 let counter = 0;
-/** A TransactionReceived event envelope with the fields of docs/relay.md, "Events". */
+/** A TransactionReceived event envelope with the fields of the protocol's table. */
 export function transactionEvent(overrides: Record<string, unknown> = {}): Envelope {
   counter++;
   return {
@@ -200,4 +218,51 @@ export function postJson(url: string, body: unknown): Promise<{ status: number; 
     headers: { 'Content-Type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
+}
+
+/** A BlockScanned event envelope (public: no token scope needed). */
+export function blockEvent(height = 100 + ++counter): Envelope {
+  return {
+    type: 'BlockScanned',
+    id: `blk-${process.pid}-${Date.now()}-${++counter}`,
+    timestamp: Date.now(),
+    data: { block_height: height, block_hash: 'b'.repeat(64), transactions_count: 2, silent_payments_found: 0 },
+  };
+}
+
+/** Sends `events` on a publisher connection and resolves once every one of them was acknowledged. */
+export async function publishAll(publisher: TestClient, events: Envelope[], timeoutMs = 20_000): Promise<void> {
+  const want = new Set(events.map((e) => e.id));
+  const acked = new Set(publisher.received.filter((m) => m.type === 'ack').map((m) => m.id));
+  for (const e of events) publisher.send(e);
+  await waitFor(
+    () => {
+      for (const m of publisher.received) if (m.type === 'ack') acked.add(m.id);
+      for (const id of want) if (!acked.has(id)) return false;
+      return true;
+    },
+    timeoutMs,
+    `acks of ${events.length} events`,
+  );
+}
+
+/** A logger that keeps every line (object and message) for assertions. */
+export function createRecordingLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const record =
+    (level: string) =>
+    (obj: unknown, msg?: string): void => {
+      lines.push(`${level} ${typeof obj === 'string' ? obj : `${JSON.stringify(obj)} ${msg ?? ''}`}`);
+    };
+  const logger = {
+    level: 'debug',
+    trace: record('trace'),
+    debug: record('debug'),
+    info: record('info'),
+    warn: record('warn'),
+    error: record('error'),
+    fatal: record('fatal'),
+    child: () => logger,
+  } as unknown as Logger;
+  return { logger, lines };
 }

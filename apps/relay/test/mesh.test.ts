@@ -7,6 +7,7 @@ import {
   MESH_TOKEN,
   PUBLISH_TOKEN,
   TestClient,
+  WALLET,
   connect,
   getJson,
   postJson,
@@ -19,7 +20,10 @@ import {
 } from './helpers';
 
 const connectedRelays = async (relay: TestRelay): Promise<string[]> =>
-  ((await getJson(`${relay.httpUrl}/relays`)).body.relays as { relay_id: string }[]).map((r) => r.relay_id).sort();
+  ((await getJson(`${relay.httpUrl}/relays`)).body.relays as { relay_id: string; status: string }[])
+    .filter((r) => r.status === 'connected')
+    .map((r) => r.relay_id)
+    .sort();
 
 describe('relay mesh', () => {
   const relays: TestRelay[] = [];
@@ -29,7 +33,7 @@ describe('relay mesh', () => {
     relays.push(r);
     return r;
   };
-  const open = async (relay: TestRelay, headers: Record<string, string> = {}) => {
+  const open = async (relay: TestRelay, headers: Record<string, string> = WALLET.headers) => {
     const c = await connect(relay.wsUrl, { headers });
     clients.push(c);
     return c;
@@ -72,6 +76,8 @@ describe('relay mesh', () => {
       for (const event of events) expect(client.received.filter((m) => m.id === event.id)).toEqual([event]);
     }
     // Publishers are clients too: they get the events of the others once, and their own once.
+    for (const p of publishers) for (const event of events) await p.next((m) => m.id === event.id && m.type === 'TransactionReceived');
+    await Promise.all(publishers.map((p) => p.request('ping')));
     for (const p of publishers)
       for (const event of events) expect(p.received.filter((m) => m.id === event.id && m.type === 'TransactionReceived')).toHaveLength(1);
   });

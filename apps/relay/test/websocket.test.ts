@@ -2,6 +2,7 @@ import WebSocket from 'ws';
 import {
   PUBLISH_TOKEN,
   TestClient,
+  WALLET,
   connect,
   getJson,
   removeTempDirs,
@@ -14,7 +15,8 @@ import {
 describe('relay WebSocket', () => {
   let relay: TestRelay;
   const clients: TestClient[] = [];
-  const open = async (url = relay.wsUrl, options = {}) => {
+  // Clients carry a token with the payments scope: payment events are not public by default.
+  const open = async (url = relay.wsUrl, options: object = WALLET) => {
     const c = new TestClient(url, options);
     clients.push(c);
     await c.opened();
@@ -120,7 +122,7 @@ describe('relay WebSocket', () => {
     });
 
     it('accepts the publisher token as ?token=', async () => {
-      const pub = await open(`${relay.wsUrl}/?token=${PUBLISH_TOKEN}`);
+      const pub = await open(`${relay.wsUrl}/?token=${PUBLISH_TOKEN}`, {});
       const event = transactionEvent();
       pub.send(event);
       expect(await pub.next((m) => m.type === 'ack')).toMatchObject({ id: event.id });
@@ -263,8 +265,8 @@ describe('relay WebSocket limits and authentication', () => {
 
   it('disconnects a slow consumer once its send buffer passes the bound, and keeps serving the others', async () => {
     relay = await startRelay({ MAX_SEND_BUFFER_BYTES: '262144', SLOW_CONSUMER_GRACE_MS: '200' });
-    const slow = await connect(relay.wsUrl);
-    const fast = await connect(relay.wsUrl);
+    const slow = await connect(relay.wsUrl, WALLET);
+    const fast = await connect(relay.wsUrl, WALLET);
     const pub = await connect(relay.wsUrl, { headers: { Authorization: `Bearer ${PUBLISH_TOKEN}` } });
     clients.push(slow, fast, pub);
     slow.ws.pause(); // stops reading: the relay's buffer for it grows

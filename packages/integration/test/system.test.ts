@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import WebSocket from 'ws';
@@ -25,12 +26,18 @@ let config: ServiceProcess;
 let proxy: ServiceProcess;
 let subscriber: WebSocket;
 const received: RelayEvent[] = [];
+// A wallet's client token with the payments scope (docs/relay.md, "Client tokens"): payment
+// events reach only such clients.
+const walletToken = randomBytes(24).toString('hex');
+const tokenDir = mkdtempSync(join(tmpdir(), 'integration-tokens-'));
 
 beforeAll(async () => {
   node = await startChainDouble({ user: 'nodeuser', password: 'nodepass', chain: 'signet' });
   for (const name of ['config', 'storage', 'proxy', 'relayAWs', 'relayAHttp', 'relayBWs', 'relayBHttp', 'payments'])
     ports[name] = await freePort();
   const publishToken = randomBytes(32).toString('hex');
+  const tokenFile = join(tokenDir, 'relay-tokens');
+  writeFileSync(tokenFile, `wallet events,payments ${walletToken}\n`, { mode: 0o600 });
 
   config = await startService(
     'config-server',
@@ -71,6 +78,7 @@ beforeAll(async () => {
         RELAY_ID: 'relay-b',
         RELAY_PUBLISH_TOKEN: publishToken,
         RELAY_PEERS: `ws://127.0.0.1:${ports.relayAWs}`,
+        RELAY_TOKEN_FILE: tokenFile,
         SYNC_INTERVAL_MS: '500',
       },
       'relay listening',
@@ -95,7 +103,7 @@ beforeAll(async () => {
   );
 
   // A client of the second relay: it sees what the payment service publishes on the first.
-  subscriber = new WebSocket(`ws://127.0.0.1:${ports.relayBWs}`);
+  subscriber = new WebSocket(`ws://127.0.0.1:${ports.relayBWs}`, { headers: { Authorization: `Bearer ${walletToken}` } });
   subscriber.on('message', (raw) => received.push(JSON.parse(raw.toString()) as RelayEvent));
   await new Promise((done, fail) => subscriber.once('open', done).once('error', fail));
   subscriber.send(
@@ -108,6 +116,7 @@ afterAll(async () => {
   subscriber?.close();
   const codes = await Promise.all(services.reverse().map((s) => s.stop()));
   await node?.close();
+  rmSync(tokenDir, { recursive: true, force: true });
   // Every service stops gracefully on SIGTERM.
   expect(codes).toEqual(codes.map(() => 0));
 });
@@ -154,7 +163,9 @@ describe('storage', () => {
     expect(stored.status).toBe(200);
     const retrieved = await fetch(`${base()}/retrieve/${key}`);
     expect(retrieved.status).toBe(200);
-    expect(await retrieved.json()).toEqual({ key, value: 'cafebabe' });
+    const body = (await retrieved.json()) as { ttl_remaining: number };
+    expect(body).toEqual({ key, value: 'cafebabe', expires_at: expect.any(String), ttl_remaining: expect.any(Number) });
+    expect(body.ttl_remaining).toBeGreaterThan(0);
   });
 
   it('refuses to overwrite a live key', async () => {

@@ -7,6 +7,9 @@
  *    latency p50/p99 over every delivery, and deliveries per second (better of two alternating rounds).
  * 2. A chain of three servers (relays peered A <- B <- C; reference: three ws servers each
  *    subscribed to the previous one), events published to the first, latency on the last.
+ * 3. Replay: 1,000 (BENCH_REPLAY_EVENTS) events published and acknowledged, the relay killed
+ *    and restarted on its DATA_DIR, a client subscribing with `since` receives them from the log
+ *    (events/s), next to as many events fanned out live to the same client in the same run.
  *
  * Writes the table to bench-report.md in the package folder.
  */
@@ -52,9 +55,11 @@ function waitForLine(proc: ChildProcess, match: (line: string) => RegExpMatchArr
   });
 }
 
-async function startRelay(name: string, peers: string[] = []): Promise<Server> {
-  const dataDir = mkdtempSync(join(tmpdir(), `relay-bench-${name}-`));
-  dirs.push(dataDir);
+async function startRelay(name: string, peers: string[] = [], dataDir?: string): Promise<Server> {
+  if (dataDir === undefined) {
+    dataDir = mkdtempSync(join(tmpdir(), `relay-bench-${name}-`));
+    dirs.push(dataDir);
+  }
   const proc = spawn(process.execPath, [join(APP_DIR, 'dist', 'main.js')], {
     env: {
       ...process.env,
@@ -67,6 +72,8 @@ async function startRelay(name: string, peers: string[] = []): Promise<Server> {
       RELAY_PEERS: peers.join(','),
       MAX_WS_CONNECTIONS: String(CLIENTS + 100),
       RELAY_RECONNECT_MIN_MS: '100',
+      // The receivers are anonymous, and the events published are TransactionReceived.
+      RELAY_PAYMENTS_PUBLIC: 'true',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -200,8 +207,8 @@ async function measure(publishUrl: string, receivers: RawClient[], seconds: numb
 async function waitForPeers(httpUrl: string, n: number): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    const body = (await (await fetch(`${httpUrl}/relays`)).json()) as { relays: unknown[] };
-    if (body.relays.length >= n) return;
+    const body = (await (await fetch(`${httpUrl}/relays`)).json()) as { relays: { status: string }[] };
+    if (body.relays.filter((r) => r.status === 'connected').length >= n) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`${httpUrl}: mesh not up`);
@@ -224,14 +231,117 @@ async function chain(first: Server, last: Server): Promise<Result> {
   return result;
 }
 
+interface ReplayResult {
+  replayPerSecond: number;
+  livePerSecond: number;
+  replayed: number;
+  inOrder: boolean;
+  live: number;
+}
+
+const blockScanned = (id: string, seq: number) =>
+  JSON.stringify({
+    type: 'BlockScanned',
+    id,
+    timestamp: Date.now(),
+    data: { block_height: 200000 + seq, block_hash: 'cd'.repeat(32), transactions_count: 1, silent_payments_found: 0, seq },
+  });
+
+/** Sends `texts` on `ws` and resolves once the relay acknowledged every id in `ids`. */
+function publishAcked(ws: WebSocket, texts: string[], ids: string[]): Promise<void> {
+  const want = new Set(ids);
+  return new Promise((resolve) => {
+    const onMessage = (raw: Buffer) => {
+      const m = JSON.parse(raw.toString()) as { type: string; id: string };
+      if (m.type === 'ack' && want.delete(m.id) && want.size === 0) {
+        ws.off('message', onMessage);
+        resolve();
+      }
+    };
+    ws.on('message', onMessage);
+    for (const t of texts) ws.send(t);
+  });
+}
+
+/** Collects the BlockScanned `seq`s a client receives; resolves when `n` arrived (or after 30 s). */
+function collect(ws: WebSocket, n: number, startSeq: number): { done: Promise<number>; seqs: number[] } {
+  const seqs: number[] = [];
+  let last = 0;
+  const done = new Promise<number>((resolve) => {
+    const timer = setTimeout(() => resolve(last), 30_000);
+    const onMessage = (raw: Buffer) => {
+      const m = JSON.parse(raw.toString()) as { type: string; data: { seq?: number } };
+      if (m.type !== 'BlockScanned' || typeof m.data.seq !== 'number' || m.data.seq < startSeq) return;
+      seqs.push(m.data.seq);
+      last = performance.now();
+      if (seqs.length === n) {
+        clearTimeout(timer);
+        ws.off('message', onMessage);
+        resolve(last);
+      }
+    };
+    ws.on('message', onMessage);
+  });
+  return { done, seqs };
+}
+
+/**
+ * 3. Replay next to live fan-out: 1,000 events are published (each acknowledged), the relay is
+ * killed (SIGKILL) and restarted on its DATA_DIR; a client subscribes with `since` = the last
+ * event it saw before them and receives the 1,000 from the log (replay rate); then 1,000 more are
+ * published as fast as the publisher can send and reach the same client live (live rate).
+ */
+async function replayVersusLive(n: number): Promise<ReplayResult> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'relay-bench-replay-'));
+  dirs.push(dataDir);
+  let relay = await startRelay('bench-replay', [], dataDir);
+  let [pub] = await openClients(relay.wsUrl, 1, { Authorization: `Bearer ${TOKEN}` });
+  await publishAcked(pub!, [blockScanned('seen-last', -1)], ['seen-last']);
+  const missedIds = Array.from({ length: n }, (_, i) => `missed-${i}`);
+  await publishAcked(
+    pub!,
+    missedIds.map((id, i) => blockScanned(id, i)),
+    missedIds,
+  );
+  pub!.terminate();
+  // A crash, not a shutdown: every acknowledged event must be in the log all the same.
+  await new Promise<void>((resolve) => {
+    relay.proc.once('exit', () => resolve());
+    relay.proc.kill('SIGKILL');
+  });
+  relay = await startRelay('bench-replay', [], dataDir);
+  const [client] = await openClients(relay.wsUrl, 1);
+  const replay = collect(client!, n, 0);
+  const replayStart = performance.now();
+  client!.send(JSON.stringify({ type: 'subscribe', id: 'replay', data: { types: ['BlockScanned'], since: 'seen-last' } }));
+  const replayEnd = await replay.done;
+  const replayed = replay.seqs.length;
+  const inOrder = replay.seqs.every((seq, i) => seq === i);
+
+  [pub] = await openClients(relay.wsUrl, 1, { Authorization: `Bearer ${TOKEN}` });
+  const live = collect(client!, n, n);
+  const liveIds = Array.from({ length: n }, (_, i) => `live-${i}`);
+  const texts = liveIds.map((id, i) => blockScanned(id, n + i));
+  const liveStart = performance.now();
+  for (const t of texts) pub!.send(t);
+  const liveEnd = await live.done;
+  pub!.terminate();
+  client!.terminate();
+  await stop(relay);
+  return {
+    replayPerSecond: replayed / ((replayEnd - replayStart) / 1000),
+    livePerSecond: live.seqs.length / ((liveEnd - liveStart) / 1000),
+    replayed,
+    inOrder,
+    live: live.seqs.length,
+  };
+}
+
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
-async function main(): Promise<void> {
-  const loadBefore = loadavg()[0]!;
-  const rows: string[] = [];
-  const row = (scenario: string, metric: string, relay: number, ref: number, target: string, digits = 2) =>
-    rows.push(`| ${scenario} | ${metric} | ${fmt(relay, digits)} | ${fmt(ref, digits)} | ${fmt(relay / ref)} | ${target} |`);
+type Row = (scenario: string, metric: string, relay: number, ref: number, target: string, digits?: number) => void;
 
+async function scenarioSingle(row: Row): Promise<void> {
   // 1. One server, many clients.
   // Two rounds in alternating order (reference, relay, relay, reference), keeping each one's
   // better round: the cores are shared, and a burst of load elsewhere should not decide the ratio.
@@ -251,7 +361,9 @@ async function main(): Promise<void> {
   row(s1, 'latency p99 (ms)', relaySingle.p99, refSingle.p99, `< 50 ms: ${relaySingle.p99 < 50 ? 'met' : 'NOT met'}`);
   row(s1, 'delivered msgs/s', relaySingle.perSecond, refSingle.perSecond, '', 0);
   row(s1, 'delivered / expected', relaySingle.delivered / relaySingle.expected, refSingle.delivered / refSingle.expected, '', 4);
+}
 
+async function scenarioChain(row: Row): Promise<void> {
   // 2. Three servers in a chain, clients on the far end.
   const r1 = await startReference();
   const r2 = await startReference(r1.wsUrl);
@@ -270,13 +382,36 @@ async function main(): Promise<void> {
   row(s2, 'latency p99 (ms)', relayChain.p99, refChain.p99, `< 100 ms: ${relayChain.p99 < 100 ? 'met' : 'NOT met'}`);
   row(s2, 'delivered msgs/s', relayChain.perSecond, refChain.perSecond, '', 0);
   row(s2, 'delivered / expected', relayChain.delivered / relayChain.expected, refChain.delivered / refChain.expected, '', 4);
+}
+
+async function scenarioReplay(rows: string[]): Promise<void> {
+  // 3. Replay of missed events after a crash, next to live fan-out of as many.
+  const REPLAY_EVENTS = Number(process.env.BENCH_REPLAY_EVENTS ?? 1000);
+  const rv = await replayVersusLive(REPLAY_EVENTS);
+  const s3 = `${REPLAY_EVENTS} missed events replayed after a SIGKILL restart (since = last seen id) vs ${REPLAY_EVENTS} live, 1 client`;
+  rows.push(
+    `| ${s3} | events/s to the client | replay ${fmt(rv.replayPerSecond, 0)} | live ${fmt(rv.livePerSecond, 0)} | ${fmt(rv.replayPerSecond / rv.livePerSecond)} | all ${REPLAY_EVENTS} replayed in order: ${rv.replayed === REPLAY_EVENTS && rv.inOrder ? 'yes' : `NO (${rv.replayed}, in order: ${rv.inOrder})`}; live ${rv.live}/${REPLAY_EVENTS} |`,
+  );
+}
+
+async function main(): Promise<void> {
+  const loadBefore = loadavg()[0]!;
+  const rows: string[] = [];
+  const row = (scenario: string, metric: string, relay: number, ref: number, target: string, digits = 2) =>
+    rows.push(`| ${scenario} | ${metric} | ${fmt(relay, digits)} | ${fmt(ref, digits)} | ${fmt(relay / ref)} | ${target} |`);
+
+  // BENCH_SCENARIOS (default 1,2,3) picks the scenarios to run.
+  const scenarios = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3').split(',').map((x) => x.trim()));
+  if (scenarios.has('1')) await scenarioSingle(row);
+  if (scenarios.has('2')) await scenarioChain(row);
+  if (scenarios.has('3')) await scenarioReplay(rows);
 
   const table = [
     `# Relay benchmark (${new Date().toISOString()}, Node ${process.version})`,
     '',
     `Machine: ${availableParallelism()} cores, load average ${loadBefore.toFixed(2)} before and ${loadavg()[0]!.toFixed(2)} after the run (other processes share the cores: compare the ratios, not the absolute figures).`,
     '',
-    'Reference: a bare `ws` broadcast server (no validation, de-duplication or accounting), in a chain of three for scenario 2. Ratio = relay / reference (latency: lower is better; msgs/s: higher is better).',
+    'Reference: a bare `ws` broadcast server (no validation, de-duplication or accounting), in a chain of three for scenario 2. Ratio = relay / reference (latency: lower is better; msgs/s: higher is better). Scenario 3 compares the relay with itself: replay from the event log / live fan-out (the live path stores each event durably before it delivers it).',
     '',
     '| scenario | metric | relay | reference (bare ws) | ratio | target |',
     '|---|---|---|---|---|---|',

@@ -41,7 +41,13 @@ describe('a real payment, from the node to a relay client', () => {
       await startService(
         'relay',
         'relay',
-        { WS_PORT: String(ports.relayWs), HTTP_PORT: String(ports.relayHttp), RELAY_ID: 'relay-real', RELAY_PUBLISH_TOKEN: publishToken },
+        {
+          WS_PORT: String(ports.relayWs),
+          HTTP_PORT: String(ports.relayHttp),
+          RELAY_ID: 'relay-real',
+          RELAY_PUBLISH_TOKEN: publishToken,
+          RELAY_PAYMENTS_PUBLIC: 'true',
+        },
         'relay listening',
       ),
     );
