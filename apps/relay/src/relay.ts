@@ -10,18 +10,20 @@ import type { RelayLimits, RelayTiming } from './config';
 import { backoffDelay } from './backoff';
 import {
   InvalidMessageError,
+  SYNC_REQUEST_TYPES,
   SYNC_TYPES,
-  assertPaymentEvent,
+  assertMessage,
   createEnvelope,
   createErrorMessage,
-  isPaymentEventType,
+  isEventType,
   isSyncType,
   parseEnvelope,
-  parseSubscription,
+  parseSubscribe,
   type Envelope,
-  type EventType,
+  type SubscriptionType,
+  type SyncRequestType,
   type SyncType,
-} from './messages';
+} from '@repo/relay-protocol';
 import { peerTlsClientOptions, type PeerTlsOptions } from './peer-tls';
 import { createSeenIds } from './seen-ids';
 import { createStatsSampler } from './system-stats';
@@ -44,10 +46,7 @@ export interface RelayOptions {
   logger: Logger;
 }
 
-/** `sync_type` values of `POST /sync`: the three sync messages, or `all` of them. */
-export const SYNC_REQUEST_TYPES = [...SYNC_TYPES, 'all'] as const;
-/** One of {@link SYNC_REQUEST_TYPES}. */
-export type SyncRequestType = (typeof SYNC_REQUEST_TYPES)[number];
+export { SYNC_REQUEST_TYPES, type SyncRequestType };
 
 /** Relay entry of `GET /relays` (docs/relay.md, "HTTP records"), plus what the peer last told us. */
 export interface RelayEntry {
@@ -117,7 +116,7 @@ interface Connection {
   lastHeartbeat: number;
   alive: boolean;
   /** null: every event. */
-  subscriptions: Set<EventType> | null;
+  subscriptions: Set<SubscriptionType> | null;
   dropping: boolean;
   dropTimer: NodeJS.Timeout | undefined;
   lastSync: Partial<Record<SyncType, Record<string, unknown>>>;
@@ -265,7 +264,7 @@ export function createRelay(options: RelayOptions): Relay {
   /** A connection that gets client broadcasts: accepted and not a peer relay. */
   const isClient = (conn: Connection) => !conn.outbound && conn.peerId === undefined;
 
-  function broadcastToClients(message: Envelope<object>, type: EventType): void {
+  function broadcastToClients(message: Envelope<object>, type: SubscriptionType): void {
     let frame: Buffer | undefined;
     for (const conn of connections) {
       if (!isClient(conn)) continue;
@@ -591,7 +590,7 @@ export function createRelay(options: RelayOptions): Relay {
 
   function dispatch(conn: Connection, message: Envelope): void {
     const type = message.type;
-    if (isPaymentEventType(type)) {
+    if (isEventType(type)) {
       handleEvent(conn, message);
       return;
     }
@@ -624,7 +623,7 @@ export function createRelay(options: RelayOptions): Relay {
         );
         return;
       case 'subscribe': {
-        const types = parseSubscription(message);
+        const { types } = parseSubscribe(message);
         conn.subscriptions = types === undefined ? null : new Set(types);
         send(conn, createEnvelope('subscribed', { types: types ?? 'all' }, message.id));
         return;
@@ -655,7 +654,7 @@ export function createRelay(options: RelayOptions): Relay {
     }
     throw new InvalidMessageError(
       `unknown message type: ${type.slice(0, 64)}`,
-      'clients may send ping, get_status and subscribe; publishers TransactionReceived and BlockScanned',
+      'clients may send ping, get_status and subscribe; publishers the events of the silent-payment service',
       message.id,
     );
   }
@@ -665,11 +664,11 @@ export function createRelay(options: RelayOptions): Relay {
     if (!fromPeer && !conn.publisher) {
       throw new InvalidMessageError(
         'publishing events needs the publisher token',
-        'connect with Authorization: Bearer <RELAY_PUBLISH_TOKEN> to publish TransactionReceived or BlockScanned',
+        'connect with Authorization: Bearer <RELAY_PUBLISH_TOKEN> to publish events',
         message.id,
       );
     }
-    assertPaymentEvent(message);
+    assertMessage(message);
     if (!fromPeer) {
       send(conn, createEnvelope('ack', {}, message.id));
       counters.events_published++;
@@ -690,7 +689,7 @@ export function createRelay(options: RelayOptions): Relay {
     const frame = Buffer.from(JSON.stringify(event));
     for (const conn of connections) {
       if (!isClient(conn)) continue;
-      if (conn.subscriptions !== null && !conn.subscriptions.has(message.type as EventType)) continue;
+      if (conn.subscriptions !== null && !conn.subscriptions.has(message.type as SubscriptionType)) continue;
       sendRaw(conn, frame);
     }
     sendToPeers(frame, fromPeerId);

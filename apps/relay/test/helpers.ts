@@ -5,7 +5,7 @@ import WebSocket, { type ClientOptions } from 'ws';
 import { createSilentLogger, listen } from '@repo/http';
 import { createApp, type RelayApp } from '../src/app';
 import { loadConfig } from '../src/config';
-import type { Envelope } from '../src/messages';
+import type { Envelope } from '@repo/relay-protocol';
 
 export const PUBLISH_TOKEN = 'publish-token-for-tests-0123456789';
 export const MESH_TOKEN = 'mesh-token-for-tests-0123456789abcd';

@@ -1,37 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import type { Logger } from '@repo/http';
+import type { DataOf, EventDataByType, EventType, Message } from '@repo/relay-protocol';
 
-/** `data` of a `TransactionReceived` event (docs/silent-payments.md, "Events"). */
-export interface TransactionReceivedData {
-  txid: string;
-  amount: number;
-  address: string;
-  block_height: number;
-  confirmations: number;
-}
+/** `data` of a `TransactionReceived` event (the relay's message table, `@repo/relay-protocol`). */
+export type TransactionReceivedData = DataOf<'TransactionReceived'>;
+/** `data` of a `BlockScanned` event. */
+export type BlockScannedData = DataOf<'BlockScanned'>;
+/** The events the service publishes, by type (every event of the relay's message table). */
+export type { EventDataByType };
 
-/** `data` of a `BlockScanned` event (docs/silent-payments.md, "Events"). */
-export interface BlockScannedData {
-  block_height: number;
-  block_hash: string;
-  transactions_count: number;
-  silent_payments_found: number;
-}
-
-/** The events the service publishes, by type. */
-export interface EventDataByType {
-  TransactionReceived: TransactionReceivedData;
-  BlockScanned: BlockScannedData;
-}
-
-/** A relay envelope (docs/relay.md, "WebSocket envelope": `{type, id, timestamp, data}`, timestamp in ms since the epoch). */
-export interface EventEnvelope<T extends keyof EventDataByType = keyof EventDataByType> {
-  type: T;
-  id: string;
-  timestamp: number;
-  data: EventDataByType[T];
-}
+/** A relay envelope `{type, id, timestamp, data}` (timestamp in ms since the epoch) of an event. */
+export type EventEnvelope<T extends EventType = EventType> = Message<T>;
 
 /** What the publisher is doing, for `/health`. */
 export interface PublisherState {
@@ -59,7 +39,7 @@ export interface Publisher {
 /** A publisher that drops every event (RELAY_URL or RELAY_PUBLISH_TOKEN unset). */
 export function createNoopPublisher(): Publisher {
   return {
-    publish: (type, data) => ({ type, id: randomUUID(), timestamp: Date.now(), data }),
+    publish: (type, data) => ({ type, id: randomUUID(), timestamp: Date.now(), data }) as EventEnvelope<typeof type>,
     state: () => ({ configured: false, connected: false, queued: 0, dropped: 0, acknowledged: 0, rejected: 0 }),
     close: async () => undefined,
   };
@@ -69,7 +49,7 @@ export function createNoopPublisher(): Publisher {
 export interface RelayPublisherOptions {
   /** The relay's WebSocket URL (`ws://…` or `wss://…`). */
   url: string;
-  /** Sent as `Authorization: Bearer <token>` on the upgrade request (docs/relay.md, "Publishing"). */
+  /** Sent as `Authorization: Bearer <token>` on the upgrade request (contract 2). */
   token: string;
   logger: Logger;
   /** Events kept until acknowledged; past it the oldest is dropped with a warning. */
@@ -80,7 +60,7 @@ export interface RelayPublisherOptions {
 }
 
 /**
- * Publishes events to the relay (docs/relay.md, "Publishing"). Every event stays queued until the relay's `ack`
+ * Publishes events to the relay (contract 2). Every event stays queued until the relay's `ack`
  * with the same id arrives; after a reconnection the unacknowledged ones are sent again (the
  * relay de-duplicates by id), so an event survives a relay restart. The queue is bounded.
  */
@@ -168,7 +148,7 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
 
   return {
     publish(type, data) {
-      const envelope = { type, id: randomUUID(), timestamp: Date.now(), data };
+      const envelope = { type, id: randomUUID(), timestamp: Date.now(), data } as EventEnvelope<typeof type>;
       if (closed) return envelope;
       while (queue.size >= maxQueue) {
         const oldest = queue.keys().next().value as string;

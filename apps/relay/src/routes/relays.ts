@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { AppError } from '@repo/errors';
-import { SYNC_REQUEST_TYPES, type Relay, type SyncRequestType } from '../relay';
+import { SYNC_REQUEST_TYPES, type SyncRequestType } from '@repo/relay-protocol';
+import type { Relay } from '../relay';
 
 /** `GET /relays` (connected peers) and `POST /sync` (ask a peer, or all, for a sync), docs/relay.md, "POST /sync". */
 export function relaysRouter(relay: Relay): Router {

@@ -2,14 +2,19 @@ import { createServer, type Server } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { closeGracefully, listen } from '@repo/http';
+import {
+  InvalidMessageError,
+  assertMessage,
+  createErrorMessage,
+  createMessage,
+  errorMessageOf,
+  isEventType,
+  parseEnvelope,
+  type Envelope,
+} from '@repo/relay-protocol';
 
-/** An event as the fake relay received it. */
-export interface ReceivedEvent {
-  type: string;
-  id: string;
-  timestamp: number;
-  data: Record<string, unknown>;
-}
+/** An event as the fake relay received it (the envelope of `@repo/relay-protocol`). */
+export type ReceivedEvent = Envelope;
 
 /** A relay stand-in (docs/relay.md, "Publishing"): checks the publish token at upgrade, acks every event. */
 export interface FakeRelay {
@@ -71,18 +76,23 @@ export async function startFakeRelay(token: string, port = 0): Promise<FakeRelay
       ws.on('close', () => sockets.delete(ws));
       ws.on('error', () => ws.terminate());
       ws.on('message', (raw) => {
-        const event = JSON.parse(raw.toString()) as ReceivedEvent;
-        relay.events.push(event);
+        // Parsed and validated by the relay's own protocol package, so an event the real relay
+        // would refuse is refused here too (with the same error message).
+        let event: Envelope;
+        try {
+          event = parseEnvelope(raw.toString());
+          if (!isEventType(event.type))
+            throw new InvalidMessageError(`unknown message type: ${event.type}`, 'publishers send events', event.id);
+          relay.events.push(event);
+          assertMessage(event);
+        } catch (err) {
+          if (!(err instanceof InvalidMessageError)) throw err;
+          ws.send(JSON.stringify(errorMessageOf(err)));
+          return;
+        }
         if (event.type === relay.rejectType) {
-          ws.send(
-            JSON.stringify({
-              type: 'error',
-              id: event.id,
-              timestamp: Date.now(),
-              data: { code: 'INVALID_MESSAGE', message: 'invalid field', details: '' },
-            }),
-          );
-        } else if (relay.ackEvents) ws.send(JSON.stringify({ type: 'ack', id: event.id, timestamp: Date.now(), data: {} }));
+          ws.send(JSON.stringify(createErrorMessage('INVALID_MESSAGE', 'invalid field', '', event.id)));
+        } else if (relay.ackEvents) ws.send(JSON.stringify(createMessage('ack', {}, event.id)));
       });
     });
   });

@@ -1,0 +1,42 @@
+export { FIELD_KINDS, MAX_ID_LENGTH, type FieldKind, type FieldSpec } from './fields';
+export { MESSAGES, type MessageRole, type MessageSpec, type Scope } from './table';
+export {
+  SYNC_TYPES,
+  EVENT_TYPES,
+  SUBSCRIPTION_TYPES,
+  PAYMENT_EVENT_TYPES,
+  COMMAND_TYPES,
+  PEER_MESSAGE_TYPES,
+  SYNC_REQUEST_TYPES,
+  isMessageType,
+  isSyncType,
+  isEventType,
+  isSubscriptionType,
+  isPaymentEventType,
+  type MessageType,
+  type TypesOfRole,
+  type SyncType,
+  type EventType,
+  type SubscriptionType,
+  type CommandType,
+  type ReplyType,
+  type PeerMessageType,
+  type SyncRequestType,
+  type FieldKindTypes,
+  type DataOf,
+  type Envelope,
+  type Message,
+  type EventDataByType,
+} from './types';
+export { ERROR_CODES, InvalidMessageError, type ErrorCode } from './errors';
+export {
+  createEnvelope,
+  createMessage,
+  createErrorMessage,
+  errorMessageOf,
+  parseEnvelope,
+  assertMessage,
+  parseSubscribe,
+  type ReplayCursor,
+  type Subscription,
+} from './envelope';
