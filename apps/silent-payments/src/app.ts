@@ -21,6 +21,7 @@ import { loadOrCreateKeys, type ServiceKeys } from './keys';
 import { createNoopPublisher, createRelayPublisher, type Publisher } from './publisher';
 import { addressRoutes } from './routes/addresses';
 import { healthRoutes } from './routes/health';
+import { labelRoutes } from './routes/labels';
 import { paymentRoutes } from './routes/payments';
 import { createScanner, type Scanner } from './scanner';
 import { openStore, type Store } from './store';
@@ -114,6 +115,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
       mempool: config.scanner.mempool,
       minBackoffMs: deps.scannerMinBackoffMs ?? 1_000,
       maxBackoffMs: config.scanner.maxBackoffMs,
+      invoiceToleranceSats: config.invoiceToleranceSats,
     });
 
     const app = express();
@@ -128,6 +130,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
     app.use(express.json({ limit: config.limits.maxBodyBytes }));
     app.use(addressRoutes({ store, book, logger }));
     app.use(paymentRoutes({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
+    app.use(labelRoutes({ store, toleranceSats: config.invoiceToleranceSats }));
     app.use(notFoundHandler());
     app.use(errorHandler({ logger }));
 

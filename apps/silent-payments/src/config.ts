@@ -49,6 +49,8 @@ export interface SilentPaymentsConfig {
     /** `native`, `wasm` or `noble`: the secp256k1 backend of `@repo/bip352`; undefined: its default. */
     backend: string | undefined;
   };
+  /** INVOICE_TOLERANCE_SATS: a confirmed total within this many satoshis of an invoice's amount is `paid` (default 0). */
+  invoiceToleranceSats: bigint;
   relay: {
     url: string | undefined;
     publishToken: string | undefined;
@@ -125,6 +127,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       maxBackoffMs: readInt(env, 'SCAN_MAX_BACKOFF_MS', 60_000, { min: 10, max: 3_600_000 }),
       backend,
     },
+    invoiceToleranceSats: BigInt(readInt(env, 'INVOICE_TOLERANCE_SATS', 0, { min: 0, max: 2_100_000_000_000_000 })),
     relay: {
       url: relayUrl,
       publishToken: readOptional(env, 'RELAY_PUBLISH_TOKEN'),

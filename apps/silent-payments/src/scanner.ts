@@ -5,7 +5,8 @@ import type { AddressBook } from './address-book';
 import { btcToSats, satsToBtc } from './amount';
 import { ChainRpcError, type ChainRpcClient } from './chain-rpc';
 import type { Publisher } from './publisher';
-import type { NewPayment, PaymentRecord, Store } from './store';
+import { invoiceStatus, isSettled } from './invoices';
+import { paymentId, type NewPayment, type PaymentRecord, type SpendSeen, type Store } from './store';
 
 /** A transaction as `getblock` verbosity 3 and `getrawtransaction` verbosity 2 print it. */
 export interface RpcTransaction {
@@ -71,6 +72,8 @@ export interface ScannerOptions {
   maxBackoffMs?: number;
   /** How often a progress line is logged while catching up (ms). */
   progressLogIntervalMs?: number;
+  /** An invoice counts as paid within this many satoshis of its amount (INVOICE_TOLERANCE_SATS); default 0. */
+  invoiceToleranceSats?: bigint;
 }
 
 /** The chain scanner. */
@@ -115,6 +118,7 @@ export function createScanner(options: ScannerOptions): Scanner {
   const maxBackoff = options.maxBackoffMs ?? 60_000;
   const progressEvery = options.progressLogIntervalMs ?? 10_000;
   const scanMempool = options.mempool ?? true;
+  const tolerance = options.invoiceToleranceSats ?? 0n;
 
   let state: ScannerState = 'idle';
   let running: Promise<void> | undefined;
@@ -190,12 +194,24 @@ export function createScanner(options: ScannerOptions): Scanner {
       height--;
     }
     if (height < scanned) {
-      const removed = store.rollbackAbove(height);
+      const { removed, unspent } = store.rollbackAbove(height);
       mempoolSeen.clear();
       logger.warn(
-        { from_height: scanned, fork_height: height, payments_removed: removed },
-        'reorg: blocks left the best chain, their payments are rolled back',
+        { from_height: scanned, fork_height: height, payments_removed: removed.length, spends_undone: unspent },
+        'reorg: blocks left the best chain, their payments and spends are rolled back',
       );
+      for (const p of removed) {
+        if (p.blockHeight === null || p.blockHash === null) continue;
+        logger.warn({ id: p.id, old_block_height: p.blockHeight, old_block_hash: p.blockHash }, 'payment left the chain');
+        publisher.publish('PaymentReorged', {
+          txid: p.txid,
+          vout: p.vout,
+          address: p.address,
+          amount: satsToBtc(p.amountSats),
+          old_block_height: p.blockHeight,
+          old_block_hash: p.blockHash,
+        });
+      }
     }
     return height;
   }
@@ -238,13 +254,69 @@ export function createScanner(options: ScannerOptions): Scanner {
     return payments;
   }
 
+  /** The outpoints a transaction spends, as payment ids (coinbase inputs have none). */
+  function spendsOf(tx: RpcTransaction): SpendSeen[] {
+    const spends: SpendSeen[] = [];
+    for (const vin of tx.vin) {
+      if (typeof vin.txid === 'string' && typeof vin.vout === 'number')
+        spends.push({ id: paymentId(vin.txid, vin.vout), spentTxid: tx.txid });
+    }
+    return spends;
+  }
+
+  /** Invoice statuses of the labels (m ≥ 1) among `payments`, by m. */
+  function invoiceStatuses(labels: Iterable<number>): Map<number, ReturnType<typeof invoiceStatus>> {
+    const statuses = new Map<number, ReturnType<typeof invoiceStatus>>();
+    for (const m of labels) {
+      const label = store.labelByIndex(m);
+      if (label === undefined) continue;
+      const totals = store.labelTotals(m);
+      statuses.set(m, invoiceStatus(label.amountSats, totals.received, totals.pending, tolerance));
+    }
+    return statuses;
+  }
+
+  /** Publishes `InvoicePaid` for each label whose invoice became paid or overpaid since `before`. */
+  function publishInvoicesPaid(before: Map<number, ReturnType<typeof invoiceStatus>>): void {
+    const after = invoiceStatuses(before.keys());
+    for (const [m, status] of after) {
+      if (!isSettled(status) || status === before.get(m)) continue;
+      const label = store.labelByIndex(m)!;
+      const totals = store.labelTotals(m);
+      logger.info({ m, address: label.address, status, received: satsToBtc(totals.received) }, 'invoice paid');
+      publisher.publish('InvoicePaid', {
+        label: label.label,
+        address: label.address,
+        amount: satsToBtc(label.amountSats),
+        received: satsToBtc(totals.received),
+        status,
+      });
+    }
+  }
+
+  function publishSpent(spent: PaymentRecord[], blockHeight: number | null): void {
+    for (const p of spent) {
+      logger.info(
+        { id: p.id, spent_txid: p.spentTxid, block_height: blockHeight },
+        blockHeight === null ? 'spend seen in the mempool' : 'spend confirmed',
+      );
+      publisher.publish('PaymentSpent', { txid: p.txid, vout: p.vout, spent_txid: p.spentTxid!, block_height: blockHeight });
+    }
+  }
+
   async function scanBlock(block: RpcBlock): Promise<void> {
     const found: NewPayment[] = [];
+    const spends: SpendSeen[] = [];
     for (let i = 0; i < block.tx.length; i++) {
-      found.push(...scanTransaction(block.tx[i]!));
+      const tx = block.tx[i]!;
+      found.push(...scanTransaction(tx));
+      spends.push(...spendsOf(tx));
       if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
     }
-    const stored: PaymentRecord[] = store.applyBlock({ height: block.height, hash: block.hash }, found);
+    const labelsTouched = new Set(found.map((p) => p.labelM).filter((m): m is number => m !== null && m > 0));
+    const invoicesBefore = invoiceStatuses(labelsTouched);
+    const applied = store.applyBlock({ height: block.height, hash: block.hash }, found, spends);
+    const stored: PaymentRecord[] = applied.payments;
     const now = Date.now();
     recent.push(now);
     if (recent.length > 1_000) recent.shift();
@@ -263,6 +335,8 @@ export function createScanner(options: ScannerOptions): Scanner {
         confirmations,
       });
     }
+    publishSpent(applied.spent, block.height);
+    publishInvoicesPaid(invoicesBefore);
     publisher.publish('BlockScanned', {
       block_height: block.height,
       block_hash: block.hash,
@@ -323,6 +397,11 @@ export function createScanner(options: ScannerOptions): Scanner {
       const removed = store.removePending(gone);
       logger.info({ txids: gone, payments_removed: removed }, 'pending payments left the mempool unconfirmed');
     }
+    const spendsGone = store.pendingSpendTxids().filter((txid) => !current.has(txid));
+    if (spendsGone.length > 0) {
+      const unspent = store.clearPendingSpends(spendsGone);
+      logger.info({ txids: spendsGone, outputs_unspent: unspent }, 'spends left the mempool unconfirmed: outputs unspent again');
+    }
     const fresh = txids.filter((txid) => !mempoolSeen.has(txid));
     for (let i = 0; i < fresh.length && !stopped; i += MEMPOOL_BATCH) {
       const chunk = fresh.slice(i, i + MEMPOOL_BATCH);
@@ -346,6 +425,8 @@ export function createScanner(options: ScannerOptions): Scanner {
       for (const p of store.addPending(found)) {
         logger.info({ id: p.id, txid: p.txid, amount: satsToBtc(p.amountSats), address: p.address }, 'pending payment seen in the mempool');
       }
+      // Every transaction, taproot output or not, may spend one of ours.
+      publishSpent(store.markSpentPending(txs.flatMap(spendsOf)), null);
       // Only now: a chunk cut short by a node failure is fetched again on the next pass.
       for (const txid of chunk) mempoolSeen.add(txid);
       await yieldToEventLoop();

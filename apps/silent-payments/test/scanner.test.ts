@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
+import { bytesToHex, hexToBytes } from '@repo/crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChainDouble, type ChainDouble, type FundedOutput } from '@repo/chain-double';
 import { startFakeRelay, waitFor, type FakeRelay } from './helpers/fake-relay';
-import { buildSilentPayment, plainScript } from '@repo/chain-double';
+import { buildSilentPayment, decodeTx, plainScript } from '@repo/chain-double';
 import { openStore } from '../src/store';
 import { getJson, postJson, startService, type RunningService } from './helpers/service';
 
@@ -12,6 +14,12 @@ const USER = 'proxytest';
 const PASSWORD = 'proxytestpass';
 
 interface PaymentDetail {
+  output_key: string;
+  tweak: string;
+  label: string | null;
+  spent: boolean;
+  spent_txid: string | null;
+  spent_height: number | null;
   id: string;
   address: string;
   amount: number;
@@ -143,8 +151,27 @@ describe('scanner against the chain double', () => {
         status: 'confirmed',
       });
     }
+    // Spend data: the output key is the output's, and b_spend + tweak (mod n) is its private key,
+    // the label's tweak included for a labelled output (BIP-352, "Spending").
+    const spendSecret = BigInt(`0x${readFileSync(join(dir, 'spend.secret'), 'utf8').trim()}`);
+    const labelOf: Record<string, string | null> = {
+      [book.baseAddress]: null,
+      [book.changeAddress]: null,
+      [invoice1]: 'invoice-1',
+      [invoice2]: 'invoice-2',
+    };
+    for (const e of expected) {
+      const { body } = await payment(e.id);
+      const script = decodeTx(txs[e.tx]!.hex).outputs[e.vout]!.script;
+      expect(body.output_key).toBe(bytesToHex(script.subarray(2)));
+      expect(body.tweak).toMatch(/^[0-9a-f]{64}$/);
+      const d = (spendSecret + BigInt(`0x${body.tweak}`)) % secp256k1.Point.CURVE().n;
+      expect(bytesToHex(schnorr.getPublicKey(hexToBytes(d.toString(16).padStart(64, '0'))))).toBe(body.output_key);
+      expect(body).toMatchObject({ label: labelOf[e.address], spent: false, spent_txid: null, spent_height: null });
+    }
     const list = await getJson<{ payments: PaymentDetail[]; total: number }>(running.url, '/payments?limit=100');
     expect(list.body.total).toBe(expected.length);
+    expect(list.body.payments.every((p) => (p as unknown as { spent: boolean }).spent === false)).toBe(true);
     expect(list.body.payments.map((p) => p.id).sort()).toEqual(expected.map((e) => e.id).sort());
 
     node.mine(2);
