@@ -22,6 +22,7 @@ import { createNoopPublisher, createRelayPublisher, type Publisher } from './pub
 import { addressRoutes } from './routes/addresses';
 import { healthRoutes } from './routes/health';
 import { labelRoutes } from './routes/labels';
+import { psbtRoutes } from './routes/psbt';
 import { paymentRoutes } from './routes/payments';
 import { createScanner, type Scanner } from './scanner';
 import { openStore, type Store } from './store';
@@ -131,6 +132,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
     app.use(addressRoutes({ store, book, logger }));
     app.use(paymentRoutes({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
     app.use(labelRoutes({ store, toleranceSats: config.invoiceToleranceSats }));
+    app.use(psbtRoutes({ store, network: config.network, spendPub: keys.spendPub, logger }));
     app.use(notFoundHandler());
     app.use(errorHandler({ logger }));
 

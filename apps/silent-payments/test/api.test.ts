@@ -281,6 +281,69 @@ describe('silent-payments HTTP API', () => {
     });
   });
 
+  describe('POST /psbt', () => {
+    const to = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
+    function seed(): string[] {
+      service.store.initProgress(10, 'ee'.repeat(32));
+      service.store.applyBlock({ height: 10, hash: '10'.repeat(32) }, [
+        newPayment('01'.repeat(32), 0, 'tsp1a', 100_000n),
+        newPayment('02'.repeat(32), 1, 'tsp1b', 50_000n),
+      ]);
+      service.store.addPending([newPayment('03'.repeat(32), 0, 'tsp1c', 70_000n)]);
+      return [`${'01'.repeat(32)}:0`, `${'02'.repeat(32)}:1`];
+    }
+
+    it('answers a base64 PSBT spending every confirmed unspent output by default, with the fee for the signed size', async () => {
+      const ids = seed();
+      const res = await request(service.app).post('/psbt').send({ to, fee_rate: 2 });
+      expect(res.status).toBe(200);
+      // 2 taproot key-path inputs and one P2WPKH output: 123 non-witness and 134 witness bytes, 626 WU: 157 vB.
+      expect(res.body).toEqual({
+        psbt: expect.stringMatching(/^cHNidP8B/),
+        ids: [ids[0], ids[1]],
+        to,
+        input_total: 0.0015,
+        amount: (150_000 - 314) / 1e8,
+        fee: 0.00000314,
+        fee_rate: 2,
+        vsize: 157,
+      });
+      const one = await request(service.app)
+        .post('/psbt')
+        .send({ to, fee_rate: 1, ids: [ids[0]] });
+      expect(one.body).toMatchObject({ ids: [ids[0]], vsize: 99, fee: 0.00000099 });
+    });
+
+    it.each([
+      [{ fee_rate: 1 }, 'to is required'],
+      [{ to }, 'fee_rate is required'],
+      [{ to: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', fee_rate: 1 }, '"to" is not a valid signet address'],
+      [{ to, fee_rate: 0.5 }, 'fee_rate must be a number from 1 to 10000 (sat/vB)'],
+      [{ to, fee_rate: 10_001 }, 'fee_rate must be a number from 1 to 10000 (sat/vB)'],
+      [{ to, fee_rate: '5' }, 'fee_rate must be a number from 1 to 10000 (sat/vB)'],
+      [{ to, fee_rate: 1, ids: [`${'09'.repeat(32)}:0`] }, `unknown payment id ${'09'.repeat(32)}:0`],
+      [{ to, fee_rate: 1, ids: [`${'03'.repeat(32)}:0`] }, `payment ${'03'.repeat(32)}:0 is not confirmed yet`],
+      [{ to, fee_rate: 1, ids: [] }, 'ids must be a non-empty array of payment ids (<txid>:<vout>)'],
+      [{ to, fee_rate: 1000 }, 'the outputs (150000 sats) are worth less than the fee (157000 sats) plus dust (294 sats)'],
+    ])('answers 400 for %j', async (body, error) => {
+      seed();
+      const res = await request(service.app).post('/psbt').send(body);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ error });
+    });
+
+    it('answers 400 for a spent output and when nothing is left to sweep', async () => {
+      const ids = seed();
+      service.store.applyBlock({ height: 11, hash: '11'.repeat(32) }, [], [{ id: ids[0]!, spentTxid: 'ab'.repeat(32) }]);
+      const spent = await request(service.app).post('/psbt').send({ to, fee_rate: 1, ids });
+      expect(spent.status).toBe(400);
+      expect(spent.body.error).toBe(`payment ${ids[0]} is already spent by ${'ab'.repeat(32)}`);
+      service.store.applyBlock({ height: 12, hash: '12'.repeat(32) }, [], [{ id: ids[1]!, spentTxid: 'ab'.repeat(32) }]);
+      const none = await request(service.app).post('/psbt').send({ to, fee_rate: 1 });
+      expect(none.body).toMatchObject({ code: 'INVALID_REQUEST', error: 'nothing to sweep: no confirmed unspent output' });
+    });
+  });
+
   describe('GET /payments/:id', () => {
     it('answers the detail with confirmations and status', async () => {
       service.store.initProgress(200, 'ee'.repeat(32));
