@@ -79,6 +79,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
   const store = openStore(join(config.dataDir, DATABASE_FILE));
   let publisher: Publisher | undefined;
   let rpc: ChainRpcClient | undefined;
+  let longPollRpc: ChainRpcClient | undefined;
   try {
     store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
     const book = createAddressBook({ keys, network: config.network, labels: store.labels(), backend: config.scanner.backend });
@@ -105,6 +106,10 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
       publisher = createNoopPublisher();
     }
     rpc = deps.rpc ?? createChainRpcClient(config.chainRpc);
+    // Its own connections and a timeout above the long poll's, so it never holds the scanner's calls.
+    if (config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined) {
+      longPollRpc = createChainRpcClient({ ...config.chainRpc, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs });
+    }
     const scanner = createScanner({
       rpc,
       store,
@@ -117,6 +122,8 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
       minBackoffMs: deps.scannerMinBackoffMs ?? 1_000,
       maxBackoffMs: config.scanner.maxBackoffMs,
       invoiceToleranceSats: config.invoiceToleranceSats,
+      mempoolIntervalMs: config.scanner.mempoolIntervalMs,
+      longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
     });
 
     const app = express();
@@ -147,6 +154,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
 
     const ownedPublisher = publisher;
     const ownedRpc = rpc;
+    const ownedLongPoll = longPollRpc;
     let closed = false;
     return {
       app,
@@ -167,6 +175,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
         const stopping = scanner.stop();
         // Cuts a request in flight (a node that hangs) so the scanner stops at once.
         if (deps.rpc === undefined) ownedRpc.close();
+        ownedLongPoll?.close();
         await stopping;
         if (deps.publisher === undefined) await ownedPublisher.close();
         store.close();
@@ -175,6 +184,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
   } catch (err) {
     void publisher?.close();
     rpc?.close();
+    longPollRpc?.close();
     store.close();
     throw err;
   }

@@ -74,6 +74,13 @@ export interface ScannerOptions {
   progressLogIntervalMs?: number;
   /** An invoice counts as paid within this many satoshis of its amount (INVOICE_TOLERANCE_SATS); default 0. */
   invoiceToleranceSats?: bigint;
+  /** How often the mempool is read between block polls (ms; SCAN_MEMPOOL_INTERVAL_MS); default the poll interval. */
+  mempoolIntervalMs?: number;
+  /**
+   * Follows new blocks with Bitcoin Core's long poll `waitfornewblock` on this client (its own
+   * connections, a timeout above `timeoutMs`); the poll of `pollIntervalMs` stays as the fallback.
+   */
+  longPoll?: { rpc: ChainRpcClient; timeoutMs: number } | undefined;
 }
 
 /** The chain scanner. */
@@ -82,8 +89,10 @@ export interface Scanner {
   start(): void;
   /** Stops the loop and waits for the block in progress to be stored. */
   stop(): Promise<void>;
-  /** Skips the current wait and polls the node now. */
+  /** Skips the current wait and polls the node (the chain and the mempool) now. */
   wake(): void;
+  /** `waiting` while the long poll follows blocks, `unsupported` when refused (polling only), `off` without it. */
+  longPollState(): 'off' | 'waiting' | 'unsupported' | 'retrying';
   status(): ScannerStatus;
   /** What the last failed attempt met; undefined when the last attempt succeeded. */
   lastFailure(): ScannerFailure | undefined;
@@ -119,6 +128,13 @@ export function createScanner(options: ScannerOptions): Scanner {
   const progressEvery = options.progressLogIntervalMs ?? 10_000;
   const scanMempool = options.mempool ?? true;
   const tolerance = options.invoiceToleranceSats ?? 0n;
+  const mempoolInterval = Math.min(options.mempoolIntervalMs ?? pollIntervalMs, pollIntervalMs);
+  // Set by the long poll (a new block) and by wake(): the next pass reads the chain, not only the mempool.
+  let blockSignal = false;
+  let lastFullPoll = 0;
+  let longPolling: Promise<void> | undefined;
+  let longPollWake: (() => void) | undefined;
+  let longPollState: 'off' | 'waiting' | 'unsupported' | 'retrying' = 'off';
 
   let state: ScannerState = 'idle';
   let running: Promise<void> | undefined;
@@ -527,16 +543,73 @@ export function createScanner(options: ScannerOptions): Scanner {
     state = 'synced';
   }
 
+  /**
+   * Waits for new blocks with `waitfornewblock <timeout> [current_tip]` (docs/silent-payments.md,
+   * "Noticing blocks and transactions") and signals the main loop at once. `current_tip` (Bitcoin
+   * Core 29) makes a block found between two calls return at once; a node without it gets the
+   * call without. A node or proxy that refuses the method (-32601) leaves the polling alone.
+   */
+  async function longPollLoop(lp: { rpc: ChainRpcClient; timeoutMs: number }): Promise<void> {
+    let withTip = true;
+    let lastHash: string | undefined;
+    let lpFailures = 0;
+    while (!stopped) {
+      longPollState = 'waiting';
+      try {
+        const params: unknown[] = withTip && lastHash !== undefined ? [lp.timeoutMs, lastHash] : [lp.timeoutMs];
+        const answer = await lp.rpc.call<{ hash: string; height: number }>('waitfornewblock', params);
+        lpFailures = 0;
+        if (lastHash !== undefined && answer.hash !== lastHash) {
+          logger.debug({ height: answer.height, hash: answer.hash }, 'new block announced by waitfornewblock');
+          blockSignal = true;
+          wakeUp?.();
+        }
+        lastHash = answer.hash;
+      } catch (err) {
+        if (stopped) break;
+        if (err instanceof ChainRpcError && err.kind === 'rpc' && err.rpcCode === -32601) {
+          longPollState = 'unsupported';
+          logger.warn({ poll_interval_ms: pollIntervalMs }, 'waitfornewblock is not allowed by the node or proxy: new blocks are polled');
+          return;
+        }
+        if (withTip && err instanceof ChainRpcError && err.kind === 'rpc' && (err.rpcCode === -1 || err.rpcCode === -8)) {
+          withTip = false; // a node before current_tip
+          continue;
+        }
+        lpFailures++;
+        longPollState = 'retrying';
+        if (lpFailures === 1 || lpFailures % 10 === 0)
+          logger.debug({ failures: lpFailures, err: (err as Error).message }, 'long poll failed: retrying');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, Math.min(maxBackoff, minBackoff * 2 ** Math.min(lpFailures - 1, 20)));
+          function done() {
+            clearTimeout(timer);
+            longPollWake = undefined;
+            resolve();
+          }
+          longPollWake = done;
+        });
+      }
+    }
+  }
+
   async function loop(): Promise<void> {
     state = 'starting';
     while (!stopped) {
       try {
-        await poll();
+        // The chain when a block was announced (or woken), at the poll interval, or until synced; the mempool in between.
+        if (blockSignal || (state as ScannerState) !== 'synced' || Date.now() - lastFullPoll >= pollIntervalMs) {
+          blockSignal = false;
+          lastFullPoll = Date.now();
+          await poll();
+        } else if (scanMempool) {
+          await pollMempool();
+        }
         if (failures > 0) logger.info({ after_failures: failures }, 'chain node reachable again');
         failures = 0;
         lastError = null;
         failure = undefined;
-        if (!stopped) await sleep(pollIntervalMs);
+        if (!stopped && !blockSignal) await sleep(scanMempool ? mempoolInterval : pollIntervalMs);
       } catch (err) {
         if (stopped) break;
         failures++;
@@ -564,17 +637,25 @@ export function createScanner(options: ScannerOptions): Scanner {
       if (running !== undefined) return;
       stopped = false;
       running = loop();
+      if (options.longPoll !== undefined) longPolling = longPollLoop(options.longPoll);
     },
     async stop() {
       stopped = true;
       wakeUp?.();
+      longPollWake?.();
+      // The caller closes the long poll's client, which ends a call in flight.
+      await longPolling;
+      longPolling = undefined;
+      longPollState = 'off';
       await running;
       running = undefined;
       state = 'stopped';
     },
     wake() {
+      blockSignal = true;
       wakeUp?.();
     },
+    longPollState: () => longPollState,
     status,
     lastFailure: () => failure,
     tipHeight: () => tip,

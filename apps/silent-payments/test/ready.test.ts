@@ -53,7 +53,7 @@ describe('the node in its initial block download, GET /ready', () => {
       status: 200,
       body: {
         status: 'ready',
-        scanner: { state: 'initial_block_download', scanned_height: null, tip_height: null },
+        scanner: { state: 'initial_block_download', scanned_height: null, tip_height: 101 },
         message: 'the node is in its initial block download (101 of 900 blocks, verification progress 0.125): the scanner waits',
         node: { blocks: 101, headers: 900, verificationprogress: 0.125, initialblockdownload: true },
       },

@@ -74,6 +74,8 @@ describe('scanner against the chain double', () => {
   it('records payments through every input type, with labels, change and several outputs to one recipient', async () => {
     running = await startService(env());
     await synced();
+    // The double has no waitfornewblock (-32601): new blocks are polled (SCAN_POLL_INTERVAL_MS).
+    await waitFor(() => running!.service.scanner.longPollState() === 'unsupported', 5_000, 'the long poll refused');
     const book = running.service.book;
     const invoice1 = await address('invoice-1');
     const invoice2 = await address('invoice-2');
