@@ -603,6 +603,12 @@ export function createScanner(options: ScannerOptions): Scanner {
           lastFullPoll = Date.now();
           await poll();
         } else if (scanMempool) {
+          // A block the long poll missed (a call lost in a node restart) is caught here at the latest.
+          const count = await rpc.call<number>('getblockcount', []);
+          if (count !== tip) {
+            blockSignal = true;
+            continue;
+          }
           await pollMempool();
         }
         if (failures > 0) logger.info({ after_failures: failures }, 'chain node reachable again');
