@@ -70,7 +70,10 @@ async function main(): Promise<void> {
     service.book.addLabel(1, address);
     // One confirmed P2WPKH coin per payment, funded up front.
     const coins: FundedOutput[] = [];
+    const miner = await wallet.newAddress();
     for (let i = 0; i < PAYMENTS; i++) {
+      // The wallet chains its unconfirmed change: a block every 10 keeps under the mempool's chain limit.
+      if (i % 10 === 9) await node.rpc('generatetoaddress', [1, miner]);
       const key = newKey('p2wpkh');
       const out = await wallet.fund(key.address, 200_000n);
       coins.push({
@@ -87,7 +90,6 @@ async function main(): Promise<void> {
         height: -1,
       } as FundedOutput);
     }
-    const miner = await wallet.newAddress();
     await node.rpc('generatetoaddress', [1, miner]);
     const change = btc.OutScript.encode(btc.Address(NETWORK).decode(await wallet.newAddress()));
     await until(async () => service.scanner.status().scanned_height === (await node.rpc<number>('getblockcount')), 'the funding block');
