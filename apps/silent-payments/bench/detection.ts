@@ -125,10 +125,10 @@ async function main(): Promise<void> {
     }
     const f = (ms: number) => ms.toFixed(1).padStart(8);
     const line = (name: string, service: number[], reference: number[], refName: string) =>
-      `| ${name.padEnd(20)} | ${f(percentile(service, 50))} | ${f(percentile(service, 99))} | ${refName.padEnd(28)} | ${f(percentile(reference, 50))} | ${f(percentile(reference, 99))} | ${(percentile(service, 50) / percentile(reference, 50)).toFixed(1).padStart(5)} |`;
+      `| ${name.padEnd(20)} | ${f(percentile(service, 50))} | ${f(percentile(service, 99))} | ${refName.padEnd(28)} | ${f(percentile(reference, 50))} | ${f(percentile(reference, 99))} | ${(percentile(service, 50) / percentile(reference, 50)).toFixed(1).padStart(9)} |`;
     console.log(`detection delay over ${PAYMENTS} payments (ms; Bitcoin Core regtest through the rpc-proxy, service defaults)`);
     console.log('| from                 | p50 (ms) | p99 (ms) | node reference               | p50 (ms) | p99 (ms) | p50 ratio |');
-    console.log('|----------------------|---------:|---------:|------------------------------|---------:|---------:|------:|');
+    console.log('|----------------------|---------:|---------:|------------------------------|---------:|---------:|----------:|');
     console.log(line('sendrawtransaction', rows.mempoolService, rows.mempoolNode, 'getrawmempool lists it'));
     console.log(line('generatetoaddress', rows.blockService, rows.blockNode, 'generatetoaddress returns'));
   } finally {
