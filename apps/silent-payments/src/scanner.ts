@@ -408,12 +408,17 @@ export function createScanner(options: ScannerOptions): Scanner {
     const txids = await rpc.call<string[]>('getrawmempool', []);
     const current = new Set(txids);
     for (const txid of mempoolSeen) if (!current.has(txid)) mempoolSeen.delete(txid);
-    const gone = store.pendingTxids().filter((txid) => !current.has(txid));
+    const pendingGone = store.pendingTxids().filter((txid) => !current.has(txid));
+    const spendsLeft = store.pendingSpendTxids().filter((txid) => !current.has(txid));
+    // Gone from the mempool may mean mined in a block not scanned yet: then the block decides, not this pass.
+    const mined = (pendingGone.length > 0 || spendsLeft.length > 0) && (await rpc.call<number>('getblockcount', [])) !== tip;
+    if (mined) blockSignal = true;
+    const gone = mined ? [] : pendingGone;
     if (gone.length > 0) {
       const removed = store.removePending(gone);
       logger.info({ txids: gone, payments_removed: removed }, 'pending payments left the mempool unconfirmed');
     }
-    const spendsGone = store.pendingSpendTxids().filter((txid) => !current.has(txid));
+    const spendsGone = mined ? [] : spendsLeft;
     if (spendsGone.length > 0) {
       const unspent = store.clearPendingSpends(spendsGone);
       logger.info({ txids: spendsGone, outputs_unspent: unspent }, 'spends left the mempool unconfirmed: outputs unspent again');
@@ -545,9 +550,10 @@ export function createScanner(options: ScannerOptions): Scanner {
 
   /**
    * Waits for new blocks with `waitfornewblock <timeout> [current_tip]` (docs/silent-payments.md,
-   * "Noticing blocks and transactions") and signals the main loop at once. `current_tip` (Bitcoin
-   * Core 29) makes a block found between two calls return at once; a node without it gets the
-   * call without. A node or proxy that refuses the method (-32601) leaves the polling alone.
+   * "Noticing blocks and transactions") and signals the main loop at once. `current_tip` (newer
+   * Bitcoin Core) makes a block found between two calls return at once; Bitcoin Core 29 refuses it
+   * (-1) and gets the call without (a block between two calls is then caught by the mempool
+   * pass's tip check). A node or proxy that refuses the method (-32601) leaves the polling alone.
    */
   async function longPollLoop(lp: { rpc: ChainRpcClient; timeoutMs: number }): Promise<void> {
     let withTip = true;
@@ -556,10 +562,12 @@ export function createScanner(options: ScannerOptions): Scanner {
     while (!stopped) {
       longPollState = 'waiting';
       try {
-        const params: unknown[] = withTip && lastHash !== undefined ? [lp.timeoutMs, lastHash] : [lp.timeoutMs];
+        // The tip to compare with: a block found before the first call is then announced too.
+        lastHash ??= await lp.rpc.call<string>('getbestblockhash', []);
+        const params: unknown[] = withTip ? [lp.timeoutMs, lastHash] : [lp.timeoutMs];
         const answer = await lp.rpc.call<{ hash: string; height: number }>('waitfornewblock', params);
         lpFailures = 0;
-        if (lastHash !== undefined && answer.hash !== lastHash) {
+        if (answer.hash !== lastHash) {
           logger.debug({ height: answer.height, hash: answer.hash }, 'new block announced by waitfornewblock');
           blockSignal = true;
           wakeUp?.();
@@ -569,7 +577,10 @@ export function createScanner(options: ScannerOptions): Scanner {
         if (stopped) break;
         if (err instanceof ChainRpcError && err.kind === 'rpc' && err.rpcCode === -32601) {
           longPollState = 'unsupported';
-          logger.warn({ poll_interval_ms: pollIntervalMs }, 'waitfornewblock is not allowed by the node or proxy: new blocks are polled');
+          logger.warn(
+            { poll_interval_ms: pollIntervalMs },
+            'waitfornewblock (or getbestblockhash) is not allowed by the node or proxy: new blocks are polled',
+          );
           return;
         }
         if (withTip && err instanceof ChainRpcError && err.kind === 'rpc' && (err.rpcCode === -1 || err.rpcCode === -8)) {
