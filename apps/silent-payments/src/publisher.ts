@@ -49,7 +49,7 @@ export function createNoopPublisher(): Publisher {
 export interface RelayPublisherOptions {
   /** The relay's WebSocket URL (`ws://…` or `wss://…`). */
   url: string;
-  /** Sent as `Authorization: Bearer <token>` on the upgrade request (contract 2). */
+  /** Sent as `Authorization: Bearer <token>` on the upgrade request (docs/relay.md, "Publishing"). */
   token: string;
   logger: Logger;
   /** Events kept until acknowledged; past it the oldest is dropped with a warning. */
@@ -60,7 +60,7 @@ export interface RelayPublisherOptions {
 }
 
 /**
- * Publishes events to the relay (contract 2). Every event stays queued until the relay's `ack`
+ * Publishes events to the relay (docs/relay.md, "Publishing"). Every event stays queued until the relay's `ack`
  * with the same id arrives; after a reconnection the unacknowledged ones are sent again (the
  * relay de-duplicates by id), so an event survives a relay restart. The queue is bounded.
  */
