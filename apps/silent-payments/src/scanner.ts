@@ -52,6 +52,8 @@ export interface ScannerStatus {
   last_block_at: string | null;
   /** The node's own state as last read (`getblockchaininfo`); null before the first answer. */
   node: { blocks: number; headers: number; verificationprogress: number; initialblockdownload: boolean } | null;
+  /** The block long poll: `waiting` (following blocks), `retrying`, `unsupported` (refused: polling only) or `off`. */
+  long_poll: 'off' | 'waiting' | 'unsupported' | 'retrying';
 }
 
 /** Options of {@link createScanner}. */
@@ -186,6 +188,7 @@ export function createScanner(options: ScannerOptions): Scanner {
       last_error: lastError,
       last_block_at: lastBlockAt,
       node: nodeState,
+      long_poll: longPollState,
     };
   }
 

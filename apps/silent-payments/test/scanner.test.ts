@@ -76,6 +76,7 @@ describe('scanner against the chain double', () => {
     await synced();
     // The double has no waitfornewblock (-32601): new blocks are polled (SCAN_POLL_INTERVAL_MS).
     await waitFor(() => running!.service.scanner.longPollState() === 'unsupported', 5_000, 'the long poll refused');
+    expect((await getJson<{ scanner: { long_poll: string } }>(running.url, '/health')).body.scanner.long_poll).toBe('unsupported');
     const book = running.service.book;
     const invoice1 = await address('invoice-1');
     const invoice2 = await address('invoice-2');

@@ -111,6 +111,7 @@ describe('receive on a label, sweep with the offline key, against a real bitcoin
     });
     await until(async () => running!.service.scanner.status().state === 'synced', 'the first scan');
     await until(async () => running!.service.scanner.longPollState() === 'waiting', 'the long poll');
+    expect((await getJson<{ scanner: { long_poll: string } }>(running.url, '/health')).body.scanner.long_poll).toBe('waiting');
     const invoice = (await postJson<{ address: string }>(running.url, '/generate-address', { label: 'order-1', amount: 0.005 })).body;
 
     // 1. Paid in the mempool: pending; mined: paid, InvoicePaid.
