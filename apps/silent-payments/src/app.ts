@@ -21,6 +21,8 @@ import { loadOrCreateKeys, type ServiceKeys } from './keys';
 import { createNoopPublisher, createRelayPublisher, type Publisher } from './publisher';
 import { addressRoutes } from './routes/addresses';
 import { healthRoutes } from './routes/health';
+import { labelRoutes } from './routes/labels';
+import { psbtRoutes } from './routes/psbt';
 import { paymentRoutes } from './routes/payments';
 import { createScanner, type Scanner } from './scanner';
 import { openStore, type Store } from './store';
@@ -77,6 +79,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
   const store = openStore(join(config.dataDir, DATABASE_FILE));
   let publisher: Publisher | undefined;
   let rpc: ChainRpcClient | undefined;
+  let longPollRpc: ChainRpcClient | undefined;
   try {
     store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
     const book = createAddressBook({ keys, network: config.network, labels: store.labels(), backend: config.scanner.backend });
@@ -103,6 +106,10 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
       publisher = createNoopPublisher();
     }
     rpc = deps.rpc ?? createChainRpcClient(config.chainRpc);
+    // Its own connections and a timeout above the long poll's, so it never holds the scanner's calls.
+    if (config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined) {
+      longPollRpc = createChainRpcClient({ ...config.chainRpc, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs });
+    }
     const scanner = createScanner({
       rpc,
       store,
@@ -114,6 +121,9 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
       mempool: config.scanner.mempool,
       minBackoffMs: deps.scannerMinBackoffMs ?? 1_000,
       maxBackoffMs: config.scanner.maxBackoffMs,
+      invoiceToleranceSats: config.invoiceToleranceSats,
+      mempoolIntervalMs: config.scanner.mempoolIntervalMs,
+      longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
     });
 
     const app = express();
@@ -128,6 +138,8 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
     app.use(express.json({ limit: config.limits.maxBodyBytes }));
     app.use(addressRoutes({ store, book, logger }));
     app.use(paymentRoutes({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
+    app.use(labelRoutes({ store, toleranceSats: config.invoiceToleranceSats }));
+    app.use(psbtRoutes({ store, network: config.network, spendPub: keys.spendPub, logger }));
     app.use(notFoundHandler());
     app.use(errorHandler({ logger }));
 
@@ -142,6 +154,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
 
     const ownedPublisher = publisher;
     const ownedRpc = rpc;
+    const ownedLongPoll = longPollRpc;
     let closed = false;
     return {
       app,
@@ -162,6 +175,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
         const stopping = scanner.stop();
         // Cuts a request in flight (a node that hangs) so the scanner stops at once.
         if (deps.rpc === undefined) ownedRpc.close();
+        ownedLongPoll?.close();
         await stopping;
         if (deps.publisher === undefined) await ownedPublisher.close();
         store.close();
@@ -170,6 +184,7 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
   } catch (err) {
     void publisher?.close();
     rpc?.close();
+    longPollRpc?.close();
     store.close();
     throw err;
   }
