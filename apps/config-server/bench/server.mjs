@@ -8,7 +8,7 @@ import { createServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
-import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/http';
+import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/service';
 import { hexToBytes } from '@repo/crypto';
 import { createApp, createKeyring, loadConfig } from '../dist/index.js';
 

@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/http';
+import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/service';
 import { hexToBytes } from '@repo/crypto';
 import { createApp, createKeyring, loadConfig } from '../dist/index.js';
 

@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { AppError, errorHandler, notFoundHandler, toAppError } from '@repo/errors';
+import { closeGracefully, type Logger } from '@repo/service';
 import {
   chain,
-  closeGracefully,
   createRateLimiter,
   limitConnectionsPerAddress,
   overloadGuard,
@@ -12,7 +12,6 @@ import {
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
-  type Logger,
 } from '@repo/http';
 import { auditTrail, createAuditLog, type AuditFields } from './audit';
 import type { ConfigServerConfig } from './config';

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { createLogger, listen, loadDotEnvFile, loadOrCreateTlsCredentials, onShutdownSignal, runMain } from '@repo/http';
+import { loadDotEnvFile } from '@repo/config';
+import { createLogger, listen, loadOrCreateTlsCredentials, onShutdownSignal, runMain } from '@repo/service';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { createKeyring } from './keyring';

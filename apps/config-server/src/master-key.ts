@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { bytesToHex, generateKey, keyFingerprint, parseKey } from '@repo/crypto';
-import { loadOrCreateSecretFile } from '@repo/http';
+import { loadOrCreateSecretFile } from '@repo/service';
 import type { ConfigServerConfig } from './config';
 
 /** The master key and where it came from (for one log line, by fingerprint). */

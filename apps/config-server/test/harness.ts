@@ -3,7 +3,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
-import { createMemoryLogger, generateSelfSignedCertificate, listen, type LogRecord } from '@repo/http';
+import { createMemoryLogger, generateSelfSignedCertificate, listen, type LogRecord } from '@repo/service';
 import { deriveKey, hexToBytes } from '@repo/crypto';
 import { createApp, type ConfigServerApp } from '../src/app';
 import { loadConfig, type ConfigServerConfig } from '../src/config';

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { AppError } from '@repo/errors';
 import { equalStrings } from '@repo/crypto';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import type { RelayLimits, RelayTiming } from './config';
 import { backoffDelay } from './backoff';
 import {

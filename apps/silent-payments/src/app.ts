@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import express, { type Express } from 'express';
 import { bytesToHex } from '@repo/crypto';
 import { errorHandler, notFoundHandler } from '@repo/errors';
+import type { Logger } from '@repo/service';
 import {
   createRateLimiter,
   limitConnectionsPerAddress,
@@ -12,7 +13,6 @@ import {
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
-  type Logger,
 } from '@repo/http';
 import { createAddressBook, type AddressBook } from './address-book';
 import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';

@@ -2,7 +2,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, hexToBytes, keyFingerprint } from '@repo/crypto';
-import { ConfigError, writeSecretFile, type Logger } from '@repo/http';
+import { ConfigError } from '@repo/config';
+import { writeSecretFile, type Logger } from '@repo/service';
 
 /** File names under DATA_DIR of a generated key set. */
 export const KEY_FILES = {

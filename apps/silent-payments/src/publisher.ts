@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 
 /** `data` of a `TransactionReceived` event (docs/silent-payments.md, "Events"). */
 export interface TransactionReceivedData {

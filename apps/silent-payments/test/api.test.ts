@@ -5,7 +5,7 @@ import { connect, type Socket } from 'node:net';
 import request from 'supertest';
 import { decodeSilentPaymentAddress, labeledSpendPub } from '@repo/bip352';
 import { bytesToHex } from '@repo/crypto';
-import { closeGracefully, createSilentLogger, listen } from '@repo/http';
+import { closeGracefully, createSilentLogger, listen } from '@repo/service';
 import { createApp, type SilentPaymentsService } from '../src/app';
 import { loadConfig, PAYMENTS_MAX_LIMIT, LABEL_MAX_LENGTH } from '../src/config';
 import type { NewPayment } from '../src/store';

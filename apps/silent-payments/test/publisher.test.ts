@@ -1,4 +1,4 @@
-import { createSilentLogger } from '@repo/http';
+import { createSilentLogger } from '@repo/service';
 import { createNoopPublisher, createRelayPublisher, type Publisher } from '../src/publisher';
 import { freePort, startFakeRelay, waitFor, type FakeRelay } from './helpers/fake-relay';
 

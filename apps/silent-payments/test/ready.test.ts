@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChainDouble, type ChainDouble } from '@repo/chain-double';
-import { createMemoryLogger, createSilentLogger, listen } from '@repo/http';
+import { createMemoryLogger, createSilentLogger, listen } from '@repo/service';
 import { createApp as createProxy, loadConfig as loadProxyConfig, type ProxyApp } from '@repo/rpc-proxy';
 import { waitFor } from './helpers/fake-relay';
 import { getJson, startService, type RunningService } from './helpers/service';

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from '@repo/errors';
+import { closeGracefully, type Logger } from '@repo/service';
 import {
-  closeGracefully,
   createRateLimiter,
   limitConnectionsPerAddress,
   overloadGuard,
@@ -10,7 +10,6 @@ import {
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
-  type Logger,
 } from '@repo/http';
 import type { StorageBackend } from './backends/backend';
 import { createRedisBackend } from './backends/redis';

@@ -53,7 +53,7 @@ export async function startTestServer(overrides: Record<string, string> = {}): P
   const { join } = await import('node:path');
   const { bytesToHex, deriveKey, generateKey } = await import('@repo/crypto');
   const { createApp, createKeyring, environmentKeyInfo, loadConfig } = await import('@repo/config-server');
-  const { certificateFingerprint, createSilentLogger, generateSelfSignedCertificate, listen } = await import('@repo/http');
+  const { certificateFingerprint, createSilentLogger, generateSelfSignedCertificate, listen } = await import('@repo/service');
 
   const dir = mkdtempSync(join(tmpdir(), 'config-client-'));
   const storage = join(dir, 'storage');

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { buildSilentPayment, plainScript, startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createConfigClient } from '@repo/config-client';
-import { certificateFingerprint } from '@repo/http';
+import { certificateFingerprint } from '@repo/service';
 import { eventually, freePort, ROOT, startService, type ServiceProcess } from './processes';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMemoryLogger, listen, type LogRecord } from '@repo/http';
+import { createMemoryLogger, listen, type LogRecord } from '@repo/service';
 import type { RawReply, RegtestNode } from '@repo/regtest';
 import { createApp, type ProxyApp } from '../../src/app';
 import { loadConfig } from '../../src/config';

@@ -1,4 +1,4 @@
-import { closeGracefully, createSilentLogger, listen, type Logger } from '@repo/http';
+import { closeGracefully, createSilentLogger, listen, type Logger } from '@repo/service';
 import { createApp, type SilentPaymentsService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 
