@@ -66,7 +66,8 @@ export async function startServer(overrides: Record<string, string> = {}, option
   const tls = await tlsCache;
   const keyring = createKeyring({ keysDir: config.keysDir, masterKey: hexToBytes(MASTER_KEY_HEX), recheckMs: 0 });
   const service = createApp(config, { logger, keyring, tls, now: options.now });
-  const { port } = await listen(service.server, 0, '127.0.0.1');
+  await service.start();
+  const { port } = await listen(service.servers.https, 0, '127.0.0.1');
   return {
     url: `https://127.0.0.1:${port}`,
     port,

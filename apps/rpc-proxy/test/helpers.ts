@@ -39,15 +39,16 @@ export async function startHarness(env: Record<string, string> = {}, nodeOptions
     ...env,
   });
   const app = createApp(config, { logger: createSilentLogger() });
-  const address = await listen(app.server, 0, '127.0.0.1');
+  await app.start();
+  const address = await listen(app.servers.http, 0, '127.0.0.1');
   return {
     node,
     app,
     url: `http://127.0.0.1:${address.port}`,
     dataDir,
     async close() {
-      app.server.closeAllConnections();
-      await new Promise((r) => app.server.close(r));
+      app.servers.http.closeAllConnections();
+      await new Promise((r) => app.servers.http.close(r));
       await app.close();
       await node.close();
       rmSync(dataDir, { recursive: true, force: true });

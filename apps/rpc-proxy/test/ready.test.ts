@@ -80,11 +80,12 @@ describe('a node cookie file the proxy cannot read', () => {
         logger: memory.logger,
       },
     );
-    url = `http://127.0.0.1:${(await listen(app.server, 0, '127.0.0.1')).port}`;
+    await app.start();
+    url = `http://127.0.0.1:${(await listen(app.servers.http, 0, '127.0.0.1')).port}`;
   });
   afterEach(async () => {
-    app.server.closeAllConnections();
-    await new Promise((r) => app.server.close(r));
+    app.servers.http.closeAllConnections();
+    await new Promise((r) => app.servers.http.close(r));
     await app.close();
     await node.close();
     rmSync(dir, { recursive: true, force: true });

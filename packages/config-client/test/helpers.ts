@@ -78,7 +78,8 @@ export async function startTestServer(overrides: Record<string, string> = {}): P
     keyring: createKeyring({ keysDir: config.keysDir, masterKey: master }),
     tls,
   });
-  const { port } = await listen(service.server, 0, '127.0.0.1');
+  await service.start();
+  const { port } = await listen(service.servers.https, 0, '127.0.0.1');
   return {
     service,
     url: `https://127.0.0.1:${port}`,

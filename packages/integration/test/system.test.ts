@@ -36,7 +36,7 @@ beforeAll(async () => {
     'config-server',
     'config-server',
     { PORT: String(ports.config), STORAGE_DIR: join(ROOT, 'storage') },
-    'config server listening',
+    'config-server listening',
   );
   services.push(config);
   services.push(await startService('storage', 'storage', { PORT: String(ports.storage) }, 'storage listening'));

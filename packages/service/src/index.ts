@@ -3,7 +3,7 @@ export { listen, closeGracefully } from './listen';
 export { onShutdownSignal, type ShutdownOptions } from './shutdown';
 export { runMain } from './run-main';
 export { backoff, type BackoffOptions } from './backoff';
-export { writeSecretFile, loadOrCreateSecretFile, type SecretFile } from './secret-file';
+export { writeSecretFile, loadOrCreateSecretFile, readOrCreateSecretFile, type SecretFile } from './secret-file';
 export {
   loadOrCreateTlsCredentials,
   generateSelfSignedCertificate,
@@ -11,3 +11,4 @@ export {
   type TlsCredentials,
   type TlsOptions,
 } from './tls';
+export { runService, closeServers, once, type ServiceApp, type RunServiceOptions, type ListenAddress } from './run-service';

@@ -60,7 +60,8 @@ export interface RunningService {
 /** Builds the service and listens on port 0 of 127.0.0.1. */
 export async function startService(config: StorageConfig, now?: () => number): Promise<RunningService> {
   const service = await createApp(config, { logger: createSilentLogger(), ...(now ? { now } : {}) });
-  const { port } = await listen(service.server, 0, '127.0.0.1');
+  await service.start();
+  const { port } = await listen(service.servers.http, 0, '127.0.0.1');
   return { base: `http://127.0.0.1:${port}`, service, close: () => service.close() };
 }
 
