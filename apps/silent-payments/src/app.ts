@@ -106,7 +106,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       logger.warn('RELAY_URL or RELAY_PUBLISH_TOKEN unset: events are not published');
       publisher = createNoopPublisher();
     }
-    rpc = deps.rpc ?? createChainRpcClient(config.chainRpc);
+    rpc = deps.rpc ?? createChainRpcClient({ ...config.chainRpc, logger });
     const scanner = createScanner({
       rpc,
       store,
