@@ -71,7 +71,7 @@ export async function startFakeRelay(token: string, port = 0): Promise<FakeRelay
       ws.on('close', () => sockets.delete(ws));
       ws.on('error', () => ws.terminate());
       ws.on('message', (raw) => {
-        const event = JSON.parse(raw.toString()) as ReceivedEvent;
+        const event = JSON.parse((raw as Buffer).toString('utf8')) as ReceivedEvent;
         relay.events.push(event);
         if (event.type === relay.rejectType) {
           ws.send(
