@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { buildSilentPayment, plainScript, startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createConfigClient } from '@repo/config-client';
-import { certificateFingerprint } from '@repo/http';
+import { certificateFingerprint } from '@repo/service';
 import { eventually, freePort, ROOT, startService, type ServiceProcess } from './processes';
 
 const run = promisify(execFile);
@@ -43,7 +43,7 @@ beforeAll(async () => {
     'config-server',
     'config-server',
     { PORT: String(ports.config), STORAGE_DIR: join(ROOT, 'storage') },
-    'config server listening',
+    'config-server listening',
   );
   services.push(config);
   services.push(await startService('storage', 'storage', { PORT: String(ports.storage) }, 'storage listening'));
@@ -104,7 +104,7 @@ beforeAll(async () => {
 
   // A client of the second relay: it sees what the payment service publishes on the first.
   subscriber = new WebSocket(`ws://127.0.0.1:${ports.relayBWs}`, { headers: { Authorization: `Bearer ${walletToken}` } });
-  subscriber.on('message', (raw) => received.push(JSON.parse(raw.toString()) as RelayEvent));
+  subscriber.on('message', (raw) => received.push(JSON.parse((raw as Buffer).toString('utf8')) as RelayEvent));
   await new Promise((done, fail) => subscriber.once('open', done).once('error', fail));
   subscriber.send(
     JSON.stringify({ type: 'subscribe', id: 'sub-1', timestamp: Date.now(), data: { types: ['TransactionReceived', 'BlockScanned'] } }),
