@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger, listen } from '@repo/http';
+import { createSilentLogger, listen } from '@repo/service';
 import { createApp, type ProxyApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { CLIENT_PASSWORD, CLIENT_USER, post } from './helpers';

@@ -3,13 +3,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { createSilentLogger, listen } from '@repo/http';
+import { createSilentLogger, listen } from '@repo/service';
 import { createApp as createProxy, loadConfig as loadProxyConfig, type ProxyApp } from '@repo/rpc-proxy';
 import { createFundedWallet, makeSilentPayment, startRegtestNode, type RegtestNode, type RegtestWallet } from '@repo/regtest';
 import { hexToBytes } from '@repo/crypto';
 import { createSweepPsbt, signSweepPsbt } from '../../src/psbt';
-import { startFakeRelay, waitFor, type FakeRelay } from '../helpers/fake-relay';
-import { getJson, postJson, startService, type RunningService } from '../helpers/service';
+import { startFakeRelay, waitFor, type FakeRelay } from '../support/fake-relay';
+import { getJson, postJson, startService, type RunningService } from '../support/service';
 
 const run = promisify(execFile);
 const CLI = resolve(__dirname, '../../dist/cli.js');
