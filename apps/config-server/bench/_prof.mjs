@@ -1,0 +1,11 @@
+import { spawn } from 'node:child_process';
+import autocannon from 'autocannon';
+const dir = process.argv[2];
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, 'bench/server.mjs', 'file'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const port = await new Promise((r) => child.stdout.once('data', (d) => r(Number(String(d).trim()))));
+const url = `https://127.0.0.1:${port}/bench/app.conf`;
+await autocannon({ url, connections: 10, duration: 1 });
+const res = await autocannon({ url, connections: 50, duration: 8 });
+console.log('rps', res.requests.average, 'p50', res.latency.p50);
+child.kill('SIGTERM');
+await new Promise((r) => child.once('exit', r));
