@@ -58,12 +58,12 @@ describe('createLogger', () => {
   }
 
   it('writes every line of a burst, in order, though the writes are asynchronous', async () => {
-    const { code, lines } = await logLines(`for (let i = 0; i < 5000; i++) logger.info({ i }, 'request');`);
+    const { code, lines } = await logLines(`for (let i = 0; i < 2000; i++) logger.info({ i }, 'request');`);
     expect(code).toBe(0);
-    expect(lines).toHaveLength(5000);
-    expect(lines.map((l) => l['i'])).toEqual([...Array(5000).keys()]);
+    expect(lines).toHaveLength(2000);
+    expect(lines.map((l) => l['i'])).toEqual([...Array(2000).keys()]);
     expect(lines[0]).toMatchObject({ service: 'probe', msg: 'request' });
-  });
+  }, 20_000);
 
   it('keeps the lines logged just before process.exit (a fatal start failure)', async () => {
     const { code, lines } = await logLines(
@@ -72,5 +72,5 @@ describe('createLogger', () => {
     expect(code).toBe(1);
     expect(lines).toHaveLength(101);
     expect(lines[100]).toMatchObject({ level: 60, msg: 'failed to start' });
-  });
+  }, 20_000);
 });
