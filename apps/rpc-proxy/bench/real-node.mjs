@@ -81,7 +81,8 @@ async function run(url, path, authorization, bodyFor, pids, duration = DURATION)
       },
     ],
   });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors at ${url}${path}`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors at ${url}${path}`);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -108,7 +109,11 @@ try {
   const proxyEnv = JSON.parse(process.env.BENCH_PROXY_ENV ?? '{}');
   const profiled = (process.env.BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const coreProxy = await start(
-    ['proxy', node.url, JSON.stringify({ BITCOIND_COOKIE_FILE: node.cookieFile, BITCOIND_RPC_USER: null, BITCOIND_RPC_PASSWORD: null, ...proxyEnv })],
+    [
+      'proxy',
+      node.url,
+      JSON.stringify({ BITCOIND_COOKIE_FILE: node.cookieFile, BITCOIND_RPC_USER: null, BITCOIND_RPC_PASSWORD: null, ...proxyEnv }),
+    ],
     profiled,
   );
   servers.push(coreProxy);
@@ -123,8 +128,26 @@ try {
   const sendRaw = (n) => `{"jsonrpc":"1.0","id":${n},"method":"sendrawtransaction","params":["${txHex}"]}`;
   const cases = [
     ['getblockhash, distinct heights', 'Core', '/', getblockhash, node.url, node.authorization(), coreProxy, corePid],
-    ['getblockhash, distinct heights', 'double', '/', getblockhashDouble, double.info.url, auth('bench', 'benchpass'), doubleProxy, double.child.pid],
-    ['getwalletinfo on /wallet/bench (a wallet call)', 'Core', '/wallet/bench', walletInfo, node.url, node.authorization(), coreProxy, corePid],
+    [
+      'getblockhash, distinct heights',
+      'double',
+      '/',
+      getblockhashDouble,
+      double.info.url,
+      auth('bench', 'benchpass'),
+      doubleProxy,
+      double.child.pid,
+    ],
+    [
+      'getwalletinfo on /wallet/bench (a wallet call)',
+      'Core',
+      '/wallet/bench',
+      walletInfo,
+      node.url,
+      node.authorization(),
+      coreProxy,
+      corePid,
+    ],
     ['sendrawtransaction of a mempool tx (a write)', 'Core', '/', sendRaw, node.url, node.authorization(), coreProxy, corePid],
   ];
   const only = process.env.BENCH_ONLY; // a substring of the case names, to run fewer
@@ -141,7 +164,9 @@ try {
     rows.push({ name, backend, direct, proxied });
   }
   const col = (runs, key) => runs.map((r) => r[key]);
-  const load = loadavg().map((l) => l.toFixed(1)).join(' ');
+  const load = loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
   const lines = [
     `# rpc-proxy: calls it cannot merge, real Bitcoin Core (${CONNECTIONS} connections, ${DURATION} s per run, ${ROUNDS} interleaved rounds, ${new Date().toISOString()})`,
     '',
