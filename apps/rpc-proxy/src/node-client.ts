@@ -278,7 +278,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   /**
    * The reply Core gives a call sent alone, from the text of its element in a batch reply: the
    * same object and newline; HTTP 200, or for a failed JSON-RPC 1.0 call the status of its error
-   * code (docs/rpc-proxy.md, "Errors"). Undefined when the element is not what Core writes.
+   * code (docs/rpc-proxy.md, "Bitcoin Core behaviour"). Undefined when the element is not what Core writes.
    */
   function replyOf(element: string, legacy: boolean): NodeReply | undefined {
     let status = 200;

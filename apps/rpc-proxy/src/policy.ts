@@ -29,10 +29,10 @@ export const DEFAULT_ALLOWED_METHODS: readonly string[] = [
 ];
 
 /**
- * Methods never gathered into a batch with other calls (docs/rpc-proxy.md, "Batching toward the
- * node"): replies that can run to megabytes (a batch reply is split in JavaScript, a lone reply
- * passes through untouched) and calls that can run for seconds (Core runs a batch's calls one
- * after the other, so they would hold up the calls beside them).
+ * Methods never gathered into a batch with other calls
+ * (docs/rpc-proxy.md, "Batching toward the node"): replies that can run to megabytes (a batch
+ * reply is split in JavaScript, a lone reply passes through untouched) and calls that can run
+ * for seconds (Core runs a batch's calls one after the other, so they would hold up the others).
  */
 export const UNBATCHED_METHODS: ReadonlySet<string> = new Set([
   'getblock',
