@@ -5,6 +5,7 @@
 // with its reference and the ratio, because these machines are shared and noisy. The table is
 // also written to bench-report.md.
 import { spawn } from 'node:child_process';
+import https from 'node:https';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -48,6 +49,19 @@ async function load(url, headers = {}, pid = undefined) {
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 
+/** The length of the body `url` answers (self-signed certificate accepted: a local benchmark). */
+function bodyLength(url) {
+  return new Promise((resolve, reject) => {
+    https
+      .get(url, { rejectUnauthorized: false }, (res) => {
+        let n = 0;
+        res.on('data', (c) => (n += c.length));
+        res.on('end', () => resolve(n));
+      })
+      .on('error', reject);
+  });
+}
+
 /**
  * The file endpoint and the hello endpoint, each in its own process, measured in alternating
  * rounds: a load spike on the shared machine then hits both sides. Returns the median round of
@@ -56,16 +70,21 @@ const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.l
 async function measureFileAgainstHello() {
   const file = await startTarget('file');
   const hello = await startTarget('hello');
+  const bytes = await bodyLength(`https://127.0.0.1:${file.port}/bench/app.conf`);
+  const sized = { ...(await startTarget('sized', String(bytes))), bytes };
   const fileUrl = `https://127.0.0.1:${file.port}/bench/app.conf`;
   const helloUrl = `https://127.0.0.1:${hello.port}/hello`;
+  const sizedUrl = `https://127.0.0.1:${sized.port}/hello`;
   try {
     await autocannon({ url: fileUrl, connections: 10, duration: 1 }); // warm-up
     await autocannon({ url: helloUrl, connections: 10, duration: 1 });
+    await autocannon({ url: sizedUrl, connections: 10, duration: 1 });
     const rounds = [];
     for (let i = 0; i < ROUNDS; i++) {
       const h = await load(helloUrl, {}, hello.child.pid);
       const f = await load(fileUrl, {}, file.child.pid);
-      rounds.push({ f, h, ratio: f.rps / h.rps });
+      const z = await load(sizedUrl, {}, sized.child.pid);
+      rounds.push({ f, h, z, ratio: f.rps / h.rps, sizedRatio: f.rps / z.rps });
     }
     const ratios = rounds.map((r) => r.ratio);
     const pick = (side, field) => median(rounds.map((r) => r[side][field]));
@@ -73,12 +92,15 @@ async function measureFileAgainstHello() {
       file: { rps: pick('f', 'rps'), p50: pick('f', 'p50'), p99: pick('f', 'p99'), cpu: pick('f', 'cpu') },
       hello: { rps: pick('h', 'rps'), p50: pick('h', 'p50'), p99: pick('h', 'p99'), cpu: pick('h', 'cpu') },
       cpuRatio: median(rounds.map((r) => r.h.cpu / r.f.cpu)),
+      sized: { rps: pick('z', 'rps'), cpu: pick('z', 'cpu'), bytes: sized.bytes },
+      sizedRatio: median(rounds.map((r) => r.sizedRatio)),
       ratio: median(ratios),
       range: [Math.min(...ratios), Math.max(...ratios)],
     };
   } finally {
     file.child.kill('SIGTERM');
     hello.child.kill('SIGTERM');
+    sized.child.kill('SIGTERM');
   }
 }
 
@@ -176,7 +198,7 @@ function rawNodeSeal(key, nonce, data) {
 const rows = [];
 const pct = (a, b) => `${((a / b) * 100).toFixed(0)} %`;
 
-const { file, hello, ratio, range, cpuRatio } = await measureFileAgainstHello();
+const { file, hello, ratio, range, cpuRatio, sized, sizedRatio } = await measureFileAgainstHello();
 rows.push([
   `GET /<env>/<file>, 4 KB with substitution (req/s, median of ${ROUNDS} alternating rounds)`,
   file.rps.toFixed(0),
@@ -190,6 +212,13 @@ rows.push([
   file.cpu.toFixed(0),
   `hello: ${hello.cpu.toFixed(0)}`,
   `${(cpuRatio * 100).toFixed(0)} %`,
+  '',
+]);
+rows.push([
+  `  the same, next to express answering a fixed body as long as the file's answer (${sized.bytes} bytes) over the same TLS`,
+  file.rps.toFixed(0),
+  `express, ${sized.bytes} bytes: ${sized.rps.toFixed(0)} req/s, ${sized.cpu.toFixed(0)} µs CPU/req`,
+  `${(sizedRatio * 100).toFixed(0)} %`,
   '',
 ]);
 
