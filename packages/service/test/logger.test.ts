@@ -43,7 +43,7 @@ describe('createLogger', () => {
     const script = `const logger = require(${JSON.stringify(DIST)}).createLogger({ name: 'probe' }); ${body}`;
     const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
     return new Promise((done) =>
       child.once('close', (code: number | null) =>
         done({
