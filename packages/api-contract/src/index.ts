@@ -61,3 +61,59 @@ export function rateLimitHeaderObjects(refused: boolean): Record<string, unknown
   }
   return headers;
 }
+
+/** `{ 'application/json': { schema } }`: the content of a JSON response or request body. */
+export function jsonContent(schema: JsonSchema): Record<string, { schema: JsonSchema }> {
+  return { 'application/json': { schema } };
+}
+
+/** A response object with the flat error record, `code` limited to `codes`, and optional headers. */
+export function errorResponse(description: string, codes: readonly string[], headers?: Record<string, unknown>): Record<string, unknown> {
+  return { description, ...(headers ? { headers } : {}), content: jsonContent(errorRecordSchema(codes)) };
+}
+
+/**
+ * The refusals of the shared guards of `@repo/http` (docs/README.md, "Limits and refusals"), by
+ * status: 408 `REQUEST_TIMEOUT`, 429 `RATE_LIMITED` (when `rateLimited`), 500 `INTERNAL_ERROR`,
+ * 503 `SERVICE_UNAVAILABLE` (overload, or a `dependency` that does not answer).
+ */
+export function guardResponses(options: { rateLimited: boolean; dependency?: string }): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    '408': errorResponse('Not answered within the request timeout (`REQUEST_TIMEOUT_MS`).', ['REQUEST_TIMEOUT']),
+    '500': errorResponse('Anything unexpected (logged with its cause; never a stack trace).', ['INTERNAL_ERROR']),
+    '503': errorResponse(
+      `More requests in progress than \`MAX_IN_FLIGHT\` (details \`overloaded\`)${options.dependency ? `, or ${options.dependency}` : ''}.`,
+      ['SERVICE_UNAVAILABLE'],
+    ),
+  };
+  if (options.rateLimited) {
+    out['429'] = errorResponse('Over the per-address rate limit.', ['RATE_LIMITED'], rateLimitHeaderObjects(true));
+  }
+  return out;
+}
+
+/** Adds `headers` (optional ones, such as the `X-RateLimit-*` set) to every response of `responses` that lacks them. */
+export function withHeaders(responses: Record<string, unknown>, headers: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [status, response] of Object.entries(responses)) {
+    const r = response as { headers?: Record<string, unknown> };
+    out[status] = { ...r, headers: { ...headers, ...(r.headers ?? {}) } };
+  }
+  return out;
+}
+
+/** The operation answering an API document itself (`GET /openapi.json` and the like). */
+export function documentOperation(operationId: string, kind: 'OpenAPI 3.1' | 'OpenRPC' | 'AsyncAPI 3'): Record<string, unknown> {
+  return {
+    operationId,
+    summary: `This ${kind} document`,
+    description: 'Not rate-limited. Cached by clients for 300 s.',
+    responses: {
+      '200': {
+        description: `The ${kind} document.`,
+        headers: { 'Cache-Control': { required: true, schema: { type: 'string', const: 'public, max-age=300' } } },
+        content: jsonContent({ type: 'object' }),
+      },
+    },
+  };
+}

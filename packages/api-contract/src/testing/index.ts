@@ -4,3 +4,4 @@ export { createOpenRpcCheck } from './openrpc';
 export { createAsyncApiMessageCheck } from './asyncapi';
 export { validateAsyncApiDocument, validateOpenApiDocument, validateOpenRpcDocument } from './validate';
 export { createSchemaCompiler, resolveLocalRefs } from './schema';
+export { verifyAfterAll } from './jest';
