@@ -7,6 +7,7 @@ import { decodeSilentPaymentAddress, labeledSpendPub } from '@repo/bip352';
 import { bytesToHex } from '@repo/crypto';
 import { closeGracefully, createSilentLogger, listen } from '@repo/service';
 import { createApp, type SilentPaymentsService } from '../src/app';
+import { contract } from './support/contract';
 import { loadConfig, PAYMENTS_MAX_LIMIT, LABEL_MAX_LENGTH } from '../src/config';
 import type { NewPayment } from '../src/store';
 
@@ -21,6 +22,7 @@ async function build(dataDir: string, env: Record<string, string> = {}): Promise
   });
   const service = createApp(config, { logger: createSilentLogger() });
   await service.start();
+  contract.attach(service.servers.http);
   return service;
 }
 
@@ -42,7 +44,7 @@ describe('silent-payments HTTP API', () => {
 
   describe('GET /health', () => {
     it('answers the health record with the scanner progress', async () => {
-      const res = await request(service.app).get('/health');
+      const res = await request(contract.server(service.app)).get('/health');
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ status: 'healthy', version: '1.0.0', network: 'signet' });
       expect(new Date(res.body.timestamp as string).toISOString()).toBe(res.body.timestamp);
@@ -53,7 +55,7 @@ describe('silent-payments HTTP API', () => {
 
   describe('POST /generate-address', () => {
     it('answers 201 with a labelled tsp address, then 200 with the same record', async () => {
-      const first = await request(service.app).post('/generate-address').send({ label: 'order-42', amount: 0.015 });
+      const first = await request(contract.server(service.app)).post('/generate-address').send({ label: 'order-42', amount: 0.015 });
       expect(first.status).toBe(201);
       expect(first.body).toEqual({
         address: expect.stringMatching(/^tsp1/),
@@ -66,20 +68,20 @@ describe('silent-payments HTTP API', () => {
       expect(bytesToHex(decoded.scanPub)).toBe(bytesToHex(keys.scanPub));
       // Label m = 1 (m = 0 is change): B_1 = B_spend + hash(b_scan || 1)·G.
       expect(bytesToHex(decoded.spendPub)).toBe(bytesToHex(labeledSpendPub(keys.scanPriv, keys.spendPub, 1)));
-      const again = await request(service.app).post('/generate-address').send({ label: 'order-42', amount: 2 });
+      const again = await request(contract.server(service.app)).post('/generate-address').send({ label: 'order-42', amount: 2 });
       expect(again.status).toBe(200);
       expect(again.body).toEqual(first.body);
-      const other = await request(service.app).post('/generate-address').send({ label: 'order-43', amount: 1 });
+      const other = await request(contract.server(service.app)).post('/generate-address').send({ label: 'order-43', amount: 1 });
       expect(other.status).toBe(201);
       expect(other.body.address).not.toBe(first.body.address);
       expect(other.body.address).not.toBe(service.book.changeAddress);
     });
 
     it('keeps labels across a restart and scans for them again', async () => {
-      const first = await request(service.app).post('/generate-address').send({ label: 'kept', amount: 1 });
+      const first = await request(contract.server(service.app)).post('/generate-address').send({ label: 'kept', amount: 1 });
       await service.close();
       service = await build(dir);
-      const again = await request(service.app).post('/generate-address').send({ label: 'kept', amount: 1 });
+      const again = await request(contract.server(service.app)).post('/generate-address').send({ label: 'kept', amount: 1 });
       expect(again.status).toBe(200);
       expect(again.body.address).toBe(first.body.address);
       expect(service.book.receiver.labels()).toEqual([0, 1]);
@@ -111,7 +113,7 @@ describe('silent-payments HTTP API', () => {
       ['more than 21 million BTC', { label: 'a', amount: 21_000_001 }, 'at most 21000000'],
       ['an array body', [1, 2], 'body must be a JSON object'],
     ])('answers 400 for %s', async (_name, body, message) => {
-      const res = await request(service.app)
+      const res = await request(contract.server(service.app))
         .post('/generate-address')
         .send(body as object);
       expect(res.status).toBe(400);
@@ -121,10 +123,13 @@ describe('silent-payments HTTP API', () => {
     });
 
     it('answers 400 for malformed JSON and when the body is not JSON', async () => {
-      const bad = await request(service.app).post('/generate-address').set('Content-Type', 'application/json').send('{"label":');
+      const bad = await request(contract.server(service.app))
+        .post('/generate-address')
+        .set('Content-Type', 'application/json')
+        .send('{"label":');
       expect(bad.status).toBe(400);
       expect(bad.body).toEqual({ error: 'malformed JSON body', code: 'INVALID_REQUEST' });
-      const text = await request(service.app).post('/generate-address').set('Content-Type', 'text/plain').send('label=a');
+      const text = await request(contract.server(service.app)).post('/generate-address').set('Content-Type', 'text/plain').send('label=a');
       expect(text.status).toBe(400);
       expect(text.body.code).toBe('INVALID_REQUEST');
     });
@@ -132,7 +137,7 @@ describe('silent-payments HTTP API', () => {
     it('answers 413 past the body limit', async () => {
       await service.close();
       service = await build(dir, { MAX_BODY_BYTES: '1024' });
-      const res = await request(service.app)
+      const res = await request(contract.server(service.app))
         .post('/generate-address')
         .send({ label: 'x'.repeat(2000), amount: 1 });
       expect(res.status).toBe(413);
@@ -151,7 +156,7 @@ describe('silent-payments HTTP API', () => {
 
     it('answers the first 10 payments, newest block first, with total, limit and offset', async () => {
       seed(12);
-      const res = await request(service.app).get('/payments');
+      const res = await request(contract.server(service.app)).get('/payments');
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ total: 12, limit: 10, offset: 0 });
       expect(res.body.payments).toHaveLength(10);
@@ -164,7 +169,7 @@ describe('silent-payments HTTP API', () => {
         block_height: 111,
         created_at: expect.any(String),
       });
-      const page = await request(service.app).get('/payments?limit=5&offset=10');
+      const page = await request(contract.server(service.app)).get('/payments?limit=5&offset=10');
       expect(page.body.payments.map((p: { block_height: number }) => p.block_height)).toEqual([101, 100]);
       expect(page.body).toMatchObject({ total: 12, limit: 5, offset: 10 });
     });
@@ -172,7 +177,7 @@ describe('silent-payments HTTP API', () => {
     it.each([['limit=0'], [`limit=${PAYMENTS_MAX_LIMIT + 1}`], ['limit=abc'], ['offset=-1'], ['limit=1.5'], ['limit=1&limit=2']])(
       'answers 400 for %s',
       async (query) => {
-        const res = await request(service.app).get(`/payments?${query}`);
+        const res = await request(contract.server(service.app)).get(`/payments?${query}`);
         expect(res.status).toBe(400);
         expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringMatching(/^(limit|offset) must be an integer/) });
       },
@@ -185,7 +190,7 @@ describe('silent-payments HTTP API', () => {
       const txid = 'cd'.repeat(32);
       service.store.applyBlock({ height: 200, hash: '01'.repeat(32) }, [newPayment(txid, 1, 'tsp1paid', 150_000_000n)]);
       service.store.applyBlock({ height: 201, hash: '02'.repeat(32) }, []);
-      const res = await request(service.app).get(`/payments/${txid}:1`);
+      const res = await request(contract.server(service.app)).get(`/payments/${txid}:1`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         id: `${txid}:1`,
@@ -202,12 +207,12 @@ describe('silent-payments HTTP API', () => {
 
     it('answers pending payments with 0 confirmations', async () => {
       service.store.addPending([newPayment('ab'.repeat(32), 0, 'tsp1pending', 5000n)]);
-      const res = await request(service.app).get(`/payments/${'ab'.repeat(32)}:0`);
+      const res = await request(contract.server(service.app)).get(`/payments/${'ab'.repeat(32)}:0`);
       expect(res.body).toMatchObject({ status: 'pending', confirmations: 0, block_height: null });
     });
 
     it('answers 404 for an unknown id', async () => {
-      const res = await request(service.app).get('/payments/nope');
+      const res = await request(contract.server(service.app)).get('/payments/nope');
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ error: 'payment not found', code: 'NOT_FOUND' });
     });
@@ -239,7 +244,7 @@ describe('silent-payments HTTP API', () => {
     });
 
     it('answers 404 for an unknown route', async () => {
-      const res = await request(service.app).get('/nowhere');
+      const res = await request(contract.server(service.app)).get('/nowhere');
       expect(res.status).toBe(404);
       expect(res.body.code).toBe('NOT_FOUND');
     });
@@ -247,12 +252,12 @@ describe('silent-payments HTTP API', () => {
     it('answers 429 with Retry-After past the per-address rate limit, /health excepted', async () => {
       await service.close();
       service = await build(dir, { RATE_LIMIT_PER_MINUTE: '3' });
-      for (let i = 0; i < 3; i++) expect((await request(service.app).get('/payments')).status).toBe(200);
-      const refused = await request(service.app).get('/payments');
+      for (let i = 0; i < 3; i++) expect((await request(contract.server(service.app)).get('/payments')).status).toBe(200);
+      const refused = await request(contract.server(service.app)).get('/payments');
       expect(refused.status).toBe(429);
       expect(refused.body.code).toBe('RATE_LIMITED');
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-      expect((await request(service.app).get('/health')).status).toBe(200);
+      expect((await request(contract.server(service.app)).get('/health')).status).toBe(200);
     });
   });
 });

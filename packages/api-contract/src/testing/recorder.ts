@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 
 /** One exchange as the server saw it: the request line and body, the response status, headers and body. */
 export interface RecordedExchange {
@@ -20,6 +20,8 @@ export type ExchangeCheck = (exchange: RecordedExchange) => string[];
 export interface ContractRecorder {
   /** Records every response `server` sends from now on (added before the app's own listener). */
   attach(server: Server): void;
+  /** A new (not listening) HTTP server for `listener` (an express app), recorded: for supertest. */
+  server(listener: RequestListener): Server;
   /** The exchanges checked so far. */
   readonly checked: number;
   /** The problems found so far, one line each. */
@@ -127,6 +129,11 @@ export function createContractRecorder(check: ExchangeCheck, options: { name?: s
       if (attached.has(server)) return;
       attached.add(server);
       server.prependListener('request', onRequest);
+    },
+    server(listener) {
+      const server = createServer(listener);
+      this.attach(server);
+      return server;
     },
     get checked() {
       return checked;
