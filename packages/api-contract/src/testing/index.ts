@@ -1,4 +1,11 @@
-export { createContractRecorder, type ContractRecorder, type ExchangeCheck, type RecordedExchange } from './recorder';
+export {
+  createContractRecorder,
+  createMessageRecorder,
+  type ContractRecorder,
+  type ExchangeCheck,
+  type MessageRecorder,
+  type RecordedExchange,
+} from './recorder';
 export { createOpenApiCheck } from './openapi';
 export { createOpenRpcCheck } from './openrpc';
 export { createAsyncApiMessageCheck } from './asyncapi';

@@ -1,12 +1,12 @@
 import { appendFileSync } from 'node:fs';
-import type { ContractRecorder } from './recorder';
+import type { ContractRecorder, MessageRecorder } from './recorder';
 
 /**
  * For an app's jest setup file (`setupFilesAfterEnv`): after each test file, fails the file when a
  * response it provoked is not described by the document, and appends `<app> <file> <count>` to
  * the file `API_CONTRACT_REPORT` names (how many responses were checked).
  */
-export function verifyAfterAll(recorder: ContractRecorder, app: string): void {
+export function verifyAfterAll(recorder: ContractRecorder | MessageRecorder, app: string): void {
   const g = globalThis as unknown as { afterAll?: (fn: () => void) => void; expect?: { getState(): { testPath?: string } } };
   if (typeof g.afterAll !== 'function') throw new Error('verifyAfterAll runs in a jest setup file');
   g.afterAll(() => {

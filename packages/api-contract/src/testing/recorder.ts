@@ -151,3 +151,38 @@ export function createContractRecorder(check: ExchangeCheck, options: { name?: s
     },
   };
 }
+
+/** Checks messages (WebSocket frames) as a test client receives them, against a document. */
+export interface MessageRecorder {
+  /** Checks one received message (already parsed). */
+  record(message: unknown): void;
+  readonly checked: number;
+  readonly problems: readonly string[];
+  /** Throws, listing every problem, when a message was not described; returns the count checked. */
+  verify(): number;
+}
+
+/** A {@link MessageRecorder} checking each message with `check` (see `createAsyncApiMessageCheck`). */
+export function createMessageRecorder(check: (message: unknown) => string[], options: { name?: string } = {}): MessageRecorder {
+  const problems: string[] = [];
+  let checked = 0;
+  return {
+    record(message) {
+      checked += 1;
+      problems.push(...check(message));
+    },
+    get checked() {
+      return checked;
+    },
+    get problems() {
+      return problems;
+    },
+    verify() {
+      if (problems.length > 0) {
+        const shown = problems.slice(0, 30).join('\n  ');
+        throw new Error(`${options.name ?? 'API document'}: ${problems.length} of ${checked} messages not described:\n  ${shown}`);
+      }
+      return checked;
+    },
+  };
+}
