@@ -68,9 +68,9 @@ describe('rate limits', () => {
       expect(last.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
-    expect(last!.json()).toMatchObject({ error: 'rate limit exceeded', code: 'RATE_LIMITED' });
-    expect(last!.headers['retry-after']).toBe('1');
-    expect(last!.headers['x-ratelimit-retry-after']).toBe('1');
+    expect(last.json()).toMatchObject({ error: 'rate limit exceeded', code: 'RATE_LIMITED' });
+    expect(last.headers['retry-after']).toBe('1');
+    expect(last.headers['x-ratelimit-retry-after']).toBe('1');
   });
 
   it('answers 429 past the minute allowance with the time to its reset', async () => {
