@@ -60,7 +60,9 @@ function toBuffer(chunk: unknown, encoding?: unknown): Buffer | undefined {
   if (chunk === undefined || chunk === null || typeof chunk === 'function') return undefined;
   if (Buffer.isBuffer(chunk)) return chunk;
   if (chunk instanceof Uint8Array) return Buffer.from(chunk);
-  return Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  // res.write and res.end take strings besides bytes (node's own types say so).
+  if (typeof chunk !== 'string') return undefined;
+  return Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
 }
 
 /**
