@@ -1,5 +1,7 @@
 import { documentOperation, errorResponse, guardResponses, jsonContent, rateLimitHeaderObjects, withHeaders } from '@repo/api-contract';
 import { LABEL_MAX_LENGTH, PAYMENTS_MAX_LIMIT } from './config';
+import { FEE_RATE_MAX, FEE_RATE_MIN } from './psbt';
+import { PSBT_MAX_INPUTS } from './routes/psbt';
 
 /**
  * The silent-payment service's API as an OpenAPI 3.1 document (docs/silent-payments.md,
@@ -53,6 +55,30 @@ const listItem = {
     vout: { type: 'integer', minimum: 0 },
     block_height: { ...HEIGHT, description: 'Null while pending.' },
     created_at: TIME,
+    spent: { type: 'boolean', description: 'Whether a transaction seen by the scanner spends it.' },
+  },
+};
+
+const PAYMENT_ID = { type: 'string', pattern: '^[0-9a-f]{64}:[0-9]+$', description: 'The outpoint `<txid>:<vout>`.' };
+const PAGE = [
+  { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: PAYMENTS_MAX_LIMIT, default: 10 } },
+  { name: 'offset', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 1_000_000_000, default: 0 } },
+];
+const invoice = {
+  type: 'object',
+  required: ['label', 'address', 'amount', 'received', 'pending', 'status', 'created_at', 'payments'],
+  properties: {
+    label: { type: 'string' },
+    address: ADDRESS,
+    amount: BTC,
+    received: { type: 'number', minimum: 0, description: 'BTC confirmed to this label.' },
+    pending: { type: 'number', minimum: 0, description: 'BTC in the mempool to this label.' },
+    status: {
+      enum: ['unpaid', 'pending', 'partial', 'paid', 'overpaid'],
+      description: 'Within `INVOICE_TOLERANCE_SATS` of the amount counts as paid.',
+    },
+    created_at: TIME,
+    payments: { type: 'array', items: PAYMENT_ID },
   },
 };
 
@@ -207,8 +233,16 @@ const paths: Obj = {
       operationId: 'listPayments',
       summary: 'Payments received: pending first, then the newest block first',
       parameters: [
-        { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: PAYMENTS_MAX_LIMIT, default: 10 } },
-        { name: 'offset', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 1_000_000_000, default: 0 } },
+        ...PAGE,
+        { name: 'status', in: 'query', required: false, schema: { enum: ['pending', 'confirmed'] } },
+        { name: 'spent', in: 'query', required: false, schema: { enum: ['true', 'false'] } },
+        {
+          name: 'label',
+          in: 'query',
+          required: false,
+          description: 'Payments to this label (none when it is unknown).',
+          schema: { type: 'string' },
+        },
       ],
       responses: limited({
         '200': {
@@ -224,7 +258,10 @@ const paths: Obj = {
             },
           }),
         },
-        '400': errorResponse('`<name> must be an integer from <min> to <max>`, or a malformed JSON body.', ['INVALID_REQUEST']),
+        '400': errorResponse(
+          '`<name> must be an integer from <min> to <max>`, a bad `status`, `spent` or `label` filter, or a malformed JSON body.',
+          ['INVALID_REQUEST'],
+        ),
         '413': tooLarge,
       }),
     },
@@ -245,11 +282,129 @@ const paths: Obj = {
               ...listItem.properties,
               confirmations: { type: 'integer', minimum: 0, description: 'Tip − block_height + 1; 0 while pending.' },
               status: { enum: ['pending', 'confirmed'] },
+              output_key: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The taproot output key (x-only).' },
+              tweak: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The BIP-352 tweak that, added to b_spend, spends it.' },
+              label: { type: ['string', 'null'], description: 'The label paid, or null (unlabelled or change).' },
+              spent_txid: { type: ['string', 'null'], pattern: '^[0-9a-f]{64}$' },
+              spent_height: { ...HEIGHT, description: 'The block of the spend; null while unspent or in the mempool.' },
             },
           }),
         },
         '404': errorResponse('`payment not found` (`details: no payment with id <id>`).', ['NOT_FOUND']),
         '400': malformed,
+        '413': tooLarge,
+      }),
+    },
+    'x-other-methods': OTHER_METHODS,
+  },
+  '/balance': {
+    get: {
+      operationId: 'balance',
+      summary: 'What the service holds: confirmed, pending, and spends in the mempool',
+      responses: limited({
+        '200': {
+          description: 'The balance, in BTC.',
+          content: jsonContent({
+            type: 'object',
+            required: ['confirmed', 'pending', 'spent_pending', 'utxo_count'],
+            properties: {
+              confirmed: { type: 'number', minimum: 0 },
+              pending: { type: 'number', minimum: 0 },
+              spent_pending: { type: 'number', minimum: 0, description: 'Confirmed outputs spent by a transaction in the mempool.' },
+              utxo_count: { type: 'integer', minimum: 0 },
+            },
+          }),
+        },
+        '400': malformed,
+        '413': tooLarge,
+      }),
+    },
+    'x-other-methods': OTHER_METHODS,
+  },
+  '/labels': {
+    get: {
+      operationId: 'listLabels',
+      summary: 'The labels as invoices, oldest first',
+      parameters: PAGE,
+      responses: limited({
+        '200': {
+          description: 'A page of invoices.',
+          content: jsonContent({
+            type: 'object',
+            required: ['labels', 'total', 'limit', 'offset'],
+            properties: {
+              labels: { type: 'array', items: invoice },
+              total: { type: 'integer', minimum: 0 },
+              limit: { type: 'integer', minimum: 1, maximum: PAYMENTS_MAX_LIMIT },
+              offset: { type: 'integer', minimum: 0 },
+            },
+          }),
+        },
+        '400': errorResponse('`<name> must be an integer from <min> to <max>`, or a malformed JSON body.', ['INVALID_REQUEST']),
+        '413': tooLarge,
+      }),
+    },
+    'x-other-methods': OTHER_METHODS,
+  },
+  '/labels/{label}': {
+    get: {
+      operationId: 'getLabel',
+      summary: 'One label as an invoice',
+      parameters: [{ name: 'label', in: 'path', required: true, description: 'The label, percent-encoded.', schema: { type: 'string' } }],
+      responses: limited({
+        '200': { description: 'The invoice.', content: jsonContent(invoice) },
+        '404': errorResponse('`label not found` (`details: no label "<label>"`).', ['NOT_FOUND']),
+        '400': malformed,
+        '413': tooLarge,
+      }),
+    },
+    'x-other-methods': OTHER_METHODS,
+  },
+  '/psbt': {
+    post: {
+      operationId: 'createPsbt',
+      summary: 'An unsigned PSBT sweeping outputs to an address (b_spend signs offline)',
+      requestBody: {
+        required: true,
+        content: jsonContent({
+          type: 'object',
+          required: ['to', 'fee_rate'],
+          properties: {
+            to: { type: 'string', maxLength: 200, description: "An address of the service's network." },
+            fee_rate: { type: 'number', minimum: FEE_RATE_MIN, maximum: FEE_RATE_MAX, description: 'sat/vB.' },
+            ids: {
+              type: 'array',
+              minItems: 1,
+              maxItems: PSBT_MAX_INPUTS,
+              uniqueItems: true,
+              items: PAYMENT_ID,
+              description: 'Confirmed unspent payments to spend (default: every one, at most ' + String(PSBT_MAX_INPUTS) + ').',
+            },
+          },
+        }),
+      },
+      responses: limited({
+        '200': {
+          description: 'The PSBT (version 0, base64) and what it spends.',
+          content: jsonContent({
+            type: 'object',
+            required: ['psbt', 'ids', 'to', 'input_total', 'amount', 'fee', 'fee_rate', 'vsize'],
+            properties: {
+              psbt: { type: 'string', pattern: '^cHNidP8', contentEncoding: 'base64' },
+              ids: { type: 'array', items: PAYMENT_ID },
+              to: { type: 'string' },
+              input_total: { type: 'number', minimum: 0 },
+              amount: { type: 'number', minimum: 0 },
+              fee: { type: 'number', minimum: 0 },
+              fee_rate: { type: 'number' },
+              vsize: { type: 'integer', minimum: 1 },
+            },
+          }),
+        },
+        '400': errorResponse(
+          'Not a JSON object, a missing `to` or `fee_rate` (`MISSING_PARAMETER`), a bad address, fee rate or ids, an unknown, spent or unconfirmed payment, nothing to sweep, an amount below the dust limit after the fee.',
+          ['INVALID_REQUEST', 'MISSING_PARAMETER'],
+        ),
         '413': tooLarge,
       }),
     },
