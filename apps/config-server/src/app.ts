@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { documentHandler } from '@repo/api-contract';
 import { AppError, errorHandler, notFoundHandler, toAppError } from '@repo/errors';
 import { closeGracefully, loadOrCreateTlsCredentials, once, type Logger, type ServiceApp } from '@repo/service';
 import {
@@ -21,6 +22,7 @@ import { createFileStore } from './file-store';
 import { createKeyring, type Keyring } from './keyring';
 import { maintenanceSwitch } from './maintenance';
 import { createFileRouter, parseWaitMs } from './routes/files';
+import { OPENAPI } from './openapi';
 import { createMetaRouter } from './routes/meta';
 import { readOrCreateMasterKey } from './master-key';
 import { readOrCreateVersionKey } from './version-key';
@@ -90,6 +92,9 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   const audit = createAuditLog({ path: config.auditLogFile, maxBytes: config.auditLogMaxBytes, keep: config.auditLogKeep, logger });
   const maxWaitSeconds = Math.floor(config.requestTimeoutMs / 1000);
 
+  // The API document (docs/config-server.md, "API document"): before the guards, so it is not
+  // rate-limited; it carries the common headers as every answer does.
+  app.get('/openapi.json', requestLogger(logger), commonHeaders(), documentHandler(OPENAPI));
   // The guards every request passes, in one router layer (see `chain`).
   app.use(
     chain(

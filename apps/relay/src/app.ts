@@ -4,6 +4,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 import express, { type Express } from 'express';
+import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { keyFingerprint } from '@repo/crypto';
 import { ConfigError } from '@repo/config';
@@ -16,6 +17,9 @@ import { loadTokenFile, TokenFileError, type TokenFile } from './token-file';
 import { healthRouter } from './routes/health';
 import { relaysRouter } from './routes/relays';
 import { statusRouter } from './routes/status';
+import { RELAY_VERSION } from './version';
+import { ASYNCAPI } from './asyncapi';
+import { OPENAPI } from './openapi';
 
 /** Dependencies of {@link createApp}. */
 export interface RelayDeps {
@@ -37,8 +41,7 @@ export interface RelayApp extends ServiceApp<{ ws: HttpServer | HttpsServer; htt
 }
 
 /** The version reported in health, status and StateSync. */
-export const RELAY_VERSION: string = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string })
-  .version;
+export { RELAY_VERSION };
 
 const RELAY_ID_FILE = 'relay-id';
 const PUBLISH_TOKEN_FILE = 'publish-token';
@@ -169,6 +172,9 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.use(requestLogger(logger));
+  // The API documents (docs/relay.md, "API documents"), before the rate limit.
+  app.get('/openapi.json', documentHandler(OPENAPI));
+  app.get('/asyncapi.json', documentHandler(ASYNCAPI));
   app.use(rateLimit(createRateLimiter({ perMinute: config.limits.rateLimitPerMinute })));
   app.use(overloadGuard(config.limits.maxHttpConnections));
   app.use(requestTimeout(config.limits.requestTimeoutMs));

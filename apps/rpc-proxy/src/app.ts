@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { documentHandler } from '@repo/api-contract';
 import { keyFingerprint } from '@repo/crypto';
 import { closeServers, once, writeSecretFile, type Logger, type ServiceApp } from '@repo/service';
 import { createRateLimiter, limitConnectionsPerAddress, type ConnectionCounter } from '@repo/http';
@@ -11,6 +12,7 @@ import type { ProxyConfig } from './config';
 import { createNodeClient, type NodeClient } from './node-client';
 import { createJsonRpcHandler } from './routes/json-rpc';
 import { createOpsHandler } from './routes/ops';
+import { OPENRPC } from './openrpc';
 
 /** What the app needs besides its configuration. */
 export interface ProxyDeps {
@@ -87,8 +89,13 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   });
   // bitcoind closes idle RPC connections after -rpcservertimeout (30 s).
   const ops = createOpsHandler({ node, logger });
+  // The OpenRPC document (docs/rpc-proxy.md, "API document"): GET or HEAD, no authentication, no rate limit.
+  const document = documentHandler(OPENRPC);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
-    if (!ops(req, res)) handler(req, res);
+    if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/openrpc.json' || req.url?.startsWith('/openrpc.json?'))) {
+      req.resume();
+      document(req, res);
+    } else if (!ops(req, res)) handler(req, res);
   });
   server.on('clientError', (_err, socket) => socket.destroy());
   const connections = limitConnectionsPerAddress(server, {

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import express, { type Express } from 'express';
 import { bytesToHex } from '@repo/crypto';
+import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
@@ -20,6 +21,7 @@ import { APP_DIR, type SilentPaymentsConfig } from './config';
 import { readOrGenerateKeys, type ServiceKeys } from './keys';
 import { createNoopPublisher, createRelayPublisher, type Publisher } from './publisher';
 import { addressRoutes } from './routes/addresses';
+import { OPENAPI } from './openapi';
 import { healthRoutes } from './routes/health';
 import { labelRoutes } from './routes/labels';
 import { psbtRoutes } from './routes/psbt';
@@ -112,7 +114,11 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     rpc = deps.rpc ?? createChainRpcClient({ ...config.chainRpc, logger });
     // Its own connections and a timeout above the long poll's, so it never holds the scanner's calls.
     if (config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined) {
-      longPollRpc = createChainRpcClient({ ...config.chainRpc, logger, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs });
+      longPollRpc = createChainRpcClient({
+        ...config.chainRpc,
+        logger,
+        timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs,
+      });
     }
     const scanner = createScanner({
       rpc,
@@ -137,6 +143,8 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     app.use(overloadGuard(config.limits.maxInFlight));
     app.use(requestTimeout(config.limits.requestTimeoutMs));
     app.use(healthRoutes({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }));
+    // The API document (docs/silent-payments.md, "API document"), outside the rate limit as health is.
+    app.get('/openapi.json', documentHandler(OPENAPI));
     // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
     if (config.limits.ratePerMinute > 0) app.use(rateLimit(createRateLimiter({ perMinute: config.limits.ratePerMinute })));
     app.use(express.json({ limit: config.limits.maxBodyBytes }));
@@ -158,8 +166,8 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
 
     const ownedPublisher = publisher;
     const ownedRpc = rpc;
-    const ownedLongPoll = longPollRpc;
     const servers = { http: server };
+    const ownedLongPoll = longPollRpc;
     return {
       app,
       servers,
