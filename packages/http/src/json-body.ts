@@ -1,0 +1,150 @@
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
+import { AppError } from '@repo/errors';
+
+/** Options of {@link jsonBody}. */
+export interface JsonBodyOptions {
+  /** Largest body accepted, in bytes; an announced `Content-Length` above it is refused at once (413). */
+  limitBytes: number;
+  /** Deepest nesting of arrays and objects accepted (default 32). */
+  maxDepth?: number;
+  /** Bodies read and parsed at once, at most; past it 503 `SERVICE_UNAVAILABLE` with `Retry-After` (default 16). */
+  maxConcurrent?: number;
+}
+
+/** Default nesting bound of {@link jsonBody}. */
+export const DEFAULT_MAX_JSON_DEPTH = 32;
+/** Default bound on bodies parsed at once. */
+export const DEFAULT_MAX_CONCURRENT_BODIES = 16;
+
+/**
+ * The deepest nesting of `[` and `{` in JSON text, skipping strings; stops (returning a value over
+ * `max`) as soon as `max` is passed. One pass over the bytes, run before `JSON.parse` so a body of
+ * ten million `[` costs a scan, not a parse (JSON is RFC 8259; its section 9 lets a parser bound depth).
+ */
+export function jsonDepth(bytes: Uint8Array, max: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (inString) {
+      if (b === 0x5c)
+        i++; // backslash: skip the escaped byte
+      else if (b === 0x22) inString = false;
+      continue;
+    }
+    if (b === 0x22) inString = true;
+    else if (b === 0x5b || b === 0x7b) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > max) return deepest;
+      }
+    } else if (b === 0x5d || b === 0x7d) depth--;
+  }
+  return deepest;
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  return (
+    req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0')
+  );
+}
+
+/**
+ * Reads a JSON body into `req.body`, bounded three ways: its size (413 `PAYLOAD_TOO_LARGE`, at once
+ * when `Content-Length` announces more), its nesting depth (400 `INVALID_REQUEST`, checked on the
+ * raw bytes before parsing) and the number of bodies being read at once (503 `SERVICE_UNAVAILABLE`,
+ * `Retry-After: 1`). Like `express.json()`, only `application/json` bodies are read; others leave
+ * `req.body` undefined; an empty body is `{}`. Every refusal closes the connection (the rest of the
+ * body is not read).
+ */
+export function jsonBody(options: JsonBodyOptions): RequestHandler {
+  const limit = options.limitBytes;
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
+  const maxConcurrent = options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_BODIES;
+  let active = 0;
+  return function jsonBody(req, res, next) {
+    if (req.body !== undefined || !hasBody(req) || req.is('application/json') === false) {
+      next();
+      return;
+    }
+    const refuse = (error: AppError) => {
+      res.setHeader('Connection', 'close');
+      next(error);
+    };
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      refuse(new AppError('PAYLOAD_TOO_LARGE', { details: `the body limit is ${limit} bytes` }));
+      return;
+    }
+    const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+    if (encoding !== 'identity') {
+      refuse(new AppError('UNSUPPORTED_MEDIA_TYPE', { details: `content-encoding ${encoding} is not accepted` }));
+      return;
+    }
+    if (active >= maxConcurrent) {
+      refuse(new AppError('SERVICE_UNAVAILABLE', { details: 'too many request bodies being read', headers: { 'Retry-After': '1' } }));
+      return;
+    }
+    active++;
+    let done = false;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (error?: AppError) => {
+      if (done) return;
+      done = true;
+      active--;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (error !== undefined) {
+        req.pause();
+        refuse(error);
+        return;
+      }
+      const bytes = Buffer.concat(chunks, size);
+      chunks.length = 0;
+      if (bytes.length === 0) {
+        req.body = {};
+        next();
+        return;
+      }
+      if (jsonDepth(bytes, maxDepth) > maxDepth) {
+        refuse(
+          new AppError('INVALID_REQUEST', {
+            message: 'JSON body nested too deep',
+            details: `at most ${maxDepth} levels of arrays and objects`,
+          }),
+        );
+        return;
+      }
+      try {
+        req.body = JSON.parse(bytes.toString('utf8')) as unknown;
+      } catch {
+        next(new AppError('INVALID_REQUEST', { message: 'malformed JSON body' }));
+        return;
+      }
+      next();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) finish(new AppError('PAYLOAD_TOO_LARGE', { details: `the body limit is ${limit} bytes` }));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => finish();
+    const onError = () => finish(new AppError('INVALID_REQUEST', { message: 'request body could not be read' }));
+    // The client went away before the end: release the slot; nobody is left to answer.
+    const onClose = () => {
+      if (done) return;
+      done = true;
+      active--;
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  };
+}
