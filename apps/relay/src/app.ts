@@ -4,11 +4,20 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 import express, { type Express } from 'express';
-import { errorHandler, notFoundHandler } from '@repo/errors';
+import { errorHandler, notFoundHandler, toNestedErrorRecord } from '@repo/errors';
 import { keyFingerprint } from '@repo/crypto';
 import { ConfigError } from '@repo/config';
 import { closeGracefully, loadOrCreateSecretFile, loadOrCreateTlsCredentials, type Logger } from '@repo/service';
-import { createRateLimiter, limitConnectionsPerAddress, overloadGuard, rateLimit, requestLogger, requestTimeout } from '@repo/http';
+import {
+  answerProtocolErrors,
+  createRateLimiter,
+  jsonBody,
+  limitConnectionsPerAddress,
+  overloadGuard,
+  rateLimit,
+  requestLogger,
+  requestTimeout,
+} from '@repo/http';
 import type { RelayConfig } from './config';
 import { createRedisLog, createSqliteLog, type EventLog } from './event-log';
 import { createRelay, type Relay } from './relay';
@@ -177,7 +186,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
   app.use(rateLimit(createRateLimiter({ perMinute: config.limits.rateLimitPerMinute })));
   app.use(overloadGuard(config.limits.maxHttpConnections));
   app.use(requestTimeout(config.limits.requestTimeoutMs));
-  app.use(express.json({ limit: config.limits.maxBodyBytes }));
+  app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
   app.use(healthRouter(relay));
   app.use(statusRouter(relay));
   app.use(relaysRouter(relay));
@@ -185,11 +194,23 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
   app.use(errorHandler({ logger, format: 'nested' }));
 
   const httpServer = createHttpServer(app);
+  // One address cannot take every slot (docs/relay.md, "HTTP limits"): a per-address cap, a
+  // reserve for new addresses, header and request deadlines, protocol errors in the error record.
+  const deadlines = { headersTimeoutMs: config.limits.headersTimeoutMs, requestTimeoutMs: config.limits.requestTimeoutMs };
   limitConnectionsPerAddress(httpServer, {
-    maxPerAddress: config.limits.maxHttpConnections,
+    maxPerAddress: config.limits.maxHttpConnectionsPerIp,
     maxTotal: config.limits.maxHttpConnections,
+    ...deadlines,
     logger,
   });
+  answerProtocolErrors(httpServer, toNestedErrorRecord);
+  limitConnectionsPerAddress(wsServer, {
+    maxPerAddress: config.limits.maxWsConnectionsPerIp,
+    maxTotal: config.limits.maxWsConnections,
+    ...deadlines,
+    logger,
+  });
+  answerProtocolErrors(wsServer, toNestedErrorRecord);
 
   return {
     relay,
