@@ -76,7 +76,7 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
     };
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
-      refuse(new AppError('PAYLOAD_TOO_LARGE', { details: `the body limit is ${limit} bytes` }));
+      refuse(new AppError('PAYLOAD_TOO_LARGE'));
       return;
     }
     const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
@@ -131,7 +131,7 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) finish(new AppError('PAYLOAD_TOO_LARGE', { details: `the body limit is ${limit} bytes` }));
+      if (size > limit) finish(new AppError('PAYLOAD_TOO_LARGE'));
       else chunks.push(chunk);
     };
     const onEnd = () => finish();
