@@ -6,7 +6,9 @@ import { bytesToHex } from '@repo/crypto';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
+  answerProtocolErrors,
   createRateLimiter,
+  jsonBody,
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
@@ -129,20 +131,23 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     app.use(healthRoutes({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }));
     // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
     if (config.limits.ratePerMinute > 0) app.use(rateLimit(createRateLimiter({ perMinute: config.limits.ratePerMinute })));
-    app.use(express.json({ limit: config.limits.maxBodyBytes }));
+    app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
     app.use(addressRoutes({ store, book, logger }));
     app.use(paymentRoutes({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
     app.use(notFoundHandler());
     app.use(errorHandler({ logger }));
 
     const server = createServer(app);
-    server.headersTimeout = 20_000;
-    server.requestTimeout = config.limits.requestTimeoutMs + 5_000;
+    // docs/silent-payments.md, "Limits": a per-address cap below the global one with a reserve for
+    // new addresses, header and request deadlines, protocol errors in the error record.
     const connections = limitConnectionsPerAddress(server, {
       maxPerAddress: config.limits.maxConnectionsPerIp,
       maxTotal: config.limits.maxConnections,
+      headersTimeoutMs: config.limits.headersTimeoutMs,
+      requestTimeoutMs: config.limits.requestTimeoutMs,
       logger,
     });
+    answerProtocolErrors(server);
 
     const ownedPublisher = publisher;
     const ownedRpc = rpc;

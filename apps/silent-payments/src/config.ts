@@ -58,7 +58,11 @@ export interface SilentPaymentsConfig {
   limits: {
     ratePerMinute: number;
     maxBodyBytes: number;
+    /** Bodies read and parsed at once (503 past it). */
+    maxConcurrentBodies: number;
     maxConnectionsPerIp: number;
+    /** Time to send a request's headers, ms (408 past it). */
+    headersTimeoutMs: number;
     maxConnections: number;
     requestTimeoutMs: number;
     maxInFlight: number;
@@ -132,8 +136,10 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
     },
     limits: {
       ratePerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, { min: 0 }),
-      maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 10 * 1024 * 1024, { min: 1 }),
-      maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 50, { min: 1 }),
+      maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 64 * 1024, { min: 1_024, max: 10 * 1024 * 1024 }),
+      maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 16, { min: 1, max: 10_000 }),
+      maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 20, { min: 1 }),
+      headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
       maxConnections: readInt(env, 'MAX_CONNECTIONS', 50, { min: 1 }),
       requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 1 }),
       maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 256, { min: 1 }),

@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Socket } from 'node:net';
+import { holdSlowConnections, rawExchange } from '@repo/http/testing';
+import { createSilentLogger, listen } from '@repo/service';
+import { createApp, type SilentPaymentsService } from '../src/app';
+import { loadConfig } from '../src/config';
+
+// docs/silent-payments.md, "Limits": one address cannot lock others out, parsing is bounded,
+// malformed requests get the error record.
+describe('silent-payments hardening', () => {
+  let dir: string;
+  let service: SilentPaymentsService;
+  let port: number;
+  const held: Socket[] = [];
+  async function start(env: Record<string, string> = {}) {
+    dir = mkdtempSync(join(tmpdir(), 'sp-harden-'));
+    const config = loadConfig({
+      DATA_DIR: dir,
+      SP_NETWORK: 'signet',
+      SCANNER_ENABLED: 'false',
+      CHAIN_RPC_URL: 'http://127.0.0.1:9',
+      RATE_LIMIT_PER_MINUTE: '0',
+      ...env,
+    });
+    service = createApp(config, { logger: createSilentLogger() });
+    await service.start();
+    port = (await listen(service.servers.http, 0, '127.0.0.1')).port;
+  }
+  afterEach(async () => {
+    for (const s of held.splice(0)) s.destroy();
+    await service.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const post = (path: string, text: string, headers = '') =>
+    rawExchange(
+      port,
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
+
+  it('an address holding its share with slow bodies leaves another address answered at once (default caps)', async () => {
+    await start();
+    held.push(...(await holdSlowConnections(port, 50, '127.0.0.2', '/generate-address', 1_000)));
+    expect(held.length).toBe(20);
+    const r = await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', { localAddress: '127.0.0.3', timeoutMs: 2_000 });
+    expect(r.status).toBe(200);
+  });
+
+  it('refuses an announced body over MAX_BODY_BYTES at once with 413', async () => {
+    await start();
+    const r = await rawExchange(
+      port,
+      'POST /generate-address HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20000000\r\n\r\n',
+      { timeoutMs: 3_000 },
+    );
+    expect(r.status).toBe(413);
+    expect(JSON.parse(r.body)).toEqual({ error: 'request body too large', code: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it('refuses JSON nested past the bound with 400', async () => {
+    await start();
+    const r = await post('/generate-address', '['.repeat(10_000));
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body)).toMatchObject({ error: 'JSON body nested too deep', code: 'INVALID_REQUEST' });
+  });
+
+  it.each(['/payments/%zz', '/payments/%ff%fe', '/payments/%E0%A4%A'])('answers %s with 400 and the error record', async (path) => {
+    await start();
+    const r = await rawExchange(port, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body)).toEqual({ error: 'malformed percent-encoding in the path', code: 'INVALID_REQUEST' });
+  });
+
+  it('answers protocol errors (bad request line, headers over 16 KB) with the error record', async () => {
+    await start();
+    const bad = await rawExchange(port, 'GET\r\n\r\n');
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body)).toEqual({ error: 'malformed HTTP request', code: 'INVALID_REQUEST' });
+    const big = await rawExchange(port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(big.status).toBe(431);
+    expect(JSON.parse(big.body)).toEqual({ error: 'request headers too large', code: 'HEADERS_TOO_LARGE' });
+  });
+});
