@@ -91,7 +91,7 @@ export function rawExchange(
 
 /**
  * Opens `count` connections from `localAddress` that each announce a body of `announced` bytes and send
- * one byte of it (a slow client holding a slot). Resolves with the sockets the server kept open.
+ * one byte of it (a slow client holding a slot); `extraHeaders` are whole header lines (`Name: value\r\n`). Resolves with the sockets the server kept open.
  */
 export async function holdSlowConnections(
   port: number,
@@ -99,6 +99,7 @@ export async function holdSlowConnections(
   localAddress: string,
   path = '/',
   announced = 100_000,
+  extraHeaders = '',
 ): Promise<Socket[]> {
   const kept: Socket[] = [];
   const opened = await Promise.all(Array.from({ length: count }, () => openConnection(port, 50, localAddress).catch(() => undefined)));
@@ -106,7 +107,7 @@ export async function holdSlowConnections(
     if (o === undefined) continue;
     if (o.closedAtOnce) continue;
     o.socket.on('error', () => undefined);
-    o.socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${announced}\r\n\r\n[`);
+    o.socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extraHeaders}Content-Length: ${announced}\r\n\r\n[`);
     kept.push(o.socket);
   }
   await new Promise((r) => setTimeout(r, 100));
