@@ -22,7 +22,7 @@ describe('rpc-proxy hardening', () => {
     return rawExchange(
       port,
       `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${AUTH}Content-Length: ${body.length}\r\n\r\n${body}`,
-      { localAddress, timeoutMs: 2_000 },
+      { localAddress, timeoutMs: 5_000 },
     );
   };
 
