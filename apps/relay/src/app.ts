@@ -101,7 +101,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
   };
   if (config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
     const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
-    wsServer = createHttpsServer({ cert: tls.cert, key: tls.key }, upgradeRequired);
+    wsServer = createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: config.limits.headersTimeoutMs }, upgradeRequired);
     wsScheme = 'wss';
     logger.info({ fingerprint: tls.fingerprint }, 'WebSocket served over TLS (wss)');
   } else {

@@ -17,6 +17,7 @@ import {
   type ConnectionCounter,
 } from '@repo/http';
 import { createAddressBook, type AddressBook } from './address-book';
+import { requireBearerForWrites } from './write-auth';
 import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';
 import { APP_DIR, type SilentPaymentsConfig } from './config';
 import { readOrGenerateKeys, type ServiceKeys } from './keys';
@@ -85,7 +86,14 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   let publisher: Publisher | undefined;
   let rpc: ChainRpcClient | undefined;
   try {
-    const book = createAddressBook({ keys, network: config.network, labels: store.labels(), backend: config.scanner.backend });
+    // Only the label indexes are loaded: texts and addresses stay in SQLite (docs/silent-payments.md, "Limits").
+    const book = createAddressBook({
+      keys,
+      network: config.network,
+      labels: store.labelIndexes(),
+      lookupAddress: (m) => store.labelByIndex(m)?.address,
+      backend: config.scanner.backend,
+    });
     logger.info(
       {
         network: config.network,
@@ -131,8 +139,10 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     app.use(healthRoutes({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }));
     // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
     if (config.limits.ratePerMinute > 0) app.use(rateLimit(createRateLimiter({ perMinute: config.limits.ratePerMinute })));
+    // Writes authenticated before their body is read (SP_API_TOKEN).
+    app.use(requireBearerForWrites(config.apiToken));
     app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
-    app.use(addressRoutes({ store, book, logger }));
+    app.use(addressRoutes({ store, book, logger, maxLabels: config.limits.maxLabels }));
     app.use(paymentRoutes({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
     app.use(notFoundHandler());
     app.use(errorHandler({ logger }));

@@ -102,7 +102,7 @@ describe('silent-payments HTTP API', () => {
       ['an empty label', { label: '   ', amount: 1 }, 'label must not be empty'],
       ['a label that is not a string', { label: 7, amount: 1 }, 'label must be a string'],
       ['a label too long', { label: 'x'.repeat(LABEL_MAX_LENGTH + 1), amount: 1 }, `at most ${LABEL_MAX_LENGTH} characters`],
-      ['a label with control characters', { label: 'a\nb', amount: 1 }, 'control characters'],
+      ['a label with control characters', { label: 'a\nb', amount: 1 }, 'control or format characters'],
       ['no amount', { label: 'a' }, 'amount is required'],
       ['a zero amount', { label: 'a', amount: 0 }, 'amount must be positive'],
       ['a negative amount', { label: 'a', amount: -0.1 }, 'amount must be positive'],
