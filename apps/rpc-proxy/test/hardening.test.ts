@@ -29,7 +29,8 @@ describe('rpc-proxy hardening', () => {
   it('an address holding 125 slow-body connections leaves another address answered at once (default caps)', async () => {
     await start({ MAX_CONCURRENT_BODIES: '1000' });
     held.push(...(await holdSlowConnections(port, 125, '127.0.0.2', '/', 100_000, AUTH)));
-    expect(held.length).toBe(32);
+    expect(h.app.connections.count('127.0.0.2')).toBe(32);
+    expect(held.length).toBeLessThanOrEqual(32);
     const r = await getblockcount('127.0.0.3');
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body)).toMatchObject({ result: 101, error: null });
@@ -60,9 +61,14 @@ describe('rpc-proxy hardening', () => {
     expect(r.json()).toMatchObject({ error: { code: -32700 } });
   });
 
-  it('answers 503 past MAX_CONCURRENT_BODIES authenticated bodies being read', async () => {
-    await start({ MAX_CONCURRENT_BODIES: '2' });
-    held.push(...(await holdSlowConnections(port, 2, '127.0.0.2', '/', 1_000, AUTH)));
+  it('answers 503 past MAX_CONCURRENT_BODIES authenticated bodies being read, one address getting a quarter', async () => {
+    await start({ MAX_CONCURRENT_BODIES: '4' });
+    // One address gets one slot of four: its other slow bodies are refused (503, closed).
+    const first = await holdSlowConnections(port, 4, '127.0.0.2', '/', 1_000, AUTH);
+    held.push(...first);
+    expect(first.length).toBe(1);
+    expect((await getblockcount('127.0.0.3')).status).toBe(200);
+    for (const from of ['127.0.0.4', '127.0.0.5', '127.0.0.6']) held.push(...(await holdSlowConnections(port, 1, from, '/', 1_000, AUTH)));
     const r = await getblockcount('127.0.0.3');
     expect(r.status).toBe(503);
     expect(r.text).toMatch(/retry-after: 1/i);

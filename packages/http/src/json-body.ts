@@ -10,6 +10,39 @@ export interface JsonBodyOptions {
   maxDepth?: number;
   /** Bodies read and parsed at once, at most; past it 503 `SERVICE_UNAVAILABLE` with `Retry-After` (default 16). */
   maxConcurrent?: number;
+  /**
+   * Of those, bodies one client address may have in reading at once (default a quarter of
+   * `maxConcurrent`, at least 1), so one slow client cannot take every slot.
+   */
+  maxConcurrentPerAddress?: number;
+}
+
+/** Counts bodies being read, in all and per client address, against their two bounds. */
+export interface BodySlots {
+  /** Takes a slot for `address`; false when either bound is reached. */
+  take(address: string): boolean;
+  release(address: string): void;
+}
+
+/** Slots for bodies being read: `max` in all, `perAddress` for one address. */
+export function createBodySlots(max: number, perAddress = Math.max(1, Math.floor(max / 4))): BodySlots {
+  let active = 0;
+  const byAddress = new Map<string, number>();
+  return {
+    take(address) {
+      const mine = byAddress.get(address) ?? 0;
+      if (active >= max || mine >= perAddress) return false;
+      active++;
+      byAddress.set(address, mine + 1);
+      return true;
+    },
+    release(address) {
+      active--;
+      const mine = (byAddress.get(address) ?? 1) - 1;
+      if (mine <= 0) byAddress.delete(address);
+      else byAddress.set(address, mine);
+    },
+  };
 }
 
 /** Default nesting bound of {@link jsonBody}. */
@@ -64,7 +97,7 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
   const limit = options.limitBytes;
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
   const maxConcurrent = options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_BODIES;
-  let active = 0;
+  const slots = createBodySlots(maxConcurrent, options.maxConcurrentPerAddress);
   return function jsonBody(req, res, next) {
     if (req.body !== undefined || !hasBody(req) || req.is('application/json') === false) {
       next();
@@ -84,18 +117,18 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
       refuse(new AppError('UNSUPPORTED_MEDIA_TYPE', { details: `content-encoding ${encoding} is not accepted` }));
       return;
     }
-    if (active >= maxConcurrent) {
+    const address = req.socket.remoteAddress ?? 'unknown';
+    if (!slots.take(address)) {
       refuse(new AppError('SERVICE_UNAVAILABLE', { details: 'too many request bodies being read', headers: { 'Retry-After': '1' } }));
       return;
     }
-    active++;
     let done = false;
     const chunks: Buffer[] = [];
     let size = 0;
     const finish = (error?: AppError) => {
       if (done) return;
       done = true;
-      active--;
+      slots.release(address);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -140,7 +173,7 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
     const onClose = () => {
       if (done) return;
       done = true;
-      active--;
+      slots.release(address);
     };
     req.on('data', onData);
     req.on('end', onEnd);

@@ -107,10 +107,15 @@ export async function holdSlowConnections(
     if (o === undefined) continue;
     if (o.closedAtOnce) continue;
     o.socket.on('error', () => undefined);
-    o.socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extraHeaders}Content-Length: ${announced}\r\n\r\n[`);
+    // Read what the server answers, so a refusal (an answer and a close) is seen here.
+    o.socket.resume();
+    o.socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extraHeaders}Content-Length: ${announced}\r\n\r\n[`,
+    );
     kept.push(o.socket);
   }
-  await new Promise((r) => setTimeout(r, 100));
+  // The server may accept (and refuse) the last ones later than the client saw them connect.
+  await new Promise((r) => setTimeout(r, 300));
   return kept.filter((s) => !s.destroyed);
 }
 

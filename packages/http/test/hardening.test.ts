@@ -13,9 +13,9 @@ afterEach(async () => {
   await closeGracefully(server, 100);
 });
 
-function appServer(maxConcurrent = 100): Server {
+function appServer(maxConcurrent = 100, maxConcurrentPerAddress = 100): Server {
   const app = express();
-  app.use(jsonBody({ limitBytes: 1024, maxDepth: 8, maxConcurrent }));
+  app.use(jsonBody({ limitBytes: 1024, maxDepth: 8, maxConcurrent, maxConcurrentPerAddress }));
   app.get('/ping', (_req, res) => {
     res.json({ ok: true });
   });
@@ -113,21 +113,26 @@ describe('jsonBody', () => {
     expect(JSON.parse(ok.body)).toEqual({ body: { a: [[['[[[[[[[[[[ in a string']]] } });
   });
 
-  it('answers 503 past the bodies being read at once', async () => {
-    server = appServer(2);
+  it("answers 503 past the bodies being read at once, and past one address's share of them", async () => {
+    server = appServer(2, 1);
     const { port } = await listen(server, 0, '127.0.0.1');
-    const slow = await holdSlowConnections(port, 2, '127.0.0.1', '/echo', 500);
-    sockets.push(...slow);
-    const r = await rawExchange(port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+    const send = (from: string) =>
+      rawExchange(port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', {
+        localAddress: from,
+      });
+    // 127.0.0.2 gets one slot of two: its second slow body is refused.
+    const first = await holdSlowConnections(port, 2, '127.0.0.2', '/echo', 500);
+    sockets.push(...first);
+    expect(first.length).toBe(1);
+    expect((await send('127.0.0.2')).status).toBe(503);
+    // Another address may still send a body; with both slots taken, a third is told to retry.
+    sockets.push(...(await holdSlowConnections(port, 1, '127.0.0.3', '/echo', 500)));
+    const r = await send('127.0.0.4');
     expect(r.status).toBe(503);
     expect(r.text).toMatch(/retry-after: 1/i);
-    for (const s of slow) s.destroy();
+    for (const s of sockets.splice(0)) s.destroy();
     await new Promise((res) => setTimeout(res, 100));
-    const after = await rawExchange(
-      port,
-      'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
-    );
-    expect(after.status).toBe(200);
+    expect((await send('127.0.0.4')).status).toBe(200);
   });
 
   it('jsonDepth skips strings and escapes', () => {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RPC_ERROR_CODES } from '@repo/errors';
 import type { Logger } from '@repo/service';
-import { jsonDepth, rateLimitHeaders, type RateLimiter } from '@repo/http';
+import { createBodySlots, jsonDepth, rateLimitHeaders, type RateLimiter } from '@repo/http';
 import type { Authenticator } from '../auth';
 import type { ResultCache } from '../cache';
 import { countKeys, scanBody } from '../body-scan';
@@ -95,8 +95,8 @@ function cacheKeys(method: string, p: unknown[]): { cacheKey?: string; confirmKe
  */
 export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { logger, auth, node, cache, limiter, coalescer } = deps;
-  /** Authenticated bodies being read now. */
-  let reading = 0;
+  /** Authenticated bodies being read now, in all and per address (a quarter of them each). */
+  const slots = createBodySlots(deps.maxConcurrentBodies);
 
   /** Answers once (headers and body in one write); `headers` is a flat name/value list. */
   function send(res: ServerResponse, status: number, body: string | Buffer, headers: readonly string[] = JSON_HEADERS): void {
@@ -378,7 +378,8 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       ]);
       return { status: 401, rpc: '-' };
     }
-    if (reading >= deps.maxConcurrentBodies) {
+    const address = req.socket.remoteAddress ?? 'unknown';
+    if (!slots.take(address)) {
       req.resume();
       res.setHeader('Connection', 'close');
       send(
@@ -389,12 +390,11 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       );
       return { status: 503, rpc: '-', user: who.user };
     }
-    reading++;
     let body: Buffer | 'too-large';
     try {
       body = await readBody(req, deps.maxBodyBytes);
     } finally {
-      reading--;
+      slots.release(address);
     }
     if (body === 'too-large') {
       res.setHeader('Connection', 'close');
