@@ -51,6 +51,17 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     timeoutMs: config.nodeTimeoutMs,
     logger,
   });
+  // Long polls wait on their own connections and timer: the requested timeout plus the ordinary one.
+  const longPollNode = createNodeClient({
+    url: config.nodeUrl,
+    user: config.nodeUser,
+    password: config.nodePassword,
+    cookieFile: config.nodeCookieFile,
+    maxConcurrency: config.nodeLongPollMaxConcurrency,
+    queueLimit: 0,
+    timeoutMs: config.nodeLongPollTimeoutMs + config.nodeTimeoutMs,
+    logger,
+  });
   if (config.nodeUser === undefined && config.nodeCookieFile === undefined) {
     logger.warn(
       { node: config.nodeUrl.origin },
@@ -64,6 +75,8 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     logger,
     auth,
     node,
+    longPollNode,
+    longPollMaxMs: config.nodeLongPollTimeoutMs,
     cache,
     coalescer: config.coalesce ? coalescer : undefined,
     limiter,
@@ -113,6 +126,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     close: once(async () => {
       await closeServers(servers);
       node.close();
+      longPollNode.close();
       rmSync(config.cookieFile, { force: true });
     }),
   };

@@ -24,6 +24,8 @@ import { readOrGenerateKeys, type ServiceKeys } from './keys';
 import { createNoopPublisher, createRelayPublisher, type Publisher } from './publisher';
 import { addressRoutes } from './routes/addresses';
 import { healthRoutes } from './routes/health';
+import { labelRoutes } from './routes/labels';
+import { psbtRoutes } from './routes/psbt';
 import { paymentRoutes } from './routes/payments';
 import { createScanner, type Scanner } from './scanner';
 import { openStore, type Store } from './store';
@@ -85,6 +87,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   const store = openStore(join(config.dataDir, DATABASE_FILE));
   let publisher: Publisher | undefined;
   let rpc: ChainRpcClient | undefined;
+  let longPollRpc: ChainRpcClient | undefined;
   try {
     // Only the label indexes are loaded: texts and addresses stay in SQLite (docs/silent-payments.md, "Limits").
     const book = createAddressBook({
@@ -117,6 +120,10 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       publisher = createNoopPublisher();
     }
     rpc = deps.rpc ?? createChainRpcClient(config.chainRpc);
+    // Its own connections and a timeout above the long poll's, so it never holds the scanner's calls.
+    if (config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined) {
+      longPollRpc = createChainRpcClient({ ...config.chainRpc, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs });
+    }
     const scanner = createScanner({
       rpc,
       store,
@@ -128,6 +135,9 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       mempool: config.scanner.mempool,
       minBackoffMs: deps.scannerMinBackoffMs ?? 1_000,
       maxBackoffMs: config.scanner.maxBackoffMs,
+      invoiceToleranceSats: config.invoiceToleranceSats,
+      mempoolIntervalMs: config.scanner.mempoolIntervalMs,
+      longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
     });
 
     const app = express();
@@ -144,6 +154,8 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
     app.use(addressRoutes({ store, book, logger, maxLabels: config.limits.maxLabels }));
     app.use(paymentRoutes({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
+    app.use(labelRoutes({ store, toleranceSats: config.invoiceToleranceSats }));
+    app.use(psbtRoutes({ store, network: config.network, spendPub: keys.spendPub, logger }));
     app.use(notFoundHandler());
     app.use(errorHandler({ logger }));
 
@@ -162,6 +174,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     const ownedPublisher = publisher;
     const ownedRpc = rpc;
     const servers = { http: server };
+    const ownedLongPoll = longPollRpc;
     return {
       app,
       servers,
@@ -184,6 +197,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
         const stopping = scanner.stop();
         // Cuts a request in flight (a node that hangs) so the scanner stops at once.
         if (deps.rpc === undefined) ownedRpc.close();
+        ownedLongPoll?.close();
         await stopping;
         if (deps.publisher === undefined) await ownedPublisher.close();
         store.close();
@@ -192,6 +206,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   } catch (err) {
     void publisher?.close();
     rpc?.close();
+    longPollRpc?.close();
     store.close();
     throw err;
   }
