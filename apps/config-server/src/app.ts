@@ -21,8 +21,8 @@ import { createClientKeyRegistry } from './client-keys';
 import { createFileStore } from './file-store';
 import { createKeyring, type Keyring } from './keyring';
 import { maintenanceSwitch } from './maintenance';
-import { fileRoute, parseWaitMs } from './routes/files';
-import { metaRoutes } from './routes/meta';
+import { createFileRouter, parseWaitMs } from './routes/files';
+import { createMetaRouter } from './routes/meta';
 import { readOrCreateMasterKey } from './master-key';
 import { readOrCreateVersionKey } from './version-key';
 import { createVersionStore } from './versions';
@@ -121,9 +121,9 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       requestChecks(config.maxRequestBytes),
     ),
   );
-  app.use(metaRoutes({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
+  app.use(createMetaRouter({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
   app.use(
-    fileRoute({
+    createFileRouter({
       store,
       versions,
       watch,

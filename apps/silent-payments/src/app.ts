@@ -119,10 +119,14 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       logger.warn('RELAY_URL or RELAY_PUBLISH_TOKEN unset: events are not published');
       publisher = createNoopPublisher();
     }
-    rpc = deps.rpc ?? createChainRpcClient(config.chainRpc);
+    rpc = deps.rpc ?? createChainRpcClient({ ...config.chainRpc, logger });
     // Its own connections and a timeout above the long poll's, so it never holds the scanner's calls.
     if (config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined) {
-      longPollRpc = createChainRpcClient({ ...config.chainRpc, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs });
+      longPollRpc = createChainRpcClient({
+        ...config.chainRpc,
+        timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs,
+        logger,
+      });
     }
     const scanner = createScanner({
       rpc,
