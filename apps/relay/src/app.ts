@@ -169,7 +169,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     meshTokenSource:
       config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'RELAY_MESH_TOKEN (unset here, so the publish token: RELAY_PUBLISH_TOKEN)',
     paymentsPublic: config.paymentsPublic,
-    clientToken: tokenFile?.lookup,
+    clientToken: tokenFile === undefined ? undefined : (token) => tokenFile.lookup(token),
     peers: config.peers,
     eventLog,
     peerTls: { ca: peerCa, fingerprints: config.peerFingerprints },

@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   );
   const url = `http://127.0.0.1:${(await listen(service.servers.http, 0, '127.0.0.1')).port}`;
   try {
-    service.start();
+    await service.start();
     await until(async () => service.scanner.status().state === 'synced' && service.scanner.longPollState() === 'waiting', 'the scanner');
     const address = service.book.labelAddress(1);
     service.book.addLabel(1, address);
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
         txHex: out.hex,
         blockHash: '',
         height: -1,
-      } as FundedOutput);
+      });
     }
     await node.rpc('generatetoaddress', [1, miner]);
     const change = btc.OutScript.encode(btc.Address(NETWORK).decode(await wallet.newAddress()));

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { errorHandler } from '@repo/errors';
 import { closeGracefully, listen } from '@repo/service';
 import { answerProtocolErrors, jsonBody, jsonDepth, limitConnectionsPerAddress } from '../src';
-import { holdSlowConnections, openConnection, rawExchange } from '../src/testing';
+import { holdSlowConnections, rawExchange } from '../src/testing';
 
 let server: Server;
 const sockets: Socket[] = [];

@@ -75,6 +75,7 @@ export async function createRedisLog(options: RedisLogOptions): Promise<EventLog
     throw new Error(`cannot connect to Redis (REDIS_URL): ${(err as Error).message}`, { cause: err });
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- sendCommand answers the reply type of the command sent
   const cmd = <T>(args: string[]) => client.sendCommand(args) as Promise<T>;
   const toStored = ([seq, fields]: RawEntry): StoredEvent => {
     const f: Record<string, string> = {};
