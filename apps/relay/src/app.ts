@@ -204,9 +204,10 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     logger,
   });
   answerProtocolErrors(httpServer, toNestedErrorRecord);
+  // TCP room above MAX_WS_CONNECTIONS, so an upgrade past it still gets the relay's 503 answer.
   limitConnectionsPerAddress(wsServer, {
     maxPerAddress: config.limits.maxWsConnectionsPerIp,
-    maxTotal: config.limits.maxWsConnections,
+    maxTotal: config.limits.maxWsConnections + Math.max(10, Math.ceil(config.limits.maxWsConnections / 10)),
     ...deadlines,
     logger,
   });
