@@ -7,7 +7,7 @@ import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler, toNestedErrorRecord } from '@repo/errors';
 import { keyFingerprint } from '@repo/crypto';
 import { ConfigError } from '@repo/config';
-import { closeGracefully, loadOrCreateSecretFile, loadOrCreateTlsCredentials, type Logger } from '@repo/service';
+import { closeServers, loadOrCreateSecretFile, loadOrCreateTlsCredentials, once, type Logger, type ServiceApp } from '@repo/service';
 import {
   answerProtocolErrors,
   createRateLimiter,
@@ -27,27 +27,22 @@ import { relaysRouter } from './routes/relays';
 import { statusRouter } from './routes/status';
 
 /** Dependencies of {@link createApp}. */
-export interface AppDeps {
+export interface RelayDeps {
   logger: Logger;
 }
 
-/** The relay's servers, built but not listening. */
-export interface RelayApp {
+/**
+ * The relay's servers, built but not listening (the shape of every app: `servers`, `start()`,
+ * `close()`), and what tests and the bench read of it.
+ */
+export interface RelayApp extends ServiceApp<{ ws: HttpServer | HttpsServer; http: HttpServer }> {
   relay: Relay;
   /** Express app of the HTTP API (8091). */
   app: Express;
-  /** HTTP server of the API. */
-  httpServer: HttpServer;
-  /** HTTP or HTTPS server whose upgrades are the WebSocket (8090). */
-  wsServer: HttpServer | HttpsServer;
   /** `ws` or `wss`. */
   wsScheme: 'ws' | 'wss';
   /** Where the generated publish token lives (undefined when RELAY_PUBLISH_TOKEN is set). */
   publishTokenFile: string | undefined;
-  /** Starts the relay's timers and peer connections (call after listening). */
-  start(): void;
-  /** Closes the relay's connections and both servers. */
-  close(): Promise<void>;
 }
 
 /** The version reported in health, status and StateSync. */
@@ -67,7 +62,7 @@ function fingerprintOf(token: string): string {
  * WebSocket server (TLS when TLS_CERT_FILE/TLS_KEY_FILE are set) and the HTTP API with its limits.
  * Nothing listens yet. Throws ConfigError when the TLS files cannot be read.
  */
-export async function createApp(config: RelayConfig, deps: AppDeps): Promise<RelayApp> {
+export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<RelayApp> {
   const { logger } = deps;
   const relayId =
     config.relayId ?? loadOrCreateSecretFile(join(config.dataDir, RELAY_ID_FILE), () => `relay-${randomBytes(6).toString('hex')}`).value;
@@ -169,7 +164,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     meshTokenSource:
       config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'RELAY_MESH_TOKEN (unset here, so the publish token: RELAY_PUBLISH_TOKEN)',
     paymentsPublic: config.paymentsPublic,
-    clientToken: tokenFile === undefined ? undefined : (token) => tokenFile.lookup(token),
+    clientToken: tokenFile && ((token: string) => tokenFile.lookup(token)),
     peers: config.peers,
     eventLog,
     peerTls: { ca: peerCa, fingerprints: config.peerFingerprints },
@@ -213,18 +208,22 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
   });
   answerProtocolErrors(wsServer, toNestedErrorRecord);
 
+  const servers = { ws: wsServer, http: httpServer };
   return {
+    servers,
     relay,
     app,
-    httpServer,
-    wsServer,
     wsScheme,
     publishTokenFile,
-    start: () => relay.start(),
-    async close() {
+    start: () => {
+      relay.start();
+      logger.info({ relay_id: relay.relayId, scheme: wsScheme, peers: config.peers }, 'relay starting');
+      return Promise.resolve();
+    },
+    close: once(async () => {
       tokenFile?.close();
       await relay.close();
-      await Promise.all([closeGracefully(httpServer, 2_000), closeGracefully(wsServer, 2_000)]);
-    },
+      await closeServers(servers, 2_000);
+    }),
   };
 }

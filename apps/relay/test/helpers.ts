@@ -68,9 +68,9 @@ export async function startRelay(env: Record<string, string> = {}, logger: Logge
     DATA_DIR: dataDir,
   });
   const app = await createApp(config, { logger });
-  const ws = await listen(app.wsServer, config.wsPort, '127.0.0.1');
-  const http = await listen(app.httpServer, 0, '127.0.0.1');
-  app.start();
+  await app.start();
+  const ws = await listen(app.servers.ws, config.wsPort, '127.0.0.1');
+  const http = await listen(app.servers.http, 0, '127.0.0.1');
   return {
     app,
     relayId: app.relay.relayId,
@@ -93,8 +93,8 @@ export class TestClient {
 
   constructor(url: string, options: ClientOptions = {}) {
     this.ws = new WebSocket(url, options);
-    this.ws.on('message', (data) => {
-      const message = JSON.parse(String(data)) as Envelope;
+    this.ws.on('message', (data: Buffer) => {
+      const message = JSON.parse(data.toString('utf8')) as Envelope;
       this.received.push(message);
       for (const w of [...this.waiters]) {
         if (w.pred(message)) {

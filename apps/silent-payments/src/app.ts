@@ -124,8 +124,8 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     if (config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined) {
       longPollRpc = createChainRpcClient({
         ...config.chainRpc,
-        timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs,
         logger,
+        timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs,
       });
     }
     const scanner = createScanner({
@@ -177,8 +177,8 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
 
     const ownedPublisher = publisher;
     const ownedRpc = rpc;
-    const servers = { http: server };
     const ownedLongPoll = longPollRpc;
+    const servers = { http: server };
     return {
       app,
       servers,

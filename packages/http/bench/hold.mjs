@@ -242,10 +242,10 @@ async function startRelay(dir) {
     RATE_LIMIT_PER_MINUTE: '0',
   });
   const app = await createApp(config, { logger: createSilentLogger() });
-  await listen(app.wsServer, 0, '127.0.0.1');
-  await listen(app.httpServer, 0, '127.0.0.1');
+  await listen(app.servers.ws, 0, '127.0.0.1');
+  await listen(app.servers.http, 0, '127.0.0.1');
   await app.start();
-  return { httpServer: app.httpServer, wsServer: app.wsServer, close: () => app.close() };
+  return { httpServer: app.servers.http, wsServer: app.servers.ws, close: () => app.close() };
 }
 
 const fmt = (ms) => (Number.isFinite(ms) ? ms.toFixed(2) : 'n/a');

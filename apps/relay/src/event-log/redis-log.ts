@@ -75,8 +75,11 @@ export async function createRedisLog(options: RedisLogOptions): Promise<EventLog
     throw new Error(`cannot connect to Redis (REDIS_URL): ${(err as Error).message}`, { cause: err });
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- sendCommand answers the reply type of the command sent
-  const cmd = <T>(args: string[]) => client.sendCommand(args) as Promise<T>;
+  // The caller names the reply's shape for the command it sends (RESP replies are untyped).
+  const cmd = async <T>(args: string[]): Promise<T> => {
+    const reply: unknown = await client.sendCommand(args);
+    return reply as T;
+  };
   const toStored = ([seq, fields]: RawEntry): StoredEvent => {
     const f: Record<string, string> = {};
     for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
