@@ -182,6 +182,12 @@ const rpcResponses: Obj = {
   '413': envelope('-32600: a body over MAX_BODY_BYTES (32 MiB); the connection is closed.'),
   '429': { ...envelope('-32603 `rate limit exceeded: retry after <n> s`.'), headers: rateLimitHeaderObjects(true) },
   '500': envelope("1.0 errors: -32700, -32602, -32603 (node failures), and the node's method errors passed through."),
+  '503': {
+    ...envelope(
+      "-32603 `too many request bodies being read: retry after 1 s` (past MAX_CONCURRENT_BODIES, or an address's share of them).",
+    ),
+    headers: { 'Retry-After': { required: true, schema: { const: '1' } } },
+  },
 };
 const notPost = {
   description: 'Any other method: 405, as bitcoind.',
