@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger, listen } from '@repo/http';
+import { createSilentLogger, listen } from '@repo/service';
 import { createApp, type ProxyApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { CLIENT_PASSWORD, CLIENT_USER, post } from './helpers';
@@ -70,11 +70,10 @@ describe('long polls (waitfornewblock)', () => {
       }),
       { logger: createSilentLogger() },
     );
-    url = `http://127.0.0.1:${(await listen(app.server, 0, '127.0.0.1')).port}`;
+    await app.start();
+    url = `http://127.0.0.1:${(await listen(app.servers.http, 0, '127.0.0.1')).port}`;
   }
   afterEach(async () => {
-    app.server.closeAllConnections();
-    await new Promise((r) => app.server.close(r));
     await app.close();
     await node.close();
     rmSync(dataDir, { recursive: true, force: true });

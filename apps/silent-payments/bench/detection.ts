@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as btc from '@scure/btc-signer';
 import { buildSilentPayment, type FundedOutput } from '@repo/chain-double';
-import { closeGracefully, createSilentLogger, listen } from '@repo/http';
+import { closeGracefully, createSilentLogger, listen } from '@repo/service';
 import { createFundedWallet, newKey, requireBitcoind, startRegtestNode } from '@repo/regtest';
 import { createApp as createProxy, loadConfig as loadProxyConfig } from '@repo/rpc-proxy';
 import { createApp } from '../src/app';

@@ -4,10 +4,10 @@ import { bytesToHex, hexToBytes } from '@repo/crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChainDouble, type ChainDouble, type FundedOutput } from '@repo/chain-double';
-import { startFakeRelay, waitFor, type FakeRelay } from './helpers/fake-relay';
+import { startFakeRelay, waitFor, type FakeRelay } from './support/fake-relay';
 import { buildSilentPayment, decodeTx, plainScript } from '@repo/chain-double';
 import { openStore } from '../src/store';
-import { getJson, postJson, startService, type RunningService } from './helpers/service';
+import { getJson, postJson, startService, type RunningService } from './support/service';
 import { runCli } from '../src/cli';
 
 const TOKEN = 'relay-publish-token';

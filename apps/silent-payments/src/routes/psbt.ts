@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { AppError } from '@repo/errors';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import { satsToBtc } from '../amount';
 import type { SpNetwork } from '../config';
 import { addressScript, createSweepPsbt, FEE_RATE_MAX, FEE_RATE_MIN, PsbtError, type SweepInput } from '../psbt';
