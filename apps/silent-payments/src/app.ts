@@ -25,6 +25,7 @@ import { labelRoutes } from './routes/labels';
 import { psbtRoutes } from './routes/psbt';
 import { paymentRoutes } from './routes/payments';
 import { createScanner, type Scanner } from './scanner';
+import { createScanPool, type ScanPool } from './scan-pool';
 import { openStore, type Store } from './store';
 
 /** The SQLite file under DATA_DIR. */
@@ -85,6 +86,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   let publisher: Publisher | undefined;
   let rpc: ChainRpcClient | undefined;
   let longPollRpc: ChainRpcClient | undefined;
+  let pool: ScanPool | undefined;
   try {
     const book = createAddressBook({ keys, network: config.network, labels: store.labels(), backend: config.scanner.backend });
     logger.info(
@@ -118,6 +120,18 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
         timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs,
       });
     }
+    // The EC work of blocks on worker threads (SCAN_WORKERS), started with the first block scanned.
+    pool =
+      config.scanner.enabled && config.scanner.workers > 0
+        ? createScanPool({
+            workers: config.scanner.workers,
+            scanPriv: keys.scanPriv,
+            spendPub: keys.spendPub,
+            labels: book.receiver.labels(),
+            backend: config.scanner.backend,
+            logger,
+          })
+        : undefined;
     const scanner = createScanner({
       rpc,
       store,
@@ -132,6 +146,8 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       invoiceToleranceSats: config.invoiceToleranceSats,
       mempoolIntervalMs: config.scanner.mempoolIntervalMs,
       longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
+      pool,
+      prefetchBlocks: config.scanner.prefetchBlocks,
     });
 
     const app = express();
@@ -163,6 +179,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     const ownedPublisher = publisher;
     const ownedRpc = rpc;
     const ownedLongPoll = longPollRpc;
+    const ownedPool = pool;
     const servers = { http: server };
     return {
       app,
@@ -188,6 +205,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
         if (deps.rpc === undefined) ownedRpc.close();
         ownedLongPoll?.close();
         await stopping;
+        await ownedPool?.close();
         if (deps.publisher === undefined) await ownedPublisher.close();
         store.close();
       }),
@@ -196,6 +214,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     void publisher?.close();
     rpc?.close();
     longPollRpc?.close();
+    void pool?.close();
     store.close();
     throw err;
   }

@@ -8,8 +8,8 @@ import { createApp as createProxy, loadConfig as loadProxyConfig, type ProxyApp 
 import { createFundedWallet, makeSilentPayment, startRegtestNode, type RegtestNode, type RegtestWallet } from '@repo/regtest';
 import { hexToBytes } from '@repo/crypto';
 import { createSweepPsbt, signSweepPsbt } from '../../src/psbt';
-import { startFakeRelay, waitFor, type FakeRelay } from '../helpers/fake-relay';
-import { getJson, postJson, startService, type RunningService } from '../helpers/service';
+import { startFakeRelay, waitFor, type FakeRelay } from '../support/fake-relay';
+import { getJson, postJson, startService, type RunningService } from '../support/service';
 
 const run = promisify(execFile);
 const CLI = resolve(__dirname, '../../dist/cli.js');
@@ -61,15 +61,14 @@ describe('receive on a label, sweep with the offline key, against a real bitcoin
       }),
       { logger: createSilentLogger() },
     );
-    proxyUrl = `http://127.0.0.1:${(await listen(proxy.server, 0, '127.0.0.1')).port}`;
+    await proxy.start();
+    proxyUrl = `http://127.0.0.1:${(await listen(proxy.servers.http, 0, '127.0.0.1')).port}`;
     relay = await startFakeRelay(TOKEN);
     dir = mkdtempSync(join(tmpdir(), 'sp-sweep-'));
   });
   afterAll(async () => {
     await running?.close();
     await relay?.close();
-    proxy?.server.closeAllConnections();
-    await new Promise((r) => proxy?.server.close(r));
     await proxy?.close();
     await node?.close();
     rmSync(dir, { recursive: true, force: true });
