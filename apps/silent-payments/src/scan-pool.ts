@@ -26,6 +26,8 @@ export interface ScanPool {
   readonly size: number;
   /** Scans the transactions on a worker; resolves with the matches, in the order given. */
   scan(txs: ScanJobTx[]): Promise<ScanJobResult[]>;
+  /** Starts the workers now (loading the library takes a while), so the first block does not wait. */
+  warm(): void;
   /** Scans for label m from now on (sent to every worker before any later job). */
   addLabel(m: number): void;
   /** Ends the workers (a later scan starts them again). */
@@ -148,6 +150,9 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
         entry.pending.set(id, { resolve, reject });
         entry.worker.postMessage({ type: 'scan', id, txs });
       });
+    },
+    warm() {
+      for (let slot = 0; slot < size; slot++) if (workers[slot] === undefined) spawn(slot);
     },
     addLabel(m) {
       labels.push(m);

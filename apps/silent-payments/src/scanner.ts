@@ -735,6 +735,7 @@ export function createScanner(options: ScannerOptions): Scanner {
     start() {
       if (running !== undefined) return;
       stopped = false;
+      pool?.warm();
       running = loop();
       if (options.longPoll !== undefined) longPolling = longPollLoop(options.longPoll);
     },
