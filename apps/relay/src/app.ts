@@ -4,11 +4,21 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 import express, { type Express } from 'express';
-import { errorHandler, notFoundHandler } from '@repo/errors';
+import { documentHandler } from '@repo/api-contract';
+import { errorHandler, notFoundHandler, toNestedErrorRecord } from '@repo/errors';
 import { keyFingerprint } from '@repo/crypto';
 import { ConfigError } from '@repo/config';
-import { closeGracefully, loadOrCreateSecretFile, loadOrCreateTlsCredentials, type Logger } from '@repo/service';
-import { createRateLimiter, limitConnectionsPerAddress, overloadGuard, rateLimit, requestLogger, requestTimeout } from '@repo/http';
+import { closeServers, loadOrCreateSecretFile, loadOrCreateTlsCredentials, once, type Logger, type ServiceApp } from '@repo/service';
+import {
+  answerProtocolErrors,
+  createRateLimiter,
+  jsonBody,
+  limitConnectionsPerAddress,
+  overloadGuard,
+  rateLimit,
+  requestLogger,
+  requestTimeout,
+} from '@repo/http';
 import type { RelayConfig } from './config';
 import { createRedisLog, createSqliteLog, type EventLog } from './event-log';
 import { createRelay, type Relay } from './relay';
@@ -16,34 +26,31 @@ import { loadTokenFile, TokenFileError, type TokenFile } from './token-file';
 import { healthRouter } from './routes/health';
 import { relaysRouter } from './routes/relays';
 import { statusRouter } from './routes/status';
+import { RELAY_VERSION } from './version';
+import { ASYNCAPI } from './asyncapi';
+import { OPENAPI } from './openapi';
 
 /** Dependencies of {@link createApp}. */
-export interface AppDeps {
+export interface RelayDeps {
   logger: Logger;
 }
 
-/** The relay's servers, built but not listening. */
-export interface RelayApp {
+/**
+ * The relay's servers, built but not listening (the shape of every app: `servers`, `start()`,
+ * `close()`), and what tests and the bench read of it.
+ */
+export interface RelayApp extends ServiceApp<{ ws: HttpServer | HttpsServer; http: HttpServer }> {
   relay: Relay;
   /** Express app of the HTTP API (8091). */
   app: Express;
-  /** HTTP server of the API. */
-  httpServer: HttpServer;
-  /** HTTP or HTTPS server whose upgrades are the WebSocket (8090). */
-  wsServer: HttpServer | HttpsServer;
   /** `ws` or `wss`. */
   wsScheme: 'ws' | 'wss';
   /** Where the generated publish token lives (undefined when RELAY_PUBLISH_TOKEN is set). */
   publishTokenFile: string | undefined;
-  /** Starts the relay's timers and peer connections (call after listening). */
-  start(): void;
-  /** Closes the relay's connections and both servers. */
-  close(): Promise<void>;
 }
 
 /** The version reported in health, status and StateSync. */
-export const RELAY_VERSION: string = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string })
-  .version;
+export { RELAY_VERSION };
 
 const RELAY_ID_FILE = 'relay-id';
 const PUBLISH_TOKEN_FILE = 'publish-token';
@@ -58,7 +65,7 @@ function fingerprintOf(token: string): string {
  * WebSocket server (TLS when TLS_CERT_FILE/TLS_KEY_FILE are set) and the HTTP API with its limits.
  * Nothing listens yet. Throws ConfigError when the TLS files cannot be read.
  */
-export async function createApp(config: RelayConfig, deps: AppDeps): Promise<RelayApp> {
+export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<RelayApp> {
   const { logger } = deps;
   const relayId =
     config.relayId ?? loadOrCreateSecretFile(join(config.dataDir, RELAY_ID_FILE), () => `relay-${randomBytes(6).toString('hex')}`).value;
@@ -92,7 +99,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
   };
   if (config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
     const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
-    wsServer = createHttpsServer({ cert: tls.cert, key: tls.key }, upgradeRequired);
+    wsServer = createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: config.limits.headersTimeoutMs }, upgradeRequired);
     wsScheme = 'wss';
     logger.info({ fingerprint: tls.fingerprint }, 'WebSocket served over TLS (wss)');
   } else {
@@ -160,7 +167,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     meshTokenSource:
       config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'RELAY_MESH_TOKEN (unset here, so the publish token: RELAY_PUBLISH_TOKEN)',
     paymentsPublic: config.paymentsPublic,
-    clientToken: tokenFile?.lookup,
+    clientToken: tokenFile && ((token: string) => tokenFile.lookup(token)),
     peers: config.peers,
     eventLog,
     peerTls: { ca: peerCa, fingerprints: config.peerFingerprints },
@@ -174,10 +181,13 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.use(requestLogger(logger));
+  // The API documents (docs/relay.md, "API documents"), before the rate limit.
+  app.get('/openapi.json', documentHandler(OPENAPI));
+  app.get('/asyncapi.json', documentHandler(ASYNCAPI));
   app.use(rateLimit(createRateLimiter({ perMinute: config.limits.rateLimitPerMinute })));
   app.use(overloadGuard(config.limits.maxHttpConnections));
   app.use(requestTimeout(config.limits.requestTimeoutMs));
-  app.use(express.json({ limit: config.limits.maxBodyBytes }));
+  app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
   app.use(healthRouter(relay));
   app.use(statusRouter(relay));
   app.use(relaysRouter(relay));
@@ -185,24 +195,41 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
   app.use(errorHandler({ logger, format: 'nested' }));
 
   const httpServer = createHttpServer(app);
+  // One address cannot take every slot (docs/relay.md, "HTTP limits"): a per-address cap, a
+  // reserve for new addresses, header and request deadlines, protocol errors in the error record.
+  const deadlines = { headersTimeoutMs: config.limits.headersTimeoutMs, requestTimeoutMs: config.limits.requestTimeoutMs };
   limitConnectionsPerAddress(httpServer, {
-    maxPerAddress: config.limits.maxHttpConnections,
+    maxPerAddress: config.limits.maxHttpConnectionsPerIp,
     maxTotal: config.limits.maxHttpConnections,
+    ...deadlines,
     logger,
   });
+  answerProtocolErrors(httpServer, toNestedErrorRecord);
+  // TCP room above MAX_WS_CONNECTIONS, so an upgrade past it still gets the relay's 503 answer.
+  limitConnectionsPerAddress(wsServer, {
+    maxPerAddress: config.limits.maxWsConnectionsPerIp,
+    maxTotal: config.limits.maxWsConnections + Math.max(10, Math.ceil(config.limits.maxWsConnections / 10)),
+    ...deadlines,
+    logger,
+  });
+  answerProtocolErrors(wsServer, toNestedErrorRecord);
 
+  const servers = { ws: wsServer, http: httpServer };
   return {
+    servers,
     relay,
     app,
-    httpServer,
-    wsServer,
     wsScheme,
     publishTokenFile,
-    start: () => relay.start(),
-    async close() {
+    start: () => {
+      relay.start();
+      logger.info({ relay_id: relay.relayId, scheme: wsScheme, peers: config.peers }, 'relay starting');
+      return Promise.resolve();
+    },
+    close: once(async () => {
       tokenFile?.close();
       await relay.close();
-      await Promise.all([closeGracefully(httpServer, 2_000), closeGracefully(wsServer, 2_000)]);
-    },
+      await closeServers(servers, 2_000);
+    }),
   };
 }

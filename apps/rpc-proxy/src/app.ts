@@ -1,9 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { documentHandler } from '@repo/api-contract';
 import { keyFingerprint } from '@repo/crypto';
 import { closeServers, once, writeSecretFile, type Logger, type ServiceApp } from '@repo/service';
-import { createRateLimiter, limitConnectionsPerAddress, type ConnectionCounter } from '@repo/http';
+import { answerProtocolErrors, createRateLimiter, limitConnectionsPerAddress, type ConnectionCounter } from '@repo/http';
+import { RPC_ERROR_CODES } from '@repo/errors';
 import { COOKIE_USER, createAuthenticator } from './auth';
 import { createResultCache, type ResultCache } from './cache';
 import { createCoalescer, type Coalescer } from './coalesce';
@@ -11,6 +13,7 @@ import type { ProxyConfig } from './config';
 import { createNodeClient, type NodeClient } from './node-client';
 import { createJsonRpcHandler } from './routes/json-rpc';
 import { createOpsHandler } from './routes/ops';
+import { OPENRPC } from './openrpc';
 
 /** What the app needs besides its configuration. */
 export interface ProxyDeps {
@@ -82,20 +85,37 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     allowedMethods: config.allowedMethods,
     userMethods: config.userMethods,
     maxBodyBytes: config.maxBodyBytes,
+    maxConcurrentBodies: config.maxConcurrentBodies,
     authFailureDelayMs: config.authFailureDelayMs,
     cacheMinConfirmations: config.cacheMinConfirmations,
   });
   // bitcoind closes idle RPC connections after -rpcservertimeout (30 s).
   const ops = createOpsHandler({ node, logger });
+  // The OpenRPC document (docs/rpc-proxy.md, "API document"): GET or HEAD, no authentication, no rate limit.
+  const document = documentHandler(OPENRPC);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
-    if (!ops(req, res)) handler(req, res);
+    if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/openrpc.json' || req.url?.startsWith('/openrpc.json?'))) {
+      req.resume();
+      document(req, res);
+    } else if (!ops(req, res)) handler(req, res);
   });
-  server.on('clientError', (_err, socket) => socket.destroy());
+  // docs/rpc-proxy.md, "Limits": a per-address cap below the global one with a reserve for new
+  // addresses, header and request deadlines, and protocol errors answered with a JSON-RPC envelope.
   const connections = limitConnectionsPerAddress(server, {
     maxPerAddress: config.maxConnectionsPerIp,
     maxTotal: config.maxConnections,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
     logger,
   });
+  answerProtocolErrors(server, (error) => ({
+    result: null,
+    error: {
+      code: error.status === 431 || error.status === 400 ? RPC_ERROR_CODES.INVALID_REQUEST : RPC_ERROR_CODES.MISC_ERROR,
+      message: error.message,
+    },
+    id: null,
+  }));
   const servers = { http: server };
   return {
     servers,

@@ -38,6 +38,12 @@ export interface ProxyConfig {
   maxBodyBytes: number;
   maxConnections: number;
   maxConnectionsPerIp: number;
+  /** Time to send a request's headers, ms (HEADERS_TIMEOUT_MS). */
+  headersTimeoutMs: number;
+  /** Time to send a whole request, headers and body, ms (REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** Authenticated bodies read at once; past it 503 (MAX_CONCURRENT_BODIES). */
+  maxConcurrentBodies: number;
   /** Delay of a 401 for wrong credentials, as bitcoind's 250 ms (AUTH_FAILURE_DELAY_MS). */
   authFailureDelayMs: number;
   /** Bytes of immutable answers cached at most (CACHE_MAX_BYTES; 0 disables the cache). */
@@ -126,7 +132,10 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 1000, { min: 0, max: 100_000_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 32 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 125, { min: 1, max: 100_000 }),
-    maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 125, { min: 1, max: 100_000 }),
+    maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 32, { min: 1, max: 100_000 }),
+    headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
+    requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 60_000, { min: 100, max: 3_600_000 }),
+    maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 8, { min: 1, max: 10_000 }),
     authFailureDelayMs: readInt(env, 'AUTH_FAILURE_DELAY_MS', 250, { min: 0, max: 10_000 }),
     cacheMaxBytes: readInt(env, 'CACHE_MAX_BYTES', 64 * 1024 * 1024, { min: 0, max: 16 * 1024 * 1024 * 1024 }),
     cacheMinConfirmations: readInt(env, 'CACHE_MIN_CONFIRMATIONS', 6, { min: 1, max: 1_000_000 }),

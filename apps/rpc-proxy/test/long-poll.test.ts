@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createSilentLogger, listen } from '@repo/service';
 import { createApp, type ProxyApp } from '../src/app';
 import { loadConfig } from '../src/config';
+import { contract } from './contract';
 import { CLIENT_PASSWORD, CLIENT_USER, post } from './helpers';
 
 /**
@@ -70,10 +71,12 @@ describe('long polls (waitfornewblock)', () => {
       }),
       { logger: createSilentLogger() },
     );
-    await app.start();
+    contract.attach(app.servers.http);
     url = `http://127.0.0.1:${(await listen(app.servers.http, 0, '127.0.0.1')).port}`;
   }
   afterEach(async () => {
+    app.servers.http.closeAllConnections();
+    await new Promise((r) => app.servers.http.close(r));
     await app.close();
     await node.close();
     rmSync(dataDir, { recursive: true, force: true });

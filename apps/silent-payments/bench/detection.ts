@@ -50,7 +50,6 @@ async function main(): Promise<void> {
     }),
     { logger: createSilentLogger() },
   );
-  await proxy.start();
   const proxyUrl = `http://127.0.0.1:${(await listen(proxy.servers.http, 0, '127.0.0.1')).port}`;
   const service = createApp(
     loadConfig({
@@ -135,6 +134,8 @@ async function main(): Promise<void> {
   } finally {
     await closeGracefully(service.servers.http, 100);
     await service.close();
+    proxy.servers.http.closeAllConnections();
+    await new Promise((r) => proxy.servers.http.close(r));
     await proxy.close();
     await node.close();
     rmSync(dataDir, { recursive: true, force: true });

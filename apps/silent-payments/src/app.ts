@@ -3,10 +3,13 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import express, { type Express } from 'express';
 import { bytesToHex } from '@repo/crypto';
+import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
+  answerProtocolErrors,
   createRateLimiter,
+  jsonBody,
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
@@ -15,11 +18,13 @@ import {
   type ConnectionCounter,
 } from '@repo/http';
 import { createAddressBook, type AddressBook } from './address-book';
+import { requireBearerForWrites } from './write-auth';
 import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';
 import { APP_DIR, type SilentPaymentsConfig } from './config';
 import { readOrGenerateKeys, type ServiceKeys } from './keys';
 import { createNoopPublisher, createRelayPublisher, type Publisher } from './publisher';
 import { addressRoutes } from './routes/addresses';
+import { OPENAPI } from './openapi';
 import { healthRoutes } from './routes/health';
 import { labelRoutes } from './routes/labels';
 import { psbtRoutes } from './routes/psbt';
@@ -88,7 +93,14 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   let longPollRpc: ChainRpcClient | undefined;
   let pool: ScanPool | undefined;
   try {
-    const book = createAddressBook({ keys, network: config.network, labels: store.labels(), backend: config.scanner.backend });
+    // Only the label indexes are loaded: texts and addresses stay in SQLite (docs/silent-payments.md, "Limits").
+    const book = createAddressBook({
+      keys,
+      network: config.network,
+      labels: store.labelIndexes(),
+      lookupAddress: (m) => store.labelByIndex(m)?.address,
+      backend: config.scanner.backend,
+    });
     logger.info(
       {
         network: config.network,
@@ -157,10 +169,14 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     app.use(overloadGuard(config.limits.maxInFlight));
     app.use(requestTimeout(config.limits.requestTimeoutMs));
     app.use(healthRoutes({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }));
+    // The API document (docs/silent-payments.md, "API document"), outside the rate limit as health is.
+    app.get('/openapi.json', documentHandler(OPENAPI));
     // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
     if (config.limits.ratePerMinute > 0) app.use(rateLimit(createRateLimiter({ perMinute: config.limits.ratePerMinute })));
-    app.use(express.json({ limit: config.limits.maxBodyBytes }));
-    app.use(addressRoutes({ store, book, logger }));
+    // Writes authenticated before their body is read (SP_API_TOKEN).
+    app.use(requireBearerForWrites(config.apiToken));
+    app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
+    app.use(addressRoutes({ store, book, logger, maxLabels: config.limits.maxLabels }));
     app.use(paymentRoutes({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
     app.use(labelRoutes({ store, toleranceSats: config.invoiceToleranceSats }));
     app.use(psbtRoutes({ store, network: config.network, spendPub: keys.spendPub, logger }));
@@ -168,13 +184,16 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     app.use(errorHandler({ logger }));
 
     const server = createServer(app);
-    server.headersTimeout = 20_000;
-    server.requestTimeout = config.limits.requestTimeoutMs + 5_000;
+    // docs/silent-payments.md, "Limits": a per-address cap below the global one with a reserve for
+    // new addresses, header and request deadlines, protocol errors in the error record.
     const connections = limitConnectionsPerAddress(server, {
       maxPerAddress: config.limits.maxConnectionsPerIp,
       maxTotal: config.limits.maxConnections,
+      headersTimeoutMs: config.limits.headersTimeoutMs,
+      requestTimeoutMs: config.limits.requestTimeoutMs,
       logger,
     });
+    answerProtocolErrors(server);
 
     const ownedPublisher = publisher;
     const ownedRpc = rpc;

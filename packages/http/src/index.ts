@@ -10,3 +10,14 @@ export {
 export { limitConnectionsPerAddress, type ConnectionCounter, type ConnectionLimitOptions } from './connection-limit';
 export { requestTimeout, overloadGuard } from './timeout';
 export { chain } from './chain';
+export { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, defaultReserve } from './connection-limit';
+export { answerProtocolErrors, classifyClientError, flatErrorBody, type ProtocolErrorBody } from './protocol-errors';
+export {
+  jsonBody,
+  jsonDepth,
+  createBodySlots,
+  DEFAULT_MAX_JSON_DEPTH,
+  DEFAULT_MAX_CONCURRENT_BODIES,
+  type BodySlots,
+  type JsonBodyOptions,
+} from './json-body';

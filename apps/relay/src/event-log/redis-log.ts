@@ -75,7 +75,7 @@ export async function createRedisLog(options: RedisLogOptions): Promise<EventLog
     throw new Error(`cannot connect to Redis (REDIS_URL): ${(err as Error).message}`, { cause: err });
   }
 
-  const cmd = <T>(args: string[]) => client.sendCommand(args) as Promise<T>;
+  const cmd = <T>(args: string[]) => client.sendCommand<T>(args);
   const toStored = ([seq, fields]: RawEntry): StoredEvent => {
     const f: Record<string, string> = {};
     for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;

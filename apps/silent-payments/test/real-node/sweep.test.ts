@@ -61,7 +61,6 @@ describe('receive on a label, sweep with the offline key, against a real bitcoin
       }),
       { logger: createSilentLogger() },
     );
-    await proxy.start();
     proxyUrl = `http://127.0.0.1:${(await listen(proxy.servers.http, 0, '127.0.0.1')).port}`;
     relay = await startFakeRelay(TOKEN);
     dir = mkdtempSync(join(tmpdir(), 'sp-sweep-'));
@@ -69,6 +68,8 @@ describe('receive on a label, sweep with the offline key, against a real bitcoin
   afterAll(async () => {
     await running?.close();
     await relay?.close();
+    proxy?.servers.http.closeAllConnections();
+    await new Promise((r) => proxy?.servers.http.close(r));
     await proxy?.close();
     await node?.close();
     rmSync(dir, { recursive: true, force: true });
