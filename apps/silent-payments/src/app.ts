@@ -30,6 +30,7 @@ import { labelRoutes } from './routes/labels';
 import { psbtRoutes } from './routes/psbt';
 import { paymentRoutes } from './routes/payments';
 import { createScanner, type Scanner } from './scanner';
+import { createScanPool, type ScanPool } from './scan-pool';
 import { openStore, type Store } from './store';
 
 /** The SQLite file under DATA_DIR. */
@@ -90,6 +91,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   let publisher: Publisher | undefined;
   let rpc: ChainRpcClient | undefined;
   let longPollRpc: ChainRpcClient | undefined;
+  let pool: ScanPool | undefined;
   try {
     // Only the label indexes are loaded: texts and addresses stay in SQLite (docs/silent-payments.md, "Limits").
     const book = createAddressBook({
@@ -130,6 +132,18 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
         timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs,
       });
     }
+    // The EC work of blocks on worker threads (SCAN_WORKERS), started with the first block scanned.
+    pool =
+      config.scanner.enabled && config.scanner.workers > 0
+        ? createScanPool({
+            workers: config.scanner.workers,
+            scanPriv: keys.scanPriv,
+            spendPub: keys.spendPub,
+            labels: book.receiver.labels(),
+            backend: config.scanner.backend,
+            logger,
+          })
+        : undefined;
     const scanner = createScanner({
       rpc,
       store,
@@ -144,6 +158,8 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       invoiceToleranceSats: config.invoiceToleranceSats,
       mempoolIntervalMs: config.scanner.mempoolIntervalMs,
       longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
+      pool,
+      prefetchBlocks: config.scanner.prefetchBlocks,
     });
 
     const app = express();
@@ -181,8 +197,9 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
 
     const ownedPublisher = publisher;
     const ownedRpc = rpc;
-    const servers = { http: server };
     const ownedLongPoll = longPollRpc;
+    const ownedPool = pool;
+    const servers = { http: server };
     return {
       app,
       servers,
@@ -207,6 +224,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
         if (deps.rpc === undefined) ownedRpc.close();
         ownedLongPoll?.close();
         await stopping;
+        await ownedPool?.close();
         if (deps.publisher === undefined) await ownedPublisher.close();
         store.close();
       }),
@@ -215,6 +233,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     void publisher?.close();
     rpc?.close();
     longPollRpc?.close();
+    void pool?.close();
     store.close();
     throw err;
   }

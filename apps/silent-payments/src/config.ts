@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { ConfigError, readBool, readEnum, readHex, readInt, readOptional, readPort, readString, type Env } from '@repo/config';
+import { defaultScanWorkers } from './scan-pool';
 
 /** BIP-352 networks: `sp` addresses on mainnet, `tsp` on the test networks. */
 export const NETWORKS = ['signet', 'regtest', 'testnet', 'mainnet'] as const;
@@ -54,6 +55,10 @@ export interface SilentPaymentsConfig {
     maxBackoffMs: number;
     /** `native`, `wasm` or `noble`: the secp256k1 backend of `@repo/bip352`; undefined: its default. */
     backend: string | undefined;
+    /** Worker threads for the EC work of blocks (SCAN_WORKERS; 0: on the main thread); default cores − 1, at least 1. */
+    workers: number;
+    /** Blocks fetched ahead while catching up (SCAN_PREFETCH_BLOCKS): the memory bound, ~25 MB a dense block parsed. */
+    prefetchBlocks: number;
   };
   /** INVOICE_TOLERANCE_SATS: a confirmed total within this many satoshis of an invoice's amount is `paid` (default 0). */
   invoiceToleranceSats: bigint;
@@ -143,6 +148,8 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       longPollTimeoutMs: readInt(env, 'SCAN_LONG_POLL_TIMEOUT_MS', 30_000, { min: 100, max: 3_600_000 }),
       maxBackoffMs: readInt(env, 'SCAN_MAX_BACKOFF_MS', 60_000, { min: 10, max: 3_600_000 }),
       backend,
+      workers: readInt(env, 'SCAN_WORKERS', defaultScanWorkers(), { min: 0, max: 64 }),
+      prefetchBlocks: readInt(env, 'SCAN_PREFETCH_BLOCKS', 4, { min: 1, max: 64 }),
     },
     invoiceToleranceSats: BigInt(readInt(env, 'INVOICE_TOLERANCE_SATS', 0, { min: 0, max: 2_100_000_000_000_000 })),
     relay: {

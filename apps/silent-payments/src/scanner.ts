@@ -1,10 +1,11 @@
 import { RpcError } from '@repo/errors';
-import { scanInputsFromRpc, type RpcVin, type ScanOutput } from '@repo/bip352';
+import { scanInputsFromRpc, type FoundOutput, type RpcVin, type ScanOutput } from '@repo/bip352';
 import type { Logger } from '@repo/service';
 import type { AddressBook } from './address-book';
 import { btcToSats, satsToBtc } from './amount';
 import { ChainRpcError, type ChainRpcClient } from './chain-rpc';
 import type { Publisher } from './publisher';
+import type { ScanJobTx, ScanPool } from './scan-pool';
 import { invoiceStatus, isSettled } from './invoices';
 import { paymentId, type NewPayment, type PaymentRecord, type SpendSeen, type Store } from './store';
 
@@ -83,6 +84,10 @@ export interface ScannerOptions {
    * connections, a timeout above `timeoutMs`); the poll of `pollIntervalMs` stays as the fallback.
    */
   longPoll?: { rpc: ChainRpcClient; timeoutMs: number } | undefined;
+  /** Worker threads for the elliptic-curve work of blocks (SCAN_WORKERS); undefined: this thread. */
+  pool?: ScanPool | undefined;
+  /** Blocks fetched ahead of the one being applied while catching up (SCAN_PREFETCH_BLOCKS); default 4. */
+  prefetchBlocks?: number;
 }
 
 /** The chain scanner. */
@@ -131,6 +136,10 @@ export function createScanner(options: ScannerOptions): Scanner {
   const scanMempool = options.mempool ?? true;
   const tolerance = options.invoiceToleranceSats ?? 0n;
   const mempoolInterval = Math.min(options.mempoolIntervalMs ?? pollIntervalMs, pollIntervalMs);
+  const pool = options.pool;
+  const prefetchBlocks = Math.max(1, options.prefetchBlocks ?? 4);
+  // Labels already sent to the pool's workers (the address book adds labels as invoices are made).
+  let labelsSent = book.receiver.labels().length;
   // Set by the long poll (a new block) and by wake(): the next pass reads the chain, not only the mempool.
   let blockSignal = false;
   let lastFullPoll = 0;
@@ -235,26 +244,25 @@ export function createScanner(options: ScannerOptions): Scanner {
     return height;
   }
 
-  function scanTransaction(tx: RpcTransaction): NewPayment[] {
-    const outputs: ScanOutput[] = [];
+  /** The taproot outputs of a transaction that can pay us, or undefined when it cannot (coinbase, none). */
+  function taprootOutputs(tx: RpcTransaction): Array<[number, string]> | undefined {
+    let outs: Array<[number, string]> | undefined;
     for (const out of tx.vout) {
-      if (isP2trHex(out.scriptPubKey.hex)) outputs.push({ index: out.n, script: Buffer.from(out.scriptPubKey.hex, 'hex') });
+      const hex = out.scriptPubKey.hex;
+      if (isP2trHex(hex)) (outs ??= []).push([out.n, hex]);
     }
-    if (outputs.length === 0 || tx.vin.length === 0 || typeof tx.vin[0]?.coinbase === 'string') return [];
+    if (outs === undefined || tx.vin.length === 0 || typeof tx.vin[0]?.coinbase === 'string') return undefined;
     if (tx.vin.some((vin) => vin.prevout === undefined)) {
       throw new ChainRpcError(
         'garbage',
         `transaction ${tx.txid} comes without prevouts: the node must support getblock verbosity 3 (Bitcoin Core 25 or later)`,
       );
     }
-    let found;
-    try {
-      found = book.receiver.scanTransaction(scanInputsFromRpc(tx.vin), outputs);
-    } catch (err) {
-      // A transaction the library cannot parse cannot pay us by BIP-352 rules; never stall on it.
-      logger.error({ txid: tx.txid, err: (err as Error).message }, 'transaction skipped: cannot be scanned');
-      return [];
-    }
+    return outs;
+  }
+
+  /** The payments of what the receiver found in `tx`. */
+  function paymentsOf(tx: RpcTransaction, found: FoundOutput[]): NewPayment[] {
     const payments: NewPayment[] = [];
     for (const f of found) {
       const out = tx.vout.find((o) => o.n === f.index);
@@ -271,6 +279,25 @@ export function createScanner(options: ScannerOptions): Scanner {
       });
     }
     return payments;
+  }
+
+  function skipped(tx: RpcTransaction, message: string): void {
+    // A transaction the library cannot parse cannot pay us by BIP-352 rules; never stall on it.
+    logger.error({ txid: tx.txid, err: message }, 'transaction skipped: cannot be scanned');
+  }
+
+  function scanTransaction(tx: RpcTransaction): NewPayment[] {
+    const outs = taprootOutputs(tx);
+    if (outs === undefined) return [];
+    const outputs: ScanOutput[] = outs.map(([index, hex]) => ({ index, script: Buffer.from(hex, 'hex') }));
+    let found;
+    try {
+      found = book.receiver.scanTransaction(scanInputsFromRpc(tx.vin), outputs);
+    } catch (err) {
+      skipped(tx, (err as Error).message);
+      return [];
+    }
+    return paymentsOf(tx, found);
   }
 
   /** The outpoints a transaction spends, as payment ids (coinbase inputs have none). */
@@ -323,14 +350,54 @@ export function createScanner(options: ScannerOptions): Scanner {
     }
   }
 
-  async function scanBlock(block: RpcBlock): Promise<void> {
+  /** Sends the labels added since the last job to the pool's workers (before the next job). */
+  function syncLabels(): void {
+    if (pool === undefined) return;
+    const labels = book.receiver.labels();
+    for (; labelsSent < labels.length; labelsSent++) pool.addLabel(labels[labelsSent]!);
+  }
+
+  /** The payments of a block: on the pool's workers when there is a pool, else on this thread. */
+  async function findPayments(block: RpcBlock): Promise<NewPayment[]> {
     const found: NewPayment[] = [];
-    const spends: SpendSeen[] = [];
+    if (pool === undefined) {
+      for (let i = 0; i < block.tx.length; i++) {
+        found.push(...scanTransaction(block.tx[i]!));
+        if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
+      }
+      return found;
+    }
+    // Only what the workers need crosses the thread boundary: the inputs and the taproot outputs.
+    const jobs: ScanJobTx[] = [];
     for (let i = 0; i < block.tx.length; i++) {
       const tx = block.tx[i]!;
-      found.push(...scanTransaction(tx));
-      spends.push(...spendsOf(tx));
-      if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
+      const outs = taprootOutputs(tx);
+      if (outs === undefined) continue;
+      // the fields the scan reads, not the asm, descriptors, addresses and amounts beside them
+      const vin = tx.vin.map((v) => ({
+        txid: v.txid,
+        vout: v.vout,
+        scriptSig: v.scriptSig === undefined ? undefined : { hex: v.scriptSig.hex },
+        txinwitness: v.txinwitness,
+        prevout: { scriptPubKey: { hex: v.prevout!.scriptPubKey.hex } },
+      }));
+      jobs.push({ i, vin, outs });
+    }
+    syncLabels();
+    for (const result of await pool.scan(jobs)) {
+      const tx = block.tx[result.i]!;
+      if (result.error !== undefined) skipped(tx, result.error);
+      else found.push(...paymentsOf(tx, result.found));
+    }
+    return found;
+  }
+
+  /** Stores a block scanned by {@link findPayments} (one SQLite transaction) and publishes its events. */
+  async function applyBlock(block: RpcBlock, found: NewPayment[]): Promise<void> {
+    const spends: SpendSeen[] = [];
+    for (let i = 0; i < block.tx.length; i++) {
+      spends.push(...spendsOf(block.tx[i]!));
+      if (pool === undefined && i % (YIELD_EVERY * 16) === YIELD_EVERY * 16 - 1) await yieldToEventLoop();
     }
     const labelsTouched = new Set(found.map((p) => p.labelM).filter((m): m is number => m !== null && m > 0));
     const invoicesBefore = invoiceStatuses(labelsTouched);
@@ -516,32 +583,44 @@ export function createScanner(options: ScannerOptions): Scanner {
     let scanned = await followReorg(progress.scannedHeight!);
     if (scanned < tip) state = 'syncing';
     let blocks = 0;
-    // One block fetched ahead while the current one is scanned, so the node's work and ours overlap.
-    let ahead: { height: number; block: Promise<RpcBlock> } | undefined;
+    // Blocks fetched ahead (at most prefetchBlocks, the memory bound) and sent to the scan as soon
+    // as they arrive, so the node's work, the parsing and the EC work of several blocks overlap;
+    // results are applied strictly in block order, one SQLite transaction per block.
+    const ahead: { height: number; block: Promise<RpcBlock>; found: Promise<NewPayment[]> }[] = [];
+    let nextFetch = scanned + 1;
     const fetchAhead = (height: number) => {
       const block = fetchBlock(height);
-      block.catch(() => undefined); // a prefetch given up (reorg, stop) must not be an unhandled rejection
-      return { height, block };
+      const found = block.then(findPayments);
+      // a prefetch given up (reorg, stop, a failure before it) must not be an unhandled rejection
+      block.catch(() => undefined);
+      found.catch(() => undefined);
+      return { height, block, found };
     };
-    while (scanned < tip && !stopped) {
-      const height = scanned + 1;
-      const current = ahead?.height === height ? ahead : fetchAhead(height);
-      ahead = undefined;
-      const block = await current.block;
-      const below = store.blockHash(scanned);
-      if (below !== undefined && block.previousblockhash !== below) {
-        scanned = await followReorg(scanned);
-        continue;
+    try {
+      while (scanned < tip && !stopped) {
+        while (ahead.length < prefetchBlocks && nextFetch <= tip) ahead.push(fetchAhead(nextFetch++));
+        const current = ahead.shift()!;
+        const block = await current.block;
+        const below = store.blockHash(scanned);
+        if (below !== undefined && block.previousblockhash !== below) {
+          ahead.length = 0;
+          scanned = await followReorg(scanned);
+          nextFetch = scanned + 1;
+          continue;
+        }
+        const found = await current.found;
+        if (stopped) break;
+        await applyBlock(block, found);
+        scanned = current.height;
+        blocks++;
+        if (Date.now() - lastProgressLog >= progressEvery) {
+          lastProgressLog = Date.now();
+          logger.info({ scanned_height: scanned, tip, blocks_per_second: blocksPerSecond() }, 'scanning');
+        }
+        if (scanned === tip) tip = await rpc.call<number>('getblockcount', []);
       }
-      if (height < tip) ahead = fetchAhead(height + 1);
-      await scanBlock(block);
-      scanned = height;
-      blocks++;
-      if (Date.now() - lastProgressLog >= progressEvery) {
-        lastProgressLog = Date.now();
-        logger.info({ scanned_height: scanned, tip, blocks_per_second: blocksPerSecond() }, 'scanning');
-      }
-      if (scanned === tip) tip = await rpc.call<number>('getblockcount', []);
+    } finally {
+      ahead.length = 0;
     }
     if (stopped) return;
     // Once at start and after a catch-up; a single new block is only logged at debug level.
@@ -656,6 +735,7 @@ export function createScanner(options: ScannerOptions): Scanner {
     start() {
       if (running !== undefined) return;
       stopped = false;
+      pool?.warm();
       running = loop();
       if (options.longPoll !== undefined) longPolling = longPollLoop(options.longPoll);
     },

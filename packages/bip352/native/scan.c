@@ -92,6 +92,111 @@ static void comb_mul(secp256k1_gej *r, const unsigned char *s32) {
     }
 }
 
+
+/* ------------------------------------------------------------------------------------------ */
+/* One exponentiation for an inverse and a square root (the label search's lifts ride on the
+   inversions the scan pays anyway). */
+
+/* r = a^((p-3)/4). (p-3)/4 in binary: 223 ones, 0, 22 ones, 0000, 1011 (the chain of
+   libsecp256k1's fe_sqrt, whose exponent (p+1)/4 ends in 0000 1100 instead). */
+static void fe_pow_p3d4(secp256k1_fe *r, const secp256k1_fe *a) {
+    secp256k1_fe x2, x3, x6, x9, x11, x22, x44, x88, x176, x220, x223, t1;
+    int j;
+    secp256k1_fe_sqr(&x2, a);
+    secp256k1_fe_mul(&x2, &x2, a);
+    secp256k1_fe_sqr(&x3, &x2);
+    secp256k1_fe_mul(&x3, &x3, a);
+    x6 = x3;
+    for (j = 0; j < 3; j++) secp256k1_fe_sqr(&x6, &x6);
+    secp256k1_fe_mul(&x6, &x6, &x3);
+    x9 = x6;
+    for (j = 0; j < 3; j++) secp256k1_fe_sqr(&x9, &x9);
+    secp256k1_fe_mul(&x9, &x9, &x3);
+    x11 = x9;
+    for (j = 0; j < 2; j++) secp256k1_fe_sqr(&x11, &x11);
+    secp256k1_fe_mul(&x11, &x11, &x2);
+    x22 = x11;
+    for (j = 0; j < 11; j++) secp256k1_fe_sqr(&x22, &x22);
+    secp256k1_fe_mul(&x22, &x22, &x11);
+    x44 = x22;
+    for (j = 0; j < 22; j++) secp256k1_fe_sqr(&x44, &x44);
+    secp256k1_fe_mul(&x44, &x44, &x22);
+    x88 = x44;
+    for (j = 0; j < 44; j++) secp256k1_fe_sqr(&x88, &x88);
+    secp256k1_fe_mul(&x88, &x88, &x44);
+    x176 = x88;
+    for (j = 0; j < 88; j++) secp256k1_fe_sqr(&x176, &x176);
+    secp256k1_fe_mul(&x176, &x176, &x88);
+    x220 = x176;
+    for (j = 0; j < 44; j++) secp256k1_fe_sqr(&x220, &x220);
+    secp256k1_fe_mul(&x220, &x220, &x44);
+    x223 = x220;
+    for (j = 0; j < 3; j++) secp256k1_fe_sqr(&x223, &x223);
+    secp256k1_fe_mul(&x223, &x223, &x3);
+    t1 = x223;
+    for (j = 0; j < 23; j++) secp256k1_fe_sqr(&t1, &t1);
+    secp256k1_fe_mul(&t1, &t1, &x22);
+    for (j = 0; j < 5; j++) secp256k1_fe_sqr(&t1, &t1);
+    secp256k1_fe_mul(&t1, &t1, a); /* ...0000 1 */
+    secp256k1_fe_sqr(&t1, &t1);    /* 0 */
+    secp256k1_fe_sqr(&t1, &t1);
+    secp256k1_fe_mul(&t1, &t1, a); /* 1 */
+    secp256k1_fe_sqr(&t1, &t1);
+    secp256k1_fe_mul(r, &t1, a);   /* 1 */
+}
+
+/*
+ * inv = 1/v and, when u is a square, y = its square root with even parity (returns 1; else 0,
+ * inv still right), for the price of one exponentiation: s = (u v^2)^((p-3)/4) gives
+ * s^2 = chi(u) / (u v^2), so u s v is a square root of u when chi(u) = 1 and u s^2 v = chi(u) / v.
+ * u and v non-zero (u = x^3 + 7 never is on this curve; v is a Z coordinate or a product of them).
+ */
+static int fe_inv_and_sqrt(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_fe *v, const secp256k1_fe *u) {
+    secp256k1_fe w, s, t;
+    int ok;
+    secp256k1_fe_sqr(&w, v);
+    secp256k1_fe_mul(&w, &w, u);
+    fe_pow_p3d4(&s, &w);
+    secp256k1_fe_mul(&t, &s, v);
+    secp256k1_fe_mul(y, &t, u);  /* u s v */
+    secp256k1_fe_mul(inv, y, &s); /* u s^2 v */
+    secp256k1_fe_sqr(&t, y);
+    secp256k1_fe_normalize_weak(&t);
+    ok = secp256k1_fe_equal_var(&t, u);
+    if (!ok) {
+        secp256k1_fe_negate(inv, inv, 1);
+        secp256k1_fe_normalize_weak(inv);
+        return 0;
+    }
+    secp256k1_fe_normalize_var(y);
+    if (secp256k1_fe_is_odd(y)) {
+        secp256k1_fe_negate(y, y, 1);
+        secp256k1_fe_normalize_var(y);
+    }
+    return 1;
+}
+
+/* u = x^3 + 7 */
+static void curve_rhs(secp256k1_fe *u, const secp256k1_fe *x) {
+    secp256k1_fe x2, seven;
+    secp256k1_fe_sqr(&x2, x);
+    secp256k1_fe_mul(u, &x2, x);
+    secp256k1_fe_set_int(&seven, 7);
+    secp256k1_fe_add(u, &seven);
+    secp256k1_fe_normalize_weak(u);
+}
+
+/* ge = the affine form of a (not infinity), lifting output o (even y) in the same exponentiation. */
+static int affine_lifting(secp256k1_ge *ge, const secp256k1_gej *a, secp256k1_ge *o) {
+    secp256k1_fe u, zi;
+    int ok;
+    curve_rhs(&u, &o->x);
+    ok = fe_inv_and_sqrt(&zi, &o->y, &a->z, &u);
+    secp256k1_ge_set_gej_zinv(ge, a, &zi);
+    o->infinity = 0;
+    return ok;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* A receiver's spend keys: B_spend (label -1) and B_m = B_spend + L_m (label = the caller's slot). */
 
@@ -104,33 +209,37 @@ typedef struct {
     secp256k1_scalar scan;
     spend_key *keys; /* keys[0] = B_spend */
     size_t count, cap;
-    int32_t *table; /* open addressing on the top 64 bits of x: index into keys, -1 empty */
+    uint64_t *table; /* open addressing on x_key: (tag: its top 32 bits) << 32 | (index into keys + 1), 0 empty */
     size_t table_size;
     int32_t infinite_label; /* the label whose B_m is the point at infinity (L_m = -B_spend), or -2 */
     unsigned char *out; /* scratch for results */
     size_t out_cap;
 } scanner;
 
+/* Hash of a normalized x: its low bits straight from the limbs (any bits of x are uniform). */
 static uint64_t x_key(const secp256k1_fe *x_normalized) {
-    unsigned char b[32];
-    uint64_t k = 0;
-    int i;
-    secp256k1_fe_get_b32(b, x_normalized);
-    for (i = 0; i < 8; i++) k = (k << 8) | b[i];
-    return k;
+#ifdef USE_FIELD_5X52
+    return x_normalized->n[0] ^ (x_normalized->n[1] << 12);
+#else
+    return (uint64_t)x_normalized->n[0] | ((uint64_t)x_normalized->n[1] << 26) | ((uint64_t)x_normalized->n[2] << 52);
+#endif
+}
+
+static uint64_t table_entry(uint64_t key, size_t index) {
+    return (key & 0xffffffff00000000ULL) | (uint64_t)(index + 1);
 }
 
 static void table_insert(scanner *sc, size_t index) {
-    size_t mask = sc->table_size - 1, slot = (size_t)x_key(&sc->keys[index].point.x) & mask;
-    while (sc->table[slot] >= 0) slot = (slot + 1) & mask;
-    sc->table[slot] = (int32_t)index;
+    uint64_t key = x_key(&sc->keys[index].point.x);
+    size_t mask = sc->table_size - 1, slot = (size_t)key & mask;
+    while (sc->table[slot] != 0) slot = (slot + 1) & mask;
+    sc->table[slot] = table_entry(key, index);
 }
 
 static int table_rebuild(scanner *sc, size_t size) {
-    int32_t *t = malloc(sizeof(int32_t) * size);
+    uint64_t *t = calloc(size, sizeof(uint64_t));
     size_t i;
     if (t == NULL) return 0;
-    for (i = 0; i < size; i++) t[i] = -1;
     free(sc->table);
     sc->table = t;
     sc->table_size = size;
@@ -138,12 +247,16 @@ static int table_rebuild(scanner *sc, size_t size) {
     return 1;
 }
 
-/* The spend key whose x equals p's (p affine, normalized), or NULL. */
-static const spend_key *table_find(const scanner *sc, const secp256k1_ge *p) {
-    size_t mask = sc->table_size - 1, slot = (size_t)x_key(&p->x) & mask;
-    int32_t i;
-    while ((i = sc->table[slot]) >= 0) {
-        if (secp256k1_fe_equal_var(&sc->keys[i].point.x, &p->x)) return &sc->keys[i];
+/* The spend key whose x equals x (normalized), or NULL. The tag in each entry rejects the
+   other keys of a probe without reading them (100,000 labels do not fit in the caches). */
+static const spend_key *table_find_x(const scanner *sc, const secp256k1_fe *x) {
+    uint64_t key = x_key(x), tag = key & 0xffffffff00000000ULL, e;
+    size_t mask = sc->table_size - 1, slot = (size_t)key & mask;
+    while ((e = sc->table[slot]) != 0) {
+        if ((e & 0xffffffff00000000ULL) == tag) {
+            const spend_key *k = &sc->keys[(e & 0xffffffffULL) - 1];
+            if (secp256k1_fe_equal_var(&k->point.x, x)) return k;
+        }
         slot = (slot + 1) & mask;
     }
     return NULL;
@@ -192,6 +305,7 @@ static void scanner_free(napi_env env, void *data, void *hint) {
 #define COST_CMP 60
 #define COST_SQRT 5500
 #define COST_INV 5500
+#define COST_LOOKUP 500 /* per output and k: the x of O - T and -O - T (~12 field multiplications), two probes */
 
 static void put_u32(unsigned char *p, uint32_t v) {
     p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v;
@@ -203,26 +317,101 @@ static int scalar_from(secp256k1_scalar *s, const unsigned char *b32) {
     return !overflow && !secp256k1_scalar_is_zero(s);
 }
 
+/* The label of a spend key B with B = c (affine, x normalized), or -2 when there is none. */
+static int32_t label_of(const scanner *sc, const secp256k1_fe *x, const secp256k1_fe *y_unnormalized) {
+    const spend_key *key = table_find_x(sc, x);
+    secp256k1_fe y;
+    if (key == NULL) return -2;
+    y = *y_unnormalized;
+    secp256k1_fe_normalize_var(&y);
+    return secp256k1_fe_equal_var(&y, &key->point.y) ? key->label : -2;
+}
+
+/* O - T (len 0) and -O - T (len 1) the plain way, for an output with x(O) == x(T). */
+static int32_t label_slow(const scanner *sc, const secp256k1_gej *t, const secp256k1_ge *o, int len) {
+    secp256k1_gej r, tneg;
+    secp256k1_ge p;
+    secp256k1_gej_neg(&tneg, t);
+    if (len == 0) secp256k1_gej_add_ge_var(&r, &tneg, o, NULL);
+    else secp256k1_gej_add_ge_var(&r, t, o, NULL); /* O + T = -(-O - T) */
+    if (secp256k1_gej_is_infinity(&r)) return sc->infinite_label == -2 ? -2 : sc->infinite_label;
+    secp256k1_ge_set_gej_var(&p, &r);
+    secp256k1_fe_normalize_var(&p.x);
+    if (len == 1) secp256k1_fe_negate(&p.y, &p.y, 1);
+    return label_of(sc, &p.x, &p.y);
+}
+
+/* The first remaining output whose x is x(T + B_spend), in *best; 0 when none. */
+static int spend_first(const scanner *sc, const secp256k1_gej *t, const secp256k1_fe *x, const unsigned char *state, size_t m, size_t *best) {
+    secp256k1_gej r;
+    size_t j;
+    secp256k1_gej_add_ge_var(&r, t, &sc->keys[0].point, NULL);
+    if (secp256k1_gej_is_infinity(&r)) return 0;
+    for (j = 0; j < m; j++) {
+        if (!(state[j] & 1) && secp256k1_gej_eq_x_var(&x[j], &r)) {
+            *best = j;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Cost of the search over outputs at one k: square roots of the outputs not yet lifted (one of
+   them rides on the inversion, free), the inversion when none does, and the lookups. */
+static uint64_t outputs_cost(size_t unlifted, size_t remaining) {
+    return (unlifted > 0 ? (uint64_t)(unlifted - 1) * COST_SQRT : COST_INV) + (uint64_t)remaining * COST_LOOKUP;
+}
+
 /*
  * Scans one transaction. keys: n compressed keys (33 bytes each, invalid ones skipped);
  * outpoint: the smallest outpoint (36 bytes); xs: m x-only output keys (32 bytes each).
  * Writes up to m matches to sc->out. With `fixed` (the benchmark's tight loop), every hash is
  * replaced by those 32 bytes: the same elliptic-curve work, no hashing.
  * Returns the number of matches, or a negative SCAN_* code.
+ *
+ * Two searches, chosen per k by their cost: x(T + B) for each spend key B against each output
+ * (few keys), or for each output O the x of O - T and -O - T looked up among the spend keys
+ * (many labels: BIP-352, "Scanning", labels; the cost follows the outputs, not the labels).
+ * The second needs each output lifted (a square root) and one inversion per k; each inversion
+ * the scan pays anyway (A, the ECDH point, the batch of the lookups) lifts one output in the same
+ * exponentiation (fe_inv_and_sqrt), so for the common 2-output transaction labels cost only
+ * field multiplications.
  */
 static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsigned char *outpoint,
                    const unsigned char *xs, size_t m, uint32_t k_max, const unsigned char *fixed) {
-    secp256k1_gej acc, r, t, tneg, *pairs;
-    secp256k1_ge ge, *pairs_affine, *lifted;
-    secp256k1_fe *x;
+    secp256k1_gej acc, r, t;
+    secp256k1_ge ge, *lifted;
+    secp256k1_fe *x, *dd, *ee, *pre;
     size_t *index;
     void *block = NULL;
     secp256k1_scalar s, tweak;
     unsigned char a33[33], ecdh33[33], hash[32], ser_k[4];
-    unsigned char *state; /* per output: 0 remaining, 1 taken; bit 2: lifted known, bit 4: not liftable */
-    size_t i, j, len, remaining = 0, found = 0;
+    unsigned char *state; /* per output: 1 taken; 2 lifted (or known not liftable); 4 not liftable; 8 x(O) == x(T) at this k */
+    size_t i, j, len, remaining = 0, found = 0, unlifted, prelift = 0;
     int any = 0, result;
     uint32_t k;
+
+    /* one block for the per-output arrays (largest alignment first) */
+    block = malloc((sizeof(secp256k1_ge) + sizeof(secp256k1_fe) * 4 + sizeof(size_t) + 1) * (m + 1));
+    if (block == NULL) return SCAN_NO_MEMORY;
+    lifted = block;
+    x = (secp256k1_fe *)(lifted + (m + 1));
+    dd = x + (m + 1);
+    ee = dd + (m + 1);
+    pre = ee + (m + 1);
+    index = (size_t *)(pre + (m + 1));
+    state = (unsigned char *)(index + (m + 1));
+    memset(state, 0, m + 1);
+    for (j = 0; j < m; j++) {
+        if (secp256k1_fe_set_b32(&x[j], xs + 32 * j)) {
+            lifted[j].x = x[j];
+            remaining++;
+        } else {
+            state[j] = 1; /* x >= p: no point, pays no one */
+        }
+    }
+    /* Many spend keys: the two inversions below lift the first two outputs for free. */
+    if ((uint64_t)sc->count * (COST_ADD + remaining * COST_CMP) > outputs_cost(remaining > 2 ? remaining - 2 : 0, remaining)) prelift = 2;
 
     secp256k1_gej_set_infinity(&acc);
     for (i = 0; i < n; i++) {
@@ -230,8 +419,18 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
         secp256k1_gej_add_ge_var(&acc, &acc, &ge, NULL);
         any = 1;
     }
-    if (!any || secp256k1_gej_is_infinity(&acc)) return SCAN_NOT_ELIGIBLE;
-    secp256k1_ge_set_gej_var(&ge, &acc);
+    if (!any || secp256k1_gej_is_infinity(&acc)) {
+        result = SCAN_NOT_ELIGIBLE;
+        goto done;
+    }
+    /* A affine (1 inversion), lifting the first remaining output with it */
+    for (j = 0; j < m && (state[j] & 3); j++) {}
+    if (prelift > 0 && j < m) {
+        state[j] |= 2 | (affine_lifting(&ge, &acc, &lifted[j]) ? 0 : 4);
+        prelift--;
+    } else {
+        secp256k1_ge_set_gej_var(&ge, &acc);
+    }
     len = 33;
     secp256k1_eckey_pubkey_serialize(&ge, a33, &len, 1);
     if (fixed) {
@@ -242,35 +441,28 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
         secp256k1_sha256_write(&h, a33, 33);
         secp256k1_sha256_finalize(&h, hash);
     }
-    if (!scalar_from(&s, hash)) return SCAN_BAD_INPUT_HASH;
+    if (!scalar_from(&s, hash)) {
+        result = SCAN_BAD_INPUT_HASH;
+        goto done;
+    }
     secp256k1_scalar_mul(&s, &s, &sc->scan);
     /* one variable-base multiplication: (input_hash * b_scan) * A */
     secp256k1_gej_set_ge(&acc, &ge);
     secp256k1_ecmult(&ctx->ecmult_ctx, &r, &acc, &s, NULL);
     secp256k1_scalar_clear(&s);
-    secp256k1_ge_set_gej_var(&ge, &r);
+    /* the ECDH point affine (1 inversion), lifting the next remaining output with it */
+    for (j = 0; j < m && (state[j] & 3); j++) {}
+    if (prelift > 0 && j < m && !secp256k1_gej_is_infinity(&r)) {
+        state[j] |= 2 | (affine_lifting(&ge, &r, &lifted[j]) ? 0 : 4);
+    } else {
+        secp256k1_ge_set_gej_var(&ge, &r);
+    }
     len = 33;
     secp256k1_eckey_pubkey_serialize(&ge, ecdh33, &len, 1);
 
-    /* one block for the per-output arrays (largest alignment first) */
-    block = malloc((sizeof(secp256k1_gej) * 2 + sizeof(secp256k1_ge) * 3 + sizeof(secp256k1_fe) + sizeof(size_t) + 1) * (m + 1));
-    if (block == NULL) return SCAN_NO_MEMORY;
-    pairs = block;
-    pairs_affine = (secp256k1_ge *)(pairs + 2 * (m + 1));
-    lifted = pairs_affine + 2 * (m + 1);
-    x = (secp256k1_fe *)(lifted + (m + 1));
-    index = (size_t *)(x + (m + 1));
-    state = (unsigned char *)(index + (m + 1));
-    memset(state, 0, m + 1);
-    for (j = 0; j < m; j++) {
-        if (secp256k1_fe_set_b32(&x[j], xs + 32 * j)) remaining++;
-        else state[j] = 1; /* x >= p: no point, pays no one */
-    }
-
     for (k = 0; k < k_max && remaining > 0; k++) {
-        size_t best = SIZE_MAX, unlifted = 0;
+        size_t best = SIZE_MAX;
         int32_t best_label = -1;
-        uint64_t sums_cost, outputs_cost;
         if (fixed) {
             memcpy(hash, fixed, 32);
         } else {
@@ -286,10 +478,9 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
         }
         comb_mul(&t, hash);
 
-        for (j = 0; j < m; j++) if (!(state[j] & 1) && !(state[j] & 2)) unlifted++;
-        sums_cost = (uint64_t)sc->count * (COST_ADD + remaining * COST_CMP);
-        outputs_cost = unlifted * COST_SQRT + COST_INV + 2 * remaining * (COST_ADD + 100);
-        if (sums_cost <= outputs_cost) {
+        unlifted = 0;
+        for (j = 0; j < m; j++) if (!(state[j] & 3)) unlifted++;
+        if ((uint64_t)sc->count * (COST_ADD + remaining * COST_CMP) <= outputs_cost(unlifted, remaining)) {
             /* x(T + B) against every remaining output: B_spend first (an unlabelled match wins),
                then each B_m, keeping the first output in order */
             for (i = 0; i < sc->count; i++) {
@@ -314,54 +505,123 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
                     }
                 }
             }
+        } else if (remaining >= 16 && spend_first(sc, &t, x, state, m, &best)) {
+            /* many outputs (a transaction paying this receiver again and again): an unlabelled
+               match wins, and x(T + B_spend) against each output is the cheap test */
+            best_label = -1;
         } else {
-            /* O - T and O + T for each remaining output O (lifted with even y), looked up among
-               the spend keys: O - T = B, or O + T = -B (then -O = T + B). One inversion for all. */
-            size_t count = 0;
-            int hit_unlabelled = 0;
-            secp256k1_gej_neg(&tneg, &t);
+            /*
+             * For each remaining output O (even y) with T = (X, Y, Z) in Jacobian coordinates:
+             * D = x(O) Z^2 - X, E = Z D, so x(O) - x(T) = D / Z^2; the slopes from O to -T and
+             * to T are (y(O) Z^3 +- Y) / E, and x(T) = X (D / E)^2. The E of all outputs are
+             * inverted together (prefix products), and that inversion lifts one output not yet
+             * lifted (its E needs only x(O)). Then x(O - T) and x(-O - T) = x(O + T) are looked
+             * up among the spend keys (O - T = B, or -O - T = B), y checked on a hit.
+             */
+            secp256k1_fe z2, z3, nx, inv, tmp, xt, yoz3, lambda, xc, yc;
+            size_t count = 0, fold = SIZE_MAX;
+            int hit_unlabelled = 0, have_xt = 0;
+            secp256k1_fe_normalize_weak(&t.x);
+            secp256k1_fe_normalize_weak(&t.y);
+            secp256k1_fe_normalize_weak(&t.z);
+            secp256k1_fe_sqr(&z2, &t.z);
+            secp256k1_fe_mul(&z3, &z2, &t.z);
+            secp256k1_fe_negate(&nx, &t.x, 1);
             for (j = 0; j < m; j++) {
                 if (state[j] & 1) continue;
                 if (!(state[j] & 2)) {
-                    state[j] |= 2;
-                    if (!secp256k1_ge_set_xo_var(&lifted[j], &x[j], 0)) state[j] |= 4;
+                    if (fold == SIZE_MAX) {
+                        fold = j;
+                    } else {
+                        state[j] |= 2;
+                        if (!secp256k1_ge_set_xo_var(&lifted[j], &x[j], 0)) state[j] |= 4;
+                    }
                 }
                 if (state[j] & 4) continue;
-                secp256k1_gej_add_ge_var(&pairs[2 * count], &tneg, &lifted[j], NULL);
-                secp256k1_gej_add_ge_var(&pairs[2 * count + 1], &t, &lifted[j], NULL);
+                secp256k1_fe_mul(&dd[count], &x[j], &z2);
+                secp256k1_fe_add(&dd[count], &nx);
+                secp256k1_fe_mul(&ee[count], &dd[count], &t.z);
+                state[j] &= ~8;
+                if (secp256k1_fe_normalizes_to_zero_var(&ee[count])) {
+                    state[j] |= 8; /* x(O) == x(T): the plain way below */
+                    secp256k1_fe_set_int(&ee[count], 1);
+                }
+                if (count == 0) pre[0] = ee[0];
+                else secp256k1_fe_mul(&pre[count], &pre[count - 1], &ee[count]);
                 index[count++] = j;
             }
-            secp256k1_ge_set_all_gej_var(pairs_affine, pairs, 2 * count);
-            /* (it leaves the flags unset when every point is infinity, which O - T and O + T never
-               both are; set them anyway) */
-            for (i = 0; i < 2 * count; i++) pairs_affine[i].infinity = pairs[i].infinity;
+            if (fold != SIZE_MAX) {
+                secp256k1_fe u;
+                curve_rhs(&u, &x[fold]);
+                if (count > 0) {
+                    if (!fe_inv_and_sqrt(&inv, &lifted[fold].y, &pre[count - 1], &u)) state[fold] |= 4;
+                } else if (!secp256k1_ge_set_xo_var(&lifted[fold], &x[fold], 0)) {
+                    state[fold] |= 4;
+                }
+                lifted[fold].infinity = 0;
+                state[fold] |= 2;
+            } else if (count > 0) {
+                secp256k1_fe_inv_var(&inv, &pre[count - 1]);
+            }
+            /* ee[i] becomes 1 / E_i */
+            for (i = count; i-- > 0;) {
+                tmp = ee[i];
+                if (i > 0) secp256k1_fe_mul(&ee[i], &inv, &pre[i - 1]);
+                else ee[i] = inv;
+                secp256k1_fe_mul(&inv, &inv, &tmp);
+            }
             for (i = 0; i < count && !hit_unlabelled; i++) {
-                for (len = 0; len < 2; len++) {
-                    secp256k1_ge *p = &pairs_affine[2 * i + len];
-                    int32_t label;
-                    if (secp256k1_ge_is_infinity(p)) {
-                        if (sc->infinite_label == -2) continue;
-                        label = sc->infinite_label;
-                    } else {
-                        const spend_key *key;
-                        secp256k1_fe y;
-                        secp256k1_fe_normalize_var(&p->x);
-                        key = table_find(sc, p);
-                        if (key == NULL) continue;
-                        y = p->y;
-                        if (len == 1) secp256k1_fe_negate(&y, &y, 1);
-                        secp256k1_fe_normalize_var(&y);
-                        if (!secp256k1_fe_equal_var(&y, &key->point.y)) continue;
-                        label = key->label;
+                j = index[i];
+                if (state[j] & 4) continue; /* the folded output was not liftable after all */
+                if (!(state[j] & 8)) {
+                    if (!have_xt) {
+                        secp256k1_fe_mul(&tmp, &dd[i], &ee[i]); /* 1 / Z = D / E */
+                        secp256k1_fe_sqr(&tmp, &tmp);
+                        secp256k1_fe_mul(&xt, &t.x, &tmp);
+                        have_xt = 1;
                     }
+                    secp256k1_fe_mul(&yoz3, &lifted[j].y, &z3);
+                }
+                for (len = 0; len < 2; len++) {
+                    int32_t label;
+                    if (state[j] & 8) {
+                        label = label_slow(sc, &t, &lifted[j], (int)len);
+                    } else {
+                        secp256k1_fe num = yoz3, sum;
+                        if (len == 0) secp256k1_fe_add(&num, &t.y); /* O to -T */
+                        else {
+                            secp256k1_fe_negate(&tmp, &t.y, 1);
+                            secp256k1_fe_add(&num, &tmp); /* O to T */
+                        }
+                        secp256k1_fe_mul(&lambda, &num, &ee[i]);
+                        secp256k1_fe_sqr(&xc, &lambda);
+                        sum = xt;
+                        secp256k1_fe_add(&sum, &lifted[j].x);
+                        secp256k1_fe_negate(&sum, &sum, 2);
+                        secp256k1_fe_add(&xc, &sum);
+                        secp256k1_fe_normalize_var(&xc);
+                        if (table_find_x(sc, &xc) == NULL) continue;
+                        /* y of O + (-T) or of O + T: lambda (x(O) - xc) - y(O); -O - T = -(O + T) */
+                        secp256k1_fe_negate(&tmp, &xc, 1);
+                        secp256k1_fe_add(&tmp, &lifted[j].x);
+                        secp256k1_fe_mul(&yc, &lambda, &tmp);
+                        secp256k1_fe_negate(&tmp, &lifted[j].y, 1);
+                        secp256k1_fe_add(&yc, &tmp);
+                        if (len == 1) {
+                            secp256k1_fe_normalize_weak(&yc);
+                            secp256k1_fe_negate(&yc, &yc, 1);
+                        }
+                        label = label_of(sc, &xc, &yc);
+                    }
+                    if (label == -2) continue;
                     if (label == -1) {
-                        best = index[i];
+                        best = j;
                         best_label = -1;
                         hit_unlabelled = 1;
                         break;
                     }
                     if (best == SIZE_MAX) {
-                        best = index[i];
+                        best = j;
                         best_label = label;
                     }
                 }

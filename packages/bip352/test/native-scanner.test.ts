@@ -67,21 +67,26 @@ describe('native whole-transaction scan', () => {
     ['no label (x(T + B) search)', [] as number[]],
     ['3 labels (x(T + B) search)', [1, 2, 3]],
     ['1,000 labels (O − T and O + T looked up)', Array.from({ length: 1000 }, (_, i) => i + 1)],
-  ])('finds exactly what the step-by-step scan finds: %s', (_name, labels) => {
-    const fast = createReceiver({ scanPriv, spendPub, labels, backend: native });
-    const slow = createReceiver({ scanPriv, spendPub, labels, backend: stepByStep });
-    const used = labels.length === 0 ? [0] : [0, labels[labels.length - 1] as number, labels[0] as number];
-    let found = 0;
-    for (let i = 0; i < 24; i++) {
-      const inputs = i % 2 === 0 ? [p2trSpend(), p2wpkhSpend()] : [p2wpkhSpend()];
-      const recipients = [address, ...used.map(labeled), address].slice(0, 1 + (i % 4));
-      const outs = outputs(createSilentPaymentOutputs(inputs, recipients), i % 5);
-      const expected = slow.scanTransaction(inputs, outs);
-      expect(fast.scanTransaction(inputs, outs)).toEqual(expected);
-      found += expected.length;
-    }
-    expect(found).toBeGreaterThan(24);
-  });
+    ['100,000 labels (O − T and O + T looked up)', Array.from({ length: 100_000 }, (_, i) => i + 1)],
+  ])(
+    'finds exactly what the step-by-step scan finds: %s',
+    (_name, labels) => {
+      const fast = createReceiver({ scanPriv, spendPub, labels, backend: native });
+      const slow = createReceiver({ scanPriv, spendPub, labels, backend: stepByStep });
+      const used = labels.length === 0 ? [0] : [0, labels[labels.length - 1] as number, labels[0] as number];
+      let found = 0;
+      for (let i = 0; i < 24; i++) {
+        const inputs = i % 2 === 0 ? [p2trSpend(), p2wpkhSpend()] : [p2wpkhSpend()];
+        const recipients = [address, ...used.map(labeled), address].slice(0, 1 + (i % 4));
+        const outs = outputs(createSilentPaymentOutputs(inputs, recipients), i % 5);
+        const expected = slow.scanTransaction(inputs, outs);
+        expect(fast.scanTransaction(inputs, outs)).toEqual(expected);
+        found += expected.length;
+      }
+      expect(found).toBeGreaterThan(24);
+    },
+    180_000,
+  );
 
   it('skips invalid input keys and output keys that are not curve points, and finds the rest', () => {
     const inputs = [p2wpkhSpend(), p2trSpend()];
@@ -134,6 +139,13 @@ describe('native whole-transaction scan', () => {
     expect(scanner.scan(keys, outpoint, xs, 10)).toEqual([{ position: 0, k: 0, labelSlot: 5, tk: t0 }]);
     // k_max 0: nothing is looked at
     expect(scanner.scan(keys, outpoint, xs, 0)).toEqual([]);
+    // with many labels (the search over outputs: x(O) == x(T) takes the plain way), and beside another output
+    const spend = native.pointFromCompressed(spendPub);
+    const many = native.createTransactionScanner!(scanPriv, spend);
+    for (let m = 1; m <= 200; m++) many.addSpendKey(native.add(spend, native.baseMul(taggedHash('BIP0352/Label', scanPriv, ser32(m)))), m);
+    many.addSpendKey(null, 5);
+    const two = Uint8Array.from([...xonly(key()), ...xs]);
+    expect(many.scan(keys, outpoint, two, 10)).toEqual([{ position: 1, k: 0, labelSlot: 5, tk: t0 }]);
   });
 
   it('rejects malformed arguments with an error naming the argument, never a crash', () => {

@@ -9,3 +9,4 @@ export {
   type SilentPaymentOptions,
   type InputKind,
 } from './silent-payment';
+export { buildDenseChain, type DenseChain, type DenseChainOptions } from './dense-chain';

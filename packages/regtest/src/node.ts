@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,8 @@ export interface RegtestNodeOptions {
   rpcPort?: number;
   /** How long to wait for the RPC server to answer (ms, default 60 s). */
   startTimeoutMs?: number;
+  /** A data directory to use and keep (a cached chain); default: a new temporary one, removed by close(). */
+  datadir?: string;
 }
 
 /** A raw HTTP exchange with the node: status, content type and exact body bytes. */
@@ -92,7 +94,9 @@ process.once('exit', () => {
  */
 export async function startRegtestNode(options: RegtestNodeOptions = {}): Promise<RegtestNode> {
   const bitcoind = options.bitcoind ?? requireBitcoind();
-  const datadir = mkdtempSync(join(tmpdir(), 'regtest-'));
+  const keep = options.datadir !== undefined;
+  if (keep) mkdirSync(options.datadir!, { recursive: true });
+  const datadir = options.datadir ?? mkdtempSync(join(tmpdir(), 'regtest-'));
   let rpcPort = options.rpcPort ?? (await freePort());
   let url = `http://127.0.0.1:${rpcPort}`;
   const cookieFile = join(datadir, 'regtest', '.cookie');
@@ -210,7 +214,7 @@ export async function startRegtestNode(options: RegtestNodeOptions = {}): Promis
       break;
     } catch (err) {
       if (attempt >= 3 || !/Unable to start HTTP server|Unable to bind/i.test(stderr)) {
-        rmSync(datadir, { recursive: true, force: true });
+        if (!keep) rmSync(datadir, { recursive: true, force: true });
         throw err;
       }
       rpcPort = await freePort();
@@ -240,7 +244,7 @@ export async function startRegtestNode(options: RegtestNodeOptions = {}): Promis
     },
     async close() {
       await stop();
-      rmSync(datadir, { recursive: true, force: true });
+      if (!keep) rmSync(datadir, { recursive: true, force: true });
     },
   };
 }
