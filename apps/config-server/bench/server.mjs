@@ -8,7 +8,7 @@ import { createServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
-import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/http';
+import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/service';
 import { hexToBytes } from '@repo/crypto';
 import { createApp, createKeyring, loadConfig } from '../dist/index.js';
 
@@ -42,7 +42,9 @@ if (mode === 'hello') {
     ...(process.argv[3] ? { CLIENT_KEYS_DIR: process.argv[3], CLIENT_KEYS_RECHECK_MS: '1000' } : {}),
   });
   const keyring = createKeyring({ keysDir: config.keysDir, masterKey: hexToBytes(master) });
-  server = createApp(config, { logger: createSilentLogger(), keyring, tls }).server;
+  const service = createApp(config, { logger: createSilentLogger(), keyring, tls });
+  await service.start();
+  server = service.servers.https;
 }
 const { port } = await listen(server, 0, '127.0.0.1');
 process.stdout.write(`${port}\n`);

@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/http';
+import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/service';
 import { hexToBytes } from '@repo/crypto';
 import { createApp, createKeyring, loadConfig } from '../dist/index.js';
 
@@ -34,8 +34,9 @@ const config = loadConfig({
 const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
 const keyring = createKeyring({ keysDir: config.keysDir, masterKey: hexToBytes(master) });
 const service = createApp(config, { logger: createSilentLogger(), keyring, tls });
-service.server.keepAliveTimeout = 60_000; // the benchmark reuses its connections between phases
-const { port } = await listen(service.server, 0, '127.0.0.1');
+await service.start();
+service.servers.https.keepAliveTimeout = 60_000; // the benchmark reuses its connections between phases
+const { port } = await listen(service.servers.https, 0, '127.0.0.1');
 process.send({ port, file, ca: tls.cert });
 process.on('message', (message) => {
   if (message === 'mem') {

@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { AppError, errorHandler, notFoundHandler, toAppError } from '@repo/errors';
+import { closeGracefully, loadOrCreateTlsCredentials, once, type Logger, type ServiceApp } from '@repo/service';
 import {
   chain,
-  closeGracefully,
   createRateLimiter,
   limitConnectionsPerAddress,
   overloadGuard,
@@ -12,46 +12,54 @@ import {
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
-  type Logger,
 } from '@repo/http';
 import { auditTrail, createAuditLog, type AuditFields } from './audit';
 import type { ConfigServerConfig } from './config';
 import { API_VERSION, COMMON_HEADERS } from './constants';
 import { createClientKeyRegistry } from './client-keys';
 import { createFileStore } from './file-store';
-import type { Keyring } from './keyring';
+import { createKeyring, type Keyring } from './keyring';
 import { maintenanceSwitch } from './maintenance';
 import { fileRoute, parseWaitMs } from './routes/files';
 import { metaRoutes } from './routes/meta';
-import { loadVersionKey } from './version-key';
+import { readOrCreateMasterKey } from './master-key';
+import { readOrCreateVersionKey } from './version-key';
 import { createVersionStore } from './versions';
 import { createWatchHub, type WatchHub } from './watch';
 
 /** What the app needs besides its configuration. */
 export interface ConfigServerDeps {
   logger: Logger;
-  keyring: Keyring;
-  /** PEM certificate and key: plain HTTP is never served. */
-  tls: { cert: string; key: string };
-  /** The key versions are computed under; by default `CONFIG_VERSION_KEY` or `DATA_DIR/version.key` (created on first start). */
+  /** By default from `CONFIG_MASTER_KEY` or `DATA_DIR/master.key` (written by `start()` on first start). */
+  keyring?: Keyring;
+  /**
+   * PEM certificate and key: plain HTTP is never served. By default TLS_CERT_FILE/TLS_KEY_FILE, or
+   * a self-signed certificate in DATA_DIR, loaded (or generated) by `start()`.
+   */
+  tls?: { cert: string; key: string };
+  /** The key versions are computed under; by default `CONFIG_VERSION_KEY` or `DATA_DIR/version.key` (written by `start()` on first start). */
   versionKey?: Uint8Array;
   now?: () => number;
 }
 
-/** The config server, built but not listening. */
-export interface ConfigServerApp {
+/**
+ * The config server, built but not listening: `start()` writes the keys generated on first start
+ * and loads (or generates) the TLS certificate; `close()` stops listening, answers every waiting
+ * request (304, `Connection: close`) and lets the others finish.
+ */
+export interface ConfigServerApp extends ServiceApp<{ https: Server }> {
   app: Express;
-  server: Server;
   connections: ConnectionCounter;
   /** The change watch of `?wait=` requests (its `stats`, for tests and benchmarks). */
   watch: WatchHub;
-  /** Stops listening, answers every waiting request (304, `Connection: close`), lets the others finish. */
-  close(): Promise<void>;
 }
 
-/** Builds the config server (HTTPS only) from its configuration; never listens. */
+/** Builds the config server (HTTPS only) from its configuration; never listens, writes no file. */
 export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): ConfigServerApp {
   const { logger } = deps;
+  const master = deps.keyring === undefined ? readOrCreateMasterKey(config) : undefined;
+  const keyring = deps.keyring ?? createKeyring({ keysDir: config.keysDir, masterKey: master!.key });
+  const version = deps.versionKey === undefined ? readOrCreateVersionKey(config) : undefined;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -64,7 +72,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
     now: deps.now,
   });
   const versions = createVersionStore({
-    secret: deps.versionKey ?? loadVersionKey(config).key,
+    secret: deps.versionKey ?? version!.key,
     dir: join(config.dataDir, 'history'),
     maxPerFile: config.versionHistoryMax,
     logger,
@@ -104,7 +112,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       versions,
       watch,
       maxWaitSeconds,
-      keyring: deps.keyring,
+      keyring,
       clientKeys: createClientKeyRegistry({ dir: config.clientKeysDir, recheckMs: config.clientKeysRecheckMs, logger, now: deps.now }),
       logger,
     }),
@@ -113,7 +121,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   app.use(auditErrorCode());
   app.use(errorHandler({ logger }));
 
-  const server = createServer({ cert: deps.tls.cert, key: deps.tls.key, minVersion: 'TLSv1.2' }, app);
+  const server = createServer({ ...(deps.tls ? { cert: deps.tls.cert, key: deps.tls.key } : {}), minVersion: 'TLSv1.2' }, app);
   // Node's own limits backstop the middleware: headers and whole requests within the timeout.
   server.requestTimeout = config.requestTimeoutMs;
   server.headersTimeout = Math.min(config.requestTimeoutMs, 60_000);
@@ -122,15 +130,42 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
 
   return {
     app,
-    server,
+    servers: { https: server },
     connections,
     watch,
-    async close() {
+    async start() {
+      if (master !== undefined) {
+        master.persist();
+        logger.info({ source: master.source, path: master.path, fingerprint: master.fingerprint }, 'master key loaded');
+        if (master.exposed) logger.warn({ path: master.path }, 'master key file is readable by others: chmod 600 it');
+      }
+      if (version !== undefined) {
+        version.persist();
+        logger.info({ source: version.source, path: version.path, fingerprint: version.fingerprint }, 'version key loaded');
+        if (version.exposed) logger.warn({ path: version.path }, 'version key file is readable by others: chmod 600 it');
+      }
+      if (deps.tls === undefined) {
+        const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
+        server.setSecureContext({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' });
+        logger.info({ source: tls.source, sha256: tls.fingerprint }, 'TLS certificate loaded (pin this fingerprint in clients)');
+      }
+      logger.info(
+        {
+          storage: config.storageDir,
+          audit: config.auditLogFile,
+          auditMaxBytes: config.auditLogMaxBytes,
+          auditKeep: config.auditLogKeep,
+          historyPerFile: config.versionHistoryMax,
+        },
+        'config server starting',
+      );
+    },
+    close: once(async () => {
       const closing = closeGracefully(server);
       watch.close();
       await closing;
       audit.close();
-    },
+    }),
   };
 }
 

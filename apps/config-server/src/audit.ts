@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { RequestHandler } from 'express';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import { parseFileRequest } from './file-path';
 import { ENCRYPTION_MODES } from './recipient';
 

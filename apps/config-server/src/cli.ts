@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { bytesToHex } from '@repo/crypto';
-import { ConfigError, loadDotEnvFile } from '@repo/http';
+import { ConfigError, loadDotEnvFile } from '@repo/config';
 import { loadConfig } from './config';
 import { ENV_RE } from './file-path';
 import { createKeyring } from './keyring';

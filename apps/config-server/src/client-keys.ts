@@ -11,7 +11,7 @@ import {
   type HpkeKemName,
   type HpkeSuite,
 } from '@repo/crypto';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 
 /** A client public key registered for an environment. */
 export interface RegisteredClientKey {

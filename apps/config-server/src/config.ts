@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { readBool, readInt, readOptional, readPort, readString, readHex, type Env } from '@repo/http';
+import { readBool, readInt, readOptional, readPort, readString, readHex, type Env } from '@repo/config';
 
 /** Everything the config server reads from its environment, once, at start. */
 export interface ConfigServerConfig {

@@ -1,6 +1,6 @@
 import { open, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import { AppError } from '@repo/errors';
 import { parseEnv, resolveEnv, substitute, SubstitutionLimitError, type ResolvedEnv } from '@repo/substitution';
 import { fileNotFound, type FileRequest } from './file-path';

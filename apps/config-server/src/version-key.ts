@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { bytesToHex, generateKey, keyFingerprint, parseKey } from '@repo/crypto';
-import { loadOrCreateSecretFile } from '@repo/http';
+import { readOrCreateSecretFile } from '@repo/service';
 import type { ConfigServerConfig } from './config';
 
 /** The key versions are computed under, and where it came from (for one log line, by fingerprint). */
@@ -18,13 +18,27 @@ export interface VersionKey {
  * start, as the master key is. Replicas behind one name must share it, or they disagree on
  * versions (config-server README, "Versions").
  */
-export function loadVersionKey(config: Pick<ConfigServerConfig, 'versionKeyHex' | 'dataDir'>): VersionKey {
+export function loadVersionKey(config: Parameters<typeof readOrCreateVersionKey>[0]): VersionKey {
+  const { persist, ...key } = readOrCreateVersionKey(config);
+  persist();
+  return key;
+}
+
+/** As {@link loadVersionKey}, without writing: a generated key is written by `persist()` (the app's `start()`). */
+export function readOrCreateVersionKey(config: Pick<ConfigServerConfig, 'versionKeyHex' | 'dataDir'>): VersionKey & { persist(): void } {
   if (config.versionKeyHex !== undefined) {
     const key = parseKey(config.versionKeyHex, 'CONFIG_VERSION_KEY');
-    return { key, source: 'environment', fingerprint: keyFingerprint(key), exposed: false };
+    return { key, source: 'environment', fingerprint: keyFingerprint(key), exposed: false, persist() {} };
   }
   const path = join(config.dataDir, 'version.key');
-  const file = loadOrCreateSecretFile(path, () => bytesToHex(generateKey()));
+  const file = readOrCreateSecretFile(path, () => bytesToHex(generateKey()));
   const key = parseKey(file.value, path);
-  return { key, source: file.created ? 'generated' : 'file', path, fingerprint: keyFingerprint(key), exposed: file.exposed };
+  return {
+    key,
+    source: file.created ? 'generated' : 'file',
+    path,
+    fingerprint: keyFingerprint(key),
+    exposed: file.exposed,
+    persist: file.persist,
+  };
 }

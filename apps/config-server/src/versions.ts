@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deriveKey, nodeBackend, open, seal, sha256Hex } from '@repo/crypto';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 
 /**
  * A version: the first 16 bytes (128 bits) of HMAC-SHA256 under the server's version key over a

@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AppError } from '@repo/errors';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import type { FileRequest } from './file-path';
 import type { RenderedFile } from './file-store';
 

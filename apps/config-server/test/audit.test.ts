@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHpkeSuite, nodeBackend, nodeX25519 } from '@repo/crypto';
-import { createSilentLogger } from '@repo/http';
+import { createSilentLogger } from '@repo/service';
 import { createAuditLog, type AuditRecord } from '../src/audit';
 import { get, registerClientKey, startServer, type Harness } from './harness';
 

@@ -3,7 +3,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
-import { createMemoryLogger, generateSelfSignedCertificate, listen, type LogRecord } from '@repo/http';
+import { createMemoryLogger, generateSelfSignedCertificate, listen, type LogRecord } from '@repo/service';
 import { deriveKey, hexToBytes } from '@repo/crypto';
 import { createApp, type ConfigServerApp } from '../src/app';
 import { loadConfig, type ConfigServerConfig } from '../src/config';
@@ -66,7 +66,8 @@ export async function startServer(overrides: Record<string, string> = {}, option
   const tls = await tlsCache;
   const keyring = createKeyring({ keysDir: config.keysDir, masterKey: hexToBytes(MASTER_KEY_HEX), recheckMs: 0 });
   const service = createApp(config, { logger, keyring, tls, now: options.now });
-  const { port } = await listen(service.server, 0, '127.0.0.1');
+  await service.start();
+  const { port } = await listen(service.servers.https, 0, '127.0.0.1');
   return {
     url: `https://127.0.0.1:${port}`,
     port,

@@ -1,7 +1,7 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHpkeSuite, nobleBackend, nodeBackend, nodeX25519, openFromBase64 } from '@repo/crypto';
-import { createSilentLogger } from '@repo/http';
+import { createSilentLogger } from '@repo/service';
 import { createFileStore } from '../src/file-store';
 import { createVersionStore } from '../src/versions';
 import { createWatchHub } from '../src/watch';

@@ -6,19 +6,9 @@ import { join } from 'node:path';
 import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { keyFingerprint } from '@repo/crypto';
-import {
-  ConfigError,
-  closeGracefully,
-  createRateLimiter,
-  limitConnectionsPerAddress,
-  loadOrCreateSecretFile,
-  loadOrCreateTlsCredentials,
-  overloadGuard,
-  rateLimit,
-  requestLogger,
-  requestTimeout,
-  type Logger,
-} from '@repo/http';
+import { ConfigError } from '@repo/config';
+import { closeGracefully, loadOrCreateSecretFile, loadOrCreateTlsCredentials, type Logger } from '@repo/service';
+import { createRateLimiter, limitConnectionsPerAddress, overloadGuard, rateLimit, requestLogger, requestTimeout } from '@repo/http';
 import type { RelayConfig } from './config';
 import { createRedisLog, createSqliteLog, type EventLog } from './event-log';
 import { createRelay, type Relay } from './relay';

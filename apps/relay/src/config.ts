@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { normalizeSha256Fingerprint } from '@repo/crypto';
-import { ConfigError, readBool, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/http';
+import { ConfigError, readBool, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/config';
 
 /** Settings of the relay, read once at start (README lists every variable with its default). */
 export interface RelayConfig {

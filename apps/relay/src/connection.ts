@@ -1,6 +1,6 @@
 import { WebSocket } from 'ws';
 import type { Scope, SubscriptionType, SyncType } from '@repo/relay-protocol';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import { scopeOf } from './scopes';
 import type { RelayCounters } from './status';
 

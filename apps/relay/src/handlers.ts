@@ -1,5 +1,5 @@
 import type { RawData } from 'ws';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import {
   InvalidMessageError,
   MESSAGES,

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { createLogger, listen, loadDotEnvFile, onShutdownSignal, runMain } from '@repo/http';
+import { loadDotEnvFile } from '@repo/config';
+import { createLogger, listen, onShutdownSignal, runMain } from '@repo/service';
 import { createApp } from './app';
 import { loadConfig } from './config';
 

@@ -1,6 +1,6 @@
 import { WebSocket } from 'ws';
 import { AppError } from '@repo/errors';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import { SYNC_TYPES, createMessage, type SyncRequestType, type SyncType } from '@repo/relay-protocol';
 import { backoffDelay } from './backoff';
 import type { RelayLimits, RelayTiming } from './config';

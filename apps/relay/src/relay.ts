@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import {
   InvalidMessageError,
   SYNC_TYPES,

@@ -1,4 +1,4 @@
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import { InvalidMessageError, createMessage, errorMessageOf, type ReplayCursor, type SubscriptionType } from '@repo/relay-protocol';
 import type { Connection } from './connection';
 import { seqAfter, type EventLog } from './event-log';

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import type { Scope } from '@repo/relay-protocol';
 import type { ClientToken } from './upgrade';
 

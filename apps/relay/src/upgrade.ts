@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { equalStrings } from '@repo/crypto';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import type { Scope } from '@repo/relay-protocol';
 import type { ConnectionRoles } from './connection';
 import { ALL_SCOPES } from './scopes';

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { createSilentLogger, listen } from '@repo/http';
+import { createSilentLogger, listen } from '@repo/service';
 import { DEFAULT_LIMITS, DEFAULT_TIMING } from '../src/config';
 import { createSqliteLog, type Appended, type EventLog } from '../src/event-log';
 import { createRelay, type Relay } from '../src/relay';

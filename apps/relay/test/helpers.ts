@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket, { type ClientOptions } from 'ws';
-import { createSilentLogger, listen, type Logger } from '@repo/http';
+import { createSilentLogger, listen, type Logger } from '@repo/service';
 import { createApp, type RelayApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import type { Envelope } from '@repo/relay-protocol';

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { generateSelfSignedCertificate, certificateFingerprint } from '@repo/http';
+import { generateSelfSignedCertificate, certificateFingerprint } from '@repo/service';
 import {
   MESH_TOKEN,
   PUBLISH_TOKEN,

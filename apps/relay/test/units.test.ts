@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, createSilentLogger } from '@repo/http';
+import { ConfigError } from '@repo/config';
+import { createSilentLogger } from '@repo/service';
 import { backoffDelay } from '../src/backoff';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';

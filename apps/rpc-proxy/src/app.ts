@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { keyFingerprint } from '@repo/crypto';
-import { createRateLimiter, limitConnectionsPerAddress, writeSecretFile, type ConnectionCounter, type Logger } from '@repo/http';
+import { closeServers, once, writeSecretFile, type Logger, type ServiceApp } from '@repo/service';
+import { createRateLimiter, limitConnectionsPerAddress, type ConnectionCounter } from '@repo/http';
 import { COOKIE_USER, createAuthenticator } from './auth';
 import { createResultCache, type ResultCache } from './cache';
 import { createCoalescer, type Coalescer } from './coalesce';
@@ -12,13 +13,15 @@ import { createJsonRpcHandler } from './routes/json-rpc';
 import { createOpsHandler } from './routes/ops';
 
 /** What the app needs besides its configuration. */
-export interface AppDeps {
+export interface ProxyDeps {
   logger: Logger;
 }
 
-/** The proxy, built but not listening. */
-export interface ProxyApp {
-  server: Server;
+/**
+ * The proxy, built but not listening: `start()` writes the client cookie; `close()` closes the
+ * server, stops the node client and removes the cookie file.
+ */
+export interface ProxyApp extends ServiceApp<{ http: Server }> {
   node: NodeClient;
   cache: ResultCache;
   /** The in-flight coalescer and its counters (idle when RPC_COALESCE is false). */
@@ -26,20 +29,16 @@ export interface ProxyApp {
   connections: ConnectionCounter;
   /** Path of the cookie file clients read. */
   cookieFile: string;
-  /** Stops the node client and removes the cookie file (the server is closed by the caller). */
-  close(): Promise<void>;
 }
 
 /**
- * Builds the proxy: writes a fresh cookie `__cookie__:<64 hex>` to DATA_DIR/.cookie (mode
- * 0600, as bitcoind does at every start), creates the node client, the cache, the rate
- * limiter and the connection cap, and returns the HTTP server without listening.
+ * Builds the proxy: draws a fresh cookie `__cookie__:<64 hex>` (written to DATA_DIR/.cookie, mode
+ * 0600, by `start()`, as bitcoind does at every start), creates the node client, the cache, the
+ * rate limiter and the connection cap, and returns the HTTP server without listening.
  */
-export function createApp(config: ProxyConfig, deps: AppDeps): ProxyApp {
+export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   const { logger } = deps;
   const cookie = randomBytes(32).toString('hex');
-  writeSecretFile(config.cookieFile, `${COOKIE_USER}:${cookie}`);
-  logger.info({ cookieFile: config.cookieFile, fingerprint: keyFingerprint(Buffer.from(cookie, 'hex')) }, 'client cookie written');
   const auth = createAuthenticator({ cookie, user: config.rpcUser, password: config.rpcPassword, rpcAuth: config.rpcAuth });
   const node = createNodeClient({
     url: config.nodeUrl,
@@ -84,16 +83,24 @@ export function createApp(config: ProxyConfig, deps: AppDeps): ProxyApp {
     maxTotal: config.maxConnections,
     logger,
   });
+  const servers = { http: server };
   return {
-    server,
+    servers,
     node,
     cache,
     coalescer,
     connections,
     cookieFile: config.cookieFile,
-    async close() {
+    start() {
+      writeSecretFile(config.cookieFile, `${COOKIE_USER}:${cookie}`);
+      logger.info({ cookieFile: config.cookieFile, fingerprint: keyFingerprint(Buffer.from(cookie, 'hex')) }, 'client cookie written');
+      logger.info({ node: config.nodeUrl.origin }, 'rpc-proxy starting');
+      return Promise.resolve();
+    },
+    close: once(async () => {
+      await closeServers(servers);
       node.close();
       rmSync(config.cookieFile, { force: true });
-    },
+    }),
   };
 }

@@ -1,2 +1,2 @@
-export { createApp, type AppDeps, type ProxyApp } from './app';
+export { createApp, type ProxyDeps, type ProxyApp } from './app';
 export { loadConfig, DEFAULT_NODE_URL, type ProxyConfig } from './config';

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { Pool, type Dispatcher } from 'undici';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 
 /** Why a node call failed (each becomes -32603 with a message saying which). */
 export type NodeFailure = 'unreachable' | 'timeout' | 'garbage' | 'busy' | 'auth' | 'cookie' | 'queue';

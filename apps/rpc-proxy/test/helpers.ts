@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger, listen } from '@repo/http';
+import { createSilentLogger, listen } from '@repo/service';
 import { startChainDouble, type ChainDouble, type ChainDoubleOptions } from '@repo/chain-double';
 import { createApp, type ProxyApp } from '../src/app';
 import { loadConfig } from '../src/config';
@@ -39,15 +39,16 @@ export async function startHarness(env: Record<string, string> = {}, nodeOptions
     ...env,
   });
   const app = createApp(config, { logger: createSilentLogger() });
-  const address = await listen(app.server, 0, '127.0.0.1');
+  await app.start();
+  const address = await listen(app.servers.http, 0, '127.0.0.1');
   return {
     node,
     app,
     url: `http://127.0.0.1:${address.port}`,
     dataDir,
     async close() {
-      app.server.closeAllConnections();
-      await new Promise((r) => app.server.close(r));
+      app.servers.http.closeAllConnections();
+      await new Promise((r) => app.servers.http.close(r));
       await app.close();
       await node.close();
       rmSync(dataDir, { recursive: true, force: true });

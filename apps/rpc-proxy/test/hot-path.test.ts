@@ -1,5 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { createSilentLogger } from '@repo/http';
+import { createSilentLogger } from '@repo/service';
 import { constantTimeStringEqual, createAuthenticator, VERIFIED_HEADER_CACHE_SIZE } from '../src/auth';
 import { createResultCache } from '../src/cache';
 import { createNodeClient, looksLikeJson, NodeError, type NodeClient } from '../src/node-client';

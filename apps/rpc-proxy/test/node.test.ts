@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '@repo/http';
+import { ConfigError } from '@repo/config';
 import { createServer } from 'node:net';
 import { loadConfig, DEFAULT_NODE_URL } from '../src/config';
 import { call, post, startHarness, type Harness } from './helpers';

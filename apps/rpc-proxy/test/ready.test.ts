@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChainDouble, type ChainDouble } from '@repo/chain-double';
-import { createMemoryLogger, listen, type LogRecord } from '@repo/http';
+import { createMemoryLogger, listen, type LogRecord } from '@repo/service';
 import { createApp, type ProxyApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { call, startHarness, type Harness } from './helpers';
@@ -80,11 +80,12 @@ describe('a node cookie file the proxy cannot read', () => {
         logger: memory.logger,
       },
     );
-    url = `http://127.0.0.1:${(await listen(app.server, 0, '127.0.0.1')).port}`;
+    await app.start();
+    url = `http://127.0.0.1:${(await listen(app.servers.http, 0, '127.0.0.1')).port}`;
   });
   afterEach(async () => {
-    app.server.closeAllConnections();
-    await new Promise((r) => app.server.close(r));
+    app.servers.http.closeAllConnections();
+    await new Promise((r) => app.servers.http.close(r));
     await app.close();
     await node.close();
     rmSync(dir, { recursive: true, force: true });

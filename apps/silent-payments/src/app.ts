@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import express, { type Express } from 'express';
 import { bytesToHex } from '@repo/crypto';
 import { errorHandler, notFoundHandler } from '@repo/errors';
+import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
   createRateLimiter,
   limitConnectionsPerAddress,
@@ -12,12 +13,11 @@ import {
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
-  type Logger,
 } from '@repo/http';
 import { createAddressBook, type AddressBook } from './address-book';
 import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';
 import { APP_DIR, type SilentPaymentsConfig } from './config';
-import { loadOrCreateKeys, type ServiceKeys } from './keys';
+import { readOrGenerateKeys, type ServiceKeys } from './keys';
 import { createNoopPublisher, createRelayPublisher, type Publisher } from './publisher';
 import { addressRoutes } from './routes/addresses';
 import { healthRoutes } from './routes/health';
@@ -29,7 +29,7 @@ import { openStore, type Store } from './store';
 export const DATABASE_FILE = 'silent-payments.sqlite';
 
 /** What {@link createApp} needs besides the configuration. */
-export interface AppDeps {
+export interface SilentPaymentsDeps {
   logger: Logger;
   /** Overrides the publisher built from RELAY_URL/RELAY_PUBLISH_TOKEN (tests). */
   publisher?: Publisher;
@@ -39,21 +39,20 @@ export interface AppDeps {
   scannerMinBackoffMs?: number;
 }
 
-/** The service, built but not listening and not scanning. */
-export interface SilentPaymentsService {
+/**
+ * The service, built but not listening and not scanning: `start()` writes a generated key set,
+ * checks the database belongs to the keys and starts the scanner (when SCANNER_ENABLED, the
+ * default); `close()` closes the server, stops the scanner, the publisher and the chain client,
+ * then closes the database.
+ */
+export interface SilentPaymentsService extends ServiceApp<{ http: Server }> {
   app: Express;
-  /** The HTTP server (not listening: `listen(server, port, host)` from `@repo/http`). */
-  server: Server;
   connections: ConnectionCounter;
   scanner: Scanner;
   store: Store;
   book: AddressBook;
   keys: ServiceKeys;
   publisher: Publisher;
-  /** Starts the scanner when SCANNER_ENABLED (default). */
-  start(): void;
-  /** Stops the scanner, the publisher and the chain client, then closes the database. The caller closes the server. */
-  close(): Promise<void>;
 }
 
 function readVersion(): string {
@@ -68,17 +67,22 @@ function readVersion(): string {
  * Builds the silent-payment service: keys (from the environment or DATA_DIR, generated on
  * first start), the SQLite store, the BIP-352 address book, the relay publisher, the chain
  * scanner and the HTTP API with its limits (docs/silent-payments.md, "Limits"). Never listens and never reads
- * `process.env`. Throws a ConfigError for bad keys, an Error when DATA_DIR's database belongs
- * to other keys, or the bip352 library's error when the secp256k1 backend is missing.
+ * `process.env`; a generated key set is written by `start()`, which rejects when DATA_DIR's
+ * database belongs to other keys. Throws a ConfigError for bad keys, or the bip352 library's
+ * error when the secp256k1 backend is missing.
  */
-export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPaymentsService {
+export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps): SilentPaymentsService {
   const { logger } = deps;
-  const keys = loadOrCreateKeys({ dataDir: config.dataDir, scanKeyHex: config.scanKeyHex, spendPubkeyHex: config.spendPubkeyHex, logger });
+  const { keys, persist: persistKeys } = readOrGenerateKeys({
+    dataDir: config.dataDir,
+    scanKeyHex: config.scanKeyHex,
+    spendPubkeyHex: config.spendPubkeyHex,
+    logger,
+  });
   const store = openStore(join(config.dataDir, DATABASE_FILE));
   let publisher: Publisher | undefined;
   let rpc: ChainRpcClient | undefined;
   try {
-    store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
     const book = createAddressBook({ keys, network: config.network, labels: store.labels(), backend: config.scanner.backend });
     logger.info(
       {
@@ -142,30 +146,33 @@ export function createApp(config: SilentPaymentsConfig, deps: AppDeps): SilentPa
 
     const ownedPublisher = publisher;
     const ownedRpc = rpc;
-    let closed = false;
+    const servers = { http: server };
     return {
       app,
-      server,
+      servers,
       connections,
       scanner,
       store,
       book,
       keys,
       publisher,
-      start() {
+      async start() {
+        persistKeys();
+        store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
+        logger.info({ network: config.network, data_dir: config.dataDir }, 'silent-payments starting');
         if (config.scanner.enabled) scanner.start();
         else logger.warn('SCANNER_ENABLED=false: the chain is not scanned');
+        await Promise.resolve();
       },
-      async close() {
-        if (closed) return;
-        closed = true;
+      close: once(async () => {
+        await closeServers(servers);
         const stopping = scanner.stop();
         // Cuts a request in flight (a node that hangs) so the scanner stops at once.
         if (deps.rpc === undefined) ownedRpc.close();
         await stopping;
         if (deps.publisher === undefined) await ownedPublisher.close();
         store.close();
-      },
+      }),
     };
   } catch (err) {
     void publisher?.close();

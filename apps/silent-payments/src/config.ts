@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ConfigError, readBool, readEnum, readHex, readInt, readOptional, readPort, readString, type Env } from '@repo/http';
+import { ConfigError, readBool, readEnum, readHex, readInt, readOptional, readPort, readString, type Env } from '@repo/config';
 
 /** BIP-352 networks: `sp` addresses on mainnet, `tsp` on the test networks. */
 export const NETWORKS = ['signet', 'regtest', 'testnet', 'mainnet'] as const;

@@ -2,7 +2,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, hexToBytes, keyFingerprint } from '@repo/crypto';
-import { ConfigError, writeSecretFile, type Logger } from '@repo/http';
+import { ConfigError } from '@repo/config';
+import { writeSecretFile, type Logger } from '@repo/service';
 
 /** File names under DATA_DIR of a generated key set. */
 export const KEY_FILES = {
@@ -47,6 +48,13 @@ function readHexFile(path: string, bytes: number): Uint8Array {
   return hexToBytes(text.toLowerCase());
 }
 
+/** Keys read or generated, and the writing of a generated set (nothing to write otherwise). */
+export interface PendingKeys {
+  keys: ServiceKeys;
+  /** Writes a generated key set to DATA_DIR (once); a no-op for keys from the environment or DATA_DIR. */
+  persist(): void;
+}
+
 /**
  * Returns the scan private key and spend public key: from the environment when set, else from
  * DATA_DIR, else generates a key set there on first start (scan key and spend public key with
@@ -55,6 +63,16 @@ function readHexFile(path: string, bytes: number): Uint8Array {
  * Throws a ConfigError when the keys are invalid or DATA_DIR holds half a key set.
  */
 export function loadOrCreateKeys(options: LoadKeysOptions): ServiceKeys {
+  const pending = readOrGenerateKeys(options);
+  pending.persist();
+  return pending.keys;
+}
+
+/**
+ * As {@link loadOrCreateKeys}, without writing: a generated set is written by `persist()`
+ * (an app's `start()`), so building the app writes no file.
+ */
+export function readOrGenerateKeys(options: LoadKeysOptions): PendingKeys {
   const { dataDir, logger } = options;
   const scanPath = join(dataDir, KEY_FILES.scanKey);
   const spendPubPath = join(dataDir, KEY_FILES.spendPub);
@@ -62,6 +80,7 @@ export function loadOrCreateKeys(options: LoadKeysOptions): ServiceKeys {
   let scanPriv: Uint8Array;
   let spendPub: Uint8Array;
   let source: ServiceKeys['source'];
+  let persist: (() => void) | undefined;
   if (options.scanKeyHex !== undefined && options.spendPubkeyHex !== undefined) {
     scanPriv = hexToBytes(options.scanKeyHex);
     spendPub = hexToBytes(options.spendPubkeyHex);
@@ -85,16 +104,19 @@ export function loadOrCreateKeys(options: LoadKeysOptions): ServiceKeys {
     scanPriv = secp256k1.utils.randomSecretKey();
     const spendPriv = secp256k1.utils.randomSecretKey();
     spendPub = secp256k1.getPublicKey(spendPriv, true);
-    // The secret first: if the process dies in between, no key set exists without its secret.
-    writeSecretFile(spendSecretPath, `${bytesToHex(spendPriv)}\n`);
-    writeSecretFile(scanPath, `${bytesToHex(scanPriv)}\n`);
-    writeSecretFile(spendPubPath, `${bytesToHex(spendPub)}\n`);
-    spendPriv.fill(0);
+    const generated = { scanPriv, spendPub };
+    persist = () => {
+      // The secret first: if the process dies in between, no key set exists without its secret.
+      writeSecretFile(spendSecretPath, `${bytesToHex(spendPriv)}\n`);
+      writeSecretFile(scanPath, `${bytesToHex(generated.scanPriv)}\n`);
+      writeSecretFile(spendPubPath, `${bytesToHex(generated.spendPub)}\n`);
+      spendPriv.fill(0);
+      logger.warn(
+        { path: spendSecretPath, spend_pubkey_fingerprint: keyFingerprint(generated.spendPub) },
+        'generated a new silent-payment key set; the spend secret is needed only to spend: move this file offline (backup) and delete it here',
+      );
+    };
     source = 'generated';
-    logger.warn(
-      { path: spendSecretPath, spend_pubkey_fingerprint: keyFingerprint(spendPub) },
-      'generated a new silent-payment key set; the spend secret is needed only to spend: move this file offline (backup) and delete it here',
-    );
   }
   if (source !== 'generated' && existsSync(spendSecretPath)) {
     logger.warn({ path: spendSecretPath }, 'the spend secret is still in DATA_DIR: the service never needs it, move it offline');
@@ -104,5 +126,12 @@ export function loadOrCreateKeys(options: LoadKeysOptions): ServiceKeys {
     { source, scan_key_fingerprint: keyFingerprint(scanPriv), spend_pubkey_fingerprint: keyFingerprint(spendPub) },
     'silent-payment keys loaded',
   );
-  return { scanPriv, scanPub, spendPub, source };
+  return {
+    keys: { scanPriv, scanPub, spendPub, source },
+    persist() {
+      const write = persist;
+      persist = undefined;
+      write?.();
+    },
+  };
 }

@@ -1,25 +1,12 @@
 import { join } from 'node:path';
-import { closeGracefully, createLogger, listen, loadDotEnvFile, onShutdownSignal, runMain } from '@repo/http';
+import { runService } from '@repo/service';
 import { createApp } from './app';
 import { APP_DIR, loadConfig } from './config';
 
-/** Entry point: the only file with side effects (docs/silent-payments.md: HTTP on port 8000). */
-runMain('silent-payments', async () => {
-  loadDotEnvFile(join(APP_DIR, '.env'));
-  const config = loadConfig();
-  const logger = createLogger({ name: 'silent-payments', level: config.logLevel });
-  const service = createApp(config, { logger });
-  const address = await listen(service.server, config.port, config.host);
-  logger.info(
-    { host: address.address, port: address.port, network: config.network, data_dir: config.dataDir },
-    'silent-payments listening',
-  );
-  service.start();
-  onShutdownSignal({
-    logger,
-    stop: async () => {
-      await closeGracefully(service.server);
-      await service.close();
-    },
-  });
+runService({
+  name: 'silent-payments',
+  envFile: join(APP_DIR, '.env'),
+  loadConfig,
+  createApp,
+  listen: (config) => ({ http: { port: config.port, host: config.host } }),
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import type { DataOf, EventDataByType, EventType, Message } from '@repo/relay-protocol';
 
 /** `data` of a `TransactionReceived` event (the relay's message table, `@repo/relay-protocol`). */

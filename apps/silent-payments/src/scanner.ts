@@ -1,6 +1,6 @@
 import { RpcError } from '@repo/errors';
 import { scanInputsFromRpc, type RpcVin, type ScanOutput } from '@repo/bip352';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import type { AddressBook } from './address-book';
 import { btcToSats, satsToBtc } from './amount';
 import { ChainRpcError, type ChainRpcClient } from './chain-rpc';

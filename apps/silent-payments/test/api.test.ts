@@ -5,12 +5,12 @@ import { connect, type Socket } from 'node:net';
 import request from 'supertest';
 import { decodeSilentPaymentAddress, labeledSpendPub } from '@repo/bip352';
 import { bytesToHex } from '@repo/crypto';
-import { closeGracefully, createSilentLogger, listen } from '@repo/http';
+import { closeGracefully, createSilentLogger, listen } from '@repo/service';
 import { createApp, type SilentPaymentsService } from '../src/app';
 import { loadConfig, PAYMENTS_MAX_LIMIT, LABEL_MAX_LENGTH } from '../src/config';
 import type { NewPayment } from '../src/store';
 
-function build(dataDir: string, env: Record<string, string> = {}): SilentPaymentsService {
+async function build(dataDir: string, env: Record<string, string> = {}): Promise<SilentPaymentsService> {
   // No scanner and no node: these tests drive the HTTP API and the store only.
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -19,7 +19,9 @@ function build(dataDir: string, env: Record<string, string> = {}): SilentPayment
     CHAIN_RPC_URL: 'http://127.0.0.1:9',
     ...env,
   });
-  return createApp(config, { logger: createSilentLogger() });
+  const service = createApp(config, { logger: createSilentLogger() });
+  await service.start();
+  return service;
 }
 
 function newPayment(txid: string, vout: number, address: string, amountSats: bigint): NewPayment {
@@ -29,9 +31,9 @@ function newPayment(txid: string, vout: number, address: string, amountSats: big
 describe('silent-payments HTTP API', () => {
   let dir: string;
   let service: SilentPaymentsService;
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sp-api-'));
-    service = build(dir);
+    service = await build(dir);
   });
   afterEach(async () => {
     await service.close();
@@ -76,7 +78,7 @@ describe('silent-payments HTTP API', () => {
     it('keeps labels across a restart and scans for them again', async () => {
       const first = await request(service.app).post('/generate-address').send({ label: 'kept', amount: 1 });
       await service.close();
-      service = build(dir);
+      service = await build(dir);
       const again = await request(service.app).post('/generate-address').send({ label: 'kept', amount: 1 });
       expect(again.status).toBe(200);
       expect(again.body.address).toBe(first.body.address);
@@ -85,7 +87,7 @@ describe('silent-payments HTTP API', () => {
 
     it('gives sp addresses on mainnet', async () => {
       const mainDir = mkdtempSync(join(tmpdir(), 'sp-api-main-'));
-      const main = build(mainDir, { SP_NETWORK: 'mainnet' });
+      const main = await build(mainDir, { SP_NETWORK: 'mainnet' });
       try {
         const res = await request(main.app).post('/generate-address').send({ label: 'a', amount: 1 });
         expect(res.body.address).toMatch(/^sp1/);
@@ -129,7 +131,7 @@ describe('silent-payments HTTP API', () => {
 
     it('answers 413 past the body limit', async () => {
       await service.close();
-      service = build(dir, { MAX_BODY_BYTES: '1024' });
+      service = await build(dir, { MAX_BODY_BYTES: '1024' });
       const res = await request(service.app)
         .post('/generate-address')
         .send({ label: 'x'.repeat(2000), amount: 1 });
@@ -214,8 +216,8 @@ describe('silent-payments HTTP API', () => {
   describe('limits and unknown routes', () => {
     it('refuses connections past MAX_CONNECTIONS on the real server', async () => {
       await service.close();
-      service = build(dir, { MAX_CONNECTIONS: '2' });
-      const { port } = await listen(service.server, 0, '127.0.0.1');
+      service = await build(dir, { MAX_CONNECTIONS: '2' });
+      const { port } = await listen(service.servers.http, 0, '127.0.0.1');
       const sockets: Socket[] = [];
       const open = () =>
         new Promise<Socket>((resolve, reject) => {
@@ -232,7 +234,7 @@ describe('silent-payments HTTP API', () => {
         expect(service.connections.refused).toBe(1);
       } finally {
         for (const s of sockets) s.destroy();
-        await closeGracefully(service.server, 100);
+        await closeGracefully(service.servers.http, 100);
       }
     });
 
@@ -244,7 +246,7 @@ describe('silent-payments HTTP API', () => {
 
     it('answers 429 with Retry-After past the per-address rate limit, /health excepted', async () => {
       await service.close();
-      service = build(dir, { RATE_LIMIT_PER_MINUTE: '3' });
+      service = await build(dir, { RATE_LIMIT_PER_MINUTE: '3' });
       for (let i = 0; i < 3; i++) expect((await request(service.app).get('/payments')).status).toBe(200);
       const refused = await request(service.app).get('/payments');
       expect(refused.status).toBe(429);

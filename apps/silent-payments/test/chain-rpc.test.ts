@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RpcError } from '@repo/errors';
-import { closeGracefully, listen } from '@repo/http';
+import { closeGracefully, listen } from '@repo/service';
 import { ChainRpcError, createChainRpcClient } from '../src/chain-rpc';
 
 type Handler = (body: unknown, req: IncomingMessage, res: ServerResponse) => void;

@@ -1,4 +1,4 @@
-import { ConfigError } from '@repo/http';
+import { ConfigError } from '@repo/config';
 import { loadConfig } from '../src/config';
 
 describe('loadConfig', () => {

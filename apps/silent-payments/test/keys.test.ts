@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex } from '@repo/crypto';
-import { ConfigError, createSilentLogger } from '@repo/http';
+import { ConfigError } from '@repo/config';
+import { createSilentLogger } from '@repo/service';
 import { KEY_FILES, loadOrCreateKeys } from '../src/keys';
 
 describe('loadOrCreateKeys', () => {

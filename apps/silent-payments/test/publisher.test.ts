@@ -1,6 +1,6 @@
-import { createSilentLogger } from '@repo/http';
+import { createSilentLogger } from '@repo/service';
 import { createNoopPublisher, createRelayPublisher, type Publisher } from '../src/publisher';
-import { freePort, startFakeRelay, waitFor, type FakeRelay } from './helpers/fake-relay';
+import { freePort, startFakeRelay, waitFor, type FakeRelay } from './support/fake-relay';
 
 const TOKEN = 'publish-token-for-tests';
 const logger = createSilentLogger();

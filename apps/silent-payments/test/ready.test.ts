@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChainDouble, type ChainDouble } from '@repo/chain-double';
-import { createMemoryLogger, createSilentLogger, listen } from '@repo/http';
+import { createMemoryLogger, createSilentLogger, listen } from '@repo/service';
 import { createApp as createProxy, loadConfig as loadProxyConfig, type ProxyApp } from '@repo/rpc-proxy';
-import { waitFor } from './helpers/fake-relay';
-import { getJson, startService, type RunningService } from './helpers/service';
+import { waitFor } from './support/fake-relay';
+import { getJson, startService, type RunningService } from './support/service';
 
 const USER = 'proxytest';
 const PASSWORD = 'proxytestpass';
@@ -130,7 +130,8 @@ describe('the node in its initial block download, GET /ready', () => {
       }),
       { logger: createSilentLogger() },
     );
-    const proxyUrl = `http://127.0.0.1:${(await listen(proxy.server, 0, '127.0.0.1')).port}`;
+    await proxy.start();
+    const proxyUrl = `http://127.0.0.1:${(await listen(proxy.servers.http, 0, '127.0.0.1')).port}`;
     try {
       running = await startService(env({ CHAIN_RPC_URL: proxyUrl, CHAIN_RPC_USER: 'sp', CHAIN_RPC_PASSWORD: 'nope' }));
       await waitFor(() => status().state === 'retrying', 5_000, 'retrying');
@@ -151,8 +152,8 @@ describe('the node in its initial block download, GET /ready', () => {
     } finally {
       await running?.close();
       running = undefined;
-      proxy.server.closeAllConnections();
-      await new Promise((r) => proxy.server.close(r));
+      proxy.servers.http.closeAllConnections();
+      await new Promise((r) => proxy.servers.http.close(r));
       await proxy.close();
       rmSync(proxyDir, { recursive: true, force: true });
     }

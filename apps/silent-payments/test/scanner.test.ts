@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChainDouble, type ChainDouble, type FundedOutput } from '@repo/chain-double';
-import { startFakeRelay, waitFor, type FakeRelay } from './helpers/fake-relay';
+import { startFakeRelay, waitFor, type FakeRelay } from './support/fake-relay';
 import { buildSilentPayment, plainScript } from '@repo/chain-double';
 import { openStore } from '../src/store';
-import { getJson, postJson, startService, type RunningService } from './helpers/service';
+import { getJson, postJson, startService, type RunningService } from './support/service';
 
 const TOKEN = 'relay-publish-token';
 const USER = 'proxytest';

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from '@repo/errors';
+import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
-  closeGracefully,
   createRateLimiter,
   limitConnectionsPerAddress,
   overloadGuard,
@@ -10,7 +10,6 @@ import {
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
-  type Logger,
 } from '@repo/http';
 import type { StorageBackend } from './backends/backend';
 import { createRedisBackend } from './backends/redis';
@@ -29,15 +28,15 @@ export interface StorageDeps {
   backend?: StorageBackend;
 }
 
-/** The storage service, built but not listening. */
-export interface StorageApp {
+/**
+ * The storage service, built but not listening: `start()` starts the sweeper; `close()` stops it,
+ * closes the server gracefully and then the backend (pending writes finish).
+ */
+export interface StorageApp extends ServiceApp<{ http: Server }> {
   app: Express;
-  server: Server;
   backend: StorageBackend;
   sweeper: Sweeper;
   connections: ConnectionCounter;
-  /** Stops the sweeper, closes the server gracefully and then the backend (pending writes finish). */
-  close(): Promise<void>;
 }
 
 /** Builds the backend `config.backend` names. Rejects when Redis cannot be reached. */
@@ -54,8 +53,8 @@ export async function createBackend(config: StorageConfig, logger: Logger): Prom
 }
 
 /**
- * Builds the storage service (express app, HTTP server with its connection caps, backend,
- * background sweeper started) without listening. Rejects when the backend cannot be opened.
+ * Builds the storage service (express app, HTTP server with its connection caps, backend, the
+ * sweeper not started) without listening. Rejects when the backend cannot be opened.
  */
 export async function createApp(config: StorageConfig, deps: StorageDeps): Promise<StorageApp> {
   const { logger } = deps;
@@ -96,22 +95,22 @@ export async function createApp(config: StorageConfig, deps: StorageDeps): Promi
   });
 
   const sweeper = createSweeper({ backend, now, intervalMs: config.sweepIntervalMs, batchSize: config.sweepBatchSize, logger });
-  sweeper.start();
-
-  let closing: Promise<void> | undefined;
+  const servers = { http: server };
   return {
     app,
-    server,
+    servers,
     backend,
     sweeper,
     connections,
-    close() {
-      closing ??= (async () => {
-        await sweeper.stop();
-        await closeGracefully(server);
-        await backend.close();
-      })();
-      return closing;
+    start() {
+      logger.info({ backend: config.backend, permanent: config.permanent, dataDir: config.dataDir }, 'storage starting');
+      sweeper.start();
+      return Promise.resolve();
     },
+    close: once(async () => {
+      await sweeper.stop();
+      await closeServers(servers);
+      await backend.close();
+    }),
   };
 }

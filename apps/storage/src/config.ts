@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, readBool, readEnum, readInt, readPort, readString, type Env } from '@repo/http';
+import { ConfigError, readBool, readEnum, readInt, readPort, readString, type Env } from '@repo/config';
 
 /** The storage backends, chosen by `STORAGE_BACKEND`. */
 export const STORAGE_BACKENDS = ['sqlite', 'redis'] as const;

@@ -1,4 +1,4 @@
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import type { StorageBackend } from './backends/backend';
 
 /** Options of {@link createSweeper}. */

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { ConfigError } from '@repo/http';
+import { ConfigError } from '@repo/config';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TTL_SECONDS, loadConfig } from '../src';
 
 describe('loadConfig', () => {

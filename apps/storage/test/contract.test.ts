@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createSilentLogger } from '@repo/http';
+import { createSilentLogger } from '@repo/service';
 import { createBackend, DEFAULT_TTL_SECONDS, hashWriteToken, type StorageBackend, type StorageBackendName } from '../src';
 import { useBackend } from './support/redis-server';
 import {

@@ -25,11 +25,5 @@ export { scanInputsFromRpc, type RpcVin } from './rpc';
 export { computeTweakData, type TweakData } from './tweak-data';
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput } from './receiver';
 export { createSilentPaymentOutputs, createSilentPaymentGroups, type SendInput, type SendOptions, type SendGroup } from './sender';
-export {
-  loadSecp256k1Backend,
-  isBackendAvailable,
-  DEFAULT_BACKEND,
-  type Secp256k1Backend,
-  type AnySecp256k1Backend,
-  type BackendName,
-} from './backend';
+export { loadSecp256k1Backend, isBackendAvailable, DEFAULT_BACKEND } from './load-backend';
+export type { Secp256k1Backend, AnySecp256k1Backend, BackendName, TransactionScanner, TransactionMatch } from './backend';

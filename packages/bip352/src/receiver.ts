@@ -1,4 +1,5 @@
-import { loadSecp256k1Backend, type AnySecp256k1Backend, type TransactionScanner } from './backend';
+import type { Secp256k1Backend, TransactionScanner } from './backend';
+import { loadSecp256k1Backend } from './load-backend';
 import { assertBytes, assertLabel, bytesToHex, key48, ser32 } from './bytes';
 import { K_MAX } from './constants';
 import { SilentPaymentError } from './errors';
@@ -21,7 +22,7 @@ export interface FoundOutput {
   k: number;
 }
 
-export interface ReceiverOptions {
+export interface ReceiverOptions<P = unknown> {
   /** b_scan, 32 bytes. */
   scanPriv: Uint8Array;
   /** B_spend, 33 bytes compressed. */
@@ -29,7 +30,7 @@ export interface ReceiverOptions {
   /** label indexes m ≥ 1 to scan for; the change label m = 0 is always scanned. */
   labels?: number[];
   /** the secp256k1 implementation; default {@link loadSecp256k1Backend}() (native, or an error). */
-  backend?: AnySecp256k1Backend;
+  backend?: Secp256k1Backend<P>;
 }
 
 export interface Receiver {
@@ -109,18 +110,19 @@ function chooseStrategy(labels: number, outputs: number, unlifted: number, every
  * @throws {TypeError|RangeError} on malformed keys or labels; {SilentPaymentError}
  *   `BACKEND_UNAVAILABLE` when no backend is given and the native one cannot be loaded.
  */
-export function createReceiver(options: ReceiverOptions): Receiver {
+export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
   const { scanPriv, spendPub } = options;
   assertBytes(scanPriv, 'scanPriv', 32);
   assertBytes(spendPub, 'spendPub', 33);
   assertValidScalar(scanPriv, 'scanPriv');
-  const backend: AnySecp256k1Backend = options.backend ?? loadSecp256k1Backend();
-  type P = unknown;
-  const spend = backend.pointFromCompressed(spendPub) as P | null;
-  if (spend === null) throw new TypeError('"spendPub" is not a valid compressed secp256k1 point');
+  // The default backend's point type is its own: `any` here, which P then is.
+  const backend: Secp256k1Backend<P> = options.backend ?? loadSecp256k1Backend();
+  const spendPoint = backend.pointFromCompressed(spendPub);
+  if (spendPoint === null) throw new TypeError('"spendPub" is not a valid compressed secp256k1 point');
+  const spend: P = spendPoint;
   const scanKey = scanPriv.slice();
   // the native backend scans a whole transaction in one call; the others go step by step below
-  const txScanner = backend.createTransactionScanner?.(scanKey, spend) as TransactionScanner<P> | undefined;
+  const txScanner = backend.createTransactionScanner?.(scanKey, spend);
 
   const labelList: LabelEntry<P>[] = [];
   const labelIndexes = new Set<number>();
@@ -140,8 +142,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     if (labelIndexes.has(m)) return;
     const tweak = labelTweak(scanKey, m);
     assertValidScalar(tweak, 'label tweak');
-    const point = backend.baseMul(tweak) as P;
-    const entry: LabelEntry<P> = { m, tweak, point, spend: backend.add(spend, point) as P | null };
+    const point = backend.baseMul(tweak);
+    const entry: LabelEntry<P> = { m, tweak, point, spend: backend.add(spend, point) };
     labelIndexes.add(m);
     labelList.push(entry);
     txScanner?.addSpendKey(entry.spend, labelList.length - 1);
@@ -213,11 +215,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       const strategy = chooseStrategy(labelList.length, remaining.length, unlifted, everySpendKeyFinite);
       let match: { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined;
       if (strategy === 'outputs') {
-        match = findByOutputs(backend.baseMul(tk) as P, remaining);
+        match = findByOutputs(backend.baseMul(tk), remaining);
         unlifted = 0;
         for (const c of remaining) if (c.lifted === undefined) unlifted++;
       } else {
-        const pk = backend.addTweak(spend, tk) as P | null;
+        const pk = backend.addTweak(spend, tk);
         if (pk === null) break;
         const exact = lookupOutput(pk, remaining);
         match = exact ? { candidate: exact, label: null } : findByLabels(pk, remaining);
@@ -240,7 +242,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   /** `labels`: P_k + L for each label, looked up among the outputs. */
   function findByLabels(pk: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> } | undefined {
     for (const label of labelList) {
-      const sum = backend.add(pk, label.point) as P | null;
+      const sum = backend.add(pk, label.point);
       if (sum === null) continue;
       const hit = lookupOutput(sum, remaining);
       if (hit) return { candidate: hit, label };
@@ -255,13 +257,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
    * output, whatever the number of labels). Unlabelled matches over all outputs come first.
    */
   function findByOutputs(t: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined {
-    const negT = backend.negate(t) as P;
+    const negT = backend.negate(t);
     let labelled: { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined;
     for (const candidate of remaining) {
-      if (candidate.lifted === undefined) candidate.lifted = backend.liftX(candidate.output.script.subarray(2, 34)) as P | null;
+      if (candidate.lifted === undefined) candidate.lifted = backend.liftX(candidate.output.script.subarray(2, 34));
       if (candidate.lifted === null) continue; // not an x on the curve: pays no one
-      const sum = backend.add(candidate.lifted, t) as P | null;
-      const diff = backend.add(candidate.lifted, negT) as P | null;
+      const sum = backend.add(candidate.lifted, t);
+      const diff = backend.add(candidate.lifted, negT);
       let hit = diff === null ? undefined : findSpendKey(diff, false);
       if (hit === undefined || hit.label !== null) {
         const negatedHit = sum === null ? undefined : findSpendKey(sum, true);

@@ -1,5 +1,6 @@
 import { decodeSilentPaymentAddress, type Network, hrpForNetwork } from './address';
-import { loadSecp256k1Backend, type AnySecp256k1Backend } from './backend';
+import type { AnySecp256k1Backend } from './backend';
+import { loadSecp256k1Backend } from './load-backend';
 import { assertBytes, bytesToHex, ser32 } from './bytes';
 import { K_MAX } from './constants';
 import { SilentPaymentError } from './errors';

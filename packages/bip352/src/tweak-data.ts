@@ -1,4 +1,5 @@
-import { loadSecp256k1Backend, type AnySecp256k1Backend } from './backend';
+import type { AnySecp256k1Backend } from './backend';
+import { loadSecp256k1Backend } from './load-backend';
 import { bytesToHex } from './bytes';
 import type { ScanInput } from './inputs';
 import { computeInputData } from './tweak';

@@ -1,4 +1,4 @@
-import type { AnySecp256k1Backend } from './backend';
+import type { AnySecp256k1Backend, Secp256k1Backend } from './backend';
 import { bigIntTo32 } from './bytes';
 import { CURVE_ORDER } from './constants';
 import { SilentPaymentError } from './errors';
@@ -58,11 +58,11 @@ export interface InputData<P> {
  * The receiver's view of the inputs (BIP-352 "Scanning"): null when the transaction is not to be
  * scanned (spends SegWit v2+, no eligible input, or A is the point at infinity).
  */
-export function computeInputData<P>(backend: AnySecp256k1Backend, inputs: readonly ScanInput[]): InputData<P> | null {
+export function computeInputData<P>(backend: Secp256k1Backend<P>, inputs: readonly ScanInput[]): InputData<P> | null {
   const keys = eligibleInputKeys(inputs);
   if (keys === null) return null;
   // keys that are not curve points are skipped (the input is not eligible); infinity: skip the tx
-  const sum = backend.sumCompressed(keys) as P | null;
+  const sum = backend.sumCompressed(keys);
   if (sum === null) return null;
   const inputHash = taggedHash('BIP0352/Inputs', smallestOutpoint(inputs), backend.toCompressed(sum));
   assertValidScalar(inputHash, 'input_hash');

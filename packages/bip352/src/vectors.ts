@@ -1,7 +1,8 @@
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { encodeSilentPaymentAddress } from './address';
-import { loadSecp256k1Backend, type BackendName } from './backend';
+import type { BackendName } from './backend';
+import { loadSecp256k1Backend } from './load-backend';
 import { bytesToHex, hexToBytes } from './bytes';
 import { SilentPaymentError } from './errors';
 import { extractInputPublicKey, parseWitness, type ScanInput } from './inputs';

@@ -7,7 +7,7 @@ describe('loadSecp256k1Backend', () => {
   });
 
   it('loads the three backends', () => {
-    const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
+    const { loadSecp256k1Backend } = require('../src/load-backend') as typeof import('../src/load-backend');
     expect(['native', 'wasm', 'noble'].map((n) => loadSecp256k1Backend(n as 'native').name)).toEqual(['native', 'wasm', 'noble']);
   });
 
@@ -16,7 +16,7 @@ describe('loadSecp256k1Backend', () => {
     jest.doMock('secp256k1/bindings', () => {
       throw new Error("Cannot find module 'secp256k1/bindings'");
     });
-    const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
+    const { loadSecp256k1Backend } = require('../src/load-backend') as typeof import('../src/load-backend');
     const { createReceiver } = require('../src/receiver') as typeof import('../src/receiver');
     const errors = require('../src/errors') as typeof import('../src/errors');
     expect(() => loadSecp256k1Backend('native')).toThrow(errors.SilentPaymentError);
@@ -34,21 +34,21 @@ describe('loadSecp256k1Backend', () => {
     jest.doMock(SCAN_ADDON_PATH, () => {
       throw new Error(`Cannot find module '${SCAN_ADDON_PATH}'`);
     });
-    const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
+    const { loadSecp256k1Backend } = require('../src/load-backend') as typeof import('../src/load-backend');
     expect(() => loadSecp256k1Backend('native')).toThrow(/backend 'native' cannot be loaded \(Cannot find module .*bip352_scan\.node/);
     expect(() => loadSecp256k1Backend('native')).toThrow(/npm run build/);
     jest.dontMock(SCAN_ADDON_PATH);
   });
 
   it('rejects an unknown backend name', () => {
-    const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
+    const { loadSecp256k1Backend } = require('../src/load-backend') as typeof import('../src/load-backend');
     expect(() => loadSecp256k1Backend('gmp' as never)).toThrow(RangeError);
     expect(SilentPaymentError).toBeDefined();
   });
 });
 
 describe('negate', () => {
-  const { loadSecp256k1Backend } = require('../src/backend') as typeof import('../src/backend');
+  const { loadSecp256k1Backend } = require('../src/load-backend') as typeof import('../src/load-backend');
   const noble = loadSecp256k1Backend('noble');
 
   it.each(['native', 'wasm'] as const)('gives the point the reference gives on the %s backend', (name) => {

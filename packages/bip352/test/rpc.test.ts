@@ -1,6 +1,6 @@
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { createReceiver, extractInputPublicKey, parseWitness, scanInputsFromRpc, serializeWitness, type RpcVin } from '../src';
-import { loadSecp256k1Backend } from '../src/backend';
+import { loadSecp256k1Backend } from '../src/load-backend';
 import { scanInputFromVectorVin, type VectorVin } from '../src/vectors';
 import { loadCoreBlock, loadOfficialVectors } from './helpers';
 

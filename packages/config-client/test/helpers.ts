@@ -53,7 +53,7 @@ export async function startTestServer(overrides: Record<string, string> = {}): P
   const { join } = await import('node:path');
   const { bytesToHex, deriveKey, generateKey } = await import('@repo/crypto');
   const { createApp, createKeyring, environmentKeyInfo, loadConfig } = await import('@repo/config-server');
-  const { certificateFingerprint, createSilentLogger, generateSelfSignedCertificate, listen } = await import('@repo/http');
+  const { certificateFingerprint, createSilentLogger, generateSelfSignedCertificate, listen } = await import('@repo/service');
 
   const dir = mkdtempSync(join(tmpdir(), 'config-client-'));
   const storage = join(dir, 'storage');
@@ -78,7 +78,8 @@ export async function startTestServer(overrides: Record<string, string> = {}): P
     keyring: createKeyring({ keysDir: config.keysDir, masterKey: master }),
     tls,
   });
-  const { port } = await listen(service.server, 0, '127.0.0.1');
+  await service.start();
+  const { port } = await listen(service.servers.https, 0, '127.0.0.1');
   return {
     service,
     url: `https://127.0.0.1:${port}`,

@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import request from 'supertest';
 import { errorHandler } from '@repo/errors';
-import { closeGracefully, limitConnectionsPerAddress, listen, overloadGuard, requestTimeout } from '../src';
+import { closeGracefully, listen } from '@repo/service';
+import { limitConnectionsPerAddress, overloadGuard, requestTimeout } from '../src';
 import { openConnection } from '../src/testing';
 
 describe('limitConnectionsPerAddress', () => {

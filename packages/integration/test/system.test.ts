@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { buildSilentPayment, plainScript, startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createConfigClient } from '@repo/config-client';
-import { certificateFingerprint } from '@repo/http';
+import { certificateFingerprint } from '@repo/service';
 import { eventually, freePort, ROOT, startService, type ServiceProcess } from './processes';
 
 const run = promisify(execFile);
@@ -43,7 +43,7 @@ beforeAll(async () => {
     'config-server',
     'config-server',
     { PORT: String(ports.config), STORAGE_DIR: join(ROOT, 'storage') },
-    'config server listening',
+    'config-server listening',
   );
   services.push(config);
   services.push(await startService('storage', 'storage', { PORT: String(ports.storage) }, 'storage listening'));

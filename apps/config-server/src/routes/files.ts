@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { bytesToBase64, nodeBackend, sealToBase64, type HpkeKemName, type HpkeSuite } from '@repo/crypto';
 import { AppError } from '@repo/errors';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import type { AuditFields } from '../audit';
 import { clientKeyFingerprint, type ClientKeyRegistry } from '../client-keys';
 import type { Keyring } from '../keyring';

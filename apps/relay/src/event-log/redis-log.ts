@@ -1,5 +1,5 @@
 import { createClient } from 'redis';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import { type EventLog, type OldestPoint, type Retention, type StoredEvent } from './event-log';
 
 /** Options of {@link createRedisLog}. */

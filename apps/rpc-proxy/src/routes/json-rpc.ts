@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RPC_ERROR_CODES } from '@repo/errors';
-import { rateLimitHeaders, type Logger, type RateLimiter } from '@repo/http';
+import type { Logger } from '@repo/service';
+import { rateLimitHeaders, type RateLimiter } from '@repo/http';
 import type { Authenticator } from '../auth';
 import type { ResultCache } from '../cache';
 import { countKeys, scanBody } from '../body-scan';

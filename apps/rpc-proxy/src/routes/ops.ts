@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import { NodeError, parseReply, type NodeClient, type NodeFailure } from '../node-client';
 
 /** Why the proxy is not ready (`GET /ready`'s `reason`). */

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMemoryLogger, listen, type LogRecord } from '@repo/http';
+import { createMemoryLogger, listen, type LogRecord } from '@repo/service';
 import type { RawReply, RegtestNode } from '@repo/regtest';
 import { createApp, type ProxyApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
@@ -31,14 +31,15 @@ export async function startProxy(node: { url: string; cookieFile: string }, env:
   });
   const { logger, lines } = createMemoryLogger('debug');
   const app = createApp(config, { logger });
-  const address = await listen(app.server, 0, '127.0.0.1');
+  await app.start();
+  const address = await listen(app.servers.http, 0, '127.0.0.1');
   return {
     app,
     url: `http://127.0.0.1:${address.port}`,
     lines,
     async close() {
-      app.server.closeAllConnections();
-      await new Promise((r) => app.server.close(r));
+      app.servers.http.closeAllConnections();
+      await new Promise((r) => app.servers.http.close(r));
       await app.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

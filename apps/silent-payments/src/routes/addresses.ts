@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { AppError } from '@repo/errors';
-import type { Logger } from '@repo/http';
+import type { Logger } from '@repo/service';
 import type { AddressBook } from '../address-book';
 import { parseBtcAmount, satsToBtc } from '../amount';
 import { LABEL_MAX_LENGTH } from '../config';

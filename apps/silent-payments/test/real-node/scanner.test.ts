@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger, listen } from '@repo/http';
+import { createSilentLogger, listen } from '@repo/service';
 import { createApp as createProxy, loadConfig as loadProxyConfig, type ProxyApp } from '@repo/rpc-proxy';
 import { createFundedWallet, createWallet, makeSilentPayment, startRegtestNode, type RegtestNode, type RegtestWallet } from '@repo/regtest';
 import { plainScript, signSpend } from '@repo/chain-double';
-import { startFakeRelay, waitFor, type FakeRelay } from '../helpers/fake-relay';
-import { getJson, postJson, startService, type RunningService } from '../helpers/service';
+import { startFakeRelay, waitFor, type FakeRelay } from '../support/fake-relay';
+import { getJson, postJson, startService, type RunningService } from '../support/service';
 
 const TOKEN = 'relay-publish-token';
 const PROXY_USER = 'scanner';
@@ -53,15 +53,16 @@ describe('the scanner against a real bitcoind through the rpc-proxy', () => {
       }),
       { logger: createSilentLogger() },
     );
-    proxyUrl = `http://127.0.0.1:${(await listen(proxy.server, 0, '127.0.0.1')).port}`;
+    await proxy.start();
+    proxyUrl = `http://127.0.0.1:${(await listen(proxy.servers.http, 0, '127.0.0.1')).port}`;
     relay = await startFakeRelay(TOKEN);
     dir = mkdtempSync(join(tmpdir(), 'sp-real-'));
   });
   afterAll(async () => {
     await running?.close();
     await relay?.close();
-    proxy?.server.closeAllConnections();
-    await new Promise((r) => proxy?.server.close(r));
+    proxy?.servers.http.closeAllConnections();
+    await new Promise((r) => proxy?.servers.http.close(r));
     await proxy?.close();
     await node?.close();
     rmSync(dir, { recursive: true, force: true });

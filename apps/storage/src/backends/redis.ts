@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
-import type { Logger } from '@repo/http';
+import { backoff, type Logger } from '@repo/service';
 import { BackendUnavailableError, expiresAt, type StorageBackend, type WriteRefusal } from './backend';
 
 /** Options of {@link createRedisBackend}. */
@@ -123,7 +123,7 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
       connectTimeout: Math.min(connectTimeoutMs, 5_000),
       reconnectStrategy(retries) {
         if (!everReady && Date.now() - started >= connectTimeoutMs) return new Error(`redis unreachable after ${connectTimeoutMs} ms`);
-        return Math.min(50 * 2 ** retries, 2_000);
+        return backoff(retries, { minMs: 50, maxMs: 2_000 });
       },
     },
   });

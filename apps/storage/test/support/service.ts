@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createSilentLogger, listen } from '@repo/http';
+import { createSilentLogger, listen } from '@repo/service';
 import { createApp, loadConfig, type StorageApp, type StorageConfig } from '../../src';
 
 /** A clock the tests move by hand (ms since the epoch). */
@@ -60,7 +60,8 @@ export interface RunningService {
 /** Builds the service and listens on port 0 of 127.0.0.1. */
 export async function startService(config: StorageConfig, now?: () => number): Promise<RunningService> {
   const service = await createApp(config, { logger: createSilentLogger(), ...(now ? { now } : {}) });
-  const { port } = await listen(service.server, 0, '127.0.0.1');
+  await service.start();
+  const { port } = await listen(service.servers.http, 0, '127.0.0.1');
   return { base: `http://127.0.0.1:${port}`, service, close: () => service.close() };
 }
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { closeGracefully, listen } from '@repo/http';
+import { closeGracefully, listen } from '@repo/service';
 import {
   InvalidMessageError,
   assertMessage,

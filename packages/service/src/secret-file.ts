@@ -27,14 +27,33 @@ export function writeSecretFile(path: string, content: string): void {
  * The trimmed file content is returned; nothing is logged here, callers log fingerprints.
  */
 export function loadOrCreateSecretFile(path: string, create: () => string): SecretFile {
+  const { persist, ...file } = readOrCreateSecretFile(path, create);
+  persist();
+  return file;
+}
+
+/**
+ * As {@link loadOrCreateSecretFile}, without writing: a created secret is written by `persist()`
+ * (an app's `start()`, so that building an app writes no file); a no-op for a secret read back.
+ */
+export function readOrCreateSecretFile(path: string, create: () => string): SecretFile & { persist(): void } {
   try {
     const value = readFileSync(path, 'utf8').trim();
     const exposed = (statSync(path).mode & 0o077) !== 0;
-    return { value, created: false, exposed };
+    return { value, created: false, exposed, persist() {} };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const value = create();
-  writeSecretFile(path, `${value}\n`);
-  return { value, created: true, exposed: false };
+  let pending = true;
+  return {
+    value,
+    created: true,
+    exposed: false,
+    persist() {
+      if (!pending) return;
+      pending = false;
+      writeSecretFile(path, `${value}\n`);
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import { X509Certificate, webcrypto } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError } from './env';
+import { ConfigError } from '@repo/config';
 import { writeSecretFile } from './secret-file';
 
 /** A certificate and its private key, both PEM, with the certificate's SHA-256 fingerprint. */

@@ -1,4 +1,4 @@
-import { closeGracefully, createSilentLogger, listen, type Logger } from '@repo/http';
+import { closeGracefully, createSilentLogger, listen, type Logger } from '@repo/service';
 import { createApp, type SilentPaymentsService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 
@@ -20,13 +20,13 @@ export async function startService(env: Record<string, string>, options: { logge
     ...env,
   });
   const service = createApp(config, { logger: options.logger ?? createSilentLogger(), scannerMinBackoffMs: 20 });
-  const { port } = await listen(service.server, 0, '127.0.0.1');
-  service.start();
+  await service.start();
+  const { port } = await listen(service.servers.http, 0, '127.0.0.1');
   return {
     service,
     url: `http://127.0.0.1:${port}`,
     async close() {
-      await closeGracefully(service.server, 100);
+      await closeGracefully(service.servers.http, 100);
       await service.close();
     },
   };

@@ -1,4 +1,4 @@
-import { ConfigError } from './env';
+import { ConfigError } from '@repo/config';
 import { createLogger } from './logger';
 
 /**

@@ -1,0 +1,14 @@
+export { createLogger, createSilentLogger, createMemoryLogger, type Logger, type LoggerOptions, type LogRecord } from './logger';
+export { listen, closeGracefully } from './listen';
+export { onShutdownSignal, type ShutdownOptions } from './shutdown';
+export { runMain } from './run-main';
+export { backoff, type BackoffOptions } from './backoff';
+export { writeSecretFile, loadOrCreateSecretFile, readOrCreateSecretFile, type SecretFile } from './secret-file';
+export {
+  loadOrCreateTlsCredentials,
+  generateSelfSignedCertificate,
+  certificateFingerprint,
+  type TlsCredentials,
+  type TlsOptions,
+} from './tls';
+export { runService, closeServers, once, type ServiceApp, type RunServiceOptions, type ListenAddress } from './run-service';
