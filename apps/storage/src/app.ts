@@ -7,14 +7,17 @@ import {
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
+  requestId,
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
 } from '@repo/http';
+import type { ServiceMetrics } from '@repo/metrics';
 import type { StorageBackend } from './backends/backend';
 import { createRedisBackend } from './backends/redis';
 import { createSqliteBackend } from './backends/sqlite';
 import type { StorageConfig } from './config';
+import { createStorageMetrics } from './metrics';
 import { createHealthRouter } from './routes/health';
 import { createStorageRouter } from './routes/storage';
 import { createSweeper, type Sweeper } from './sweeper';
@@ -37,6 +40,7 @@ export interface StorageApp extends ServiceApp<{ http: Server }> {
   backend: StorageBackend;
   sweeper: Sweeper;
   connections: ConnectionCounter;
+  metrics: ServiceMetrics;
 }
 
 /** Builds the backend `config.backend` names. Rejects when Redis cannot be reached. */
@@ -59,16 +63,22 @@ export async function createBackend(config: StorageConfig, logger: Logger): Prom
 export async function createApp(config: StorageConfig, deps: StorageDeps): Promise<StorageApp> {
   const { logger } = deps;
   const now = deps.now ?? Date.now;
-  const backend = deps.backend ?? (await createBackend(config, logger));
+  const instrumented = createStorageMetrics(deps.backend ?? (await createBackend(config, logger)), now);
+  const { backend, metrics } = instrumented;
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
+  app.set('trust proxy', config.trustProxy);
+  app.use(requestId(config.trustProxy));
   app.use(requestLogger(logger));
+  app.use(metrics.middleware());
   app.use(overloadGuard(config.maxInFlight));
   app.use(requestTimeout(config.requestTimeoutMs));
   // Health stays outside the rate limit: probes must not be refused nor eat the allowance.
   app.use(createHealthRouter({ backend, permanent: config.permanent }));
+  app.get('/metrics', metrics.handler());
   if (config.rateLimitPerMinute > 0 || config.rateLimitPerSecond > 0) {
     app.use(rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond })));
   }
@@ -102,6 +112,7 @@ export async function createApp(config: StorageConfig, deps: StorageDeps): Promi
     backend,
     sweeper,
     connections,
+    metrics,
     start() {
       logger.info({ backend: config.backend, permanent: config.permanent, dataDir: config.dataDir }, 'storage starting');
       sweeper.start();

@@ -10,5 +10,5 @@ export {
 export { limitConnectionsPerAddress, type ConnectionCounter, type ConnectionLimitOptions } from './connection-limit';
 export { requestTimeout, overloadGuard } from './timeout';
 export { chain } from './chain';
-export { parseTrustProxy, clientAddress, fromTrustedProxy, TRUST_NONE, type TrustProxy } from './trust-proxy';
+export { parseTrustProxy, readTrustProxy, clientAddress, fromTrustedProxy, TRUST_NONE, type TrustProxy } from './trust-proxy';
 export { requestId, requestIdOf, assignRequestId, isValidRequestId, REQUEST_ID_HEADER } from './request-id';

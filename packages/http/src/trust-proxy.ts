@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from 'proxy-addr';
+import { ConfigError, type Env } from '@repo/config';
 
 /**
  * Which hops are trusted to say who the client is (docs/README.md, "Trusted proxies"): express's
@@ -50,4 +51,13 @@ export function clientAddress(req: IncomingMessage, trust: TrustProxy): string {
 export function fromTrustedProxy(req: IncomingMessage, trust: TrustProxy): boolean {
   const peer = req.socket.remoteAddress;
   return peer !== undefined && trust !== TRUST_NONE && trust(peer, 0);
+}
+
+/** Reads `TRUST_PROXY` (see {@link parseTrustProxy}); a bad value is a ConfigError naming the variable. */
+export function readTrustProxy(env: Env, name = 'TRUST_PROXY'): TrustProxy {
+  try {
+    return parseTrustProxy(env[name]);
+  } catch (err) {
+    throw new ConfigError(`${name} must be a hop count or a comma-separated list of addresses/CIDRs: ${(err as Error).message}`);
+  }
 }
