@@ -9,6 +9,7 @@ import {
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
+  requestId,
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
@@ -22,6 +23,8 @@ import { createKeyring, type Keyring } from './keyring';
 import { maintenanceSwitch } from './maintenance';
 import { fileRoute, parseWaitMs } from './routes/files';
 import { metaRoutes } from './routes/meta';
+import { createConfigServerMetrics, readyRoute } from './operations';
+import type { ServiceMetrics } from '@repo/metrics';
 import { readOrCreateMasterKey } from './master-key';
 import { readOrCreateVersionKey } from './version-key';
 import { createVersionStore } from './versions';
@@ -52,6 +55,7 @@ export interface ConfigServerApp extends ServiceApp<{ https: Server }> {
   connections: ConnectionCounter;
   /** The change watch of `?wait=` requests (its `stats`, for tests and benchmarks). */
   watch: WatchHub;
+  metrics: ServiceMetrics;
 }
 
 /** Builds the config server (HTTPS only) from its configuration; never listens, writes no file. */
@@ -63,6 +67,9 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
+  app.set('trust proxy', config.trustProxy);
+  let started = false;
 
   const store = createFileStore({
     storageDir: config.storageDir,
@@ -89,11 +96,15 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   });
   const audit = createAuditLog({ path: config.auditLogFile, maxBytes: config.auditLogMaxBytes, keep: config.auditLogKeep, logger });
   const maxWaitSeconds = Math.floor(config.requestTimeoutMs / 1000);
+  const { metrics, fetches } = createConfigServerMetrics(watch);
 
   // The guards every request passes, in one router layer (see `chain`).
   app.use(
     chain(
+      requestId(config.trustProxy),
       requestLogger(logger),
+      metrics.middleware(),
+      fetches,
       auditTrail(audit, deps.now),
       commonHeaders(),
       rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond, now: deps.now })),
@@ -106,6 +117,8 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
     ),
   );
   app.use(metaRoutes({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
+  app.use(readyRoute({ storageDir: config.storageDir, keysDir: config.keysDir, started: () => started }));
+  app.get('/metrics', metrics.handler());
   app.use(
     fileRoute({
       store,
@@ -133,6 +146,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
     servers: { https: server },
     connections,
     watch,
+    metrics,
     async start() {
       if (master !== undefined) {
         master.persist();
@@ -159,6 +173,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
         },
         'config server starting',
       );
+      started = true;
     },
     close: once(async () => {
       const closing = closeGracefully(server);

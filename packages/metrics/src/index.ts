@@ -64,10 +64,13 @@ function wantsOpenMetrics(accept: string | undefined): boolean {
   return accept !== undefined && /application\/openmetrics-text/i.test(accept);
 }
 
-/** The route pattern express matched (`/v1/:key`), or `unmatched`. */
-function expressRoute(req: { baseUrl?: string; route?: { path?: unknown } }): string {
+/**
+ * The route pattern express matched (`/v1/:key`), else the pattern a handler mounted with `app.use`
+ * put in `res.locals.route`, else `unmatched`.
+ */
+function expressRoute(req: { baseUrl?: string; route?: { path?: unknown } }, locals: Record<string, unknown>): string {
   const path = req.route?.path;
-  if (typeof path !== 'string') return UNMATCHED_ROUTE;
+  if (typeof path !== 'string') return typeof locals.route === 'string' ? locals.route : UNMATCHED_ROUTE;
   const route = `${req.baseUrl ?? ''}${path}`;
   return route === '' ? '/' : route;
 }
@@ -123,7 +126,12 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
           if (done) return;
           done = true;
           const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-          observeRequest(req.method, expressRoute(req), res.headersSent ? res.statusCode : 0, seconds);
+          observeRequest(
+            req.method,
+            expressRoute(req, res.locals as Record<string, unknown>),
+            res.headersSent ? res.statusCode : 0,
+            seconds,
+          );
         };
         res.once('finish', finish);
         res.once('close', finish);

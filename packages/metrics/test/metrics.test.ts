@@ -15,6 +15,11 @@ function app() {
     res.json({ ok: true });
   });
   server.use('/v1', router);
+  server.use((req, res, next) => {
+    if (!req.path.startsWith('/files/')) return next();
+    res.locals.route = '/files/:name';
+    res.json({ ok: true });
+  });
   return { server, metrics };
 }
 
@@ -24,11 +29,13 @@ describe('createMetrics', () => {
     await request(server).get('/v1/alpha').expect(200);
     await request(server).get('/v1/beta').expect(200);
     await request(server).get('/nowhere/at/all').expect(404);
+    await request(server).get('/files/one').expect(200);
     const res = await request(server).get('/metrics').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const families = parseMetrics(res.text);
     expect(sampleValue(families, 'http_requests_total', { route: '/v1/:key', status: '200', method: 'GET' })).toBe(2);
     expect(sampleValue(families, 'http_requests_total', { route: 'unmatched', status: '404' })).toBe(1);
+    expect(sampleValue(families, 'http_requests_total', { route: '/files/:name', status: '200' })).toBe(1);
     expect(families.get('http_request_duration_seconds')?.type).toBe('HISTOGRAM');
     expect(sampleValue(families, 'test_hits_total', { kind: 'item' })).toBe(2);
     expect(res.text).not.toContain('alpha');
