@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, readBool, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/config';
+import { readTrustProxy, type TrustProxy } from '@repo/http';
 import { DEFAULT_ALLOWED_METHODS, SPEC_METHODS } from './policy';
 import { parseRpcAuthLines, type RpcAuthEntry } from './auth';
 
@@ -33,6 +34,8 @@ export interface ProxyConfig {
   rateLimitPerMinute: number;
   maxBodyBytes: number;
   maxConnections: number;
+  /** Which peers are proxies whose `X-Forwarded-For` and `X-Request-Id` are believed (`TRUST_PROXY`; docs/README.md, "Trusted proxies"). */
+  trustProxy: TrustProxy;
   maxConnectionsPerIp: number;
   /** Delay of a 401 for wrong credentials, as bitcoind's 250 ms (AUTH_FAILURE_DELAY_MS). */
   authFailureDelayMs: number;
@@ -120,6 +123,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 1000, { min: 0, max: 100_000_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 32 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 125, { min: 1, max: 100_000 }),
+    trustProxy: readTrustProxy(env),
     maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 125, { min: 1, max: 100_000 }),
     authFailureDelayMs: readInt(env, 'AUTH_FAILURE_DELAY_MS', 250, { min: 0, max: 10_000 }),
     cacheMaxBytes: readInt(env, 'CACHE_MAX_BYTES', 64 * 1024 * 1024, { min: 0, max: 16 * 1024 * 1024 * 1024 }),
