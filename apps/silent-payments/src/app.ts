@@ -10,6 +10,7 @@ import {
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
+  requestId,
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
@@ -19,6 +20,8 @@ import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';
 import { APP_DIR, type SilentPaymentsConfig } from './config';
 import { readOrGenerateKeys, type ServiceKeys } from './keys';
 import { createNoopPublisher, createRelayPublisher, type Publisher } from './publisher';
+import { createSilentPaymentsMetrics } from './metrics';
+import type { ServiceMetrics } from '@repo/metrics';
 import { addressRoutes } from './routes/addresses';
 import { healthRoutes } from './routes/health';
 import { paymentRoutes } from './routes/payments';
@@ -53,6 +56,7 @@ export interface SilentPaymentsService extends ServiceApp<{ http: Server }> {
   book: AddressBook;
   keys: ServiceKeys;
   publisher: Publisher;
+  metrics: ServiceMetrics;
 }
 
 function readVersion(): string {
@@ -107,11 +111,13 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       publisher = createNoopPublisher();
     }
     rpc = deps.rpc ?? createChainRpcClient(config.chainRpc);
+    const instrumented = createSilentPaymentsMetrics(publisher);
+    const { metrics } = instrumented;
     const scanner = createScanner({
       rpc,
       store,
       book,
-      publisher,
+      publisher: instrumented.publisher,
       logger,
       startHeight: config.startHeight,
       pollIntervalMs: config.scanner.pollIntervalMs,
@@ -119,14 +125,19 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       minBackoffMs: deps.scannerMinBackoffMs ?? 1_000,
       maxBackoffMs: config.scanner.maxBackoffMs,
     });
+    instrumented.observeScanner(scanner);
 
     const app = express();
     app.disable('x-powered-by');
-    app.set('trust proxy', false);
+    // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
+    app.set('trust proxy', config.trustProxy);
+    app.use(requestId(config.trustProxy));
     app.use(requestLogger(logger));
+    app.use(metrics.middleware());
     app.use(overloadGuard(config.limits.maxInFlight));
     app.use(requestTimeout(config.limits.requestTimeoutMs));
     app.use(healthRoutes({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }));
+    app.get('/metrics', metrics.handler());
     // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
     if (config.limits.ratePerMinute > 0) app.use(rateLimit(createRateLimiter({ perMinute: config.limits.ratePerMinute })));
     app.use(express.json({ limit: config.limits.maxBodyBytes }));
@@ -156,6 +167,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       book,
       keys,
       publisher,
+      metrics,
       async start() {
         persistKeys();
         store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
