@@ -8,7 +8,17 @@ import { errorHandler, notFoundHandler } from '@repo/errors';
 import { keyFingerprint } from '@repo/crypto';
 import { ConfigError } from '@repo/config';
 import { closeGracefully, loadOrCreateSecretFile, loadOrCreateTlsCredentials, type Logger } from '@repo/service';
-import { createRateLimiter, limitConnectionsPerAddress, overloadGuard, rateLimit, requestLogger, requestTimeout } from '@repo/http';
+import {
+  createRateLimiter,
+  limitConnectionsPerAddress,
+  overloadGuard,
+  rateLimit,
+  requestId,
+  requestLogger,
+  requestTimeout,
+} from '@repo/http';
+import type { ServiceMetrics } from '@repo/metrics';
+import { createRelayMetrics, readyHandler } from './prometheus';
 import type { RelayConfig } from './config';
 import { createRedisLog, createSqliteLog, type EventLog } from './event-log';
 import { createRelay, type Relay } from './relay';
@@ -35,6 +45,7 @@ export interface RelayApp {
   wsScheme: 'ws' | 'wss';
   /** Where the generated publish token lives (undefined when RELAY_PUBLISH_TOKEN is set). */
   publishTokenFile: string | undefined;
+  metrics: ServiceMetrics;
   /** Starts the relay's timers and peer connections (call after listening). */
   start(): void;
   /** Closes the relay's connections and both servers. */
@@ -167,19 +178,25 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     limits: config.limits,
     timing: config.timing,
     logger,
+    trustProxy: config.trustProxy,
   });
   relay.attach(wsServer);
+  const { metrics, handler: metricsHandler } = createRelayMetrics(relay, eventLog);
 
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
+  app.set('trust proxy', config.trustProxy);
+  app.use(requestId(config.trustProxy));
   app.use(requestLogger(logger));
+  app.use(metrics.middleware());
   app.use(rateLimit(createRateLimiter({ perMinute: config.limits.rateLimitPerMinute })));
   app.use(overloadGuard(config.limits.maxHttpConnections));
   app.use(requestTimeout(config.limits.requestTimeoutMs));
   app.use(express.json({ limit: config.limits.maxBodyBytes }));
   app.use(healthRouter(relay));
-  app.use(statusRouter(relay));
+  app.get('/ready', readyHandler(eventLog));
+  app.use(statusRouter(relay, metricsHandler));
   app.use(relaysRouter(relay));
   app.use(notFoundHandler());
   app.use(errorHandler({ logger, format: 'nested' }));
@@ -198,6 +215,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     wsServer,
     wsScheme,
     publishTokenFile,
+    metrics,
     start: () => relay.start(),
     async close() {
       tokenFile?.close();

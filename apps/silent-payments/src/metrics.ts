@@ -75,16 +75,8 @@ export function createSilentPaymentsMetrics(publisher: Publisher): SilentPayment
     metrics,
     publisher: wrapped,
     observeScanner(scanner) {
-      let status: ReturnType<Scanner['status']> | undefined;
-      let readAt = 0;
       // One status read per scrape, shared by the gauges below.
-      const current = () => {
-        if (status === undefined || Date.now() - readAt > 100) {
-          status = scanner.status();
-          readAt = Date.now();
-        }
-        return status;
-      };
+      const current = metrics.perScrape(() => scanner.status());
       const gauge = (name: string, help: string, read: () => number | null) =>
         metrics.gauge({
           name,

@@ -36,9 +36,14 @@ export interface ServiceMetrics {
   counter<L extends string = never>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L>;
   gauge<L extends string = never>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L>;
   histogram<L extends string = never>(config: Omit<HistogramConfiguration<L>, 'registers'>): Histogram<L>;
+  /**
+   * `read`, called at most once per scrape (through {@link handler} or {@link serve}): for many
+   * series read from one record, so they agree with each other.
+   */
+  perScrape<T>(read: () => T): () => T;
   /** Express middleware that records every request when its response finishes or the client goes away. */
   middleware(): RequestHandler;
-  /** Express handler for `GET /metrics` (Prometheus text, or OpenMetrics when `Accept` asks for it). */
+  /** Express handler for `GET /metrics` (Prometheus text format 0.0.4, whatever `Accept` asks). */
   handler(): RequestHandler;
   /** Answers a scrape on a plain `node:http` response. */
   serve(req: IncomingMessage, res: ServerResponse): Promise<void>;
@@ -57,11 +62,6 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIO
 export function methodLabel(method: string | undefined): string {
   const upper = (method ?? '').toUpperCase();
   return METHODS.has(upper) ? upper : 'other';
-}
-
-/** Whether `Accept` asks for OpenMetrics text rather than the Prometheus text format. */
-function wantsOpenMetrics(accept: string | undefined): boolean {
-  return accept !== undefined && /application\/openmetrics-text/i.test(accept);
 }
 
 /**
@@ -99,10 +99,12 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     requestDuration.observe(labels, seconds);
   }
 
+  let scrapes = 0;
   async function write(accept: string | undefined, res: ServerResponse, head: boolean): Promise<void> {
-    const open = wantsOpenMetrics(accept);
-    if (open) registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
-    else registry.setContentType(Registry.PROMETHEUS_CONTENT_TYPE);
+    scrapes++;
+    // Always the Prometheus text format 0.0.4, which every Prometheus accepts: prom-client renames
+    // counters (drops `_total`) for good once a registry has rendered OpenMetrics.
+    void accept;
     const body = await registry.metrics();
     res.statusCode = 200;
     res.setHeader('Content-Type', registry.contentType);
@@ -118,6 +120,17 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     counter: (config) => new Counter({ ...config, registers: [registry] }),
     gauge: (config) => new Gauge({ ...config, registers: [registry] }),
     histogram: (config) => new Histogram({ ...config, registers: [registry] }),
+    perScrape<T>(read: () => T) {
+      let at = -1;
+      let value: T;
+      return () => {
+        if (at !== scrapes) {
+          value = read();
+          at = scrapes;
+        }
+        return value;
+      };
+    },
     middleware() {
       return function requestMetrics(req, res, next) {
         const start = process.hrtime.bigint();

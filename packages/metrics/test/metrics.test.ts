@@ -42,11 +42,17 @@ describe('createMetrics', () => {
     expect(res.text).not.toContain('/nowhere');
   });
 
-  it('answers OpenMetrics when Accept asks for it', async () => {
+  it('answers the Prometheus text format even when Accept prefers OpenMetrics (as Prometheus itself sends), names kept', async () => {
     const { server } = app();
-    const res = await request(server).get('/metrics').set('Accept', 'application/openmetrics-text; version=1.0.0').expect(200);
-    expect(res.headers['content-type']).toMatch(/^application\/openmetrics-text/);
-    expect(res.text.trimEnd().endsWith('# EOF')).toBe(true);
+    await request(server).get('/v1/alpha').expect(200);
+    for (let i = 0; i < 2; i++) {
+      const res = await request(server)
+        .get('/metrics')
+        .set('Accept', 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5')
+        .expect(200);
+      expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+      expect(sampleValue(parseMetrics(res.text), 'test_hits_total', { kind: 'item' })).toBe(1);
+    }
   });
 
   it('reads an unlabelled histogram count', () => {
