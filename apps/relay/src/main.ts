@@ -1,8 +1,12 @@
 import { join } from 'node:path';
-import { loadDotEnvFile } from '@repo/config';
+import { handleCommandLine, loadDotEnvFile } from '@repo/config';
 import { createLogger, listen, onShutdownSignal, runMain } from '@repo/service';
 import { createApp } from './app';
+import { COMMAND } from './command';
 import { loadConfig } from './config';
+
+// --help, --version, and exit 2 on an unknown option, before anything is read or opened.
+handleCommandLine(COMMAND);
 
 runMain('relay', async () => {
   loadDotEnvFile(join(__dirname, '..', '.env'));
