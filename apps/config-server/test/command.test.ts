@@ -6,7 +6,12 @@ import { COMMAND } from '../src/command';
 const MAIN = join(__dirname, '..', 'dist', 'main.js');
 const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 const run = (...args: string[]) =>
-  spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL', env: { PATH: process.env.PATH ?? '' } });
+  spawnSync(process.execPath, [MAIN, ...args], {
+    encoding: 'utf8',
+    timeout: 20_000,
+    killSignal: 'SIGKILL',
+    env: { PATH: process.env.PATH ?? '' },
+  });
 
 // The entry point's command line (README, "Command line"), run as an operator would: the built dist/main.js.
 describe('dist/main.js command line', () => {
@@ -37,7 +42,12 @@ describe('dist/main.js command line', () => {
 describe('dist/cli.js (config-server-key) command line', () => {
   const CLI = join(__dirname, '..', 'dist', 'cli.js');
   const cli = (...args: string[]) =>
-    spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL', env: { PATH: process.env.PATH ?? '' } });
+    spawnSync(process.execPath, [CLI, ...args], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      killSignal: 'SIGKILL',
+      env: { PATH: process.env.PATH ?? '' },
+    });
 
   it('--help names the command and the variables the key comes from, --version the version', () => {
     const help = cli('--help');

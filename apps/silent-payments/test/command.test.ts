@@ -6,7 +6,12 @@ import { COMMAND } from '../src/command';
 const MAIN = join(__dirname, '..', 'dist', 'main.js');
 const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 const run = (...args: string[]) =>
-  spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL', env: { PATH: process.env.PATH ?? '' } });
+  spawnSync(process.execPath, [MAIN, ...args], {
+    encoding: 'utf8',
+    timeout: 20_000,
+    killSignal: 'SIGKILL',
+    env: { PATH: process.env.PATH ?? '' },
+  });
 
 // The entry point's command line (README, "Command line"), run as an operator would: the built dist/main.js.
 describe('dist/main.js command line', () => {

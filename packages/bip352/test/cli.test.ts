@@ -4,7 +4,8 @@ import { join } from 'node:path';
 // The package's commands (README), built: `npm run vectors` and `npm run bench` run these files.
 describe.each(['run-vectors', 'bench'])('dist/cli/%s.js command line', (name) => {
   const file = join(__dirname, '..', 'dist', 'cli', `${name}.js`);
-  const run = (...args: string[]) => spawnSync(process.execPath, [file, ...args], { encoding: 'utf8', timeout: 20_000 });
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [file, ...args], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' });
   const command = name === 'bench' ? 'bip352-bench' : 'bip352-vectors';
 
   it('--help prints usage and variables with defaults; --version the version', () => {
