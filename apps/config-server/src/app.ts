@@ -2,7 +2,15 @@ import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { AppError, errorHandler, notFoundHandler, toAppError } from '@repo/errors';
-import { closeGracefully, loadOrCreateTlsCredentials, once, type Logger, type ServiceApp } from '@repo/service';
+import {
+  closeGracefully,
+  loadOrCreateTlsCredentials,
+  once,
+  watchCertificate,
+  type CertificateWatch,
+  type Logger,
+  type ServiceApp,
+} from '@repo/service';
 import {
   chain,
   createRateLimiter,
@@ -70,6 +78,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
   app.set('trust proxy', config.trustProxy);
   let started = false;
+  let certificateWatch: CertificateWatch | undefined;
 
   const store = createFileStore({
     storageDir: config.storageDir,
@@ -162,6 +171,16 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
         const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
         server.setSecureContext({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' });
         logger.info({ source: tls.source, sha256: tls.fingerprint }, 'TLS certificate loaded (pin this fingerprint in clients)');
+        // Operator files are reloaded on SIGHUP and when they change, without a restart (README, "Certificate reload").
+        if (tls.source === 'files' && config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
+          certificateWatch = watchCertificate({
+            certFile: config.tlsCertFile,
+            keyFile: config.tlsKeyFile,
+            servers: [server],
+            logger,
+            context: { minVersion: 'TLSv1.2' },
+          });
+        }
       }
       logger.info(
         {
@@ -176,6 +195,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       started = true;
     },
     close: once(async () => {
+      certificateWatch?.close();
       const closing = closeGracefully(server);
       watch.close();
       await closing;

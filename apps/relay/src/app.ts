@@ -7,7 +7,14 @@ import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { keyFingerprint } from '@repo/crypto';
 import { ConfigError } from '@repo/config';
-import { closeGracefully, loadOrCreateSecretFile, loadOrCreateTlsCredentials, type Logger } from '@repo/service';
+import {
+  closeGracefully,
+  loadOrCreateSecretFile,
+  loadOrCreateTlsCredentials,
+  watchCertificate,
+  type CertificateWatch,
+  type Logger,
+} from '@repo/service';
 import {
   createRateLimiter,
   limitConnectionsPerAddress,
@@ -94,6 +101,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
 
   let wsServer: HttpServer | HttpsServer;
   let wsScheme: 'ws' | 'wss' = 'ws';
+  let certificateWatch: CertificateWatch | undefined;
   // Plain HTTP requests on the WebSocket port get 426 (RFC 7231 6.5.15).
   const upgradeRequired = (_req: unknown, res: import('node:http').ServerResponse) => {
     const body = JSON.stringify({
@@ -103,9 +111,12 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
   };
   if (config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
     const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
-    wsServer = createHttpsServer({ cert: tls.cert, key: tls.key }, upgradeRequired);
+    const httpsServer = createHttpsServer({ cert: tls.cert, key: tls.key }, upgradeRequired);
+    wsServer = httpsServer;
     wsScheme = 'wss';
     logger.info({ fingerprint: tls.fingerprint }, 'WebSocket served over TLS (wss)');
+    // Reloaded on SIGHUP and when the files change; open WebSockets keep theirs (README, "Certificate reload").
+    certificateWatch = watchCertificate({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, servers: [httpsServer], logger });
   } else {
     wsServer = createHttpServer(upgradeRequired);
   }
@@ -218,6 +229,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     metrics,
     start: () => relay.start(),
     async close() {
+      certificateWatch?.close();
       tokenFile?.close();
       await relay.close();
       await Promise.all([closeGracefully(httpServer, 2_000), closeGracefully(wsServer, 2_000)]);
