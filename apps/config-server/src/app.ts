@@ -171,7 +171,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
         const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
         server.setSecureContext({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' });
         logger.info({ source: tls.source, sha256: tls.fingerprint }, 'TLS certificate loaded (pin this fingerprint in clients)');
-        // Operator files are reloaded on SIGHUP and when they change, without a restart (README, "Certificate reload").
+        // Operator files are reloaded on SIGHUP and when they change, without a restart (README, "Operations").
         if (tls.source === 'files' && config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
           certificateWatch = watchCertificate({
             certFile: config.tlsCertFile,

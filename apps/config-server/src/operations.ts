@@ -10,7 +10,7 @@ export interface ConfigFetch {
   mode: string;
 }
 
-/** The config server's metrics (README, "Metrics"). */
+/** The config server's metrics (README, "Operations"). */
 export interface ConfigServerMetrics {
   metrics: ServiceMetrics;
   /** Counts `config_fetches_total` when a file answer (200 or 304) finishes. */

@@ -29,7 +29,7 @@ function get(socket: TLSSocket, path: string): Promise<string> {
   });
 }
 
-// README, "Certificate reload": TLS_CERT_FILE/TLS_KEY_FILE replaced on disk reach new connections; open ones stay.
+// README, "Operations": TLS_CERT_FILE/TLS_KEY_FILE replaced on disk reach new connections; open ones stay.
 describe('config server certificate reload', () => {
   it('serves a renewed certificate to new connections without dropping an open one', async () => {
     const root = mkdtempSync(join(tmpdir(), 'config-server-tls-'));

@@ -115,7 +115,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     wsServer = httpsServer;
     wsScheme = 'wss';
     logger.info({ fingerprint: tls.fingerprint }, 'WebSocket served over TLS (wss)');
-    // Reloaded on SIGHUP and when the files change; open WebSockets keep theirs (README, "Certificate reload").
+    // Reloaded on SIGHUP and when the files change; open WebSockets keep theirs (README, "Operations").
     certificateWatch = watchCertificate({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, servers: [httpsServer], logger });
   } else {
     wsServer = createHttpServer(upgradeRequired);

@@ -3,7 +3,7 @@ import { createMetrics, type ServiceMetrics } from '@repo/metrics';
 import type { EventLog } from './event-log';
 import type { Relay } from './relay';
 
-/** The relay's Prometheus metrics (README, "Metrics"), read from its JSON metrics record at each scrape. */
+/** The relay's Prometheus metrics (README, "Operations"), read from its JSON metrics record at each scrape. */
 export interface RelayMetrics {
   metrics: ServiceMetrics;
   /**

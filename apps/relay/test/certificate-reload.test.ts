@@ -20,7 +20,7 @@ function presented(port: number): Promise<string> {
   });
 }
 
-// README, "Certificate reload": on SIGHUP (and when the files change) new wss connections get the
+// README, "Operations": on SIGHUP (and when the files change) new wss connections get the
 // renewed certificate; open WebSockets stay connected.
 describe('relay (wss) certificate reload', () => {
   afterAll(() => removeTempDirs());

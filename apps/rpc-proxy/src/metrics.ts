@@ -8,7 +8,7 @@ import { NodeError, type NodeClient } from './node-client';
 /** Seconds buckets of a node round trip: 1 ms (a cached header) to 30 s (a large block under load). */
 const NODE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-/** The proxy's metrics (README, "Metrics") and the node client and authenticator wrapped to feed them. */
+/** The proxy's metrics (README, "Operations") and the node client and authenticator wrapped to feed them. */
 export interface ProxyMetrics {
   metrics: ServiceMetrics;
   node: NodeClient;

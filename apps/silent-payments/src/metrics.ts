@@ -14,7 +14,7 @@ const STATES = Object.keys({
   stopped: 1,
 } satisfies Record<ScannerState, 1>) as ScannerState[];
 
-/** The service's metrics (README, "Metrics") and the publisher wrapped to feed them. */
+/** The service's metrics (README, "Operations") and the publisher wrapped to feed them. */
 export interface SilentPaymentsMetrics {
   metrics: ServiceMetrics;
   /** `publisher`, counting each block scanned and each payment found as the scanner publishes them. */

@@ -13,7 +13,7 @@ const run = (...args: string[]) =>
     env: { PATH: process.env.PATH ?? '' },
   });
 
-// The entry point's command line (README, "Command line"), run as an operator would: the built dist/main.js.
+// The entry point's command line (README, "Operations"), run as an operator would: the built dist/main.js.
 describe('dist/main.js command line', () => {
   it('--help prints the usage and every environment variable with its default, exit 0', () => {
     const res = run('--help');

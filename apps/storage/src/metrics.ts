@@ -4,7 +4,7 @@ import type { StorageBackend } from './backends/backend';
 /** Seconds buckets of a durable commit: 50 µs to 1 s (SQLite in WAL mode with fsync, or a Redis round trip). */
 const COMMIT_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
-/** The storage service's metrics (README, "Metrics") and the backend wrapped to feed them. */
+/** The storage service's metrics (README, "Operations") and the backend wrapped to feed them. */
 export interface StorageMetrics {
   metrics: ServiceMetrics;
   /** `backend` with every write timed and counted and every sweep's deletions counted. */
