@@ -248,6 +248,28 @@ async function storage() {
   );
 }
 
+/** The health status Docker reports for a service's container. */
+function healthOf(service) {
+  const id = compose('ps', '-q', service).trim();
+  const run = spawnSync('docker', ['inspect', '--format', '{{.State.Health.Status}}', id], { encoding: 'utf8' });
+  return run.stdout.trim();
+}
+
+/** Polls `condition` until it holds (then prints it as a passed check) or the wait times out. */
+async function until(what, condition) {
+  const deadline = Date.now() + WAIT_TIMEOUT_S * 1000;
+  for (;;) {
+    try {
+      if (await condition()) break;
+    } catch {
+      // not yet: the service may be restarting
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${WAIT_TIMEOUT_S} s`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  console.log(`ok    ${what}`);
+}
+
 /** What answers once a service is back: the probe of the service itself as a client sees it. */
 const PROBES = {
   'config-server': async () => (await httpsGet(6666, '/health', state.configFingerprint)).status === 200,
@@ -296,6 +318,19 @@ for (const service of [...APP_SERVICES, 'bitcoind', 'proxy']) {
     await everything();
   });
 }
+await step('node stopped: the proxy and the scanner say they are not ready, and the health checks fail', async () => {
+  compose('stop', 'bitcoind');
+  await until('rpc-proxy /ready answers 503', async () => (await http('GET', `http://${HOST}:18443/ready`)).status === 503);
+  await until('silent-payments /ready answers 503', async () => (await http('GET', `http://${HOST}:8000/ready`)).status === 503);
+  await until('the rpc-proxy container is reported unhealthy', async () => healthOf('rpc-proxy') === 'unhealthy');
+  const ready = await http('GET', `http://${HOST}:18443/ready`);
+  check(ready.json?.reason === 'node-unreachable', 'rpc-proxy /ready names the reason', ready.text);
+  compose('start', 'bitcoind');
+  upAndWait();
+  await answering('bitcoind');
+  await answering('silent-payments');
+  await rpcProxy();
+});
 await step('storage recreated (new container): the reverse proxy finds it again', async () => {
   compose('up', '-d', '--force-recreate', '--no-deps', 'storage');
   upAndWait();

@@ -53,6 +53,17 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     timeoutMs: config.nodeTimeoutMs,
     logger,
   });
+  // Long polls wait on their own connections and timer: the requested timeout plus the ordinary one.
+  const longPollNode = createNodeClient({
+    url: config.nodeUrl,
+    user: config.nodeUser,
+    password: config.nodePassword,
+    cookieFile: config.nodeCookieFile,
+    maxConcurrency: config.nodeLongPollMaxConcurrency,
+    queueLimit: 0,
+    timeoutMs: config.nodeLongPollTimeoutMs + config.nodeTimeoutMs,
+    logger,
+  });
   if (config.nodeUser === undefined && config.nodeCookieFile === undefined) {
     logger.warn(
       { node: config.nodeUrl.origin },
@@ -68,6 +79,8 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     logger,
     auth: instrumented.auth,
     node: instrumented.node,
+    longPollNode,
+    longPollMaxMs: config.nodeLongPollTimeoutMs,
     cache,
     coalescer: config.coalesce ? coalescer : undefined,
     limiter,
@@ -118,6 +131,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     close: once(async () => {
       await closeServers(servers);
       node.close();
+      longPollNode.close();
       rmSync(config.cookieFile, { force: true });
     }),
   };

@@ -31,6 +31,10 @@ export interface ProxyConfig {
   nodeQueueLimit: number;
   /** How long one node request may take (NODE_TIMEOUT_MS). */
   nodeTimeoutMs: number;
+  /** Largest `timeout` of a long poll (`waitfornewblock`, ms; NODE_LONG_POLL_TIMEOUT_MS). */
+  nodeLongPollTimeoutMs: number;
+  /** Long polls in flight to the node at once, on their own connections (NODE_LONG_POLL_MAX_CONCURRENCY). */
+  nodeLongPollMaxConcurrency: number;
   rateLimitPerMinute: number;
   maxBodyBytes: number;
   maxConnections: number;
@@ -120,6 +124,8 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     nodeMaxConcurrency: readInt(env, 'NODE_MAX_CONCURRENCY', 16, { min: 1, max: 1024 }),
     nodeQueueLimit: readInt(env, 'NODE_QUEUE_LIMIT', 1024, { min: 0, max: 1_000_000 }),
     nodeTimeoutMs: readInt(env, 'NODE_TIMEOUT_MS', 30_000, { min: 1, max: 3_600_000 }),
+    nodeLongPollTimeoutMs: readInt(env, 'NODE_LONG_POLL_TIMEOUT_MS', 60_000, { min: 1, max: 3_600_000 }),
+    nodeLongPollMaxConcurrency: readInt(env, 'NODE_LONG_POLL_MAX_CONCURRENCY', 8, { min: 1, max: 1024 }),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 1000, { min: 0, max: 100_000_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 32 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 125, { min: 1, max: 100_000 }),

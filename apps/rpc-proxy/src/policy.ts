@@ -25,7 +25,17 @@ export const DEFAULT_ALLOWED_METHODS: readonly string[] = [
   'testmempoolaccept',
   'getbalances',
   'uptime',
+  'waitfornewblock',
 ];
+
+/**
+ * Long polls (docs/rpc-proxy.md, "Long polls"): calls the node holds until something happens or
+ * their `timeout` (ms) passes. They go to the node over their own connections
+ * (NODE_LONG_POLL_MAX_CONCURRENCY) with their own timer, never holding a slot or the timer of
+ * ordinary calls, must name a timeout of at most NODE_LONG_POLL_TIMEOUT_MS, and are refused in
+ * batches (one would hold the whole batch).
+ */
+export const LONG_POLL_METHODS: ReadonlySet<string> = new Set(['waitfornewblock']);
 
 /**
  * Methods whose identical calls in flight are merged into one node call (RPC_COALESCE,
@@ -155,6 +165,12 @@ const SPECS: Record<string, ParamSpec> = {
     ],
   },
   getmempoolentry: { params: [['txid', hash64, true]] },
+  waitfornewblock: {
+    params: [
+      ['timeout', intRange(0, 2 ** 31 - 1)],
+      ['current_tip', hash64],
+    ],
+  },
   gettxout: {
     params: [
       ['txid', hash64, true],

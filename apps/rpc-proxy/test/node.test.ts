@@ -92,6 +92,9 @@ describe('loadConfig', () => {
     expect(c.maxBodyBytes).toBe(32 * 1024 * 1024);
     expect(c.maxConnections).toBe(125);
     expect(c.coalesce).toBe(true);
+    expect(c.nodeLongPollTimeoutMs).toBe(60_000);
+    expect(c.nodeLongPollMaxConcurrency).toBe(8);
+    expect(c.allowedMethods.has('waitfornewblock')).toBe(true);
     expect(loadConfig({ RPC_COALESCE: 'false' }).coalesce).toBe(false);
     expect([...c.allowedMethods]).toEqual(
       expect.arrayContaining(['getblockchaininfo', 'getblock', 'getrawtransaction', 'sendrawtransaction', 'getwalletinfo', 'getblockhash']),
@@ -105,6 +108,7 @@ describe('loadConfig', () => {
     [{ RPC_AUTH: 'bob:salt$zz' }, 'RPC_AUTH'],
     [{ RPC_USER_METHODS: 'bob:stop' }, 'RPC_USER_METHODS'],
     [{ RPC_COALESCE: 'maybe' }, 'RPC_COALESCE'],
+    [{ NODE_LONG_POLL_TIMEOUT_MS: '0' }, 'NODE_LONG_POLL_TIMEOUT_MS'],
   ])('fails at start naming the variable for %j', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);

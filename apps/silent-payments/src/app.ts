@@ -24,6 +24,8 @@ import { createSilentPaymentsMetrics } from './metrics';
 import type { ServiceMetrics } from '@repo/metrics';
 import { addressRoutes } from './routes/addresses';
 import { healthRoutes } from './routes/health';
+import { labelRoutes } from './routes/labels';
+import { psbtRoutes } from './routes/psbt';
 import { paymentRoutes } from './routes/payments';
 import { createScanner, type Scanner } from './scanner';
 import { openStore, type Store } from './store';
@@ -86,6 +88,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   const store = openStore(join(config.dataDir, DATABASE_FILE));
   let publisher: Publisher | undefined;
   let rpc: ChainRpcClient | undefined;
+  let longPollRpc: ChainRpcClient | undefined;
   try {
     const book = createAddressBook({ keys, network: config.network, labels: store.labels(), backend: config.scanner.backend });
     logger.info(
@@ -113,6 +116,10 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     rpc = deps.rpc ?? createChainRpcClient(config.chainRpc);
     const instrumented = createSilentPaymentsMetrics(publisher);
     const { metrics } = instrumented;
+    // Its own connections and a timeout above the long poll's, so it never holds the scanner's calls.
+    if (config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined) {
+      longPollRpc = createChainRpcClient({ ...config.chainRpc, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs });
+    }
     const scanner = createScanner({
       rpc,
       store,
@@ -124,6 +131,9 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       mempool: config.scanner.mempool,
       minBackoffMs: deps.scannerMinBackoffMs ?? 1_000,
       maxBackoffMs: config.scanner.maxBackoffMs,
+      invoiceToleranceSats: config.invoiceToleranceSats,
+      mempoolIntervalMs: config.scanner.mempoolIntervalMs,
+      longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
     });
     instrumented.observeScanner(scanner);
 
@@ -143,6 +153,8 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     app.use(express.json({ limit: config.limits.maxBodyBytes }));
     app.use(addressRoutes({ store, book, logger }));
     app.use(paymentRoutes({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
+    app.use(labelRoutes({ store, toleranceSats: config.invoiceToleranceSats }));
+    app.use(psbtRoutes({ store, network: config.network, spendPub: keys.spendPub, logger }));
     app.use(notFoundHandler());
     app.use(errorHandler({ logger }));
 
@@ -158,6 +170,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     const ownedPublisher = publisher;
     const ownedRpc = rpc;
     const servers = { http: server };
+    const ownedLongPoll = longPollRpc;
     return {
       app,
       servers,
@@ -181,6 +194,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
         const stopping = scanner.stop();
         // Cuts a request in flight (a node that hangs) so the scanner stops at once.
         if (deps.rpc === undefined) ownedRpc.close();
+        ownedLongPoll?.close();
         await stopping;
         if (deps.publisher === undefined) await ownedPublisher.close();
         store.close();
@@ -189,6 +203,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   } catch (err) {
     void publisher?.close();
     rpc?.close();
+    longPollRpc?.close();
     store.close();
     throw err;
   }

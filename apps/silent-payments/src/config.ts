@@ -47,11 +47,19 @@ export interface SilentPaymentsConfig {
     pollIntervalMs: number;
     /** Whether mempool transactions are scanned (pending payments). */
     mempool: boolean;
+    /** How often the mempool is read between block polls (ms). */
+    mempoolIntervalMs: number;
+    /** Follow new blocks with the node's long poll `waitfornewblock` (SCAN_LONG_POLL). */
+    longPoll: boolean;
+    /** The `timeout` of each `waitfornewblock` call (ms); at most the rpc-proxy's NODE_LONG_POLL_TIMEOUT_MS. */
+    longPollTimeoutMs: number;
     /** Longest wait between two attempts while the node is unreachable (ms). */
     maxBackoffMs: number;
     /** `native`, `wasm` or `noble`: the secp256k1 backend of `@repo/bip352`; undefined: its default. */
     backend: string | undefined;
   };
+  /** INVOICE_TOLERANCE_SATS: a confirmed total within this many satoshis of an invoice's amount is `paid` (default 0). */
+  invoiceToleranceSats: bigint;
   relay: {
     url: string | undefined;
     publishToken: string | undefined;
@@ -126,9 +134,13 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       enabled: readBool(env, 'SCANNER_ENABLED', true),
       pollIntervalMs: readInt(env, 'SCAN_POLL_INTERVAL_MS', 5_000, { min: 10, max: 600_000 }),
       mempool: readBool(env, 'SCAN_MEMPOOL', true),
+      mempoolIntervalMs: readInt(env, 'SCAN_MEMPOOL_INTERVAL_MS', 250, { min: 10, max: 600_000 }),
+      longPoll: readBool(env, 'SCAN_LONG_POLL', true),
+      longPollTimeoutMs: readInt(env, 'SCAN_LONG_POLL_TIMEOUT_MS', 30_000, { min: 100, max: 3_600_000 }),
       maxBackoffMs: readInt(env, 'SCAN_MAX_BACKOFF_MS', 60_000, { min: 10, max: 3_600_000 }),
       backend,
     },
+    invoiceToleranceSats: BigInt(readInt(env, 'INVOICE_TOLERANCE_SATS', 0, { min: 0, max: 2_100_000_000_000_000 })),
     relay: {
       url: relayUrl,
       publishToken: readOptional(env, 'RELAY_PUBLISH_TOKEN'),

@@ -5,7 +5,8 @@ import type { AddressBook } from './address-book';
 import { btcToSats, satsToBtc } from './amount';
 import { ChainRpcError, type ChainRpcClient } from './chain-rpc';
 import type { Publisher } from './publisher';
-import type { NewPayment, PaymentRecord, Store } from './store';
+import { invoiceStatus, isSettled } from './invoices';
+import { paymentId, type NewPayment, type PaymentRecord, type SpendSeen, type Store } from './store';
 
 /** A transaction as `getblock` verbosity 3 and `getrawtransaction` verbosity 2 print it. */
 export interface RpcTransaction {
@@ -51,6 +52,8 @@ export interface ScannerStatus {
   last_block_at: string | null;
   /** The node's own state as last read (`getblockchaininfo`); null before the first answer. */
   node: { blocks: number; headers: number; verificationprogress: number; initialblockdownload: boolean } | null;
+  /** The block long poll: `waiting` (following blocks), `retrying`, `unsupported` (refused: polling only) or `off`. */
+  long_poll: 'off' | 'waiting' | 'unsupported' | 'retrying';
 }
 
 /** Options of {@link createScanner}. */
@@ -71,6 +74,15 @@ export interface ScannerOptions {
   maxBackoffMs?: number;
   /** How often a progress line is logged while catching up (ms). */
   progressLogIntervalMs?: number;
+  /** An invoice counts as paid within this many satoshis of its amount (INVOICE_TOLERANCE_SATS); default 0. */
+  invoiceToleranceSats?: bigint;
+  /** How often the mempool is read between block polls (ms; SCAN_MEMPOOL_INTERVAL_MS); default the poll interval. */
+  mempoolIntervalMs?: number;
+  /**
+   * Follows new blocks with Bitcoin Core's long poll `waitfornewblock` on this client (its own
+   * connections, a timeout above `timeoutMs`); the poll of `pollIntervalMs` stays as the fallback.
+   */
+  longPoll?: { rpc: ChainRpcClient; timeoutMs: number } | undefined;
 }
 
 /** The chain scanner. */
@@ -79,8 +91,10 @@ export interface Scanner {
   start(): void;
   /** Stops the loop and waits for the block in progress to be stored. */
   stop(): Promise<void>;
-  /** Skips the current wait and polls the node now. */
+  /** Skips the current wait and polls the node (the chain and the mempool) now. */
   wake(): void;
+  /** `waiting` while the long poll follows blocks, `unsupported` when refused (polling only), `off` without it. */
+  longPollState(): 'off' | 'waiting' | 'unsupported' | 'retrying';
   status(): ScannerStatus;
   /** What the last failed attempt met; undefined when the last attempt succeeded. */
   lastFailure(): ScannerFailure | undefined;
@@ -115,6 +129,14 @@ export function createScanner(options: ScannerOptions): Scanner {
   const maxBackoff = options.maxBackoffMs ?? 60_000;
   const progressEvery = options.progressLogIntervalMs ?? 10_000;
   const scanMempool = options.mempool ?? true;
+  const tolerance = options.invoiceToleranceSats ?? 0n;
+  const mempoolInterval = Math.min(options.mempoolIntervalMs ?? pollIntervalMs, pollIntervalMs);
+  // Set by the long poll (a new block) and by wake(): the next pass reads the chain, not only the mempool.
+  let blockSignal = false;
+  let lastFullPoll = 0;
+  let longPolling: Promise<void> | undefined;
+  let longPollWake: (() => void) | undefined;
+  let longPollState: 'off' | 'waiting' | 'unsupported' | 'retrying' = 'off';
 
   let state: ScannerState = 'idle';
   let running: Promise<void> | undefined;
@@ -166,6 +188,7 @@ export function createScanner(options: ScannerOptions): Scanner {
       last_error: lastError,
       last_block_at: lastBlockAt,
       node: nodeState,
+      long_poll: longPollState,
     };
   }
 
@@ -190,12 +213,24 @@ export function createScanner(options: ScannerOptions): Scanner {
       height--;
     }
     if (height < scanned) {
-      const removed = store.rollbackAbove(height);
+      const { removed, unspent } = store.rollbackAbove(height);
       mempoolSeen.clear();
       logger.warn(
-        { from_height: scanned, fork_height: height, payments_removed: removed },
-        'reorg: blocks left the best chain, their payments are rolled back',
+        { from_height: scanned, fork_height: height, payments_removed: removed.length, spends_undone: unspent },
+        'reorg: blocks left the best chain, their payments and spends are rolled back',
       );
+      for (const p of removed) {
+        if (p.blockHeight === null || p.blockHash === null) continue;
+        logger.warn({ id: p.id, old_block_height: p.blockHeight, old_block_hash: p.blockHash }, 'payment left the chain');
+        publisher.publish('PaymentReorged', {
+          txid: p.txid,
+          vout: p.vout,
+          address: p.address,
+          amount: satsToBtc(p.amountSats),
+          old_block_height: p.blockHeight,
+          old_block_hash: p.blockHash,
+        });
+      }
     }
     return height;
   }
@@ -238,13 +273,69 @@ export function createScanner(options: ScannerOptions): Scanner {
     return payments;
   }
 
+  /** The outpoints a transaction spends, as payment ids (coinbase inputs have none). */
+  function spendsOf(tx: RpcTransaction): SpendSeen[] {
+    const spends: SpendSeen[] = [];
+    for (const vin of tx.vin) {
+      if (typeof vin.txid === 'string' && typeof vin.vout === 'number')
+        spends.push({ id: paymentId(vin.txid, vin.vout), spentTxid: tx.txid });
+    }
+    return spends;
+  }
+
+  /** Invoice statuses of the labels (m ≥ 1) among `payments`, by m. */
+  function invoiceStatuses(labels: Iterable<number>): Map<number, ReturnType<typeof invoiceStatus>> {
+    const statuses = new Map<number, ReturnType<typeof invoiceStatus>>();
+    for (const m of labels) {
+      const label = store.labelByIndex(m);
+      if (label === undefined) continue;
+      const totals = store.labelTotals(m);
+      statuses.set(m, invoiceStatus(label.amountSats, totals.received, totals.pending, tolerance));
+    }
+    return statuses;
+  }
+
+  /** Publishes `InvoicePaid` for each label whose invoice became paid or overpaid since `before`. */
+  function publishInvoicesPaid(before: Map<number, ReturnType<typeof invoiceStatus>>): void {
+    const after = invoiceStatuses(before.keys());
+    for (const [m, status] of after) {
+      if (!isSettled(status) || status === before.get(m)) continue;
+      const label = store.labelByIndex(m)!;
+      const totals = store.labelTotals(m);
+      logger.info({ m, address: label.address, status, received: satsToBtc(totals.received) }, 'invoice paid');
+      publisher.publish('InvoicePaid', {
+        label: label.label,
+        address: label.address,
+        amount: satsToBtc(label.amountSats),
+        received: satsToBtc(totals.received),
+        status,
+      });
+    }
+  }
+
+  function publishSpent(spent: PaymentRecord[], blockHeight: number | null): void {
+    for (const p of spent) {
+      logger.info(
+        { id: p.id, spent_txid: p.spentTxid, block_height: blockHeight },
+        blockHeight === null ? 'spend seen in the mempool' : 'spend confirmed',
+      );
+      publisher.publish('PaymentSpent', { txid: p.txid, vout: p.vout, spent_txid: p.spentTxid!, block_height: blockHeight });
+    }
+  }
+
   async function scanBlock(block: RpcBlock): Promise<void> {
     const found: NewPayment[] = [];
+    const spends: SpendSeen[] = [];
     for (let i = 0; i < block.tx.length; i++) {
-      found.push(...scanTransaction(block.tx[i]!));
+      const tx = block.tx[i]!;
+      found.push(...scanTransaction(tx));
+      spends.push(...spendsOf(tx));
       if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
     }
-    const stored: PaymentRecord[] = store.applyBlock({ height: block.height, hash: block.hash }, found);
+    const labelsTouched = new Set(found.map((p) => p.labelM).filter((m): m is number => m !== null && m > 0));
+    const invoicesBefore = invoiceStatuses(labelsTouched);
+    const applied = store.applyBlock({ height: block.height, hash: block.hash }, found, spends);
+    const stored: PaymentRecord[] = applied.payments;
     const now = Date.now();
     recent.push(now);
     if (recent.length > 1_000) recent.shift();
@@ -263,6 +354,8 @@ export function createScanner(options: ScannerOptions): Scanner {
         confirmations,
       });
     }
+    publishSpent(applied.spent, block.height);
+    publishInvoicesPaid(invoicesBefore);
     publisher.publish('BlockScanned', {
       block_height: block.height,
       block_hash: block.hash,
@@ -318,10 +411,20 @@ export function createScanner(options: ScannerOptions): Scanner {
     const txids = await rpc.call<string[]>('getrawmempool', []);
     const current = new Set(txids);
     for (const txid of mempoolSeen) if (!current.has(txid)) mempoolSeen.delete(txid);
-    const gone = store.pendingTxids().filter((txid) => !current.has(txid));
+    const pendingGone = store.pendingTxids().filter((txid) => !current.has(txid));
+    const spendsLeft = store.pendingSpendTxids().filter((txid) => !current.has(txid));
+    // Gone from the mempool may mean mined in a block not scanned yet: then the block decides, not this pass.
+    const mined = (pendingGone.length > 0 || spendsLeft.length > 0) && (await rpc.call<number>('getblockcount', [])) !== tip;
+    if (mined) blockSignal = true;
+    const gone = mined ? [] : pendingGone;
     if (gone.length > 0) {
       const removed = store.removePending(gone);
       logger.info({ txids: gone, payments_removed: removed }, 'pending payments left the mempool unconfirmed');
+    }
+    const spendsGone = mined ? [] : spendsLeft;
+    if (spendsGone.length > 0) {
+      const unspent = store.clearPendingSpends(spendsGone);
+      logger.info({ txids: spendsGone, outputs_unspent: unspent }, 'spends left the mempool unconfirmed: outputs unspent again');
     }
     const fresh = txids.filter((txid) => !mempoolSeen.has(txid));
     for (let i = 0; i < fresh.length && !stopped; i += MEMPOOL_BATCH) {
@@ -346,6 +449,8 @@ export function createScanner(options: ScannerOptions): Scanner {
       for (const p of store.addPending(found)) {
         logger.info({ id: p.id, txid: p.txid, amount: satsToBtc(p.amountSats), address: p.address }, 'pending payment seen in the mempool');
       }
+      // Every transaction, taproot output or not, may spend one of ours.
+      publishSpent(store.markSpentPending(txs.flatMap(spendsOf)), null);
       // Only now: a chunk cut short by a node failure is fetched again on the next pass.
       for (const txid of chunk) mempoolSeen.add(txid);
       await yieldToEventLoop();
@@ -446,16 +551,85 @@ export function createScanner(options: ScannerOptions): Scanner {
     state = 'synced';
   }
 
+  /**
+   * Waits for new blocks with `waitfornewblock <timeout> [current_tip]` (docs/silent-payments.md,
+   * "Noticing blocks and transactions") and signals the main loop at once. `current_tip` (newer
+   * Bitcoin Core) makes a block found between two calls return at once; Bitcoin Core 29 refuses it
+   * (-1) and gets the call without (a block between two calls is then caught by the mempool
+   * pass's tip check). A node or proxy that refuses the method (-32601) leaves the polling alone.
+   */
+  async function longPollLoop(lp: { rpc: ChainRpcClient; timeoutMs: number }): Promise<void> {
+    let withTip = true;
+    let lastHash: string | undefined;
+    let lpFailures = 0;
+    while (!stopped) {
+      longPollState = 'waiting';
+      try {
+        // The tip to compare with: a block found before the first call is then announced too.
+        lastHash ??= await lp.rpc.call<string>('getbestblockhash', []);
+        const params: unknown[] = withTip ? [lp.timeoutMs, lastHash] : [lp.timeoutMs];
+        const answer = await lp.rpc.call<{ hash: string; height: number }>('waitfornewblock', params);
+        lpFailures = 0;
+        if (answer.hash !== lastHash) {
+          logger.debug({ height: answer.height, hash: answer.hash }, 'new block announced by waitfornewblock');
+          blockSignal = true;
+          wakeUp?.();
+        }
+        lastHash = answer.hash;
+      } catch (err) {
+        if (stopped) break;
+        if (err instanceof ChainRpcError && err.kind === 'rpc' && err.rpcCode === -32601) {
+          longPollState = 'unsupported';
+          logger.warn(
+            { poll_interval_ms: pollIntervalMs },
+            'waitfornewblock (or getbestblockhash) is not allowed by the node or proxy: new blocks are polled',
+          );
+          return;
+        }
+        if (withTip && err instanceof ChainRpcError && err.kind === 'rpc' && (err.rpcCode === -1 || err.rpcCode === -8)) {
+          withTip = false; // a node before current_tip
+          continue;
+        }
+        lpFailures++;
+        longPollState = 'retrying';
+        if (lpFailures === 1 || lpFailures % 10 === 0)
+          logger.debug({ failures: lpFailures, err: (err as Error).message }, 'long poll failed: retrying');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, Math.min(maxBackoff, minBackoff * 2 ** Math.min(lpFailures - 1, 20)));
+          function done() {
+            clearTimeout(timer);
+            longPollWake = undefined;
+            resolve();
+          }
+          longPollWake = done;
+        });
+      }
+    }
+  }
+
   async function loop(): Promise<void> {
     state = 'starting';
     while (!stopped) {
       try {
-        await poll();
+        // The chain when a block was announced (or woken), at the poll interval, or until synced; the mempool in between.
+        if (blockSignal || (state as ScannerState) !== 'synced' || Date.now() - lastFullPoll >= pollIntervalMs) {
+          blockSignal = false;
+          lastFullPoll = Date.now();
+          await poll();
+        } else if (scanMempool) {
+          // A block the long poll missed (a call lost in a node restart) is caught here at the latest.
+          const count = await rpc.call<number>('getblockcount', []);
+          if (count !== tip) {
+            blockSignal = true;
+            continue;
+          }
+          await pollMempool();
+        }
         if (failures > 0) logger.info({ after_failures: failures }, 'chain node reachable again');
         failures = 0;
         lastError = null;
         failure = undefined;
-        if (!stopped) await sleep(pollIntervalMs);
+        if (!stopped && !blockSignal) await sleep(scanMempool ? mempoolInterval : pollIntervalMs);
       } catch (err) {
         if (stopped) break;
         failures++;
@@ -483,17 +657,25 @@ export function createScanner(options: ScannerOptions): Scanner {
       if (running !== undefined) return;
       stopped = false;
       running = loop();
+      if (options.longPoll !== undefined) longPolling = longPollLoop(options.longPoll);
     },
     async stop() {
       stopped = true;
       wakeUp?.();
+      longPollWake?.();
+      // The caller closes the long poll's client, which ends a call in flight.
+      await longPolling;
+      longPolling = undefined;
+      longPollState = 'off';
       await running;
       running = undefined;
       state = 'stopped';
     },
     wake() {
+      blockSignal = true;
       wakeUp?.();
     },
+    longPollState: () => longPollState,
     status,
     lastFailure: () => failure,
     tipHeight: () => tip,

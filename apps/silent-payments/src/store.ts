@@ -32,10 +32,47 @@ export interface PaymentRecord {
   /** The x-only output key and the BIP-352 tweak t_k (hex), what a wallet needs to spend it. */
   outputKey: string;
   tweak: string;
+  /** The transaction spending this output (in the mempool or in a block), null while unspent. */
+  spentTxid: string | null;
+  /** The height of the block holding the spend; null while unspent or spent in the mempool only. */
+  spentHeight: number | null;
 }
 
 /** A payment found by the scanner, before it is stored. */
-export type NewPayment = Omit<PaymentRecord, 'id' | 'createdAt' | 'status' | 'blockHeight' | 'blockHash'>;
+export type NewPayment = Omit<PaymentRecord, 'id' | 'createdAt' | 'status' | 'blockHeight' | 'blockHash' | 'spentTxid' | 'spentHeight'>;
+
+/** Filters of {@link Store.listPayments} (`GET /payments`). */
+export interface PaymentFilter {
+  status?: PaymentStatus | undefined;
+  spent?: boolean | undefined;
+  /** A label index m (label_m); undefined: any. */
+  labelM?: number | undefined;
+}
+
+/** Totals in satoshis (`GET /balance`). */
+export interface BalanceTotals {
+  /** Confirmed outputs with no spend seen. */
+  confirmed: bigint;
+  /** Mempool outputs with no spend seen. */
+  pending: bigint;
+  /** Outputs (confirmed or not) whose spend is in the mempool only. */
+  spentPending: bigint;
+  /** Outputs counted in confirmed and pending. */
+  utxoCount: number;
+}
+
+/** An output spent by a transaction: `<txid>:<vout>` of the spent output and the spender. */
+export interface SpendSeen {
+  id: string;
+  spentTxid: string;
+}
+
+/** A label's totals in satoshis (an invoice, `GET /labels/{label}`). */
+export interface LabelTotals {
+  received: bigint;
+  pending: bigint;
+  payments: string[];
+}
 
 /** Where the scanner stands. */
 export interface ScanProgress {
@@ -54,17 +91,41 @@ export interface Store {
   createLabel(label: string, amountSats: bigint, address: (m: number) => string): LabelRecord;
   labels(): LabelRecord[];
   labelByIndex(m: number): LabelRecord | undefined;
-  listPayments(limit: number, offset: number): PaymentRecord[];
-  countPayments(): number;
+  listPayments(limit: number, offset: number, filter?: PaymentFilter): PaymentRecord[];
+  countPayments(filter?: PaymentFilter): number;
+  /** Labels m ≥ 1, oldest first, paged. */
+  listLabels(limit: number, offset: number): LabelRecord[];
+  countLabels(): number;
+  /** Confirmed and mempool totals of label m and its payment ids. */
+  labelTotals(m: number): LabelTotals;
+  balance(): BalanceTotals;
   getPayment(id: string): PaymentRecord | undefined;
   progress(): ScanProgress;
   /** Records the start height and the hash of the block below it (the reorg anchor). */
   initProgress(startHeight: number, anchorHash: string | undefined): void;
   blockHash(height: number): string | undefined;
-  /** Stores a scanned block, its payments (confirmed) and the new progress, atomically. */
-  applyBlock(block: { height: number; hash: string }, payments: NewPayment[]): PaymentRecord[];
-  /** Removes the blocks above `height` and their payments; returns the payments removed. */
-  rollbackAbove(height: number): number;
+  /**
+   * Stores a scanned block, its payments (confirmed), the spends of stored outputs among its
+   * inputs and the new progress, atomically. Returns the payments stored and the outputs whose
+   * spend this block confirmed.
+   */
+  applyBlock(
+    block: { height: number; hash: string },
+    payments: NewPayment[],
+    spends?: SpendSeen[],
+  ): { payments: PaymentRecord[]; spent: PaymentRecord[] };
+  /**
+   * Removes the blocks above `height` and their payments, and forgets the spends confirmed
+   * above it (those outputs are unspent again until the spend is seen anew); returns the
+   * payments removed (as they were) and the number of spends undone.
+   */
+  rollbackAbove(height: number): { removed: PaymentRecord[]; unspent: number };
+  /** Marks outputs spent by mempool transactions (unspent ones only); returns those newly marked. */
+  markSpentPending(spends: SpendSeen[]): PaymentRecord[];
+  /** txids of the mempool spends (spent, no block yet). */
+  pendingSpendTxids(): string[];
+  /** Forgets mempool spends by `txids` (left the mempool unconfirmed); returns the outputs unspent again. */
+  clearPendingSpends(txids: string[]): number;
   /** Stores payments seen in the mempool (existing ones kept); returns those that are new. */
   addPending(payments: NewPayment[]): PaymentRecord[];
   /** txids of the pending payments. */
@@ -102,11 +163,23 @@ CREATE TABLE IF NOT EXISTS payments (
   status TEXT NOT NULL CHECK (status IN ('pending', 'confirmed')),
   created_at TEXT NOT NULL,
   output_key TEXT NOT NULL,
-  tweak TEXT NOT NULL
+  tweak TEXT NOT NULL,
+  spent_txid TEXT,
+  spent_height INTEGER
 );
 CREATE INDEX IF NOT EXISTS payments_by_height ON payments (block_height);
 CREATE INDEX IF NOT EXISTS payments_by_status ON payments (status, txid);
 `;
+
+/** Indexes on the columns added by schema version 2 (created after the migration adds them). */
+const SCHEMA_V2_INDEXES = `
+CREATE INDEX IF NOT EXISTS payments_by_spent_height ON payments (spent_height);
+CREATE INDEX IF NOT EXISTS payments_by_spent_txid ON payments (spent_txid);
+CREATE INDEX IF NOT EXISTS payments_by_label ON payments (label_m);
+`;
+
+/** The schema version written in SQLite's user_version: 2 adds spent_txid and spent_height. */
+export const SCHEMA_VERSION = 2;
 
 interface PaymentRow {
   id: string;
@@ -121,6 +194,8 @@ interface PaymentRow {
   created_at: string;
   output_key: string;
   tweak: string;
+  spent_txid: string | null;
+  spent_height: number | null;
 }
 
 interface LabelRow {
@@ -145,11 +220,29 @@ function toPayment(row: PaymentRow): PaymentRecord {
     createdAt: row.created_at,
     outputKey: row.output_key,
     tweak: row.tweak,
+    spentTxid: row.spent_txid,
+    spentHeight: row.spent_height,
   };
 }
 
 function toLabel(row: LabelRow): LabelRecord {
   return { m: row.m, label: row.label, address: row.address, amountSats: BigInt(row.amount_sats), createdAt: row.created_at };
+}
+
+/**
+ * Brings a database of an earlier version to {@link SCHEMA_VERSION} in one transaction:
+ * version 1 (no user_version) lacks spent_txid and spent_height, added as NULL (unspent:
+ * spends are noticed from the blocks scanned after the upgrade).
+ */
+function migrate(db: Database.Database): void {
+  const version = Number(db.pragma('user_version', { simple: true }));
+  if (version >= SCHEMA_VERSION) return;
+  db.transaction(() => {
+    const columns = new Set((db.prepare('PRAGMA table_info(payments)').all() as { name: string }[]).map((c) => c.name));
+    if (!columns.has('spent_txid')) db.exec('ALTER TABLE payments ADD COLUMN spent_txid TEXT');
+    if (!columns.has('spent_height')) db.exec('ALTER TABLE payments ADD COLUMN spent_height INTEGER');
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  })();
 }
 
 /** The outpoint id of a payment. */
@@ -171,6 +264,8 @@ export function openStore(path: string): Store {
   db.pragma('foreign_keys = ON');
   db.defaultSafeIntegers(true);
   db.exec(SCHEMA);
+  migrate(db);
+  db.exec(SCHEMA_V2_INDEXES);
 
   const getMeta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
   const setMeta = db.prepare<[string, string]>(
@@ -184,20 +279,60 @@ export function openStore(path: string): Store {
   const maxLabel = db.prepare<[], { m: bigint | null }>('SELECT MAX(m) AS m FROM labels');
   const insertLabel = db.prepare('INSERT INTO labels (m, label, address, amount_sats, created_at) VALUES (?, ?, ?, ?, ?)');
 
-  const paymentColumns = 'id, txid, vout, address, label_m, amount_sats, block_height, block_hash, status, created_at, output_key, tweak';
+  const insertColumns = 'id, txid, vout, address, label_m, amount_sats, block_height, block_hash, status, created_at, output_key, tweak';
+  const paymentColumns = `${insertColumns}, spent_txid, spent_height`;
   // Pending first, then the newest block first; within a block, transaction order is not kept, so txid/vout.
-  const listPayments = db.prepare<[number, number], PaymentRow>(
-    `SELECT ${paymentColumns} FROM payments ORDER BY block_height IS NULL DESC, block_height DESC, created_at DESC, txid, vout LIMIT ? OFFSET ?`,
-  );
-  const countPayments = db.prepare<[], { n: bigint }>('SELECT COUNT(*) AS n FROM payments');
+  const order = 'ORDER BY block_height IS NULL DESC, block_height DESC, created_at DESC, txid, vout';
+  const where = (filter: PaymentFilter | undefined) => {
+    const clauses: string[] = [];
+    const params: (string | number)[] = [];
+    if (filter?.status !== undefined) {
+      clauses.push('status = ?');
+      params.push(filter.status);
+    }
+    if (filter?.spent !== undefined) clauses.push(filter.spent ? 'spent_txid IS NOT NULL' : 'spent_txid IS NULL');
+    if (filter?.labelM !== undefined) {
+      clauses.push('label_m = ?');
+      params.push(filter.labelM);
+    }
+    return { sql: clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`, params };
+  };
   const getPayment = db.prepare<[string], PaymentRow>(`SELECT ${paymentColumns} FROM payments WHERE id = ?`);
+  const allLabelsPaged = db.prepare<[number, number], LabelRow>(
+    'SELECT m, label, address, amount_sats, created_at FROM labels ORDER BY m LIMIT ? OFFSET ?',
+  );
+  const countLabels = db.prepare<[], { n: bigint }>('SELECT COUNT(*) AS n FROM labels');
+  const labelPayments = db.prepare<[number], { id: string; status: PaymentStatus; amount_sats: bigint }>(
+    `SELECT id, status, amount_sats FROM payments WHERE label_m = ? ${order}`,
+  );
+  const balance = db.prepare<[], { confirmed: bigint | null; pending: bigint | null; spent_pending: bigint | null; utxos: bigint }>(
+    `SELECT
+       SUM(CASE WHEN spent_txid IS NULL AND status = 'confirmed' THEN amount_sats ELSE 0 END) AS confirmed,
+       SUM(CASE WHEN spent_txid IS NULL AND status = 'pending' THEN amount_sats ELSE 0 END) AS pending,
+       SUM(CASE WHEN spent_txid IS NOT NULL AND spent_height IS NULL THEN amount_sats ELSE 0 END) AS spent_pending,
+       SUM(CASE WHEN spent_txid IS NULL THEN 1 ELSE 0 END) AS utxos
+     FROM payments`,
+  );
+  const spendConfirmed = db.prepare(
+    `UPDATE payments SET spent_txid = @spent_txid, spent_height = @height WHERE id = @id AND (spent_height IS NULL OR spent_txid IS NOT @spent_txid)
+     RETURNING ${paymentColumns}`,
+  );
+  const spendPending = db.prepare(
+    `UPDATE payments SET spent_txid = @spent_txid WHERE id = @id AND spent_txid IS NULL RETURNING ${paymentColumns}`,
+  );
+  const pendingSpendTxids = db.prepare<[], { spent_txid: string }>(
+    'SELECT DISTINCT spent_txid FROM payments WHERE spent_txid IS NOT NULL AND spent_height IS NULL',
+  );
+  const clearPendingSpend = db.prepare<[string]>('UPDATE payments SET spent_txid = NULL WHERE spent_txid = ? AND spent_height IS NULL');
+  const unspendAbove = db.prepare<[number]>('UPDATE payments SET spent_txid = NULL, spent_height = NULL WHERE spent_height > ?');
+  const paymentsAbove = db.prepare<[number], PaymentRow>(`SELECT ${paymentColumns} FROM payments WHERE block_height > ? ${order}`);
   const upsertConfirmed = db.prepare(
-    `INSERT INTO payments (${paymentColumns}) VALUES (@id, @txid, @vout, @address, @label_m, @amount_sats, @block_height, @block_hash, 'confirmed', @created_at, @output_key, @tweak)
+    `INSERT INTO payments (${insertColumns}) VALUES (@id, @txid, @vout, @address, @label_m, @amount_sats, @block_height, @block_hash, 'confirmed', @created_at, @output_key, @tweak)
      ON CONFLICT (id) DO UPDATE SET block_height = excluded.block_height, block_hash = excluded.block_hash, status = 'confirmed'
      RETURNING ${paymentColumns}`,
   );
   const insertPending = db.prepare(
-    `INSERT INTO payments (${paymentColumns}) VALUES (@id, @txid, @vout, @address, @label_m, @amount_sats, NULL, NULL, 'pending', @created_at, @output_key, @tweak)
+    `INSERT INTO payments (${insertColumns}) VALUES (@id, @txid, @vout, @address, @label_m, @amount_sats, NULL, NULL, 'pending', @created_at, @output_key, @tweak)
      ON CONFLICT (id) DO NOTHING RETURNING ${paymentColumns}`,
   );
   const pendingTxids = db.prepare<[], { txid: string }>("SELECT DISTINCT txid FROM payments WHERE status = 'pending'");
@@ -227,22 +362,42 @@ export function openStore(path: string): Store {
     vout: num(row.vout),
     label_m: row.label_m === null ? null : num(row.label_m),
     block_height: row.block_height === null ? null : num(row.block_height),
+    spent_height: row.spent_height === null ? null : num(row.spent_height),
   });
+  const rowToPayment = (row: unknown) => toPayment(normalise(row as PaymentRow));
 
-  const applyBlock = db.transaction((block: { height: number; hash: string }, payments: NewPayment[]) => {
+  const applyBlock = db.transaction((block: { height: number; hash: string }, payments: NewPayment[], spends: SpendSeen[]) => {
     const createdAt = new Date().toISOString();
-    const stored = payments.map((p) => toPayment(normalise(upsertConfirmed.get(paymentParams(p, createdAt, block)) as PaymentRow)));
+    const stored = payments.map((p) => rowToPayment(upsertConfirmed.get(paymentParams(p, createdAt, block))));
+    // After the payments: an output received and spent in the same block is both.
+    const spent: PaymentRecord[] = [];
+    for (const s of spends) {
+      const row = spendConfirmed.get({ id: s.id, spent_txid: s.spentTxid, height: block.height });
+      if (row !== undefined) spent.push(rowToPayment(row));
+    }
     insertBlock.run(block.height, block.hash);
     setMeta.run('scanned_height', String(block.height));
-    return stored;
+    return { payments: stored, spent };
   });
 
   const rollbackAbove = db.transaction((height: number) => {
-    const removed = deletePaymentsAbove.run(height).changes;
+    const removed = paymentsAbove.all(height).map(rowToPayment);
+    deletePaymentsAbove.run(height);
+    const unspent = unspendAbove.run(height).changes;
     deleteBlocksAbove.run(height);
     setMeta.run('scanned_height', String(height));
-    return removed;
+    return { removed, unspent };
   });
+
+  const markSpentPending = db.transaction((spends: SpendSeen[]) => {
+    const marked: PaymentRecord[] = [];
+    for (const s of spends) {
+      const row = spendPending.get({ id: s.id, spent_txid: s.spentTxid });
+      if (row !== undefined) marked.push(rowToPayment(row));
+    }
+    return marked;
+  });
+  const clearPendingSpends = db.transaction((txids: string[]) => txids.reduce((n, txid) => n + clearPendingSpend.run(txid).changes, 0));
 
   const addPending = db.transaction((payments: NewPayment[]) => {
     const createdAt = new Date().toISOString();
@@ -292,8 +447,40 @@ export function openStore(path: string): Store {
       const row = labelByIndex.get(m);
       return row === undefined ? undefined : toLabel({ ...row, m: num(row.m) });
     },
-    listPayments: (limit, offset) => listPayments.all(limit, offset).map((row) => toPayment(normalise(row))),
-    countPayments: () => Number(countPayments.get()?.n ?? 0n),
+    listPayments(limit, offset, filter) {
+      const w = where(filter);
+      return db
+        .prepare(`SELECT ${paymentColumns} FROM payments ${w.sql} ${order} LIMIT ? OFFSET ?`)
+        .all(...w.params, limit, offset)
+        .map(rowToPayment);
+    },
+    countPayments(filter) {
+      const w = where(filter);
+      const row = db.prepare(`SELECT COUNT(*) AS n FROM payments ${w.sql}`).get(...w.params) as { n: bigint } | undefined;
+      return Number(row?.n ?? 0n);
+    },
+    listLabels: (limit, offset) => allLabelsPaged.all(limit, offset).map((row) => toLabel({ ...row, m: num(row.m) })),
+    countLabels: () => Number(countLabels.get()?.n ?? 0n),
+    labelTotals(m) {
+      let received = 0n;
+      let pending = 0n;
+      const payments: string[] = [];
+      for (const row of labelPayments.all(m)) {
+        payments.push(row.id);
+        if (row.status === 'confirmed') received += BigInt(row.amount_sats);
+        else pending += BigInt(row.amount_sats);
+      }
+      return { received, pending, payments };
+    },
+    balance() {
+      const row = balance.get();
+      return {
+        confirmed: BigInt(row?.confirmed ?? 0n),
+        pending: BigInt(row?.pending ?? 0n),
+        spentPending: BigInt(row?.spent_pending ?? 0n),
+        utxoCount: Number(row?.utxos ?? 0n),
+      };
+    },
     getPayment(id) {
       const row = getPayment.get(id);
       return row === undefined ? undefined : toPayment(normalise(row));
@@ -305,8 +492,11 @@ export function openStore(path: string): Store {
       if (anchorHash !== undefined) insertBlock.run(startHeight - 1, anchorHash);
     }),
     blockHash: (height) => getBlock.get(height)?.hash,
-    applyBlock: (block, payments) => applyBlock(block, payments),
+    applyBlock: (block, payments, spends = []) => applyBlock(block, payments, spends),
     rollbackAbove: (height) => rollbackAbove(height),
+    markSpentPending: (spends) => (spends.length === 0 ? [] : markSpentPending(spends)),
+    pendingSpendTxids: () => pendingSpendTxids.all().map((row) => row.spent_txid),
+    clearPendingSpends: (txids) => clearPendingSpends(txids),
     addPending: (payments) => addPending(payments),
     pendingTxids: () => pendingTxids.all().map((row) => row.txid),
     removePending: (txids) => removePending(txids),

@@ -163,6 +163,7 @@ describe('silent-payments HTTP API', () => {
         vout: 2,
         block_height: 111,
         created_at: expect.any(String),
+        spent: false,
       });
       const page = await request(service.app).get('/payments?limit=5&offset=10');
       expect(page.body.payments.map((p: { block_height: number }) => p.block_height)).toEqual([101, 100]);
@@ -177,6 +178,172 @@ describe('silent-payments HTTP API', () => {
         expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringMatching(/^(limit|offset) must be an integer/) });
       },
     );
+  });
+
+  describe('GET /payments filters, GET /balance', () => {
+    it('filters by status, spent and label, and totals the balance', async () => {
+      const order = (await request(service.app).post('/generate-address').send({ label: 'order-1', amount: 0.0001 })).body;
+      service.store.initProgress(10, 'ee'.repeat(32));
+      // m = 1 is order-1 (newPayment's label index).
+      service.store.applyBlock({ height: 10, hash: '10'.repeat(32) }, [
+        newPayment('01'.repeat(32), 0, order.address, 10_000n),
+        { ...newPayment('02'.repeat(32), 0, 'tsp1base', 20_000n), labelM: null },
+      ]);
+      service.store.addPending([newPayment('03'.repeat(32), 0, order.address, 5_000n)]);
+      service.store.markSpentPending([{ id: `${'02'.repeat(32)}:0`, spentTxid: '04'.repeat(32) }]);
+      const ids = async (query: string) =>
+        ((await request(service.app).get(`/payments?${query}`)).body.payments as { id: string }[]).map((p) => p.id.slice(0, 2));
+      expect(await ids('status=pending')).toEqual(['03']);
+      expect(await ids('status=confirmed')).toEqual(['01', '02']);
+      expect(await ids('spent=true')).toEqual(['02']);
+      expect(await ids('spent=false')).toEqual(['03', '01']);
+      expect(await ids('label=order-1&status=confirmed')).toEqual(['01']);
+      expect((await request(service.app).get('/payments?label=order-1')).body).toMatchObject({ total: 2 });
+      expect((await request(service.app).get('/payments?label=unknown')).body).toMatchObject({ payments: [], total: 0 });
+      expect((await request(service.app).get('/balance')).body).toEqual({
+        confirmed: 0.0001,
+        pending: 0.00005,
+        spent_pending: 0.0002,
+        utxo_count: 2,
+      });
+    });
+
+    it.each([
+      ['status=spent'],
+      ['spent=yes'],
+      ['spent=1'],
+      ['label='],
+      [`label=${'x'.repeat(LABEL_MAX_LENGTH + 1)}`],
+      ['status=a&status=b'],
+    ])('answers 400 for %s', async (query) => {
+      const res = await request(service.app).get(`/payments?${query}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringMatching(/^(status|spent|label) must be/) });
+    });
+
+    it('answers a zero balance with no payments', async () => {
+      expect((await request(service.app).get('/balance')).body).toEqual({ confirmed: 0, pending: 0, spent_pending: 0, utxo_count: 0 });
+    });
+  });
+
+  describe('GET /labels', () => {
+    async function invoice(label: string, amount: number): Promise<string> {
+      return (await request(service.app).post('/generate-address').send({ label, amount })).body.address as string;
+    }
+
+    it('answers each status as payments arrive, 404 for an unknown label, and lists labels paged', async () => {
+      const address = await invoice('order-7', 0.0003);
+      const get = async () => (await request(service.app).get('/labels/order-7')).body;
+      expect(await get()).toEqual({
+        label: 'order-7',
+        address,
+        amount: 0.0003,
+        received: 0,
+        pending: 0,
+        status: 'unpaid',
+        created_at: expect.any(String),
+        payments: [],
+      });
+      service.store.initProgress(5, 'ee'.repeat(32));
+      service.store.addPending([newPayment('01'.repeat(32), 0, address, 10_000n)]);
+      expect(await get()).toMatchObject({ received: 0, pending: 0.0001, status: 'pending', payments: [`${'01'.repeat(32)}:0`] });
+      service.store.applyBlock({ height: 5, hash: '05'.repeat(32) }, [newPayment('01'.repeat(32), 0, address, 10_000n)]);
+      expect(await get()).toMatchObject({ received: 0.0001, pending: 0, status: 'partial' });
+      service.store.applyBlock({ height: 6, hash: '06'.repeat(32) }, [newPayment('02'.repeat(32), 0, address, 20_000n)]);
+      expect(await get()).toMatchObject({ received: 0.0003, status: 'paid' });
+      service.store.applyBlock({ height: 7, hash: '07'.repeat(32) }, [newPayment('03'.repeat(32), 0, address, 1n)]);
+      expect(await get()).toMatchObject({ received: 0.00030001, status: 'overpaid' });
+
+      const missing = await request(service.app).get('/labels/nope');
+      expect(missing.status).toBe(404);
+      expect(missing.body).toMatchObject({ code: 'NOT_FOUND', error: 'label not found' });
+
+      await invoice('order-8', 1);
+      await invoice('order 9/é', 2);
+      const page = await request(service.app).get('/labels?limit=2&offset=1');
+      expect(page.body).toMatchObject({ total: 3, limit: 2, offset: 1 });
+      expect(page.body.labels.map((l: { label: string; status: string }) => [l.label, l.status])).toEqual([
+        ['order-8', 'unpaid'],
+        ['order 9/é', 'unpaid'],
+      ]);
+      expect((await request(service.app).get(`/labels/${encodeURIComponent('order 9/é')}`)).body).toMatchObject({ amount: 2 });
+      expect((await request(service.app).get('/labels?limit=0')).status).toBe(400);
+    });
+
+    it('counts an amount within INVOICE_TOLERANCE_SATS as paid', async () => {
+      await service.close();
+      service = build(dir, { INVOICE_TOLERANCE_SATS: '100' });
+      const address = await invoice('tolerant', 0.001);
+      service.store.initProgress(5, 'ee'.repeat(32));
+      service.store.applyBlock({ height: 5, hash: '05'.repeat(32) }, [newPayment('01'.repeat(32), 0, address, 99_900n)]);
+      expect((await request(service.app).get('/labels/tolerant')).body).toMatchObject({ status: 'paid', received: 0.000999 });
+      // 99,900 + 201 = 100,101 sats: past 100,000 + 100.
+      service.store.applyBlock({ height: 6, hash: '06'.repeat(32) }, [newPayment('02'.repeat(32), 0, address, 201n)]);
+      expect((await request(service.app).get('/labels/tolerant')).body).toMatchObject({ status: 'overpaid' });
+    });
+  });
+
+  describe('POST /psbt', () => {
+    const to = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
+    function seed(): string[] {
+      service.store.initProgress(10, 'ee'.repeat(32));
+      service.store.applyBlock({ height: 10, hash: '10'.repeat(32) }, [
+        newPayment('01'.repeat(32), 0, 'tsp1a', 100_000n),
+        newPayment('02'.repeat(32), 1, 'tsp1b', 50_000n),
+      ]);
+      service.store.addPending([newPayment('03'.repeat(32), 0, 'tsp1c', 70_000n)]);
+      return [`${'01'.repeat(32)}:0`, `${'02'.repeat(32)}:1`];
+    }
+
+    it('answers a base64 PSBT spending every confirmed unspent output by default, with the fee for the signed size', async () => {
+      const ids = seed();
+      const res = await request(service.app).post('/psbt').send({ to, fee_rate: 2 });
+      expect(res.status).toBe(200);
+      // 2 taproot key-path inputs and one P2WPKH output: 123 non-witness and 134 witness bytes, 626 WU: 157 vB.
+      expect(res.body).toEqual({
+        psbt: expect.stringMatching(/^cHNidP8B/),
+        ids: [ids[0], ids[1]],
+        to,
+        input_total: 0.0015,
+        amount: (150_000 - 314) / 1e8,
+        fee: 0.00000314,
+        fee_rate: 2,
+        vsize: 157,
+      });
+      const one = await request(service.app)
+        .post('/psbt')
+        .send({ to, fee_rate: 1, ids: [ids[0]] });
+      expect(one.body).toMatchObject({ ids: [ids[0]], vsize: 99, fee: 0.00000099 });
+    });
+
+    it.each([
+      [{ fee_rate: 1 }, 'to is required'],
+      [{ to }, 'fee_rate is required'],
+      [{ to: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', fee_rate: 1 }, '"to" is not a valid signet address'],
+      [{ to, fee_rate: 0.5 }, 'fee_rate must be a number from 1 to 10000 (sat/vB)'],
+      [{ to, fee_rate: 10_001 }, 'fee_rate must be a number from 1 to 10000 (sat/vB)'],
+      [{ to, fee_rate: '5' }, 'fee_rate must be a number from 1 to 10000 (sat/vB)'],
+      [{ to, fee_rate: 1, ids: [`${'09'.repeat(32)}:0`] }, `unknown payment id ${'09'.repeat(32)}:0`],
+      [{ to, fee_rate: 1, ids: [`${'03'.repeat(32)}:0`] }, `payment ${'03'.repeat(32)}:0 is not confirmed yet`],
+      [{ to, fee_rate: 1, ids: [] }, 'ids must be a non-empty array of payment ids (<txid>:<vout>)'],
+      [{ to, fee_rate: 1000 }, 'the outputs (150000 sats) are worth less than the fee (157000 sats) plus dust (294 sats)'],
+    ])('answers 400 for %j', async (body, error) => {
+      seed();
+      const res = await request(service.app).post('/psbt').send(body);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ error });
+    });
+
+    it('answers 400 for a spent output and when nothing is left to sweep', async () => {
+      const ids = seed();
+      service.store.applyBlock({ height: 11, hash: '11'.repeat(32) }, [], [{ id: ids[0]!, spentTxid: 'ab'.repeat(32) }]);
+      const spent = await request(service.app).post('/psbt').send({ to, fee_rate: 1, ids });
+      expect(spent.status).toBe(400);
+      expect(spent.body.error).toBe(`payment ${ids[0]} is already spent by ${'ab'.repeat(32)}`);
+      service.store.applyBlock({ height: 12, hash: '12'.repeat(32) }, [], [{ id: ids[1]!, spentTxid: 'ab'.repeat(32) }]);
+      const none = await request(service.app).post('/psbt').send({ to, fee_rate: 1 });
+      expect(none.body).toMatchObject({ code: 'INVALID_REQUEST', error: 'nothing to sweep: no confirmed unspent output' });
+    });
   });
 
   describe('GET /payments/:id', () => {
@@ -197,6 +364,19 @@ describe('silent-payments HTTP API', () => {
         confirmations: 2,
         status: 'confirmed',
         created_at: expect.any(String),
+        output_key: 'aa'.repeat(32),
+        tweak: 'bb'.repeat(32),
+        label: null,
+        spent: false,
+        spent_txid: null,
+        spent_height: null,
+      });
+      // Spent in a block: spent, with the spending txid and height.
+      service.store.applyBlock({ height: 202, hash: '03'.repeat(32) }, [], [{ id: `${txid}:1`, spentTxid: 'ef'.repeat(32) }]);
+      expect((await request(service.app).get(`/payments/${txid}:1`)).body).toMatchObject({
+        spent: true,
+        spent_txid: 'ef'.repeat(32),
+        spent_height: 202,
       });
     });
 

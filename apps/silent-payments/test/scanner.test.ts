@@ -1,17 +1,26 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
+import { bytesToHex, hexToBytes } from '@repo/crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChainDouble, type ChainDouble, type FundedOutput } from '@repo/chain-double';
 import { startFakeRelay, waitFor, type FakeRelay } from './support/fake-relay';
-import { buildSilentPayment, plainScript } from '@repo/chain-double';
+import { buildSilentPayment, decodeTx, plainScript } from '@repo/chain-double';
 import { openStore } from '../src/store';
 import { getJson, postJson, startService, type RunningService } from './support/service';
+import { runCli } from '../src/cli';
 
 const TOKEN = 'relay-publish-token';
 const USER = 'proxytest';
 const PASSWORD = 'proxytestpass';
 
 interface PaymentDetail {
+  output_key: string;
+  tweak: string;
+  label: string | null;
+  spent: boolean;
+  spent_txid: string | null;
+  spent_height: number | null;
   id: string;
   address: string;
   amount: number;
@@ -65,6 +74,9 @@ describe('scanner against the chain double', () => {
   it('records payments through every input type, with labels, change and several outputs to one recipient', async () => {
     running = await startService(env());
     await synced();
+    // The double has no waitfornewblock (-32601): new blocks are polled (SCAN_POLL_INTERVAL_MS).
+    await waitFor(() => running!.service.scanner.longPollState() === 'unsupported', 5_000, 'the long poll refused');
+    expect((await getJson<{ scanner: { long_poll: string } }>(running.url, '/health')).body.scanner.long_poll).toBe('unsupported');
     const book = running.service.book;
     const invoice1 = await address('invoice-1');
     const invoice2 = await address('invoice-2');
@@ -143,8 +155,27 @@ describe('scanner against the chain double', () => {
         status: 'confirmed',
       });
     }
+    // Spend data: the output key is the output's, and b_spend + tweak (mod n) is its private key,
+    // the label's tweak included for a labelled output (BIP-352, "Spending").
+    const spendSecret = BigInt(`0x${readFileSync(join(dir, 'spend.secret'), 'utf8').trim()}`);
+    const labelOf: Record<string, string | null> = {
+      [book.baseAddress]: null,
+      [book.changeAddress]: null,
+      [invoice1]: 'invoice-1',
+      [invoice2]: 'invoice-2',
+    };
+    for (const e of expected) {
+      const { body } = await payment(e.id);
+      const script = decodeTx(txs[e.tx]!.hex).outputs[e.vout]!.script;
+      expect(body.output_key).toBe(bytesToHex(script.subarray(2)));
+      expect(body.tweak).toMatch(/^[0-9a-f]{64}$/);
+      const d = (spendSecret + BigInt(`0x${body.tweak}`)) % secp256k1.Point.CURVE().n;
+      expect(bytesToHex(schnorr.getPublicKey(hexToBytes(d.toString(16).padStart(64, '0'))))).toBe(body.output_key);
+      expect(body).toMatchObject({ label: labelOf[e.address], spent: false, spent_txid: null, spent_height: null });
+    }
     const list = await getJson<{ payments: PaymentDetail[]; total: number }>(running.url, '/payments?limit=100');
     expect(list.body.total).toBe(expected.length);
+    expect(list.body.payments.every((p) => (p as unknown as { spent: boolean }).spent === false)).toBe(true);
     expect(list.body.payments.map((p) => p.id).sort()).toEqual(expected.map((e) => e.id).sort());
 
     node.mine(2);
@@ -211,6 +242,107 @@ describe('scanner against the chain double', () => {
       .filter((e) => e.type === 'TransactionReceived' && e.data.txid === paid.txid)
       .map((e) => e.data.block_height);
     expect(heights).toEqual([firstHeight, firstHeight + 2]);
+    // PaymentReorged for each confirmed payment that left the chain, with the block it was in.
+    expect(relay.events.filter((e) => e.type === 'PaymentReorged').map((e) => e.data)).toEqual([
+      { txid: paid.txid, vout: 0, address: invoice, amount: 0.4, old_block_height: firstHeight, old_block_hash: orphaned },
+      { txid: paid2.txid, vout: 0, address: invoice, amount: 0.3, old_block_height: firstHeight + 3, old_block_hash: expect.any(String) },
+    ]);
+  });
+
+  it('sweeps with the offline signer; notices the spend in the mempool and in a block, and follows reorgs of the spend', async () => {
+    running = await startService(env());
+    await synced();
+    const invoice = (await postJson<{ address: string }>(running.url, '/generate-address', { label: 'sweep-me', amount: 0.3 })).body
+      .address;
+    const paid = buildSilentPayment([node.fund('p2wpkh')], [{ address: invoice, sats: 30_000_000n }], plainScript(11));
+    const id = `${paid.txid}:0`;
+    node.sendRawTransaction(paid.hex);
+    await waitFor(() => running!.service.store.getPayment(id) !== undefined, 10_000, 'the pending payment');
+    expect((await getJson(running.url, '/labels/sweep-me')).body).toMatchObject({ status: 'pending', pending: 0.3, received: 0 });
+    node.mine(1);
+    await synced();
+    expect((await getJson(running.url, '/labels/sweep-me')).body).toMatchObject({ status: 'paid', received: 0.3, payments: [id] });
+    await waitFor(() => relay.events.some((e) => e.type === 'InvoicePaid'), 5_000, 'InvoicePaid');
+    expect(relay.events.filter((e) => e.type === 'InvoicePaid').map((e) => e.data)).toEqual([
+      { label: 'sweep-me', address: invoice, amount: 0.3, received: 0.3, status: 'paid' },
+    ]);
+
+    // Sweep: the PSBT signed offline with spend.secret, broadcast, seen in the mempool.
+    const psbt = await postJson<{ psbt: string; fee: number }>(running.url, '/psbt', {
+      to: 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080',
+      fee_rate: 2,
+    });
+    expect(psbt.status).toBe(200);
+    const out = { text: '', err: '' };
+    const code = runCli(['sign', '--psbt', '-', '--spend-secret', join(dir, 'spend.secret')], {
+      stdout: (t) => (out.text += t),
+      stderr: (t) => (out.err += t),
+      readStdin: () => Buffer.from(psbt.body.psbt),
+      readFile: (path) => readFileSync(path),
+    });
+    expect({ code, err: out.err }).toEqual({ code: 0, err: '' });
+    const sweepTxid = node.sendRawTransaction(out.text.trim());
+    await waitFor(() => running!.service.store.getPayment(id)?.spentTxid === sweepTxid, 10_000, 'the spend in the mempool');
+    expect((await payment(id)).body).toMatchObject({ spent: true, spent_txid: sweepTxid, spent_height: null });
+    expect((await getJson(running.url, '/balance')).body).toEqual({ confirmed: 0, pending: 0, spent_pending: 0.3, utxo_count: 0 });
+
+    // Mined: spent at that height; the balance is zero.
+    const [spendBlock] = node.mine(1);
+    const spendHeight = node.tipHeight();
+    await synced();
+    expect((await payment(id)).body).toMatchObject({ spent: true, spent_txid: sweepTxid, spent_height: spendHeight });
+    expect((await getJson(running.url, '/balance')).body).toEqual({ confirmed: 0, pending: 0, spent_pending: 0, utxo_count: 0 });
+    expect((await getJson<{ total: number }>(running.url, '/payments?spent=true')).body.total).toBe(1);
+
+    // The spending block leaves the chain, the spend goes back to the mempool: pending-spent.
+    node.reorg(1);
+    await synced();
+    await waitFor(() => running!.service.store.getPayment(id)?.spentTxid === sweepTxid, 10_000, 'the spend back in the mempool');
+    expect((await payment(id)).body).toMatchObject({ spent: true, spent_txid: sweepTxid, spent_height: null, status: 'confirmed' });
+    expect(running.service.store.blockHash(spendHeight)).not.toBe(spendBlock);
+
+    // Mined again on the new branch: spent at the new height.
+    node.mine(1);
+    await synced();
+    expect((await payment(id)).body).toMatchObject({ spent: true, spent_height: node.tipHeight() });
+    await waitFor(() => relay.events.filter((e) => e.type === 'PaymentSpent').length >= 4, 5_000, 'PaymentSpent events');
+    expect(relay.events.filter((e) => e.type === 'PaymentSpent').map((e) => e.data)).toEqual([
+      { txid: paid.txid, vout: 0, spent_txid: sweepTxid, block_height: null },
+      { txid: paid.txid, vout: 0, spent_txid: sweepTxid, block_height: spendHeight },
+      { txid: paid.txid, vout: 0, spent_txid: sweepTxid, block_height: null },
+      { txid: paid.txid, vout: 0, spent_txid: sweepTxid, block_height: node.tipHeight() },
+    ]);
+  });
+
+  it('makes an output unspent again when its spend leaves the chain and the mempool', async () => {
+    running = await startService(env({ SCAN_MEMPOOL: 'false' }));
+    await synced();
+    const base = running.service.book.baseAddress;
+    const paid = buildSilentPayment([node.fund('p2tr')], [{ address: base, sats: 10_000_000n }], plainScript(12));
+    node.mine(1, [paid.hex]);
+    await synced();
+    const id = `${paid.txid}:0`;
+    const psbt = await postJson<{ psbt: string }>(running.url, '/psbt', {
+      to: 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080',
+      fee_rate: 1,
+      ids: [id],
+    });
+    let hex = '';
+    runCli(['sign', '--psbt', '-', '--spend-secret', join(dir, 'spend.secret')], {
+      stdout: (t) => (hex += t),
+      stderr: () => undefined,
+      readStdin: () => Buffer.from(psbt.body.psbt),
+      readFile: (path) => readFileSync(path),
+    });
+    node.mine(1, [hex.trim()]);
+    await synced();
+    expect((await payment(id)).body).toMatchObject({ spent: true, spent_height: node.tipHeight() });
+    // The spend's block leaves the chain; the service does not read the mempool (SCAN_MEMPOOL=false),
+    // so nothing says the spend is still around: the output is unspent again.
+    node.reorg(1);
+    await synced();
+    expect((await payment(id)).body).toMatchObject({ spent: false, spent_txid: null, spent_height: null, status: 'confirmed' });
+    expect((await getJson(running.url, '/balance')).body).toMatchObject({ confirmed: 0.1, utxo_count: 1 });
   });
 
   it('resumes after a restart mid-chain without missing or repeating a block', async () => {

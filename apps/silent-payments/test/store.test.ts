@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type NewPayment, type Store } from '../src/store';
+import Database from 'better-sqlite3';
+import { openStore, SCHEMA_VERSION, type NewPayment, type Store } from '../src/store';
 
 function payment(txid: string, vout: number, amountSats = 1000n): NewPayment {
   return {
@@ -41,7 +42,7 @@ describe('openStore', () => {
     expect(pending?.status).toBe('pending');
     expect(store.addPending([payment('11'.repeat(32), 1)])).toEqual([]);
     store.initProgress(10, 'ab'.repeat(32));
-    const [confirmed] = store.applyBlock({ height: 10, hash: 'cd'.repeat(32) }, [payment('11'.repeat(32), 1)]);
+    const [confirmed] = store.applyBlock({ height: 10, hash: 'cd'.repeat(32) }, [payment('11'.repeat(32), 1)]).payments;
     expect(confirmed).toMatchObject({
       id: `${'11'.repeat(32)}:1`,
       status: 'confirmed',
@@ -57,7 +58,12 @@ describe('openStore', () => {
     store.applyBlock({ height: 5, hash: '05'.repeat(32) }, [payment('aa'.repeat(32), 0)]);
     store.applyBlock({ height: 6, hash: '06'.repeat(32) }, [payment('bb'.repeat(32), 2), payment('bb'.repeat(32), 3)]);
     store.addPending([payment('cc'.repeat(32), 0)]);
-    expect(store.rollbackAbove(5)).toBe(2);
+    const { removed, unspent } = store.rollbackAbove(5);
+    expect(removed.map((p) => [p.id, p.blockHeight, p.blockHash])).toEqual([
+      [`${'bb'.repeat(32)}:2`, 6, '06'.repeat(32)],
+      [`${'bb'.repeat(32)}:3`, 6, '06'.repeat(32)],
+    ]);
+    expect(unspent).toBe(0);
     expect(store.progress()).toEqual({ startHeight: 5, scannedHeight: 5 });
     expect(store.blockHash(6)).toBeUndefined();
     expect(store.blockHash(4)).toBe('00'.repeat(32));
@@ -89,5 +95,97 @@ describe('openStore', () => {
     expect(() => store.assertIdentity({ network: 'signet', scanPub: 'a', spendPub: 'b' })).not.toThrow();
     expect(() => store.assertIdentity({ network: 'signet', scanPub: 'x', spendPub: 'b' })).toThrow('key set');
     expect(() => store.assertIdentity({ network: 'mainnet', scanPub: 'a', spendPub: 'b' })).toThrow('network');
+  });
+
+  it('records spends from the mempool and from blocks, and undoes those of blocks rolled back', () => {
+    const a = `${'a1'.repeat(32)}:0`;
+    const b = `${'b1'.repeat(32)}:1`;
+    store.initProgress(1, undefined);
+    store.applyBlock({ height: 1, hash: '01'.repeat(32) }, [payment('a1'.repeat(32), 0, 5000n), payment('b1'.repeat(32), 1, 7000n)]);
+    expect(store.balance()).toEqual({ confirmed: 12_000n, pending: 0n, spentPending: 0n, utxoCount: 2 });
+    // A mempool spend of a (and of an outpoint that is not ours).
+    const marked = store.markSpentPending([
+      { id: a, spentTxid: 'cc'.repeat(32) },
+      { id: `${'ff'.repeat(32)}:0`, spentTxid: 'cc'.repeat(32) },
+    ]);
+    expect(marked.map((p) => [p.id, p.spentTxid, p.spentHeight])).toEqual([[a, 'cc'.repeat(32), null]]);
+    expect(store.markSpentPending([{ id: a, spentTxid: 'cc'.repeat(32) }])).toEqual([]);
+    expect(store.pendingSpendTxids()).toEqual(['cc'.repeat(32)]);
+    expect(store.balance()).toEqual({ confirmed: 7000n, pending: 0n, spentPending: 5000n, utxoCount: 1 });
+    // Mined at height 2 with a spend of b in the same block.
+    const { spent } = store.applyBlock(
+      { height: 2, hash: '02'.repeat(32) },
+      [],
+      [
+        { id: a, spentTxid: 'cc'.repeat(32) },
+        { id: b, spentTxid: 'dd'.repeat(32) },
+        { id: `${'ee'.repeat(32)}:9`, spentTxid: 'dd'.repeat(32) },
+      ],
+    );
+    expect(spent.map((p) => [p.id, p.spentTxid, p.spentHeight])).toEqual([
+      [a, 'cc'.repeat(32), 2],
+      [b, 'dd'.repeat(32), 2],
+    ]);
+    expect(store.pendingSpendTxids()).toEqual([]);
+    expect(store.balance()).toEqual({ confirmed: 0n, pending: 0n, spentPending: 0n, utxoCount: 0 });
+    expect(store.listPayments(10, 0, { spent: true }).length).toBe(2);
+    expect(store.countPayments({ spent: false })).toBe(0);
+    // Block 2 leaves the chain: both unspent again, the payments of block 1 kept.
+    expect(store.rollbackAbove(1)).toEqual({ removed: [], unspent: 2 });
+    expect(store.getPayment(a)).toMatchObject({ spentTxid: null, spentHeight: null, status: 'confirmed' });
+    expect(store.balance()).toEqual({ confirmed: 12_000n, pending: 0n, spentPending: 0n, utxoCount: 2 });
+    // The spend is back in the mempool, then replaced (leaves it unconfirmed): unspent.
+    store.markSpentPending([{ id: a, spentTxid: 'cc'.repeat(32) }]);
+    expect(store.clearPendingSpends(['cc'.repeat(32)])).toBe(1);
+    expect(store.getPayment(a)?.spentTxid).toBeNull();
+  });
+
+  it('filters payments by status, spent and label, and totals a label', () => {
+    store.initProgress(1, undefined);
+    store.applyBlock({ height: 1, hash: '01'.repeat(32) }, [payment('01'.repeat(32), 1, 100n), payment('01'.repeat(32), 2, 200n)]);
+    store.addPending([payment('02'.repeat(32), 1, 50n)]);
+    expect(store.countPayments({ status: 'pending' })).toBe(1);
+    expect(store.countPayments({ status: 'confirmed' })).toBe(2);
+    expect(store.listPayments(10, 0, { labelM: 1 }).map((p) => p.id)).toEqual([`${'02'.repeat(32)}:1`, `${'01'.repeat(32)}:1`]);
+    expect(store.countPayments({ labelM: 1, status: 'confirmed', spent: false })).toBe(1);
+    expect(store.labelTotals(1)).toEqual({ received: 100n, pending: 50n, payments: [`${'02'.repeat(32)}:1`, `${'01'.repeat(32)}:1`] });
+    expect(store.labelTotals(7)).toEqual({ received: 0n, pending: 0n, payments: [] });
+  });
+
+  it('migrates a database of the first schema (no spend columns), keeping its payments', () => {
+    store.close();
+    const path = join(dir, 'old.sqlite');
+    // The schema as the first release wrote it, with one confirmed payment.
+    const old = new Database(path);
+    old.exec(`
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE labels (m INTEGER PRIMARY KEY CHECK (m >= 1), label TEXT NOT NULL UNIQUE, address TEXT NOT NULL, amount_sats INTEGER NOT NULL, created_at TEXT NOT NULL);
+      CREATE TABLE blocks (height INTEGER PRIMARY KEY, hash TEXT NOT NULL);
+      CREATE TABLE payments (id TEXT PRIMARY KEY, txid TEXT NOT NULL, vout INTEGER NOT NULL, address TEXT NOT NULL, label_m INTEGER,
+        amount_sats INTEGER NOT NULL, block_height INTEGER, block_hash TEXT,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'confirmed')), created_at TEXT NOT NULL, output_key TEXT NOT NULL, tweak TEXT NOT NULL);
+      CREATE INDEX payments_by_height ON payments (block_height);
+      CREATE INDEX payments_by_status ON payments (status, txid);
+      INSERT INTO meta VALUES ('start_height', '7'), ('scanned_height', '7');
+      INSERT INTO blocks VALUES (7, '${'07'.repeat(32)}');
+      INSERT INTO payments VALUES ('${'77'.repeat(32)}:0', '${'77'.repeat(32)}', 0, 'tsp1old', NULL, 4242, 7, '${'07'.repeat(32)}',
+        'confirmed', '2026-01-01T00:00:00.000Z', '${'aa'.repeat(32)}', '${'bb'.repeat(32)}');
+    `);
+    expect(old.pragma('user_version', { simple: true })).toBe(0);
+    old.close();
+    store = openStore(path);
+    const id = `${'77'.repeat(32)}:0`;
+    expect(store.getPayment(id)).toMatchObject({ amountSats: 4242n, blockHeight: 7, spentTxid: null, spentHeight: null });
+    expect(store.progress()).toEqual({ startHeight: 7, scannedHeight: 7 });
+    expect(store.balance()).toEqual({ confirmed: 4242n, pending: 0n, spentPending: 0n, utxoCount: 1 });
+    store.applyBlock({ height: 8, hash: '08'.repeat(32) }, [], [{ id, spentTxid: '88'.repeat(32) }]);
+    expect(store.getPayment(id)).toMatchObject({ spentTxid: '88'.repeat(32), spentHeight: 8 });
+    store.close();
+    const check = new Database(path);
+    expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    check.close();
+    // Opened again: no second migration.
+    store = openStore(path);
+    expect(store.getPayment(id)?.spentHeight).toBe(8);
   });
 });

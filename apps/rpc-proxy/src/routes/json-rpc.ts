@@ -19,13 +19,17 @@ import {
   type CallState,
 } from '@repo/json-rpc';
 import { NodeError, parseReply, type NodeClient } from '../node-client';
-import { checkParams, COALESCE_METHODS, methodsFor, ParamError } from '../policy';
+import { checkParams, COALESCE_METHODS, LONG_POLL_METHODS, methodsFor, ParamError } from '../policy';
 
 /** What the JSON-RPC handler needs. */
 export interface JsonRpcHandlerDeps {
   logger: Logger;
   auth: Authenticator;
   node: NodeClient;
+  /** The client of long polls (LONG_POLL_METHODS): own connections, own timer. */
+  longPollNode: NodeClient;
+  /** Largest `timeout` a long poll may ask (ms). */
+  longPollMaxMs: number;
   cache: ResultCache;
   /** Merges identical read-only calls in flight; undefined: every call goes to the node (RPC_COALESCE=false). */
   coalescer: Coalescer | undefined;
@@ -151,7 +155,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
   }
 
   /** Decides one call: answered here (envelope error, not allowed, bad params, cached) or forwarded. */
-  function plan(element: unknown, state: CallState, allowed: Set<string>): Planned {
+  function plan(element: unknown, state: CallState, allowed: Set<string>, inBatch = false): Planned {
     let method: string;
     let params: unknown[] | Record<string, unknown>;
     try {
@@ -180,6 +184,16 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     let positional: unknown[] | undefined;
     try {
       positional = checkParams(method, params);
+      if (LONG_POLL_METHODS.has(method)) {
+        // A long poll is bounded here: Core's timeout 0 (or none) would wait for ever.
+        if (inBatch) throw new ParamError(`${method} is a long poll: send it alone, not in a batch`);
+        const timeout = positional?.[0];
+        if (typeof timeout !== 'number' || timeout < 1 || timeout > deps.longPollMaxMs) {
+          throw new ParamError(
+            `invalid parameter "timeout": ${method} needs a timeout from 1 to ${deps.longPollMaxMs} ms through this proxy`,
+          );
+        }
+      }
     } catch (err) {
       if (!(err instanceof ParamError)) throw err;
       return {
@@ -288,7 +302,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     try {
       // The client's own bytes are forwarded (re-serialized only when a key is repeated: see handleSingle).
       const reply = await (key === undefined
-        ? node.call(path, raw)
+        ? (LONG_POLL_METHODS.has(item.method) ? deps.longPollNode : node).call(path, raw)
         : (coalescer as Coalescer).lead(key, item.state, () => node.call(path, raw)));
       if (item.notification) return { status: 204, text: '', rpc };
       if (item.cacheKey || item.confirmKey) remember(item, parseReply(reply), path);
@@ -304,7 +318,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     const rpc = `batch(${batch.length})`;
     if (batch.length === 0) return { status: 200, text: '[]\n', rpc };
     const state = initialState();
-    const items = batch.map((element) => plan(element, state, allowed));
+    const items = batch.map((element) => plan(element, state, allowed, true));
     const forwards = items.filter((i): i is Extract<Planned, { kind: 'forward' }> => i.kind === 'forward');
     let replies: string[] = [];
     let failure: NodeError | undefined;

@@ -1,0 +1,50 @@
+import { Router } from 'express';
+import { AppError } from '@repo/errors';
+import { satsToBtc } from '../amount';
+import { invoiceStatus } from '../invoices';
+import type { LabelRecord, Store } from '../store';
+import { readPage } from './payments';
+
+/** Dependencies of {@link labelRoutes}. */
+export interface LabelRoutesOptions {
+  store: Store;
+  /** INVOICE_TOLERANCE_SATS: how far from the amount a confirmed total still counts as paid. */
+  toleranceSats: bigint;
+}
+
+/**
+ * `GET /labels/:label` and `GET /labels` (docs/silent-payments.md, "Invoices"): each label is an
+ * invoice `{label, address, amount, received, pending, status, created_at, payments}`; the list
+ * is paged like `GET /payments` (oldest label first).
+ */
+export function labelRoutes(options: LabelRoutesOptions): Router {
+  const { store, toleranceSats } = options;
+  const router = Router();
+
+  function invoice(label: LabelRecord) {
+    const totals = store.labelTotals(label.m);
+    return {
+      label: label.label,
+      address: label.address,
+      amount: satsToBtc(label.amountSats),
+      received: satsToBtc(totals.received),
+      pending: satsToBtc(totals.pending),
+      status: invoiceStatus(label.amountSats, totals.received, totals.pending, toleranceSats),
+      created_at: label.createdAt,
+      payments: totals.payments,
+    };
+  }
+
+  router.get('/labels', function listLabels(req, res) {
+    const { limit, offset } = readPage(req.query as Record<string, unknown>);
+    res.json({ labels: store.listLabels(limit, offset).map(invoice), total: store.countLabels(), limit, offset });
+  });
+  router.get('/labels/:label', function getLabel(req, res) {
+    const label = store.findLabel(req.params.label);
+    if (label === undefined) {
+      throw new AppError('NOT_FOUND', { message: 'label not found', details: `no label ${JSON.stringify(req.params.label.slice(0, 80))}` });
+    }
+    res.json(invoice(label));
+  });
+  return router;
+}
