@@ -70,11 +70,11 @@ describe('long polls (waitfornewblock)', () => {
       }),
       { logger: createSilentLogger() },
     );
-    url = `http://127.0.0.1:${(await listen(app.server, 0, '127.0.0.1')).port}`;
+    url = `http://127.0.0.1:${(await listen(app.servers.http, 0, '127.0.0.1')).port}`;
   }
   afterEach(async () => {
-    app.server.closeAllConnections();
-    await new Promise((r) => app.server.close(r));
+    app.servers.http.closeAllConnections();
+    await new Promise((r) => app.servers.http.close(r));
     await app.close();
     await node.close();
     rmSync(dataDir, { recursive: true, force: true });

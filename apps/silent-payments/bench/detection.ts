@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     }),
     { logger: createSilentLogger() },
   );
-  const proxyUrl = `http://127.0.0.1:${(await listen(proxy.server, 0, '127.0.0.1')).port}`;
+  const proxyUrl = `http://127.0.0.1:${(await listen(proxy.servers.http, 0, '127.0.0.1')).port}`;
   const service = createApp(
     loadConfig({
       DATA_DIR: dataDir,
@@ -62,9 +62,9 @@ async function main(): Promise<void> {
     }),
     { logger: createSilentLogger() },
   );
-  const url = `http://127.0.0.1:${(await listen(service.server, 0, '127.0.0.1')).port}`;
+  const url = `http://127.0.0.1:${(await listen(service.servers.http, 0, '127.0.0.1')).port}`;
   try {
-    service.start();
+    await service.start();
     await until(async () => service.scanner.status().state === 'synced' && service.scanner.longPollState() === 'waiting', 'the scanner');
     const address = service.book.labelAddress(1);
     service.book.addLabel(1, address);
@@ -132,10 +132,10 @@ async function main(): Promise<void> {
     console.log(line('sendrawtransaction', rows.mempoolService, rows.mempoolNode, 'getrawmempool lists it'));
     console.log(line('generatetoaddress', rows.blockService, rows.blockNode, 'generatetoaddress returns'));
   } finally {
-    await closeGracefully(service.server, 100);
+    await closeGracefully(service.servers.http, 100);
     await service.close();
-    proxy.server.closeAllConnections();
-    await new Promise((r) => proxy.server.close(r));
+    proxy.servers.http.closeAllConnections();
+    await new Promise((r) => proxy.servers.http.close(r));
     await proxy.close();
     await node.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -272,7 +272,7 @@ describe('silent-payments HTTP API', () => {
 
     it('counts an amount within INVOICE_TOLERANCE_SATS as paid', async () => {
       await service.close();
-      service = build(dir, { INVOICE_TOLERANCE_SATS: '100' });
+      service = await build(dir, { INVOICE_TOLERANCE_SATS: '100' });
       const address = await invoice('tolerant', 0.001);
       service.store.initProgress(5, 'ee'.repeat(32));
       service.store.applyBlock({ height: 5, hash: '05'.repeat(32) }, [newPayment('01'.repeat(32), 0, address, 99_900n)]);

@@ -38,3 +38,19 @@ describe('dist/main.js command line', () => {
     expect(res.stderr).toBe("silent-payments: unknown option '--no-such-option' (see silent-payments --help)\n");
   });
 });
+
+describe('dist/cli.js command line', () => {
+  const CLI = join(__dirname, '..', 'dist', 'cli.js');
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' });
+
+  it('--help, --version, and exit 2 with one line on an unknown option', () => {
+    const help = cli('--help');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('sign --psbt');
+    expect(cli('--version').stdout).toBe(`${VERSION}\n`);
+    const bad = cli('--bogus');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toBe('error: unknown option "--bogus" (see --help)\n');
+  });
+});

@@ -61,15 +61,15 @@ describe('receive on a label, sweep with the offline key, against a real bitcoin
       }),
       { logger: createSilentLogger() },
     );
-    proxyUrl = `http://127.0.0.1:${(await listen(proxy.server, 0, '127.0.0.1')).port}`;
+    proxyUrl = `http://127.0.0.1:${(await listen(proxy.servers.http, 0, '127.0.0.1')).port}`;
     relay = await startFakeRelay(TOKEN);
     dir = mkdtempSync(join(tmpdir(), 'sp-sweep-'));
   });
   afterAll(async () => {
     await running?.close();
     await relay?.close();
-    proxy?.server.closeAllConnections();
-    await new Promise((r) => proxy?.server.close(r));
+    proxy?.servers.http.closeAllConnections();
+    await new Promise((r) => proxy?.servers.http.close(r));
     await proxy?.close();
     await node?.close();
     rmSync(dir, { recursive: true, force: true });
