@@ -73,6 +73,17 @@ export const COMMAND: CommandSpec = {
         'merge identical read-only calls that are in flight at the same time into one node call (see "Coalescing"); false: every call goes to the node',
     },
     {
+      name: 'NODE_LONG_POLL_TIMEOUT_MS',
+      default: '60000',
+      description: 'largest timeout a long poll (waitfornewblock) may ask; its call may take that plus NODE_TIMEOUT_MS (see "Long polls")',
+    },
+    {
+      name: 'NODE_LONG_POLL_MAX_CONCURRENCY',
+      default: '8',
+      description:
+        'long polls in flight to the node at most, on their own connections; one more is answered -32603 "proxy queue full" at once',
+    },
+    {
       name: 'TRUST_PROXY',
       default: '(none)',
       description:

@@ -59,6 +59,27 @@ export const COMMAND: CommandSpec = {
     { name: 'REQUEST_TIMEOUT_MS', default: '30000', description: '408 past it' },
     { name: 'MAX_IN_FLIGHT', default: '256', description: 'requests in progress before 503' },
     {
+      name: 'SCAN_MEMPOOL_INTERVAL_MS',
+      default: '250',
+      description: "the mempool (and the tip's height) is read at this interval between block polls",
+    },
+    {
+      name: 'SCAN_LONG_POLL',
+      default: 'true',
+      description:
+        'follow new blocks with Bitcoin Core\'s long poll waitfornewblock (allowed by the rpc-proxy, see its "Long polls"); falls back to polling when the node or proxy refuses it',
+    },
+    {
+      name: 'SCAN_LONG_POLL_TIMEOUT_MS',
+      default: '30000',
+      description: "the timeout of each waitfornewblock call; at most the rpc-proxy's NODE_LONG_POLL_TIMEOUT_MS (60000)",
+    },
+    {
+      name: 'INVOICE_TOLERANCE_SATS',
+      default: '0',
+      description: 'an invoice whose confirmed total is within this many satoshis of its amount is paid (see GET /labels/{label})',
+    },
+    {
       name: 'TRUST_PROXY',
       default: '(none)',
       description:
