@@ -146,8 +146,13 @@ function interleavedMbPerSecond(a, b, bytes, ms = 1500) {
     const t2 = process.hrtime.bigint();
     const d1 = Number(t1 - t0) / 1e6;
     const d2 = Number(t2 - t1) / 1e6;
-    if (first === a) ((timeA += d1), (timeB += d2));
-    else ((timeB += d1), (timeA += d2));
+    if (first === a) {
+      timeA += d1;
+      timeB += d2;
+    } else {
+      timeB += d1;
+      timeA += d2;
+    }
     n++;
   }
   return [(bytes * n) / (timeA / 1000) / 1e6, (bytes * n) / (timeB / 1000) / 1e6];

@@ -11,17 +11,7 @@ import {
   type Logger,
   type ServiceApp,
 } from '@repo/service';
-import {
-  chain,
-  createRateLimiter,
-  limitConnectionsPerAddress,
-  overloadGuard,
-  rateLimit,
-  requestId,
-  requestLogger,
-  requestTimeout,
-  type ConnectionCounter,
-} from '@repo/http';
+import { chain, createRateLimiter, limitConnectionsPerAddress, overloadGuard, rateLimit, requestId, requestLogger, requestTimeout, type ConnectionCounter } from '@repo/http';
 import { auditTrail, createAuditLog, type AuditFields } from './audit';
 import type { ConfigServerConfig } from './config';
 import { API_VERSION, COMMON_HEADERS } from './constants';
@@ -29,8 +19,8 @@ import { createClientKeyRegistry } from './client-keys';
 import { createFileStore } from './file-store';
 import { createKeyring, type Keyring } from './keyring';
 import { maintenanceSwitch } from './maintenance';
-import { fileRoute, parseWaitMs } from './routes/files';
-import { metaRoutes } from './routes/meta';
+import { createFileRouter, parseWaitMs } from './routes/files';
+import { createMetaRouter } from './routes/meta';
 import { createConfigServerMetrics, readyRoute } from './operations';
 import type { ServiceMetrics } from '@repo/metrics';
 import { readOrCreateMasterKey } from './master-key';
@@ -125,11 +115,11 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       requestChecks(config.maxRequestBytes),
     ),
   );
-  app.use(metaRoutes({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
+  app.use(createMetaRouter({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
   app.use(readyRoute({ storageDir: config.storageDir, keysDir: config.keysDir, started: () => started }));
   app.get('/metrics', metrics.handler());
   app.use(
-    fileRoute({
+    createFileRouter({
       store,
       versions,
       watch,

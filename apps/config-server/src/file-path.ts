@@ -30,6 +30,7 @@ export function parseFileRequest(rawPath: string): FileRequest | undefined {
 
   // Every decoding layer a client or a proxy could apply is checked, so double encoding hides nothing.
   for (const layer of decodingLayers(rawPath)) {
+    // eslint-disable-next-line no-control-regex -- control characters in a path are what this refuses
     if (/[\\\u0000-\u001f\u007f]/.test(layer)) throw DENIED();
     if (layer.split('/').some((segment) => segment === '..')) throw DENIED();
   }

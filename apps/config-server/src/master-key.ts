@@ -21,10 +21,10 @@ export function loadMasterKey(config: Parameters<typeof readOrCreateMasterKey>[0
 }
 
 /** As {@link loadMasterKey}, without writing: a generated key is written by `persist()` (the app's `start()`). */
-export function readOrCreateMasterKey(config: Pick<ConfigServerConfig, 'masterKeyHex' | 'dataDir'>): MasterKey & { persist(): void } {
+export function readOrCreateMasterKey(config: Pick<ConfigServerConfig, 'masterKeyHex' | 'dataDir'>): MasterKey & { persist: () => void } {
   if (config.masterKeyHex !== undefined) {
     const key = parseKey(config.masterKeyHex, 'CONFIG_MASTER_KEY');
-    return { key, source: 'environment', fingerprint: keyFingerprint(key), exposed: false, persist() {} };
+    return { key, source: 'environment', fingerprint: keyFingerprint(key), exposed: false, persist: () => undefined };
   }
   const path = join(config.dataDir, 'master.key');
   const file = readOrCreateSecretFile(path, () => bytesToHex(generateKey()));

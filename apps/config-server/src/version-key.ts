@@ -25,10 +25,12 @@ export function loadVersionKey(config: Parameters<typeof readOrCreateVersionKey>
 }
 
 /** As {@link loadVersionKey}, without writing: a generated key is written by `persist()` (the app's `start()`). */
-export function readOrCreateVersionKey(config: Pick<ConfigServerConfig, 'versionKeyHex' | 'dataDir'>): VersionKey & { persist(): void } {
+export function readOrCreateVersionKey(
+  config: Pick<ConfigServerConfig, 'versionKeyHex' | 'dataDir'>,
+): VersionKey & { persist: () => void } {
   if (config.versionKeyHex !== undefined) {
     const key = parseKey(config.versionKeyHex, 'CONFIG_VERSION_KEY');
-    return { key, source: 'environment', fingerprint: keyFingerprint(key), exposed: false, persist() {} };
+    return { key, source: 'environment', fingerprint: keyFingerprint(key), exposed: false, persist: () => undefined };
   }
   const path = join(config.dataDir, 'version.key');
   const file = readOrCreateSecretFile(path, () => bytesToHex(generateKey()));

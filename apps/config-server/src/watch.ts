@@ -118,7 +118,7 @@ export function createWatchHub(options: WatchHubOptions): WatchHub {
           if (changed === null || changed === name || changed === '.env' || dir !== fileDir) schedule(w);
         });
         watcher.on('error', (err) => {
-          options.logger.warn({ env: request.env, file: request.file, err: (err as Error).message }, 'file watch failed: polling only');
+          options.logger.warn({ env: request.env, file: request.file, err: err.message }, 'file watch failed: polling only');
           watcher.close();
         });
         w.watchers.push(watcher);
@@ -194,7 +194,6 @@ export function createWatchHub(options: WatchHubOptions): WatchHub {
       return new Promise<WaitOutcome>((resolve) => {
         const w = files.get(key) ?? start(key, request);
         waiting++;
-        let timer: NodeJS.Timeout | undefined;
         const waiter: Waiter = {
           known,
           done(outcome) {
@@ -208,7 +207,7 @@ export function createWatchHub(options: WatchHubOptions): WatchHub {
         };
         const onAbort = () => waiter.done({ kind: 'cancelled' });
         w.waiters.add(waiter);
-        timer = setTimeout(() => waiter.done({ kind: 'timeout' }), ms);
+        const timer = setTimeout(() => waiter.done({ kind: 'timeout' }), ms);
         signal.addEventListener('abort', onAbort, { once: true });
         if (signal.aborted) onAbort();
         // The watcher already knows a newer version than the one this client holds.

@@ -60,7 +60,7 @@ describe('rate limits', () => {
   it('puts X-RateLimit headers on every response and answers 429 past the burst', async () => {
     h = await startServer({ RATE_LIMIT_PER_SECOND: '3', RATE_LIMIT_PER_MINUTE: '100' });
     const statuses: number[] = [];
-    let last;
+    let last: Awaited<ReturnType<typeof get>> | undefined;
     for (let i = 0; i < 4; i++) {
       last = await get(h, '/health');
       statuses.push(last.status);
@@ -68,9 +68,10 @@ describe('rate limits', () => {
       expect(last.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
-    expect(last!.json()).toMatchObject({ error: 'rate limit exceeded', code: 'RATE_LIMITED' });
-    expect(last!.headers['retry-after']).toBe('1');
-    expect(last!.headers['x-ratelimit-retry-after']).toBe('1');
+    if (last === undefined) throw new Error('no request was made');
+    expect(last.json()).toMatchObject({ error: 'rate limit exceeded', code: 'RATE_LIMITED' });
+    expect(last.headers['retry-after']).toBe('1');
+    expect(last.headers['x-ratelimit-retry-after']).toBe('1');
   });
 
   it('answers 429 past the minute allowance with the time to its reset', async () => {

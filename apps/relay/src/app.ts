@@ -15,15 +15,7 @@ import {
   type CertificateWatch,
   type Logger,
 } from '@repo/service';
-import {
-  createRateLimiter,
-  limitConnectionsPerAddress,
-  overloadGuard,
-  rateLimit,
-  requestId,
-  requestLogger,
-  requestTimeout,
-} from '@repo/http';
+import { createRateLimiter, limitConnectionsPerAddress, overloadGuard, rateLimit, requestId, requestLogger, requestTimeout } from '@repo/http';
 import type { ServiceMetrics } from '@repo/metrics';
 import { createRelayMetrics, readyHandler } from './prometheus';
 import type { RelayConfig } from './config';

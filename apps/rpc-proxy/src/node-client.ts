@@ -1,5 +1,5 @@
-import { readFileSync, statSync } from 'node:fs';
 import { Pool, type Dispatcher } from 'undici';
+import { createNodeCredentials } from '@repo/node-auth';
 import type { Logger } from '@repo/service';
 
 /** Why a node call failed (each becomes -32603 with a message saying which). */
@@ -109,62 +109,16 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   const stats = { active: 0, queued: 0, maxActive: 0 };
   const waiting: (() => void)[] = [];
 
-  let staticAuth: string | undefined;
-  if (options.user !== undefined && options.password !== undefined) {
-    staticAuth = `Basic ${Buffer.from(`${options.user}:${options.password}`).toString('base64')}`;
-  }
-  let cookieAuth: string | undefined;
-  let cookieStamp = '';
-  let cookieCheckedAt = 0;
-
-  let cookieError: string | undefined;
-
-  /**
-   * Re-reads the cookie file when its size or mtime changed; true when the credentials changed.
-   * A file that cannot be read is logged once per errno (path and code: an EACCES is a
-   * permission problem between the proxy's user and the node's data directory, an ENOENT a
-   * node not started yet or a wrong BITCOIND_COOKIE_FILE), and again when it can be read.
-   */
-  function refreshCookie(force: boolean): boolean {
-    if (options.cookieFile === undefined) return false;
-    const now = Date.now();
-    if (!force && now - cookieCheckedAt < COOKIE_RECHECK_MS) return false;
-    cookieCheckedAt = now;
-    try {
-      const st = statSync(options.cookieFile);
-      const stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
-      if (stamp === cookieStamp && !force && cookieError === undefined) return false;
-      const next = `Basic ${Buffer.from(readFileSync(options.cookieFile, 'utf8').trim()).toString('base64')}`;
-      cookieStamp = stamp;
-      if (cookieError !== undefined) {
-        options.logger.info({ cookieFile: options.cookieFile, was: cookieError }, 'node cookie file readable again');
-        cookieError = undefined;
-      }
-      const changed = next !== cookieAuth;
-      if (changed && cookieAuth !== undefined)
-        options.logger.info({ cookieFile: options.cookieFile }, 'node cookie file changed: using the new cookie');
-      cookieAuth = next;
-      return changed;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
-      if (code !== cookieError) {
-        const fields = { cookieFile: options.cookieFile, code, err: (err as Error).message };
-        if (code === 'ENOENT')
-          options.logger.warn(fields, 'node cookie file missing (node not started yet, or BITCOIND_COOKIE_FILE wrong)');
-        else options.logger.error(fields, `cannot read the node cookie file (${code}): the proxy cannot authenticate to the node`);
-      }
-      cookieError = code;
-      cookieStamp = '';
-      cookieAuth = undefined;
-      return false;
-    }
-  }
-
-  function authorization(): string | undefined {
-    if (staticAuth !== undefined) return staticAuth;
-    refreshCookie(false);
-    return cookieAuth;
-  }
+  const credentials = createNodeCredentials({
+    user: options.user,
+    password: options.password,
+    cookieFile: options.cookieFile,
+    cookieSetting: 'BITCOIND_COOKIE_FILE',
+    who: 'proxy',
+    logger: options.logger,
+    recheckMs: COOKIE_RECHECK_MS,
+  });
+  const authorization = () => credentials.authorization();
 
   /** Runs `start` at once when a slot is free, else when one frees up (FIFO); false when the queue is full. */
   function acquire(start: () => void): boolean {
@@ -236,21 +190,14 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
       onComplete() {
         const buf = chunks ? Buffer.concat(chunks) : (chunk ?? Buffer.alloc(0));
         if (status === 401 || status === 403) {
-          if (!retried.auth && refreshCookie(true)) {
+          if (!retried.auth && credentials.refreshAfterRefusal()) {
             clearTimeout(timer);
             finished = true;
             send(path, body, { ...retried, auth: true }, done);
             return;
           }
-          if (staticAuth === undefined && cookieError !== undefined) {
-            return finish(
-              new NodeError(
-                'cookie',
-                `proxy cannot read the node's cookie file (${cookieError}): the node refused the call without it (HTTP ${status})`,
-              ),
-            );
-          }
-          return finish(new NodeError('auth', `node rejected the proxy's credentials (HTTP ${status})`));
+          const refusal = credentials.refusal(status);
+          return finish(new NodeError(refusal.kind, refusal.message));
         }
         if (status === 503) return finish(new NodeError('busy', 'node busy: work queue depth exceeded (HTTP 503)'));
         if (status === 204 && buf.length === 0) return finish(undefined, { status, body: buf });
@@ -293,7 +240,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
       });
     },
     stats,
-    cookieError: () => cookieError,
+    cookieError: () => credentials.cookieError(),
     close() {
       void pool.destroy().catch(() => undefined);
     },

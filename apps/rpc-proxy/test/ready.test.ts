@@ -161,7 +161,7 @@ describe('the node cookie in a directory the proxy’s user cannot enter (EACCES
     });
     const logs: Record<string, unknown>[] = [];
     let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
+    child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
       let nl;
       while ((nl = out.indexOf('\n')) >= 0) {

@@ -5,16 +5,7 @@ import express, { type Express } from 'express';
 import { bytesToHex } from '@repo/crypto';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
-import {
-  createRateLimiter,
-  limitConnectionsPerAddress,
-  overloadGuard,
-  rateLimit,
-  requestId,
-  requestLogger,
-  requestTimeout,
-  type ConnectionCounter,
-} from '@repo/http';
+import { createRateLimiter, limitConnectionsPerAddress, overloadGuard, rateLimit, requestId, requestLogger, requestTimeout, type ConnectionCounter } from '@repo/http';
 import { createAddressBook, type AddressBook } from './address-book';
 import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';
 import { APP_DIR, type SilentPaymentsConfig } from './config';
@@ -113,12 +104,12 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       logger.warn('RELAY_URL or RELAY_PUBLISH_TOKEN unset: events are not published');
       publisher = createNoopPublisher();
     }
-    rpc = deps.rpc ?? createChainRpcClient(config.chainRpc);
+    rpc = deps.rpc ?? createChainRpcClient({ ...config.chainRpc, logger });
     const instrumented = createSilentPaymentsMetrics(publisher);
     const { metrics } = instrumented;
     // Its own connections and a timeout above the long poll's, so it never holds the scanner's calls.
     if (config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined) {
-      longPollRpc = createChainRpcClient({ ...config.chainRpc, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs });
+      longPollRpc = createChainRpcClient({ ...config.chainRpc, logger, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs });
     }
     const scanner = createScanner({
       rpc,

@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { JSONRPC, JSONRPCClient, type JSONRPCRequest, type JSONRPCResponse } from 'json-rpc-2.0';
 import { RpcError } from '@repo/errors';
+import { createNodeCredentials } from '@repo/node-auth';
+import type { Logger } from '@repo/service';
 
 /** Options of {@link createChainRpcClient}. */
 export interface ChainRpcClientOptions {
@@ -15,6 +17,8 @@ export interface ChainRpcClientOptions {
   timeoutMs?: number;
   /** Largest response accepted (bytes); a full block at verbosity 3 is tens of MB. */
   maxResponseBytes?: number;
+  /** Where an unreadable cookie file is reported (path and errno), once per errno. */
+  logger?: Logger;
 }
 
 /**
@@ -61,10 +65,17 @@ interface Envelope {
   id?: unknown;
 }
 
+/** Per request: the transport failure, kept so the caller sees its kind rather than the library's generic error. */
+interface Exchange {
+  failure?: ChainRpcError;
+}
+
 /**
- * Creates the client. Authentication: HTTP basic with user/password, or with the cookie file's
- * content (re-read after a 401, since bitcoind writes a new cookie at each start). JSON-RPC 1.0
- * envelopes as bitcoin-cli sends them (docs/rpc-proxy.md, "Envelope").
+ * Creates the client: JSON-RPC 2.0 envelopes and id matching by `json-rpc-2.0`'s client (Bitcoin
+ * Core 29 answers a 2.0 request in 2.0 form, and so does the rpc-proxy: docs/rpc-proxy.md,
+ * "Envelope"), HTTP here. Authentication: HTTP basic with user/password, or with the cookie
+ * file's content, re-read when it changes and after a 401 since bitcoind writes a new cookie at
+ * each start (`@repo/node-auth`, shared with the rpc-proxy).
  */
 export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcClient {
   const url = new URL(options.url);
@@ -72,30 +83,29 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
   const agent = isHttps ? new HttpsAgent({ keepAlive: true, maxSockets: 4 }) : new HttpAgent({ keepAlive: true, maxSockets: 4 });
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxBytes = options.maxResponseBytes ?? 256 * 1024 * 1024;
+  const credentials = createNodeCredentials({
+    user: options.user,
+    password: options.password,
+    cookieFile: options.cookieFile,
+    cookieSetting: 'CHAIN_RPC_COOKIE_FILE',
+    who: 'scanner',
+    pathInRefusals: true,
+    logger: options.logger,
+  });
   let nextId = 0;
-  let cookie: string | undefined;
-
-  function authorization(): string | undefined {
-    if (options.user !== undefined && options.password !== undefined) {
-      return `Basic ${Buffer.from(`${options.user}:${options.password}`).toString('base64')}`;
+  const client = new JSONRPCClient<Exchange>(async (payload: JSONRPCRequest | JSONRPCRequest[], exchange) => {
+    try {
+      client.receive(answersFor(payload, await post(JSON.stringify(payload))));
+    } catch (err) {
+      exchange.failure = err instanceof ChainRpcError ? err : toTransportError(err);
+      throw exchange.failure;
     }
-    if (options.cookieFile !== undefined) {
-      if (cookie === undefined) {
-        try {
-          cookie = readFileSync(options.cookieFile, 'utf8').trim();
-        } catch {
-          cookie = undefined;
-        }
-      }
-      if (cookie !== undefined) return `Basic ${Buffer.from(cookie).toString('base64')}`;
-    }
-    return undefined;
-  }
+  });
 
-  function post(body: string): Promise<{ status: number; text: string }> {
+  function postOnce(body: string): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string> = { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) };
-      const auth = authorization();
+      const auth = credentials.authorization();
       if (auth !== undefined) headers.Authorization = auth;
       const send = isHttps ? httpsRequest : httpRequest;
       const req = send(url, { method: 'POST', agent, headers, timeout: timeoutMs }, (res: IncomingMessage) => {
@@ -118,12 +128,10 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
     });
   }
 
-  async function exchange(body: string): Promise<unknown> {
-    let { status, text } = await post(body);
-    if (status === 401 && options.user === undefined && options.cookieFile !== undefined) {
-      cookie = undefined; // the node restarted and wrote a new cookie
-      ({ status, text } = await post(body));
-    }
+  /** One exchange, retried once when the node refused the credentials and the cookie file changed since. */
+  async function post(body: string): Promise<unknown> {
+    let { status, text } = await postOnce(body);
+    if ((status === 401 || status === 403) && credentials.refreshAfterRefusal()) ({ status, text } = await postOnce(body));
     let parsed: unknown;
     try {
       parsed = text === '' ? undefined : JSON.parse(text);
@@ -133,15 +141,52 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
     if (status === 401 || status === 403) {
       // bitcoind sends an empty body, the rpc-proxy a JSON-RPC -1 envelope: either way, refused credentials.
       const said = (parsed as Envelope | undefined)?.error?.message;
-      const reason = typeof said === 'string' ? said : 'authentication failed';
+      const refusal = credentials.refusal(status);
+      const reason = refusal.kind === 'cookie' ? refusal.message : typeof said === 'string' ? said : 'authentication failed';
       throw new ChainRpcError('http', `chain node answered HTTP ${status}: ${reason}`, { status });
     }
     if (parsed === undefined || typeof parsed !== 'object' || parsed === null) {
       if (status === 200) throw new ChainRpcError('garbage', 'chain node answered something that is not JSON-RPC', { status });
-      const reason = status === 401 ? 'authentication failed' : text.trim().slice(0, 120) || 'no body';
+      const reason = text.trim().slice(0, 120) || 'no body';
       throw new ChainRpcError('http', `chain node answered HTTP ${status}: ${reason}`, { status });
     }
     return parsed;
+  }
+
+  /**
+   * The responses to hand the library for `payload`: every id it waits for gets one, so no call
+   * waits forever; an answer that does not fit the request is a ChainRpcError instead.
+   */
+  function answersFor(payload: JSONRPCRequest | JSONRPCRequest[], parsed: unknown): JSONRPCResponse[] {
+    const requests = Array.isArray(payload) ? payload : [payload];
+    if (Array.isArray(payload) !== Array.isArray(parsed)) {
+      const single = parsed as Envelope;
+      if (!Array.isArray(parsed) && single.error) {
+        throw new ChainRpcError('rpc', `batch: ${String(single.error.message)}`, { rpcCode: Number(single.error.code) });
+      }
+      const what = Array.isArray(payload) ? 'batch: chain node did not answer an array' : 'chain node answered a batch to a single call';
+      throw new ChainRpcError('garbage', what);
+    }
+    const byId = new Map<string, Envelope>();
+    for (const item of (Array.isArray(parsed) ? parsed : [parsed]) as Envelope[]) {
+      if (item !== null && typeof item === 'object' && typeof item.id === 'string') byId.set(item.id, item);
+    }
+    return requests.map((request) => {
+      const id = request.id as string;
+      const envelope = byId.get(id);
+      if (envelope === undefined) {
+        return { jsonrpc: JSONRPC, id, error: { code: -32603, message: `${request.method}: missing from the answer` } };
+      }
+      return { ...envelope, jsonrpc: JSONRPC, id } as JSONRPCResponse;
+    });
+  }
+
+  /** Sends `requests` through the library; throws the transport's ChainRpcError when the exchange failed. */
+  async function send(requests: JSONRPCRequest[]): Promise<JSONRPCResponse[]> {
+    const exchange: Exchange = {};
+    const responses = await client.requestAdvanced(requests, exchange);
+    if (exchange.failure !== undefined) throw exchange.failure;
+    return responses;
   }
 
   function unwrap(envelope: Envelope, method: string): unknown {
@@ -154,33 +199,21 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
     return envelope.result;
   }
 
+  const request = (method: string, params: unknown[]): JSONRPCRequest => ({ jsonrpc: JSONRPC, id: `sp-${++nextId}`, method, params });
+
   return {
     async call<T>(method: string, params: unknown[] = []): Promise<T> {
-      const id = `sp-${++nextId}`;
-      const parsed = await exchange(JSON.stringify({ jsonrpc: '1.0', id, method, params }));
-      if (Array.isArray(parsed)) throw new ChainRpcError('garbage', `${method}: chain node answered a batch to a single call`);
-      const result = unwrap(parsed as Envelope, method);
+      const exchange: Exchange = {};
+      const response = await client.requestAdvanced(request(method, params), exchange);
+      if (exchange.failure !== undefined) throw exchange.failure;
+      const result = unwrap(response, method);
       if (result instanceof RpcError) throw new ChainRpcError('rpc', result.message, { rpcCode: result.code, cause: result });
       return result as T;
     },
     async batch(calls) {
       if (calls.length === 0) return [];
-      const base = ++nextId;
-      const body = calls.map((c, i) => ({ jsonrpc: '1.0', id: `sp-${base}-${i}`, method: c.method, params: c.params }));
-      const parsed = await exchange(JSON.stringify(body));
-      if (!Array.isArray(parsed)) {
-        const single = parsed as Envelope;
-        if (single.error) throw new ChainRpcError('rpc', `batch: ${String(single.error.message)}`, { rpcCode: Number(single.error.code) });
-        throw new ChainRpcError('garbage', 'batch: chain node did not answer an array');
-      }
-      const byId = new Map<string, Envelope>();
-      for (const item of parsed as Envelope[]) {
-        if (item !== null && typeof item === 'object' && typeof item.id === 'string') byId.set(item.id, item);
-      }
-      return calls.map((c, i) => {
-        const envelope = byId.get(`sp-${base}-${i}`);
-        return envelope === undefined ? new RpcError(-32603, `${c.method}: missing from the batch answer`) : unwrap(envelope, c.method);
-      });
+      const responses = await send(calls.map((c) => request(c.method, c.params)));
+      return responses.map((response, i) => unwrap(response, calls[i]!.method));
     },
     close() {
       agent.destroy();

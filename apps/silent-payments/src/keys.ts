@@ -52,7 +52,7 @@ function readHexFile(path: string, bytes: number): Uint8Array {
 export interface PendingKeys {
   keys: ServiceKeys;
   /** Writes a generated key set to DATA_DIR (once); a no-op for keys from the environment or DATA_DIR. */
-  persist(): void;
+  persist: () => void;
 }
 
 /**
@@ -128,7 +128,7 @@ export function readOrGenerateKeys(options: LoadKeysOptions): PendingKeys {
   );
   return {
     keys: { scanPriv, scanPub, spendPub, source },
-    persist() {
+    persist: () => {
       const write = persist;
       persist = undefined;
       write?.();

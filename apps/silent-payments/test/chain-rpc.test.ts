@@ -42,12 +42,12 @@ describe('createChainRpcClient', () => {
     res.end(typeof body === 'string' ? body : JSON.stringify(body));
   };
 
-  it('sends a JSON-RPC 1.0 envelope with basic auth and returns the result', async () => {
+  it('sends a JSON-RPC 2.0 envelope with basic auth and returns the result', async () => {
     handler = (body, _req, res) => reply(res, 200, { result: 42, error: null, id: (body as { id: string }).id });
     const client = createChainRpcClient({ url, user: 'proxytest', password: 'proxytestpass' });
     await expect(client.call('getblockcount')).resolves.toBe(42);
     expect(seen[0]?.auth).toBe('Basic cHJveHl0ZXN0OnByb3h5dGVzdHBhc3M=');
-    expect(seen[0]?.body).toMatchObject({ jsonrpc: '1.0', method: 'getblockcount', params: [] });
+    expect(seen[0]?.body).toMatchObject({ jsonrpc: '2.0', method: 'getblockcount', params: [] });
     client.close();
   });
 
@@ -64,6 +64,27 @@ describe('createChainRpcClient', () => {
     writeFileSync(cookieFile, '__cookie__:second');
     accepted = 'Basic ' + Buffer.from('__cookie__:second').toString('base64');
     await expect(client.call('getbestblockhash')).resolves.toBe('ok');
+    client.close();
+  });
+
+  it('names the cookie file and its errno when it cannot be read and the node refuses the call', async () => {
+    handler = (_body, _req, res) => reply(res, 401, '');
+    const cookieFile = join(dir, 'no-such-dir', '.cookie');
+    const client = createChainRpcClient({ url, cookieFile });
+    const err = await client.call('getblockcount').catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'http', status: 401 });
+    expect((err as Error).message).toBe(
+      `chain node answered HTTP 401: scanner cannot read the node's cookie file ${cookieFile} (ENOENT): the node refused the call without it (HTTP 401)`,
+    );
+    expect(seen[0]?.auth).toBeUndefined();
+    client.close();
+  });
+
+  it('reads a JSON-RPC 2.0 error answered with HTTP 200 as Bitcoin Core 29 sends it', async () => {
+    handler = (body, _req, res) =>
+      reply(res, 200, { jsonrpc: '2.0', error: { code: -5, message: 'Block not found' }, id: (body as { id: string }).id });
+    const client = createChainRpcClient({ url });
+    await expect(client.call('getblock', ['00'])).rejects.toMatchObject({ kind: 'rpc', rpcCode: -5, message: 'getblock: Block not found' });
     client.close();
   });
 

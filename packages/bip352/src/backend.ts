@@ -86,5 +86,5 @@ export interface TransactionScanner<P = unknown> {
 }
 
 /** A backend whose point type is not known to the caller. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the loader cannot know a backend's point type; each caller gets it back through Secp256k1Backend<P>
 export type AnySecp256k1Backend = Secp256k1Backend<any>;

@@ -2,7 +2,6 @@ import type { Secp256k1Backend, TransactionScanner } from './backend';
 import { loadSecp256k1Backend } from './load-backend';
 import { assertBytes, assertLabel, bytesToHex, key48, ser32 } from './bytes';
 import { K_MAX } from './constants';
-import { SilentPaymentError } from './errors';
 import { taggedHash } from './hash';
 import { isP2tr, smallestOutpoint, type ScanInput, type ScanOutput } from './inputs';
 import { labelTweak } from './labels';

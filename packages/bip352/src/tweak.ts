@@ -1,4 +1,4 @@
-import type { AnySecp256k1Backend, Secp256k1Backend } from './backend';
+import type { Secp256k1Backend } from './backend';
 import { bigIntTo32 } from './bytes';
 import { CURVE_ORDER } from './constants';
 import { SilentPaymentError } from './errors';

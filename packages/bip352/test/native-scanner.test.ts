@@ -123,7 +123,7 @@ describe('native whole-transaction scan', () => {
   it('matches a label whose spend key is the point at infinity (P_k + L_m = t_k·G)', () => {
     const inputs = [p2wpkhSpend()];
     const data = computeTweakData(inputs)!;
-    const ecdh = noble.toCompressed(noble.mul(noble.pointFromCompressed(Buffer.from(data.tweak, 'hex'))!, scanPriv));
+    const ecdh = noble.toCompressed(noble.mul(noble.pointFromCompressed(Buffer.from(data.tweak, 'hex')), scanPriv));
     const t0 = taggedHash('BIP0352/SharedSecret', ecdh, ser32(0));
     const xs = xonly(t0);
     const scanner = native.createTransactionScanner!(scanPriv, native.pointFromCompressed(spendPub));

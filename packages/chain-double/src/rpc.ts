@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { blockWork, difficulty, bitsToTarget, headerHex } from './block';
-import { Chain, ChainError, type BlockRecord } from './chain';
+import { type Chain, ChainError, type BlockRecord } from './chain';
 import { amount, JsonRaw, writeJson } from './encoding';
 import { txToJson, type DecodedTx } from './tx';
 

@@ -123,7 +123,7 @@ describe('the double answers like the recordings', () => {
     const got = JSON.parse((await replay(twinNode.url, f, twinRewriter(twin))).text) as typeof f.body;
     type Tx = { vin: Record<string, unknown>[]; vout: { scriptPubKey: { type: string } }[] };
     const kinds = (b: unknown) =>
-      ((b as { result: { tx: Tx[] } }).result.tx as Tx[]).map((t) => ({
+      (b as { result: { tx: Tx[] } }).result.tx.map((t) => ({
         vin: t.vin.map((v) => Object.keys(v)),
         vout: t.vout.map((o) => o.scriptPubKey.type),
         prevout: t.vin.map((v) => (v.prevout as { scriptPubKey: { type: string } } | undefined)?.scriptPubKey.type),

@@ -438,7 +438,13 @@ function readPrivateKey(path: string) {
 }
 
 if (require.main === module) {
-  runCli(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  });
+  runCli(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      console.error(`config-client: ${err instanceof Error ? err.message : String(err)}`);
+      process.exitCode = 1;
+    },
+  );
 }

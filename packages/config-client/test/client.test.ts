@@ -2,7 +2,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytesToHex, generateKey, hexToBytes } from '@repo/crypto';
 import type { ConfigServerApp } from '@repo/config-server';
-import { ConfigClientError, createConfigClient } from '../src';
+import { type ConfigClientError, createConfigClient } from '../src';
 import { runCli } from '../src/cli';
 import { capture, runCliProcess, startTestServer } from './helpers';
 

@@ -40,7 +40,7 @@ function spawnCli(
 ): { child: ChildProcess; stderr: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, stderr: () => stderr, exited };
 }

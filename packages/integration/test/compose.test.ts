@@ -154,7 +154,7 @@ describe('docker-compose.yml', () => {
     const listed = new Set([...example.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]));
     const used = new Set([...composeText.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]));
     expect([...used].filter((name) => !listed.has(name))).toEqual([]);
-    expect([...listed].filter((name) => !used.has(name!))).toEqual([]);
+    expect([...listed].filter((name) => !used.has(name))).toEqual([]);
   });
 
   it("keeps the operator's .env out of the images and out of git", () => {

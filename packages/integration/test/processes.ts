@@ -49,7 +49,7 @@ export async function startService(name: string, app: string, env: Record<string
   const waiters: { predicate: (l: ServiceLog) => boolean; resolve: (l: ServiceLog) => void }[] = [];
   let stderr = '';
   let buffered = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
+  child.stdout.on('data', (chunk: Buffer) => {
     buffered += chunk.toString('utf8');
     const lines = buffered.split('\n');
     buffered = lines.pop()!;
@@ -69,7 +69,7 @@ export async function startService(name: string, app: string, env: Record<string
       }
     }
   });
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 
   const service: ServiceProcess = {
@@ -122,7 +122,10 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, timeout
     } catch (err) {
       lastError = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}${lastError ? `: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -29,10 +29,11 @@ describe('pnpm start (scripts/start-all.mjs)', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    launcher.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-    launcher.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    launcher.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    launcher.stderr.on('data', (c: Buffer) => (output += c.toString()));
     const exited = new Promise<number | null>((done) => launcher.once('exit', (code) => done(code)));
     // The output without colours, one line per log line, prefixed by the service.
+    // eslint-disable-next-line no-control-regex -- strips the ANSI colour escapes (ESC [ … m) of the launcher
     const plain = () => output.replace(/\x1b\[[0-9;]*m/g, '');
     try {
       await eventually(

@@ -153,7 +153,7 @@ export async function startRegtestNode(options: RegtestNodeOptions = {}): Promis
     child = proc;
     live.add(proc);
     proc.once('exit', () => live.delete(proc));
-    proc.stderr!.on('data', (c: Buffer) => {
+    proc.stderr.on('data', (c: Buffer) => {
       if (stderr.length < 10_000) stderr += c.toString();
     });
     exited = new Promise((resolve) => proc.once('exit', (code) => resolve(code)));

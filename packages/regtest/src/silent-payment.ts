@@ -53,12 +53,12 @@ export function newKey(kind: InputKind): {
   const pub = secp256k1.getPublicKey(priv, true);
   if (kind === 'p2wpkh') {
     const p = btc.p2wpkh(pub, NETWORK);
-    return { privateKey: priv, publicKey: pub, script: p.script, address: p.address! };
+    return { privateKey: priv, publicKey: pub, script: p.script, address: p.address };
   }
   const internalKey = pub.subarray(1);
   const p = btc.p2tr(internalKey, undefined, NETWORK);
   const tweaked = taprootTweakPrivKey(priv);
-  return { privateKey: tweaked, publicKey: secp256k1.getPublicKey(tweaked, true), script: p.script, address: p.address!, internalKey };
+  return { privateKey: tweaked, publicKey: secp256k1.getPublicKey(tweaked, true), script: p.script, address: p.address, internalKey };
 }
 
 /**

@@ -36,11 +36,11 @@ export function loadOrCreateSecretFile(path: string, create: () => string): Secr
  * As {@link loadOrCreateSecretFile}, without writing: a created secret is written by `persist()`
  * (an app's `start()`, so that building an app writes no file); a no-op for a secret read back.
  */
-export function readOrCreateSecretFile(path: string, create: () => string): SecretFile & { persist(): void } {
+export function readOrCreateSecretFile(path: string, create: () => string): SecretFile & { persist: () => void } {
   try {
     const value = readFileSync(path, 'utf8').trim();
     const exposed = (statSync(path).mode & 0o077) !== 0;
-    return { value, created: false, exposed, persist() {} };
+    return { value, created: false, exposed, persist: () => undefined };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
@@ -50,7 +50,7 @@ export function readOrCreateSecretFile(path: string, create: () => string): Secr
     value,
     created: true,
     exposed: false,
-    persist() {
+    persist: () => {
       if (!pending) return;
       pending = false;
       writeSecretFile(path, `${value}\n`);

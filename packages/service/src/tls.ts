@@ -75,7 +75,7 @@ export async function generateSelfSignedCertificate(hosts: string[], days = 825)
   await import('reflect-metadata');
   const x509 = await import('@peculiar/x509');
   const crypto = webcrypto;
-  x509.cryptoProvider.set(crypto as unknown as Parameters<typeof import('@peculiar/x509').cryptoProvider.set>[1]);
+  x509.cryptoProvider.set(crypto);
   const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = await crypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
   const notBefore = new Date(Date.now() - 60_000);

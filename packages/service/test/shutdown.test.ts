@@ -38,7 +38,7 @@ describe('onShutdownSignal', () => {
   it('still exits on SIGTERM after its log pipe was closed (EPIPE)', async () => {
     const child = startLoggingProcess();
     await firstOutput(child);
-    child.stdout!.destroy();
+    child.stdout.destroy();
     await new Promise((r) => setTimeout(r, 200));
     const exited = exitOf(child);
     child.kill('SIGTERM');

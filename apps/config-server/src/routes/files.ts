@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { bytesToBase64, nodeBackend, sealToBase64, type HpkeKemName, type HpkeSuite } from '@repo/crypto';
 import { AppError } from '@repo/errors';
 import type { Logger } from '@repo/service';
@@ -11,8 +11,8 @@ import { createRecipientSuites, ENCRYPTION_MODES, parseRecipientHeaders, recipie
 import { VERSION_RE, type VersionStore } from '../versions';
 import type { WatchHub } from '../watch';
 
-/** Options of {@link fileRoute}. */
-export interface FileRouteOptions {
+/** What {@link createFileRouter} needs. */
+export interface FileRouterDeps {
   store: FileStore;
   keyring: Keyring;
   clientKeys: ClientKeyRegistry;
@@ -41,11 +41,12 @@ export const VERSION_HEADER = 'X-Config-Version';
  * `?version=` serves a kept earlier version, sealed afresh; `?wait=` holds a conditional request
  * until the version changes.
  */
-export function fileRoute(options: FileRouteOptions): RequestHandler {
+export function createFileRouter(options: FileRouterDeps): Router {
   const suites: Record<HpkeKemName, HpkeSuite> = createRecipientSuites();
   const { versions } = options;
+  const router = Router();
 
-  return async function fileRoute(req, res, next) {
+  router.use(async function fileRoute(req, res, next) {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       next();
       return;
@@ -147,7 +148,8 @@ export function fileRoute(options: FileRouteOptions): RequestHandler {
     audit.version = version;
     res.writeHead(200, headers);
     res.end(req.method === 'HEAD' ? undefined : body);
-  };
+  });
+  return router;
 }
 
 /** The headers every answer about a version carries, 200 and 304 alike. */

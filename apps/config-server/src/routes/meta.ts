@@ -3,15 +3,15 @@ import { Router } from 'express';
 import { AppError } from '@repo/errors';
 import { ALGORITHM, API_VERSION, ENCRYPTION_TYPE, SERVICE_ID, SERVICE_NAME } from '../constants';
 
-/** Options of {@link metaRoutes}. */
-export interface MetaRouteOptions {
+/** What {@link createMetaRouter} needs. */
+export interface MetaRouterDeps {
   storageDir: string;
   domain: string;
   port: number;
 }
 
 /** `GET /health` and `GET /info` (docs/config-server.md, "Endpoints"). */
-export function metaRoutes(options: MetaRouteOptions): Router {
+export function createMetaRouter(options: MetaRouterDeps): Router {
   const router = Router();
 
   router.get('/health', async (_req, res) => {

@@ -7,7 +7,7 @@ import type { ResultCache } from '../cache';
 import { countKeys, scanBody } from '../body-scan';
 import { canonicalJson, echoableId, type Coalescer } from '../coalesce';
 import {
-  EnvelopeError,
+  type EnvelopeError,
   errorStatus,
   errorText,
   initialState,
@@ -80,7 +80,7 @@ function cacheKeys(method: string, p: unknown[]): { cacheKey?: string; confirmKe
   if (method === 'getblockheader' && p[1] === false) return { cacheKey: `getblockheader:${String(p[0]).toLowerCase()}` };
   if (method === 'getrawtransaction' && (unset(p[1]) || off(p[1]))) {
     const txid = String(p[0]).toLowerCase();
-    if (!unset(p[2])) return { cacheKey: `getrawtransaction:${txid}:${String(p[2]).toLowerCase()}` };
+    if (!unset(p[2])) return { cacheKey: `getrawtransaction:${txid}:${keyPart(p[2]).toLowerCase()}` };
     return { confirmKey: `getrawtransaction:${txid}` };
   }
   return {};
@@ -146,8 +146,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     if (body === 'too-large') return state;
     try {
       const value = JSON.parse(body.toString('utf8')) as unknown;
-      if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'id' in value)
-        state.id = { value: (value as { id: unknown }).id };
+      if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'id' in value) state.id = { value: value.id };
     } catch {
       // not JSON: id null
     }
@@ -243,7 +242,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
   ): Promise<{ status: number; text: string | Buffer; rpc: string }> {
     const state = initialState();
     const item = plan(value, state, allowed);
-    const rpc = item.kind === 'forward' ? item.method : String((value as { method?: unknown }).method ?? '?');
+    const rpc = item.kind === 'forward' ? item.method : keyPart((value as { method?: unknown }).method ?? '?');
     if (item.kind === 'local') {
       if (item.notification && item.code !== -32600) return { status: 204, text: '', rpc };
       if (item.cached !== undefined) return { status: 200, text: successReply(item.cached, item.state), rpc };
@@ -279,7 +278,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
   function coalesceKey(path: string, value: object, item: Forward): string | undefined {
     if (path !== '/' || item.notification || !COALESCE_METHODS.has(item.method) || !echoableId(item.state)) return undefined;
     const version = (value as { jsonrpc?: unknown }).jsonrpc;
-    return `${version === undefined || version === null ? '-' : String(version)} ${item.method} ${canonicalJson(item.params)}`;
+    return `${version === undefined || version === null ? '-' : keyPart(version)} ${item.method} ${canonicalJson(item.params)}`;
   }
 
   function nodeFailure(err: NodeError, item: Forward, rpc: string): { status: number; text: string; rpc: string } {
@@ -444,4 +443,9 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
         send(res, 500, `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'internal error', initialState())}\n`);
       });
   };
+}
+
+/** A value as text for a cache key or a log field: a string as it is, anything else as JSON (never `[object Object]`). */
+function keyPart(value: unknown): string {
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
 }

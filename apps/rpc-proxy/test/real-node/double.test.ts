@@ -23,7 +23,7 @@ function shape(value: unknown): unknown {
   if (typeof value === 'object') {
     const out: Record<string, unknown> = {};
     // Keys that are txids (getrawmempool verbose) differ by nature: named by what they are.
-    for (const key of Object.keys(value as object).sort())
+    for (const key of Object.keys(value).sort())
       out[/^[0-9a-f]{64}$/.test(key) ? '<txid>' : key] = shape((value as Record<string, unknown>)[key]);
     return out;
   }
@@ -39,7 +39,7 @@ function summary(reply: RawReply): unknown {
     body = Array.isArray(parsed)
       ? parsed.map((r) => [shape(r), (r as { error?: unknown }).error])
       : typeof parsed === 'object' && parsed !== null && 'error' in parsed
-        ? { shape: shape(strip(parsed as Record<string, unknown>)), error: (parsed as { error: unknown }).error }
+        ? { shape: shape(strip(parsed)), error: parsed.error }
         : shape(parsed);
   } catch {
     // not JSON: compared as text

@@ -128,7 +128,7 @@ export function createSqliteBackend(options: SqliteBackendOptions): StorageBacke
   function enqueue<T>(apply: () => T): Promise<T> {
     if (closed) return Promise.reject(new Error('storage backend is closed'));
     return new Promise<T>((resolve, reject) => {
-      pending.push({ apply, resolve: resolve as (result: never) => void, reject });
+      pending.push({ apply, resolve: resolve, reject });
       if (!scheduled) {
         scheduled = true;
         // setImmediate runs after the I/O callbacks of this loop turn: every request parsed

@@ -68,7 +68,7 @@ describe('a real payment, from the node to a relay client', () => {
       ),
     );
     subscriber = new WebSocket(`ws://127.0.0.1:${ports.relayWs}`);
-    subscriber.on('message', (raw) => received.push(JSON.parse(raw.toString()) as RelayEvent));
+    subscriber.on('message', (raw) => received.push(JSON.parse((raw as Buffer).toString('utf8')) as RelayEvent));
     await new Promise((done, fail) => subscriber.once('open', done).once('error', fail));
     subscriber.send(
       JSON.stringify({ type: 'subscribe', id: 'sub-1', timestamp: Date.now(), data: { types: ['TransactionReceived', 'BlockScanned'] } }),

@@ -41,7 +41,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify({ url: node.url, hash, bigHash, bigBytes })}\n`);
     return;
   }
-  const { createLogger, listen } = require('@repo/http');
+  const { createLogger, listen } = require('@repo/service');
   const { createApp } = require('../dist/app');
   const { loadConfig } = require('../dist/config');
   const config = loadConfig({
@@ -57,7 +57,8 @@ async function main() {
   });
   // Request lines are logged as in production; they go to stdout, which the parent discards.
   const app = createApp(config, { logger: createLogger({ name: 'rpc-proxy', level: config.logLevel }) });
-  const address = await listen(app.server, 0, '127.0.0.1');
+  await app.start();
+  const address = await listen(app.servers.http, 0, '127.0.0.1');
   process.stderr.write(`${JSON.stringify({ url: `http://127.0.0.1:${address.port}` })}\n`);
 }
 

@@ -24,7 +24,10 @@ const WARM_UP_SECONDS = 2;
 const PROXY_ENV = LATENCY_MS > 0 ? { NODE_MAX_CONCURRENCY: String(CONNECTIONS) } : {};
 
 function start(args, stream) {
-  const child = spawn(process.execPath, [join(here, 'bench-servers.cjs'), ...args], { stdio: ['ignore', stream === 'stdout' ? 'pipe' : 'ignore', stream === 'stderr' ? 'pipe' : 'inherit'], env: { ...process.env } });
+  const child = spawn(process.execPath, [join(here, 'bench-servers.cjs'), ...args], {
+    stdio: ['ignore', stream === 'stdout' ? 'pipe' : 'ignore', stream === 'stderr' ? 'pipe' : 'inherit'],
+    env: { ...process.env },
+  });
   return new Promise((resolve, reject) => {
     const rl = createInterface({ input: child[stream] });
     rl.once('line', (line) => resolve({ child, info: JSON.parse(line) }));
@@ -48,10 +51,23 @@ const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 async function run(url, authorization, body, server, duration = DURATION) {
   const procs = server === double ? [double] : [server, double];
   const before = procs.map((p) => cpuMicros(p.child.pid));
-  const result = await autocannon({ url, connections: CONNECTIONS, duration, method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body });
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration,
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body,
+  });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors for ${body}`);
   const cpu = procs.map((p, i) => (cpuMicros(p.child.pid) - before[i]) / result.requests.total);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, proxyCpu: procs.length === 2 ? cpu[0] : Number.NaN, doubleCpu: cpu[procs.length - 1] };
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    proxyCpu: procs.length === 2 ? cpu[0] : Number.NaN,
+    doubleCpu: cpu[procs.length - 1],
+  };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
@@ -72,7 +88,10 @@ try {
     ['getblockchaininfo', { jsonrpc: '1.0', id: 'b', method: 'getblockchaininfo', params: [] }],
     ['getblock (verbosity 1)', { jsonrpc: '1.0', id: 'b', method: 'getblock', params: [hash, 1] }],
     ['getblock (verbosity 0, cached by the proxy)', { jsonrpc: '1.0', id: 'b', method: 'getblock', params: [hash, 0] }],
-    [`getblock (verbosity 0, cached by the proxy), a ${(double.info.bigBytes / 1e6).toFixed(2)} MB block`, { jsonrpc: '1.0', id: 'b', method: 'getblock', params: [double.info.bigHash, 0] }],
+    [
+      `getblock (verbosity 0, cached by the proxy), a ${(double.info.bigBytes / 1e6).toFixed(2)} MB block`,
+      { jsonrpc: '1.0', id: 'b', method: 'getblock', params: [double.info.bigHash, 0] },
+    ],
   ];
   const rows = [];
   for (const [name, call] of cases) {
@@ -107,7 +126,9 @@ try {
     'the RPC_COALESCE=false rows are a second proxy process that sends every call to the node.',
     'The double, the proxies and autocannon each run in their own process on the same machine; CPU µs/req is the',
     'CPU time the process used during the run divided by the requests answered (from /proc).',
-    ...(LATENCY_MS > 0 ? [`The double waits ${LATENCY_MS} ms before each answer; the proxies run with NODE_MAX_CONCURRENCY=${CONNECTIONS}.`] : []),
+    ...(LATENCY_MS > 0
+      ? [`The double waits ${LATENCY_MS} ms before each answer; the proxies run with NODE_MAX_CONCURRENCY=${CONNECTIONS}.`]
+      : []),
   ];
   const table = lines.join('\n');
   process.stdout.write(`${table}\n`);
