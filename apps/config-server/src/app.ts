@@ -11,7 +11,17 @@ import {
   type Logger,
   type ServiceApp,
 } from '@repo/service';
-import { chain, createRateLimiter, limitConnectionsPerAddress, overloadGuard, rateLimit, requestId, requestLogger, requestTimeout, type ConnectionCounter } from '@repo/http';
+import {
+  chain,
+  createRateLimiter,
+  limitConnectionsPerAddress,
+  overloadGuard,
+  rateLimit,
+  requestId,
+  requestLogger,
+  requestTimeout,
+  type ConnectionCounter,
+} from '@repo/http';
 import { auditTrail, createAuditLog, type AuditFields } from './audit';
 import type { ConfigServerConfig } from './config';
 import { API_VERSION, COMMON_HEADERS } from './constants';

@@ -15,7 +15,15 @@ import {
   type CertificateWatch,
   type Logger,
 } from '@repo/service';
-import { createRateLimiter, limitConnectionsPerAddress, overloadGuard, rateLimit, requestId, requestLogger, requestTimeout } from '@repo/http';
+import {
+  createRateLimiter,
+  limitConnectionsPerAddress,
+  overloadGuard,
+  rateLimit,
+  requestId,
+  requestLogger,
+  requestTimeout,
+} from '@repo/http';
 import type { ServiceMetrics } from '@repo/metrics';
 import { createRelayMetrics, readyHandler } from './prometheus';
 import type { RelayConfig } from './config';
@@ -174,7 +182,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     meshTokenSource:
       config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'RELAY_MESH_TOKEN (unset here, so the publish token: RELAY_PUBLISH_TOKEN)',
     paymentsPublic: config.paymentsPublic,
-    clientToken: tokenFile?.lookup,
+    clientToken: tokenFile === undefined ? undefined : (token: string) => tokenFile.lookup(token),
     peers: config.peers,
     eventLog,
     peerTls: { ca: peerCa, fingerprints: config.peerFingerprints },

@@ -12,7 +12,6 @@ import {
   parseSubscribe,
   type DataOf,
   type Envelope,
-  type SyncRequestType,
   type Subscription,
   type SyncType,
 } from '@repo/relay-protocol';
@@ -96,7 +95,7 @@ export function createMessageHandler(deps: HandlerDeps): (conn: Connection, data
       }
       const types = syncType === 'all' ? [...SYNC_TYPES] : [syncType as SyncType];
       const messages = types.map((t) => createMessage(t, deps.syncData(t)));
-      conn.sendMessage(createMessage('sync_response', { relay_id: relayId, sync_type: syncType as SyncRequestType, messages }, message.id));
+      conn.sendMessage(createMessage('sync_response', { relay_id: relayId, sync_type: syncType, messages }, message.id));
       counters.last_sync_timestamp = Date.now();
       return;
     }

@@ -418,7 +418,7 @@ export function createRelay(options: RelayOptions): Relay {
           (err: Error) => logger.warn({ err: { message: err.message } }, 'event log: retention failed'),
         );
       void trim();
-      retentionTimer = setInterval(trim, RETENTION_INTERVAL_MS);
+      retentionTimer = setInterval(() => void trim(), RETENTION_INTERVAL_MS);
     },
     addPeer(url) {
       mesh.addPeer(url);

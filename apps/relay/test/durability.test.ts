@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { createSilentLogger, listen } from '@repo/service';
 import { DEFAULT_LIMITS, DEFAULT_TIMING } from '../src/config';
-import { createSqliteLog, type Appended, type EventLog } from '../src/event-log';
+import { createSqliteLog, type EventLog } from '../src/event-log';
 import { createRelay, type Relay } from '../src/relay';
-import { PUBLISH_TOKEN, MESH_TOKEN, TestClient, blockEvent, connect, removeTempDirs, tempDir } from './helpers';
+import { PUBLISH_TOKEN, MESH_TOKEN, type TestClient, blockEvent, connect, removeTempDirs, tempDir } from './helpers';
 
 /** A relay on a real socket over `log`. */
 async function relayOver(log: EventLog): Promise<{ relay: Relay; server: Server; url: string }> {
@@ -44,7 +44,7 @@ describe('acknowledgement and durability', () => {
     const held: EventLog = {
       ...log,
       kind: log.kind,
-      append: async (e) => ({ ...(await log.append(e)), durable: disk }) as Appended,
+      append: async (e) => ({ ...(await log.append(e)), durable: disk }),
     };
     const { relay, server, url } = await relayOver(held);
     stop = async () => {

@@ -88,7 +88,7 @@ async function main(): Promise<void> {
         txHex: out.hex,
         blockHash: '',
         height: -1,
-      } as FundedOutput);
+      });
     }
     await node.rpc('generatetoaddress', [1, miner]);
     const change = btc.OutScript.encode(btc.Address(NETWORK).decode(await wallet.newAddress()));

@@ -5,7 +5,16 @@ import express, { type Express } from 'express';
 import { bytesToHex } from '@repo/crypto';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
-import { createRateLimiter, limitConnectionsPerAddress, overloadGuard, rateLimit, requestId, requestLogger, requestTimeout, type ConnectionCounter } from '@repo/http';
+import {
+  createRateLimiter,
+  limitConnectionsPerAddress,
+  overloadGuard,
+  rateLimit,
+  requestId,
+  requestLogger,
+  requestTimeout,
+  type ConnectionCounter,
+} from '@repo/http';
 import { createAddressBook, type AddressBook } from './address-book';
 import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';
 import { APP_DIR, type SilentPaymentsConfig } from './config';
@@ -109,7 +118,11 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     const { metrics } = instrumented;
     // Its own connections and a timeout above the long poll's, so it never holds the scanner's calls.
     if (config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined) {
-      longPollRpc = createChainRpcClient({ ...config.chainRpc, logger, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs });
+      longPollRpc = createChainRpcClient({
+        ...config.chainRpc,
+        logger,
+        timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs,
+      });
     }
     const scanner = createScanner({
       rpc,

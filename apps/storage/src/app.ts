@@ -2,7 +2,16 @@ import { createServer, type Server } from 'node:http';
 import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
-import { createRateLimiter, limitConnectionsPerAddress, overloadGuard, rateLimit, requestId, requestLogger, requestTimeout, type ConnectionCounter } from '@repo/http';
+import {
+  createRateLimiter,
+  limitConnectionsPerAddress,
+  overloadGuard,
+  rateLimit,
+  requestId,
+  requestLogger,
+  requestTimeout,
+  type ConnectionCounter,
+} from '@repo/http';
 import type { ServiceMetrics } from '@repo/metrics';
 import type { StorageBackend } from './backends/backend';
 import { createRedisBackend } from './backends/redis';

@@ -75,7 +75,8 @@ export async function createRedisLog(options: RedisLogOptions): Promise<EventLog
     throw new Error(`cannot connect to Redis (REDIS_URL): ${(err as Error).message}`, { cause: err });
   }
 
-  const cmd = <T>(args: string[]) => client.sendCommand(args) as Promise<T>;
+  // The reply's shape is known from the command sent.
+  const cmd = async <T>(args: string[]): Promise<T> => await client.sendCommand(args);
   const toStored = ([seq, fields]: RawEntry): StoredEvent => {
     const f: Record<string, string> = {};
     for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;

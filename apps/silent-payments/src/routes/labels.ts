@@ -36,7 +36,7 @@ export function labelRoutes(options: LabelRoutesOptions): Router {
   }
 
   router.get('/labels', function listLabels(req, res) {
-    const { limit, offset } = readPage(req.query as Record<string, unknown>);
+    const { limit, offset } = readPage(req.query);
     res.json({ labels: store.listLabels(limit, offset).map(invoice), total: store.countLabels(), limit, offset });
   });
   router.get('/labels/:label', function getLabel(req, res) {

@@ -80,7 +80,7 @@ export async function startFakeRelay(token: string, port = 0): Promise<FakeRelay
         // would refuse is refused here too (with the same error message).
         let event: Envelope;
         try {
-          event = parseEnvelope(raw.toString());
+          event = parseEnvelope((raw as Buffer).toString('utf8'));
           if (!isEventType(event.type))
             throw new InvalidMessageError(`unknown message type: ${event.type}`, 'publishers send events', event.id);
           relay.events.push(event);
