@@ -2,6 +2,8 @@
 //   node bench/server.mjs file [CLIENT_KEYS_DIR]  the config server, a 4 KB file with substitution,
 //                                                 limits off, client keys registered from that folder
 //   node bench/server.mjs hello                   an express "hello" endpoint over the same TLS
+//   node bench/server.mjs sized LENGTH            the same, answering a fixed body of LENGTH bytes
+//                                                 (the file endpoint's answer's length)
 // Prints the port on stdout, then serves until killed.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
@@ -15,10 +17,11 @@ import { createApp, createKeyring, loadConfig } from '../dist/index.js';
 const mode = process.argv[2];
 const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
 let server;
-if (mode === 'hello') {
+if (mode === 'hello' || mode === 'sized') {
   const app = express();
+  const text = mode === 'hello' ? 'hello' : 'x'.repeat(Number(process.argv[3]));
   app.get('/hello', (_req, res) => {
-    res.send('hello');
+    res.send(text);
   });
   server = createServer({ cert: tls.cert, key: tls.key }, app);
 } else {

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { documentHandler } from '@repo/api-contract';
 import { AppError, errorHandler, notFoundHandler, toAppError } from '@repo/errors';
 import {
   closeGracefully,
@@ -30,6 +31,7 @@ import { createFileStore } from './file-store';
 import { createKeyring, type Keyring } from './keyring';
 import { maintenanceSwitch } from './maintenance';
 import { createFileRouter, parseWaitMs } from './routes/files';
+import { OPENAPI } from './openapi';
 import { createMetaRouter } from './routes/meta';
 import { createConfigServerMetrics, readyRoute } from './operations';
 import type { ServiceMetrics } from '@repo/metrics';
@@ -107,6 +109,9 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   const maxWaitSeconds = Math.floor(config.requestTimeoutMs / 1000);
   const { metrics, fetches } = createConfigServerMetrics(watch);
 
+  // The API document (docs/config-server.md, "API document"): before the guards, so it is not
+  // rate-limited; it carries the common headers as every answer does.
+  app.get('/openapi.json', requestLogger(logger), commonHeaders(), documentHandler(OPENAPI));
   // The guards every request passes, in one router layer (see `chain`).
   app.use(
     chain(

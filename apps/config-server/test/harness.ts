@@ -8,6 +8,7 @@ import { deriveKey, hexToBytes } from '@repo/crypto';
 import { createApp, type ConfigServerApp } from '../src/app';
 import { loadConfig, type ConfigServerConfig } from '../src/config';
 import { createKeyring, environmentKeyInfo } from '../src/keyring';
+import { contract } from './contract';
 
 export const MASTER_KEY_HEX = '11'.repeat(32);
 
@@ -67,6 +68,7 @@ export async function startServer(overrides: Record<string, string> = {}, option
   const keyring = createKeyring({ keysDir: config.keysDir, masterKey: hexToBytes(MASTER_KEY_HEX), recheckMs: 0 });
   const service = createApp(config, { logger, keyring, tls, now: options.now });
   await service.start();
+  contract.attach(service.servers.https);
   const { port } = await listen(service.servers.https, 0, '127.0.0.1');
   return {
     url: `https://127.0.0.1:${port}`,

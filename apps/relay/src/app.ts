@@ -4,16 +4,19 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 import express, { type Express } from 'express';
+import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { keyFingerprint } from '@repo/crypto';
 import { ConfigError } from '@repo/config';
 import {
-  closeGracefully,
+  closeServers,
   loadOrCreateSecretFile,
   loadOrCreateTlsCredentials,
+  once,
   watchCertificate,
   type CertificateWatch,
   type Logger,
+  type ServiceApp,
 } from '@repo/service';
 import {
   createRateLimiter,
@@ -33,35 +36,32 @@ import { loadTokenFile, TokenFileError, type TokenFile } from './token-file';
 import { healthRouter } from './routes/health';
 import { relaysRouter } from './routes/relays';
 import { statusRouter } from './routes/status';
+import { RELAY_VERSION } from './version';
+import { ASYNCAPI } from './asyncapi';
+import { OPENAPI } from './openapi';
 
 /** Dependencies of {@link createApp}. */
-export interface AppDeps {
+export interface RelayDeps {
   logger: Logger;
 }
 
-/** The relay's servers, built but not listening. */
-export interface RelayApp {
+/**
+ * The relay's servers, built but not listening (the shape of every app: `servers`, `start()`,
+ * `close()`), and what tests and the bench read of it.
+ */
+export interface RelayApp extends ServiceApp<{ ws: HttpServer | HttpsServer; http: HttpServer }> {
   relay: Relay;
   /** Express app of the HTTP API (8091). */
   app: Express;
-  /** HTTP server of the API. */
-  httpServer: HttpServer;
-  /** HTTP or HTTPS server whose upgrades are the WebSocket (8090). */
-  wsServer: HttpServer | HttpsServer;
   /** `ws` or `wss`. */
   wsScheme: 'ws' | 'wss';
   /** Where the generated publish token lives (undefined when RELAY_PUBLISH_TOKEN is set). */
   publishTokenFile: string | undefined;
   metrics: ServiceMetrics;
-  /** Starts the relay's timers and peer connections (call after listening). */
-  start(): void;
-  /** Closes the relay's connections and both servers. */
-  close(): Promise<void>;
 }
 
 /** The version reported in health, status and StateSync. */
-export const RELAY_VERSION: string = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string })
-  .version;
+export { RELAY_VERSION };
 
 const RELAY_ID_FILE = 'relay-id';
 const PUBLISH_TOKEN_FILE = 'publish-token';
@@ -76,7 +76,7 @@ function fingerprintOf(token: string): string {
  * WebSocket server (TLS when TLS_CERT_FILE/TLS_KEY_FILE are set) and the HTTP API with its limits.
  * Nothing listens yet. Throws ConfigError when the TLS files cannot be read.
  */
-export async function createApp(config: RelayConfig, deps: AppDeps): Promise<RelayApp> {
+export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<RelayApp> {
   const { logger } = deps;
   const relayId =
     config.relayId ?? loadOrCreateSecretFile(join(config.dataDir, RELAY_ID_FILE), () => `relay-${randomBytes(6).toString('hex')}`).value;
@@ -182,7 +182,7 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     meshTokenSource:
       config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'RELAY_MESH_TOKEN (unset here, so the publish token: RELAY_PUBLISH_TOKEN)',
     paymentsPublic: config.paymentsPublic,
-    clientToken: tokenFile === undefined ? undefined : (token: string) => tokenFile.lookup(token),
+    clientToken: tokenFile && ((token: string) => tokenFile.lookup(token)),
     peers: config.peers,
     eventLog,
     peerTls: { ca: peerCa, fingerprints: config.peerFingerprints },
@@ -201,6 +201,9 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
   app.use(requestId(config.trustProxy));
   app.use(requestLogger(logger));
   app.use(metrics.middleware());
+  // The API documents (docs/relay.md, "API documents"), before the rate limit.
+  app.get('/openapi.json', documentHandler(OPENAPI));
+  app.get('/asyncapi.json', documentHandler(ASYNCAPI));
   app.use(rateLimit(createRateLimiter({ perMinute: config.limits.rateLimitPerMinute })));
   app.use(overloadGuard(config.limits.maxHttpConnections));
   app.use(requestTimeout(config.limits.requestTimeoutMs));
@@ -219,20 +222,24 @@ export async function createApp(config: RelayConfig, deps: AppDeps): Promise<Rel
     logger,
   });
 
+  const servers = { ws: wsServer, http: httpServer };
   return {
+    servers,
     relay,
     app,
-    httpServer,
-    wsServer,
     wsScheme,
     publishTokenFile,
     metrics,
-    start: () => relay.start(),
-    async close() {
+    start: () => {
+      relay.start();
+      logger.info({ relay_id: relay.relayId, scheme: wsScheme, peers: config.peers }, 'relay starting');
+      return Promise.resolve();
+    },
+    close: once(async () => {
       certificateWatch?.close();
       tokenFile?.close();
       await relay.close();
-      await Promise.all([closeGracefully(httpServer, 2_000), closeGracefully(wsServer, 2_000)]);
-    },
+      await closeServers(servers, 2_000);
+    }),
   };
 }

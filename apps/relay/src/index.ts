@@ -1,9 +1,8 @@
 export { loadConfig, DEFAULT_LIMITS, DEFAULT_TIMING, type RelayConfig, type RelayLimits, type RelayTiming } from './config';
-export { createApp, RELAY_VERSION, type AppDeps, type RelayApp } from './app';
+export { createApp, RELAY_VERSION, type RelayDeps, type RelayApp } from './app';
 export { createRelay, type Relay, type RelayEntry, type RelayOptions, type RelayCounters } from './relay';
 export * from '@repo/relay-protocol';
 export { createSeenIds, type SeenIds, type SeenIdsOptions } from './seen-ids';
-export { backoffDelay } from './backoff';
 export { createSqliteLog, createRedisLog, seqAfter, type EventLog, type StoredEvent, type ReplayStart, type Retention } from './event-log';
 export { authorize, requestToken, type ClientToken, type Credentials, type Authorization } from './upgrade';
 export { parseTokenFile, lookupToken, loadTokenFile, TokenFileError, type TokenEntry, type TokenFile } from './token-file';

@@ -1,8 +1,7 @@
 import { WebSocket } from 'ws';
 import { AppError } from '@repo/errors';
-import type { Logger } from '@repo/service';
+import { backoff, type Logger } from '@repo/service';
 import { SYNC_TYPES, createMessage, type SyncRequestType, type SyncType } from '@repo/relay-protocol';
-import { backoffDelay } from './backoff';
 import type { RelayLimits, RelayTiming } from './config';
 import type { Connection } from './connection';
 import { peerTlsClientOptions, type PeerTlsOptions } from './peer-tls';
@@ -123,7 +122,7 @@ export function createMesh(options: MeshOptions): Mesh {
 
   function scheduleDial(dialer: Dialer): void {
     if (options.isClosed()) return;
-    const delay = backoffDelay(dialer.attempt, timing.reconnectMinMs, timing.reconnectMaxMs);
+    const delay = backoff(dialer.attempt, { minMs: timing.reconnectMinMs, maxMs: timing.reconnectMaxMs, jitter: 'equal' });
     dialer.attempt++;
     dialer.timer = setTimeout(() => {
       dialer.timer = undefined;

@@ -44,7 +44,7 @@ describe('acknowledgement and durability', () => {
     const held: EventLog = {
       ...log,
       kind: log.kind,
-      append: async (e) => ({ ...(await log.append(e)), durable: disk }),
+      append: async (e): Promise<Appended> => ({ ...(await log.append(e)), durable: disk }),
     };
     const { relay, server, url } = await relayOver(held);
     stop = async () => {

@@ -5,6 +5,7 @@ import WebSocket, { type ClientOptions } from 'ws';
 import { createSilentLogger, listen, type Logger } from '@repo/service';
 import { createApp, type RelayApp } from '../src/app';
 import { loadConfig } from '../src/config';
+import { contract, messages } from './support/contract';
 import type { Envelope } from '@repo/relay-protocol';
 
 export const PUBLISH_TOKEN = 'publish-token-for-tests-0123456789';
@@ -68,9 +69,10 @@ export async function startRelay(env: Record<string, string> = {}, logger: Logge
     DATA_DIR: dataDir,
   });
   const app = await createApp(config, { logger });
-  const ws = await listen(app.wsServer, config.wsPort, '127.0.0.1');
-  const http = await listen(app.httpServer, 0, '127.0.0.1');
-  app.start();
+  contract.attach(app.servers.http);
+  await app.start();
+  const ws = await listen(app.servers.ws, config.wsPort, '127.0.0.1');
+  const http = await listen(app.servers.http, 0, '127.0.0.1');
   return {
     app,
     relayId: app.relay.relayId,
@@ -93,8 +95,9 @@ export class TestClient {
 
   constructor(url: string, options: ClientOptions = {}) {
     this.ws = new WebSocket(url, options);
-    this.ws.on('message', (data) => {
-      const message = JSON.parse(String(data)) as Envelope;
+    this.ws.on('message', (data: Buffer) => {
+      const message = JSON.parse(data.toString('utf8')) as Envelope;
+      messages.record(message);
       this.received.push(message);
       for (const w of [...this.waiters]) {
         if (w.pred(message)) {

@@ -6,7 +6,7 @@ import { generateSelfSignedCertificate, certificateFingerprint } from '@repo/ser
 import {
   MESH_TOKEN,
   PUBLISH_TOKEN,
-  TestClient,
+  type TestClient,
   WALLET,
   connect,
   getJson,

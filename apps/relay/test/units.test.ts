@@ -2,7 +2,6 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
 import { createSilentLogger } from '@repo/service';
-import { backoffDelay } from '../src/backoff';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createSeenIds } from '../src/seen-ids';
@@ -86,14 +85,5 @@ describe('createSeenIds', () => {
     t = 150;
     expect(seen.add('d')).toBe(true);
     expect(seen.size).toBe(1);
-  });
-});
-
-describe('backoffDelay', () => {
-  it('doubles from the minimum up to the maximum, with jitter in the upper half', () => {
-    expect(backoffDelay(0, 100, 1000, () => 0)).toBe(50);
-    expect(backoffDelay(0, 100, 1000, () => 1)).toBe(100);
-    expect(backoffDelay(3, 100, 1000, () => 1)).toBe(800);
-    expect(backoffDelay(10, 100, 1000, () => 0.5)).toBe(750);
   });
 });

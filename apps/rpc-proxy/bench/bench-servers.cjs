@@ -38,13 +38,14 @@ async function main() {
     // Optional service time of every answer (BENCH_NODE_LATENCY_MS, default 0: the double answers at once).
     node.setLatency(Number(process.env.BENCH_NODE_LATENCY_MS ?? 0));
     const bigBytes = node.chain.getBlock(bigHash).hex.length / 2;
-    process.stdout.write(`${JSON.stringify({ url: node.url, hash, bigHash, bigBytes })}\n`);
+    process.stdout.write(`${JSON.stringify({ url: node.url, hash, bigHash, bigBytes, height: node.tipHeight() })}\n`);
     return;
   }
   const { createLogger, listen } = require('@repo/service');
   const { createApp } = require('../dist/app');
   const { loadConfig } = require('../dist/config');
-  const config = loadConfig({
+  // null in the JSON removes a variable (e.g. the user and password, for a node's cookie file).
+  const env = {
     ...process.env,
     DATA_DIR: mkdtempSync(join(tmpdir(), 'rpc-proxy-bench-')),
     BITCOIND_RPC_URL: process.argv[3],
@@ -54,10 +55,14 @@ async function main() {
     RPC_PASSWORD: 'clientpass',
     RATE_LIMIT_PER_MINUTE: '0',
     ...JSON.parse(process.argv[4] ?? '{}'),
-  });
+  };
+  for (const [k, v] of Object.entries(env)) if (v === null) delete env[k];
+  const config = loadConfig(env);
   // Request lines are logged as in production; they go to stdout, which the parent discards.
   const app = createApp(config, { logger: createLogger({ name: 'rpc-proxy', level: config.logLevel }) });
   await app.start();
+  // A clean exit on SIGTERM, so a --cpu-prof run writes its profile.
+  process.once('SIGTERM', () => void app.close().finally(() => process.exit(0)));
   const address = await listen(app.servers.http, 0, '127.0.0.1');
   process.stderr.write(`${JSON.stringify({ url: `http://127.0.0.1:${address.port}` })}\n`);
 }

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { documentHandler } from '@repo/api-contract';
 import { keyFingerprint } from '@repo/crypto';
 import { closeServers, once, writeSecretFile, type Logger, type ServiceApp } from '@repo/service';
 import { assignRequestId, createRateLimiter, limitConnectionsPerAddress, type ConnectionCounter } from '@repo/http';
@@ -13,6 +14,7 @@ import { createNodeClient, type NodeClient } from './node-client';
 import { createProxyMetrics } from './metrics';
 import { createJsonRpcHandler } from './routes/json-rpc';
 import { createOpsHandler } from './routes/ops';
+import { OPENRPC } from './openrpc';
 
 /** What the app needs besides its configuration. */
 export interface ProxyDeps {
@@ -93,6 +95,8 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   });
   // bitcoind closes idle RPC connections after -rpcservertimeout (30 s).
   const ops = createOpsHandler({ node, logger });
+  // The OpenRPC document (docs/rpc-proxy.md, "API document"): GET or HEAD, no authentication, no rate limit.
+  const document = documentHandler(OPENRPC);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     // Every answer carries the request's id (docs/README.md, "Request ids") and is counted by route.
     assignRequestId(req, res, config.trustProxy);
@@ -105,7 +109,10 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
       });
       return;
     }
-    if (!ops(req, res)) handler(req, res);
+    if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/openrpc.json' || req.url?.startsWith('/openrpc.json?'))) {
+      req.resume();
+      document(req, res);
+    } else if (!ops(req, res)) handler(req, res);
   });
   server.on('clientError', (_err, socket) => socket.destroy());
   const connections = limitConnectionsPerAddress(server, {

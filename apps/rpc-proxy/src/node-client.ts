@@ -1,4 +1,5 @@
 import { Pool, type Dispatcher } from 'undici';
+import { errorStatus, splitJsonArray } from '@repo/json-rpc';
 import { createNodeCredentials } from '@repo/node-auth';
 import type { Logger } from '@repo/service';
 
@@ -44,6 +45,15 @@ export interface NodeClientOptions {
 export interface NodeClient {
   /** Sends `body` to `path`; rejects with a {@link NodeError} only. */
   call(path: string, body: string | Buffer): Promise<NodeReply>;
+  /**
+   * Sends one JSON-RPC call (`body`: a single request object, not a notification) to `path`,
+   * in one HTTP request with the other calls to the same path that arrive in the same turn of
+   * the event loop ({@link createNodeClient}); answers exactly what {@link call} would have.
+   * `legacy`: the call is JSON-RPC 1.0 (Core answers its errors with HTTP 500, 404 or 400).
+   */
+  callBatched(path: string, body: Buffer, legacy: boolean): Promise<NodeReply>;
+  /** HTTP requests that carried several calls gathered by {@link callBatched}, and those calls. */
+  readonly batches: { requests: number; calls: number };
   readonly stats: { active: number; queued: number; maxActive: number };
   /** The errno code (`EACCES`, `ENOENT`, …) of the last failed read of the node's cookie file; undefined when it was read. */
   cookieError(): string | undefined;
@@ -51,6 +61,24 @@ export interface NodeClient {
 }
 
 const COOKIE_RECHECK_MS = 1_000;
+/** Calls gathered into one HTTP request at most (Core runs a batch's calls one after the other on one RPC thread). */
+const MAX_BATCH_CALLS = 32;
+/** Bodies larger than this go alone (a batch is built by concatenation). */
+const MAX_BATCHED_BODY = 16 * 1024;
+/** How Core starts the reply object of a failed JSON-RPC 1.0 call: `{"result":null,"error":{`. */
+const LEGACY_ERROR_PREFIX = '{"result":null,"error":{';
+
+/** A call waiting for the end of the event loop's turn to be sent with others. */
+interface Gathered {
+  body: Buffer;
+  legacy: boolean;
+  resolve: (reply: NodeReply) => void;
+  reject: (err: NodeError) => void;
+}
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
 
 /** True for JSON whitespace (space, tab, LF, CR). */
 function isSpace(c: number | undefined): boolean {
@@ -107,7 +135,11 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     keepAliveMaxTimeout: 25_000,
   });
   const stats = { active: 0, queued: 0, maxActive: 0 };
+  const batches = { requests: 0, calls: 0 };
   const waiting: (() => void)[] = [];
+  /** Calls of callBatched by path, sent at the end of this turn of the event loop. */
+  const gathered = new Map<string, Gathered[]>();
+  let flushScheduled = false;
 
   const credentials = createNodeCredentials({
     user: options.user,
@@ -226,19 +258,96 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     }
   }
 
+  /** One HTTP exchange in a slot (waiting for one when all are busy). */
+  function exchange(path: string, body: string | Buffer, done: (err: NodeError | undefined, reply?: NodeReply) => void): void {
+    const queued = acquire(() =>
+      send(path, body, { reset: false, auth: false }, (err, reply) => {
+        release();
+        done(err, reply);
+      }),
+    );
+    if (!queued) done(new NodeError('queue', 'proxy queue full: too many requests waiting for the node'));
+  }
+
+  function call(path: string, body: string | Buffer): Promise<NodeReply> {
+    return new Promise<NodeReply>((resolve, reject) =>
+      exchange(path, body, (err, reply) => (err ? reject(err) : resolve(reply as NodeReply))),
+    );
+  }
+
+  /**
+   * The reply Core gives a call sent alone, from the text of its element in a batch reply: the
+   * same object and newline; HTTP 200, or for a failed JSON-RPC 1.0 call the status of its error
+   * code (docs/rpc-proxy.md, "Bitcoin Core behaviour"). Undefined when the element is not what Core writes.
+   */
+  function replyOf(element: string, legacy: boolean): NodeReply | undefined {
+    let status = 200;
+    if (legacy && element.startsWith(LEGACY_ERROR_PREFIX)) {
+      let code: unknown;
+      try {
+        code = (JSON.parse(element) as { error?: { code?: unknown } }).error?.code;
+      } catch {
+        return undefined;
+      }
+      if (typeof code !== 'number') return undefined;
+      status = errorStatus(code, { id: { value: null }, version: '1.0' });
+    }
+    return { status, body: Buffer.from(`${element}\n`) };
+  }
+
+  /** Sends the calls gathered this turn: one alone as it is, several as one batch per path. */
+  function flush(): void {
+    flushScheduled = false;
+    for (const [path, calls] of gathered) {
+      for (let i = 0; i < calls.length; i += MAX_BATCH_CALLS) sendGathered(path, calls.slice(i, i + MAX_BATCH_CALLS));
+    }
+    gathered.clear();
+  }
+
+  function sendGathered(path: string, calls: Gathered[]): void {
+    if (calls.length === 1) {
+      const [only] = calls as [Gathered];
+      exchange(path, only.body, (err, reply) => (err ? only.reject(err) : only.resolve(reply as NodeReply)));
+      return;
+    }
+    const parts: Buffer[] = [];
+    for (const c of calls) parts.push(parts.length === 0 ? OPEN : COMMA, c.body);
+    parts.push(CLOSE);
+    exchange(path, Buffer.concat(parts), (err, reply) => {
+      if (err) {
+        for (const c of calls) c.reject(err);
+        return;
+      }
+      const elements = (reply as NodeReply).status === 200 ? splitJsonArray((reply as NodeReply).body.toString('utf8')) : undefined;
+      const replies = elements?.length === calls.length ? elements.map((e, i) => replyOf(e, (calls[i] as Gathered).legacy)) : undefined;
+      if (replies === undefined || replies.some((r) => r === undefined)) {
+        // Not the batch reply Core gives. Never sent again: a write may have run.
+        const status = (reply as NodeReply).status;
+        for (const c of calls)
+          c.reject(new NodeError('garbage', `node answered garbage (HTTP ${status}, batch reply does not match the request)`));
+        return;
+      }
+      batches.requests++;
+      batches.calls += calls.length;
+      calls.forEach((c, i) => c.resolve(replies[i] as NodeReply));
+    });
+  }
+
   return {
-    call(path, body) {
+    call,
+    callBatched(path, body, legacy) {
+      if (body.length > MAX_BATCHED_BODY) return call(path, body);
       return new Promise<NodeReply>((resolve, reject) => {
-        const queued = acquire(() =>
-          send(path, body, { reset: false, auth: false }, (err, reply) => {
-            release();
-            if (err) reject(err);
-            else resolve(reply as NodeReply);
-          }),
-        );
-        if (!queued) reject(new NodeError('queue', 'proxy queue full: too many requests waiting for the node'));
+        let list = gathered.get(path);
+        if (list === undefined) gathered.set(path, (list = []));
+        list.push({ body, legacy, resolve, reject });
+        if (!flushScheduled) {
+          flushScheduled = true;
+          setImmediate(flush);
+        }
       });
     },
+    batches,
     stats,
     cookieError: () => credentials.cookieError(),
     close() {

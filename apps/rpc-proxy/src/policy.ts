@@ -29,6 +29,35 @@ export const DEFAULT_ALLOWED_METHODS: readonly string[] = [
 ];
 
 /**
+ * Methods never gathered into a batch with other calls
+ * (docs/rpc-proxy.md, "Batching toward the node"): replies that can run to megabytes (a batch
+ * reply is split in JavaScript, a lone reply passes through untouched) and calls that can run
+ * for seconds (Core runs a batch's calls one after the other, so they would hold up the others).
+ */
+export const UNBATCHED_METHODS: ReadonlySet<string> = new Set([
+  'getblock',
+  'getrawmempool',
+  'getrawtransaction',
+  'getblockstats',
+  'gettxoutsetinfo',
+  'scantxoutset',
+  'scanblocks',
+  'getblocktemplate',
+  'generatetoaddress',
+  'generateblock',
+  'listtransactions',
+  'listunspent',
+  'listsinceblock',
+  'rescanblockchain',
+  'importdescriptors',
+  'dumptxoutset',
+  'loadtxoutset',
+  'waitfornewblock',
+  'waitforblock',
+  'waitforblockheight',
+]);
+
+/**
  * Long polls (docs/rpc-proxy.md, "Long polls"): calls the node holds until something happens or
  * their `timeout` (ms) passes. They go to the node over their own connections
  * (NODE_LONG_POLL_MAX_CONCURRENCY) with their own timer, never holding a slot or the timer of

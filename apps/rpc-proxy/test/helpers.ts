@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createSilentLogger, listen } from '@repo/service';
 import { startChainDouble, type ChainDouble, type ChainDoubleOptions } from '@repo/chain-double';
 import { createApp, type ProxyApp } from '../src/app';
+import { contract } from './contract';
 import { loadConfig } from '../src/config';
 
 export const NODE_USER = 'proxytest';
@@ -40,6 +41,7 @@ export async function startHarness(env: Record<string, string> = {}, nodeOptions
   });
   const app = createApp(config, { logger: createSilentLogger() });
   await app.start();
+  contract.attach(app.servers.http);
   const address = await listen(app.servers.http, 0, '127.0.0.1');
   return {
     node,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createSilentLogger, listen } from '@repo/service';
 import { createApp, type ProxyApp } from '../src/app';
 import { loadConfig } from '../src/config';
+import { contract } from './contract';
 import { CLIENT_PASSWORD, CLIENT_USER, post } from './helpers';
 
 /**
@@ -70,6 +71,7 @@ describe('long polls (waitfornewblock)', () => {
       }),
       { logger: createSilentLogger() },
     );
+    contract.attach(app.servers.http);
     url = `http://127.0.0.1:${(await listen(app.servers.http, 0, '127.0.0.1')).port}`;
   }
   afterEach(async () => {

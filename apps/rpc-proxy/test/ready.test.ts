@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createMemoryLogger, listen, type LogRecord } from '@repo/service';
 import { createApp, type ProxyApp } from '../src/app';
+import { contract } from './contract';
 import { loadConfig } from '../src/config';
 import { call, startHarness, type Harness } from './helpers';
 
@@ -81,6 +82,7 @@ describe('a node cookie file the proxy cannot read', () => {
       },
     );
     await app.start();
+    contract.attach(app.servers.http);
     url = `http://127.0.0.1:${(await listen(app.servers.http, 0, '127.0.0.1')).port}`;
   });
   afterEach(async () => {

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import express, { type Express } from 'express';
 import { bytesToHex } from '@repo/crypto';
+import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
@@ -23,6 +24,7 @@ import { createNoopPublisher, createRelayPublisher, type Publisher } from './pub
 import { createSilentPaymentsMetrics } from './metrics';
 import type { ServiceMetrics } from '@repo/metrics';
 import { addressRoutes } from './routes/addresses';
+import { OPENAPI } from './openapi';
 import { healthRoutes } from './routes/health';
 import { labelRoutes } from './routes/labels';
 import { psbtRoutes } from './routes/psbt';
@@ -152,6 +154,8 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     app.use(requestTimeout(config.limits.requestTimeoutMs));
     app.use(healthRoutes({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }));
     app.get('/metrics', metrics.handler());
+    // The API document (docs/silent-payments.md, "API document"), outside the rate limit as health is.
+    app.get('/openapi.json', documentHandler(OPENAPI));
     // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
     if (config.limits.ratePerMinute > 0) app.use(rateLimit(createRateLimiter({ perMinute: config.limits.ratePerMinute })));
     app.use(express.json({ limit: config.limits.maxBodyBytes }));

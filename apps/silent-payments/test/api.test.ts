@@ -7,6 +7,7 @@ import { decodeSilentPaymentAddress, labeledSpendPub } from '@repo/bip352';
 import { bytesToHex } from '@repo/crypto';
 import { closeGracefully, createSilentLogger, listen } from '@repo/service';
 import { createApp, type SilentPaymentsService } from '../src/app';
+import { contract } from './support/contract';
 import { loadConfig, PAYMENTS_MAX_LIMIT, LABEL_MAX_LENGTH } from '../src/config';
 import type { NewPayment } from '../src/store';
 
@@ -21,6 +22,7 @@ async function build(dataDir: string, env: Record<string, string> = {}): Promise
   });
   const service = createApp(config, { logger: createSilentLogger() });
   await service.start();
+  contract.attach(service.servers.http);
   return service;
 }
 
@@ -42,7 +44,7 @@ describe('silent-payments HTTP API', () => {
 
   describe('GET /health', () => {
     it('answers the health record with the scanner progress', async () => {
-      const res = await request(service.app).get('/health');
+      const res = await request(contract.server(service.app)).get('/health');
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ status: 'healthy', version: '1.0.0', network: 'signet' });
       expect(new Date(res.body.timestamp as string).toISOString()).toBe(res.body.timestamp);
@@ -53,7 +55,7 @@ describe('silent-payments HTTP API', () => {
 
   describe('POST /generate-address', () => {
     it('answers 201 with a labelled tsp address, then 200 with the same record', async () => {
-      const first = await request(service.app).post('/generate-address').send({ label: 'order-42', amount: 0.015 });
+      const first = await request(contract.server(service.app)).post('/generate-address').send({ label: 'order-42', amount: 0.015 });
       expect(first.status).toBe(201);
       expect(first.body).toEqual({
         address: expect.stringMatching(/^tsp1/),
@@ -66,20 +68,20 @@ describe('silent-payments HTTP API', () => {
       expect(bytesToHex(decoded.scanPub)).toBe(bytesToHex(keys.scanPub));
       // Label m = 1 (m = 0 is change): B_1 = B_spend + hash(b_scan || 1)·G.
       expect(bytesToHex(decoded.spendPub)).toBe(bytesToHex(labeledSpendPub(keys.scanPriv, keys.spendPub, 1)));
-      const again = await request(service.app).post('/generate-address').send({ label: 'order-42', amount: 2 });
+      const again = await request(contract.server(service.app)).post('/generate-address').send({ label: 'order-42', amount: 2 });
       expect(again.status).toBe(200);
       expect(again.body).toEqual(first.body);
-      const other = await request(service.app).post('/generate-address').send({ label: 'order-43', amount: 1 });
+      const other = await request(contract.server(service.app)).post('/generate-address').send({ label: 'order-43', amount: 1 });
       expect(other.status).toBe(201);
       expect(other.body.address).not.toBe(first.body.address);
       expect(other.body.address).not.toBe(service.book.changeAddress);
     });
 
     it('keeps labels across a restart and scans for them again', async () => {
-      const first = await request(service.app).post('/generate-address').send({ label: 'kept', amount: 1 });
+      const first = await request(contract.server(service.app)).post('/generate-address').send({ label: 'kept', amount: 1 });
       await service.close();
       service = await build(dir);
-      const again = await request(service.app).post('/generate-address').send({ label: 'kept', amount: 1 });
+      const again = await request(contract.server(service.app)).post('/generate-address').send({ label: 'kept', amount: 1 });
       expect(again.status).toBe(200);
       expect(again.body.address).toBe(first.body.address);
       expect(service.book.receiver.labels()).toEqual([0, 1]);
@@ -111,7 +113,7 @@ describe('silent-payments HTTP API', () => {
       ['more than 21 million BTC', { label: 'a', amount: 21_000_001 }, 'at most 21000000'],
       ['an array body', [1, 2], 'body must be a JSON object'],
     ])('answers 400 for %s', async (_name, body, message) => {
-      const res = await request(service.app).post('/generate-address').send(body);
+      const res = await request(contract.server(service.app)).post('/generate-address').send(body);
       expect(res.status).toBe(400);
       expect(res.body.error).toContain(message);
       expect(typeof res.body.code).toBe('string');
@@ -119,10 +121,13 @@ describe('silent-payments HTTP API', () => {
     });
 
     it('answers 400 for malformed JSON and when the body is not JSON', async () => {
-      const bad = await request(service.app).post('/generate-address').set('Content-Type', 'application/json').send('{"label":');
+      const bad = await request(contract.server(service.app))
+        .post('/generate-address')
+        .set('Content-Type', 'application/json')
+        .send('{"label":');
       expect(bad.status).toBe(400);
       expect(bad.body).toEqual({ error: 'malformed JSON body', code: 'INVALID_REQUEST' });
-      const text = await request(service.app).post('/generate-address').set('Content-Type', 'text/plain').send('label=a');
+      const text = await request(contract.server(service.app)).post('/generate-address').set('Content-Type', 'text/plain').send('label=a');
       expect(text.status).toBe(400);
       expect(text.body.code).toBe('INVALID_REQUEST');
     });
@@ -130,7 +135,7 @@ describe('silent-payments HTTP API', () => {
     it('answers 413 past the body limit', async () => {
       await service.close();
       service = await build(dir, { MAX_BODY_BYTES: '1024' });
-      const res = await request(service.app)
+      const res = await request(contract.server(service.app))
         .post('/generate-address')
         .send({ label: 'x'.repeat(2000), amount: 1 });
       expect(res.status).toBe(413);
@@ -149,7 +154,7 @@ describe('silent-payments HTTP API', () => {
 
     it('answers the first 10 payments, newest block first, with total, limit and offset', async () => {
       seed(12);
-      const res = await request(service.app).get('/payments');
+      const res = await request(contract.server(service.app)).get('/payments');
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ total: 12, limit: 10, offset: 0 });
       expect(res.body.payments).toHaveLength(10);
@@ -163,7 +168,7 @@ describe('silent-payments HTTP API', () => {
         created_at: expect.any(String),
         spent: false,
       });
-      const page = await request(service.app).get('/payments?limit=5&offset=10');
+      const page = await request(contract.server(service.app)).get('/payments?limit=5&offset=10');
       expect(page.body.payments.map((p: { block_height: number }) => p.block_height)).toEqual([101, 100]);
       expect(page.body).toMatchObject({ total: 12, limit: 5, offset: 10 });
     });
@@ -171,7 +176,7 @@ describe('silent-payments HTTP API', () => {
     it.each([['limit=0'], [`limit=${PAYMENTS_MAX_LIMIT + 1}`], ['limit=abc'], ['offset=-1'], ['limit=1.5'], ['limit=1&limit=2']])(
       'answers 400 for %s',
       async (query) => {
-        const res = await request(service.app).get(`/payments?${query}`);
+        const res = await request(contract.server(service.app)).get(`/payments?${query}`);
         expect(res.status).toBe(400);
         expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringMatching(/^(limit|offset) must be an integer/) });
       },
@@ -180,7 +185,7 @@ describe('silent-payments HTTP API', () => {
 
   describe('GET /payments filters, GET /balance', () => {
     it('filters by status, spent and label, and totals the balance', async () => {
-      const order = (await request(service.app).post('/generate-address').send({ label: 'order-1', amount: 0.0001 })).body;
+      const order = (await request(contract.server(service.app)).post('/generate-address').send({ label: 'order-1', amount: 0.0001 })).body;
       service.store.initProgress(10, 'ee'.repeat(32));
       // m = 1 is order-1 (newPayment's label index).
       service.store.applyBlock({ height: 10, hash: '10'.repeat(32) }, [
@@ -190,15 +195,17 @@ describe('silent-payments HTTP API', () => {
       service.store.addPending([newPayment('03'.repeat(32), 0, order.address, 5_000n)]);
       service.store.markSpentPending([{ id: `${'02'.repeat(32)}:0`, spentTxid: '04'.repeat(32) }]);
       const ids = async (query: string) =>
-        ((await request(service.app).get(`/payments?${query}`)).body.payments as { id: string }[]).map((p) => p.id.slice(0, 2));
+        ((await request(contract.server(service.app)).get(`/payments?${query}`)).body.payments as { id: string }[]).map((p) =>
+          p.id.slice(0, 2),
+        );
       expect(await ids('status=pending')).toEqual(['03']);
       expect(await ids('status=confirmed')).toEqual(['01', '02']);
       expect(await ids('spent=true')).toEqual(['02']);
       expect(await ids('spent=false')).toEqual(['03', '01']);
       expect(await ids('label=order-1&status=confirmed')).toEqual(['01']);
-      expect((await request(service.app).get('/payments?label=order-1')).body).toMatchObject({ total: 2 });
-      expect((await request(service.app).get('/payments?label=unknown')).body).toMatchObject({ payments: [], total: 0 });
-      expect((await request(service.app).get('/balance')).body).toEqual({
+      expect((await request(contract.server(service.app)).get('/payments?label=order-1')).body).toMatchObject({ total: 2 });
+      expect((await request(contract.server(service.app)).get('/payments?label=unknown')).body).toMatchObject({ payments: [], total: 0 });
+      expect((await request(contract.server(service.app)).get('/balance')).body).toEqual({
         confirmed: 0.0001,
         pending: 0.00005,
         spent_pending: 0.0002,
@@ -214,24 +221,29 @@ describe('silent-payments HTTP API', () => {
       [`label=${'x'.repeat(LABEL_MAX_LENGTH + 1)}`],
       ['status=a&status=b'],
     ])('answers 400 for %s', async (query) => {
-      const res = await request(service.app).get(`/payments?${query}`);
+      const res = await request(contract.server(service.app)).get(`/payments?${query}`);
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringMatching(/^(status|spent|label) must be/) });
     });
 
     it('answers a zero balance with no payments', async () => {
-      expect((await request(service.app).get('/balance')).body).toEqual({ confirmed: 0, pending: 0, spent_pending: 0, utxo_count: 0 });
+      expect((await request(contract.server(service.app)).get('/balance')).body).toEqual({
+        confirmed: 0,
+        pending: 0,
+        spent_pending: 0,
+        utxo_count: 0,
+      });
     });
   });
 
   describe('GET /labels', () => {
     async function invoice(label: string, amount: number): Promise<string> {
-      return (await request(service.app).post('/generate-address').send({ label, amount })).body.address as string;
+      return (await request(contract.server(service.app)).post('/generate-address').send({ label, amount })).body.address as string;
     }
 
     it('answers each status as payments arrive, 404 for an unknown label, and lists labels paged', async () => {
       const address = await invoice('order-7', 0.0003);
-      const get = async () => (await request(service.app).get('/labels/order-7')).body;
+      const get = async () => (await request(contract.server(service.app)).get('/labels/order-7')).body;
       expect(await get()).toEqual({
         label: 'order-7',
         address,
@@ -252,20 +264,22 @@ describe('silent-payments HTTP API', () => {
       service.store.applyBlock({ height: 7, hash: '07'.repeat(32) }, [newPayment('03'.repeat(32), 0, address, 1n)]);
       expect(await get()).toMatchObject({ received: 0.00030001, status: 'overpaid' });
 
-      const missing = await request(service.app).get('/labels/nope');
+      const missing = await request(contract.server(service.app)).get('/labels/nope');
       expect(missing.status).toBe(404);
       expect(missing.body).toMatchObject({ code: 'NOT_FOUND', error: 'label not found' });
 
       await invoice('order-8', 1);
       await invoice('order 9/é', 2);
-      const page = await request(service.app).get('/labels?limit=2&offset=1');
+      const page = await request(contract.server(service.app)).get('/labels?limit=2&offset=1');
       expect(page.body).toMatchObject({ total: 3, limit: 2, offset: 1 });
       expect(page.body.labels.map((l: { label: string; status: string }) => [l.label, l.status])).toEqual([
         ['order-8', 'unpaid'],
         ['order 9/é', 'unpaid'],
       ]);
-      expect((await request(service.app).get(`/labels/${encodeURIComponent('order 9/é')}`)).body).toMatchObject({ amount: 2 });
-      expect((await request(service.app).get('/labels?limit=0')).status).toBe(400);
+      expect((await request(contract.server(service.app)).get(`/labels/${encodeURIComponent('order 9/é')}`)).body).toMatchObject({
+        amount: 2,
+      });
+      expect((await request(contract.server(service.app)).get('/labels?limit=0')).status).toBe(400);
     });
 
     it('counts an amount within INVOICE_TOLERANCE_SATS as paid', async () => {
@@ -274,10 +288,13 @@ describe('silent-payments HTTP API', () => {
       const address = await invoice('tolerant', 0.001);
       service.store.initProgress(5, 'ee'.repeat(32));
       service.store.applyBlock({ height: 5, hash: '05'.repeat(32) }, [newPayment('01'.repeat(32), 0, address, 99_900n)]);
-      expect((await request(service.app).get('/labels/tolerant')).body).toMatchObject({ status: 'paid', received: 0.000999 });
+      expect((await request(contract.server(service.app)).get('/labels/tolerant')).body).toMatchObject({
+        status: 'paid',
+        received: 0.000999,
+      });
       // 99,900 + 201 = 100,101 sats: past 100,000 + 100.
       service.store.applyBlock({ height: 6, hash: '06'.repeat(32) }, [newPayment('02'.repeat(32), 0, address, 201n)]);
-      expect((await request(service.app).get('/labels/tolerant')).body).toMatchObject({ status: 'overpaid' });
+      expect((await request(contract.server(service.app)).get('/labels/tolerant')).body).toMatchObject({ status: 'overpaid' });
     });
   });
 
@@ -295,7 +312,7 @@ describe('silent-payments HTTP API', () => {
 
     it('answers a base64 PSBT spending every confirmed unspent output by default, with the fee for the signed size', async () => {
       const ids = seed();
-      const res = await request(service.app).post('/psbt').send({ to, fee_rate: 2 });
+      const res = await request(contract.server(service.app)).post('/psbt').send({ to, fee_rate: 2 });
       expect(res.status).toBe(200);
       // 2 taproot key-path inputs and one P2WPKH output: 123 non-witness and 134 witness bytes, 626 WU: 157 vB.
       expect(res.body).toEqual({
@@ -308,7 +325,7 @@ describe('silent-payments HTTP API', () => {
         fee_rate: 2,
         vsize: 157,
       });
-      const one = await request(service.app)
+      const one = await request(contract.server(service.app))
         .post('/psbt')
         .send({ to, fee_rate: 1, ids: [ids[0]] });
       expect(one.body).toMatchObject({ ids: [ids[0]], vsize: 99, fee: 0.00000099 });
@@ -327,7 +344,7 @@ describe('silent-payments HTTP API', () => {
       [{ to, fee_rate: 1000 }, 'the outputs (150000 sats) are worth less than the fee (157000 sats) plus dust (294 sats)'],
     ])('answers 400 for %j', async (body, error) => {
       seed();
-      const res = await request(service.app).post('/psbt').send(body);
+      const res = await request(contract.server(service.app)).post('/psbt').send(body);
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ error });
     });
@@ -335,11 +352,11 @@ describe('silent-payments HTTP API', () => {
     it('answers 400 for a spent output and when nothing is left to sweep', async () => {
       const ids = seed();
       service.store.applyBlock({ height: 11, hash: '11'.repeat(32) }, [], [{ id: ids[0]!, spentTxid: 'ab'.repeat(32) }]);
-      const spent = await request(service.app).post('/psbt').send({ to, fee_rate: 1, ids });
+      const spent = await request(contract.server(service.app)).post('/psbt').send({ to, fee_rate: 1, ids });
       expect(spent.status).toBe(400);
       expect(spent.body.error).toBe(`payment ${ids[0]} is already spent by ${'ab'.repeat(32)}`);
       service.store.applyBlock({ height: 12, hash: '12'.repeat(32) }, [], [{ id: ids[1]!, spentTxid: 'ab'.repeat(32) }]);
-      const none = await request(service.app).post('/psbt').send({ to, fee_rate: 1 });
+      const none = await request(contract.server(service.app)).post('/psbt').send({ to, fee_rate: 1 });
       expect(none.body).toMatchObject({ code: 'INVALID_REQUEST', error: 'nothing to sweep: no confirmed unspent output' });
     });
   });
@@ -350,7 +367,7 @@ describe('silent-payments HTTP API', () => {
       const txid = 'cd'.repeat(32);
       service.store.applyBlock({ height: 200, hash: '01'.repeat(32) }, [newPayment(txid, 1, 'tsp1paid', 150_000_000n)]);
       service.store.applyBlock({ height: 201, hash: '02'.repeat(32) }, []);
-      const res = await request(service.app).get(`/payments/${txid}:1`);
+      const res = await request(contract.server(service.app)).get(`/payments/${txid}:1`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         id: `${txid}:1`,
@@ -371,7 +388,7 @@ describe('silent-payments HTTP API', () => {
       });
       // Spent in a block: spent, with the spending txid and height.
       service.store.applyBlock({ height: 202, hash: '03'.repeat(32) }, [], [{ id: `${txid}:1`, spentTxid: 'ef'.repeat(32) }]);
-      expect((await request(service.app).get(`/payments/${txid}:1`)).body).toMatchObject({
+      expect((await request(contract.server(service.app)).get(`/payments/${txid}:1`)).body).toMatchObject({
         spent: true,
         spent_txid: 'ef'.repeat(32),
         spent_height: 202,
@@ -380,12 +397,12 @@ describe('silent-payments HTTP API', () => {
 
     it('answers pending payments with 0 confirmations', async () => {
       service.store.addPending([newPayment('ab'.repeat(32), 0, 'tsp1pending', 5000n)]);
-      const res = await request(service.app).get(`/payments/${'ab'.repeat(32)}:0`);
+      const res = await request(contract.server(service.app)).get(`/payments/${'ab'.repeat(32)}:0`);
       expect(res.body).toMatchObject({ status: 'pending', confirmations: 0, block_height: null });
     });
 
     it('answers 404 for an unknown id', async () => {
-      const res = await request(service.app).get('/payments/nope');
+      const res = await request(contract.server(service.app)).get('/payments/nope');
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ error: 'payment not found', code: 'NOT_FOUND' });
     });
@@ -417,7 +434,7 @@ describe('silent-payments HTTP API', () => {
     });
 
     it('answers 404 for an unknown route', async () => {
-      const res = await request(service.app).get('/nowhere');
+      const res = await request(contract.server(service.app)).get('/nowhere');
       expect(res.status).toBe(404);
       expect(res.body.code).toBe('NOT_FOUND');
     });
@@ -425,12 +442,12 @@ describe('silent-payments HTTP API', () => {
     it('answers 429 with Retry-After past the per-address rate limit, /health excepted', async () => {
       await service.close();
       service = await build(dir, { RATE_LIMIT_PER_MINUTE: '3' });
-      for (let i = 0; i < 3; i++) expect((await request(service.app).get('/payments')).status).toBe(200);
-      const refused = await request(service.app).get('/payments');
+      for (let i = 0; i < 3; i++) expect((await request(contract.server(service.app)).get('/payments')).status).toBe(200);
+      const refused = await request(contract.server(service.app)).get('/payments');
       expect(refused.status).toBe(429);
       expect(refused.body.code).toBe('RATE_LIMITED');
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-      expect((await request(service.app).get('/health')).status).toBe(200);
+      expect((await request(contract.server(service.app)).get('/health')).status).toBe(200);
     });
   });
 });

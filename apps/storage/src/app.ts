@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import express, { type Express } from 'express';
+import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
@@ -18,6 +19,7 @@ import { createRedisBackend } from './backends/redis';
 import { createSqliteBackend } from './backends/sqlite';
 import type { StorageConfig } from './config';
 import { createStorageMetrics } from './metrics';
+import { OPENAPI } from './openapi';
 import { createHealthRouter } from './routes/health';
 import { createStorageRouter } from './routes/storage';
 import { createSweeper, type Sweeper } from './sweeper';
@@ -79,6 +81,8 @@ export async function createApp(config: StorageConfig, deps: StorageDeps): Promi
   // Health stays outside the rate limit: probes must not be refused nor eat the allowance.
   app.use(createHealthRouter({ backend, permanent: config.permanent }));
   app.get('/metrics', metrics.handler());
+  // The API document (docs/storage.md, "API document"), outside the rate limit as health is.
+  app.get(['/openapi.json', '/storage/openapi.json'], documentHandler(OPENAPI));
   if (config.rateLimitPerMinute > 0 || config.rateLimitPerSecond > 0) {
     app.use(rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond })));
   }

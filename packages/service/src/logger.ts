@@ -11,11 +11,70 @@ export interface LoggerOptions {
 }
 
 /**
- * A structured JSON-lines logger. Secrets never reach it: keys are logged by fingerprint,
- * and the usual credential fields are redacted in case one slips into a logged object.
+ * A structured JSON-lines logger on stdout. Secrets never reach it: keys are logged by
+ * fingerprint, and the usual credential fields are redacted in case one slips into a logged object.
+ *
+ * Lines are gathered and written together ({@link gatheredStdout}): pino's own destination makes
+ * one asynchronous write per line, a trip through libuv's thread pool that cost the rpc-proxy
+ * ~20 µs of CPU per request line on a loaded machine (its benchmark's profile).
  */
 export function createLogger(options: LoggerOptions): Logger {
-  return pino(pinoOptions(options));
+  return pino(pinoOptions(options), gatheredStdout());
+}
+
+/** A line waits at most this long for others before it is written (ms). */
+export const LOG_GATHER_MS = 10;
+/** Gathered lines are written at once past this many characters. */
+export const LOG_GATHER_CHARS = 16 * 1024;
+
+/**
+ * A pino destination on stdout that gathers lines and hands them to pino's asynchronous
+ * destination in one write, {@link LOG_GATHER_MS} after the first or as soon as
+ * {@link LOG_GATHER_CHARS} are gathered: a busy service makes one write for dozens of lines,
+ * a quiet one writes each line within 10 ms. On `exit` what is gathered is written synchronously,
+ * so a fatal line before `process.exit(1)` is kept.
+ */
+export function gatheredStdout(): { write(line: string): void; flush(cb?: (err?: Error) => void): void } {
+  const out = pino.destination({ dest: 1, sync: false });
+  let gathered = '';
+  let timer: NodeJS.Timeout | undefined;
+  const hand = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    if (gathered === '') return;
+    const text = gathered;
+    gathered = '';
+    out.write(text);
+  };
+  if (atExit.size === 0) process.once('exit', flushAllAtExit);
+  atExit.add(() => {
+    hand();
+    out.flushSync();
+  });
+  return {
+    write(line) {
+      gathered += line;
+      if (gathered.length >= LOG_GATHER_CHARS) hand();
+      else if (timer === undefined) timer = setTimeout(hand, LOG_GATHER_MS).unref();
+    },
+    flush(cb) {
+      hand();
+      out.flush(cb);
+    },
+  };
+}
+
+/** What each gathered destination writes synchronously on `exit` (one listener for them all). */
+const atExit = new Set<() => void>();
+
+function flushAllAtExit(): void {
+  for (const flush of atExit) {
+    try {
+      flush();
+    } catch {
+      // stdout already gone: nothing to keep
+    }
+  }
 }
 
 /**

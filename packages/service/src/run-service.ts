@@ -52,12 +52,14 @@ export function runService<C extends { logLevel: string }, A extends ServiceApp>
     try {
       await app.start();
       const addresses = options.listen(config);
+      const bound: [string, AddressInfo][] = [];
       for (const name of Object.keys(addresses) as (keyof A['servers'] & string)[]) {
-        const server = app.servers[name] as Server;
         const { port, host } = addresses[name];
-        const bound: AddressInfo = await listen(server, port, host);
-        logger.info({ server: name, host: bound.address, port: bound.port }, `${options.name} listening`);
+        bound.push([name, await listen(app.servers[name] as Server, port, host)]);
       }
+      // Logged once every server listens, so any one "listening" line means the service answers.
+      for (const [name, address] of bound)
+        logger.info({ server: name, host: address.address, port: address.port }, `${options.name} listening`);
     } catch (err) {
       await app.close().catch(() => undefined);
       throw err;

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { cachedIsoTime, createMemoryLogger } from '../src/logger';
 
 describe('cachedIsoTime', () => {
@@ -31,4 +33,44 @@ describe('cachedIsoTime', () => {
     expect(stamped).toBeLessThanOrEqual(Date.now());
     expect(lines[0]!['time']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
+});
+
+describe('createLogger', () => {
+  const DIST = join(__dirname, '..', 'dist', 'index.js');
+
+  /** Runs `body` in a child with `logger` made by createLogger; its stdout lines, parsed. */
+  function logLines(body: string): Promise<{ code: number | null; lines: Record<string, unknown>[] }> {
+    const script = `const logger = require(${JSON.stringify(DIST)}).createLogger({ name: 'probe' }); ${body}`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    return new Promise((done) =>
+      child.once('close', (code: number | null) =>
+        done({
+          code,
+          lines: out
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Record<string, unknown>),
+        }),
+      ),
+    );
+  }
+
+  it('writes every line of a burst, in order, though the writes are asynchronous', async () => {
+    const { code, lines } = await logLines(`for (let i = 0; i < 2000; i++) logger.info({ i }, 'request');`);
+    expect(code).toBe(0);
+    expect(lines).toHaveLength(2000);
+    expect(lines.map((l) => l['i'])).toEqual([...Array(2000).keys()]);
+    expect(lines[0]).toMatchObject({ service: 'probe', msg: 'request' });
+  }, 20_000);
+
+  it('keeps the lines logged just before process.exit (a fatal start failure)', async () => {
+    const { code, lines } = await logLines(
+      `for (let i = 0; i < 100; i++) logger.info({ i }, 'x'); logger.fatal('failed to start'); process.exit(1);`,
+    );
+    expect(code).toBe(1);
+    expect(lines).toHaveLength(101);
+    expect(lines[100]).toMatchObject({ level: 60, msg: 'failed to start' });
+  }, 20_000);
 });

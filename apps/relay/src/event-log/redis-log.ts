@@ -75,8 +75,7 @@ export async function createRedisLog(options: RedisLogOptions): Promise<EventLog
     throw new Error(`cannot connect to Redis (REDIS_URL): ${(err as Error).message}`, { cause: err });
   }
 
-  // The reply's shape is known from the command sent.
-  const cmd = async <T>(args: string[]): Promise<T> => await client.sendCommand(args);
+  const cmd = <T>(args: string[]) => client.sendCommand<T>(args);
   const toStored = ([seq, fields]: RawEntry): StoredEvent => {
     const f: Record<string, string> = {};
     for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
@@ -155,9 +154,6 @@ export async function createRedisLog(options: RedisLogOptions): Promise<EventLog
         }
       }
       return removed;
-    },
-    async count() {
-      return cmd<number>(['XLEN', stream]);
     },
     async getMeta(key) {
       return (await cmd<string | null>(['HGET', metaKey, `x:${options.relayId}:${key}`])) ?? undefined;

@@ -19,7 +19,7 @@ import {
   type CallState,
 } from '@repo/json-rpc';
 import { NodeError, parseReply, type NodeClient } from '../node-client';
-import { checkParams, COALESCE_METHODS, LONG_POLL_METHODS, methodsFor, ParamError } from '../policy';
+import { checkParams, COALESCE_METHODS, LONG_POLL_METHODS, methodsFor, ParamError, UNBATCHED_METHODS } from '../policy';
 
 /** What the JSON-RPC handler needs. */
 export interface JsonRpcHandlerDeps {
@@ -300,9 +300,17 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
   ): Promise<{ status: number; text: string | Buffer; rpc: string }> {
     try {
       // The client's own bytes are forwarded (re-serialized only when a key is repeated: see handleSingle).
+      // Calls that arrive together go to the node together, one HTTP request for several
+      // (docs/rpc-proxy.md, "Batching toward the node"); each still gets Core's own answer.
+      const toNode = () =>
+        item.notification || UNBATCHED_METHODS.has(item.method)
+          ? node.call(path, raw)
+          : node.callBatched(path, raw, item.state.version !== '2.0');
       const reply = await (key === undefined
-        ? (LONG_POLL_METHODS.has(item.method) ? deps.longPollNode : node).call(path, raw)
-        : (coalescer as Coalescer).lead(key, item.state, () => node.call(path, raw)));
+        ? LONG_POLL_METHODS.has(item.method)
+          ? deps.longPollNode.call(path, raw)
+          : toNode()
+        : (coalescer as Coalescer).lead(key, item.state, toNode));
       if (item.notification) return { status: 204, text: '', rpc };
       if (item.cacheKey || item.confirmKey) remember(item, parseReply(reply), path);
       // The node's answer passes through unchanged, status and bytes, without being parsed.

@@ -142,6 +142,38 @@ describe('rpc-proxy in front of a real bitcoind', () => {
       );
     });
 
+    it('calls that arrive together go to the node as one batch, and each gets the answer the node gives it alone', async () => {
+      const calls: [string, string][] = [
+        [v1('getblockhash', [1], 'a'), '/'],
+        [v1('getblockhash', [100000], 'b'), '/'], // -8, HTTP 500
+        [JSON.stringify({ jsonrpc: '2.0', id: 'c', method: 'getblockhash', params: [100000] }), '/'], // -8, HTTP 200
+        [JSON.stringify({ jsonrpc: '2.0', id: 'd', method: 'getblockcount', params: [] }), '/'],
+        [JSON.stringify({ id: 'e', method: 'getblockhash', params: { height: 2 } }), '/'],
+        [v1('getbalances', ['extra'], 'f'), `/wallet/${wallet.name}`], // -1 with the help text
+        [v1('getwalletinfo', [], 'g'), `/wallet/${wallet.name}`],
+        [v1('getwalletinfo', [], 'h'), '/wallet/nosuchwallet'], // -18
+        [v1('getbalances', [], 'i'), `/wallet/${wallet.name}`],
+        [v1('sendrawtransaction', ['00'], 'j'), '/'], // -22
+        [v1('getblockheader', [blockHash, false], 'k'), '/'],
+        [v1('getmempoolentry', ['00'.repeat(32)], 'l'), '/'], // -5
+      ];
+      const before = { ...proxy.app.node.batches };
+      // All sent at once, several times over: the proxy reads them in the same turns of its loop.
+      const viaProxy = await Promise.all([0, 1, 2, 3].flatMap(() => calls.map(([body, path]) => send(proxy.url, body, { path }))));
+      expect(proxy.app.node.batches.calls - before.calls).toBeGreaterThan(0);
+      for (const [i, reply] of viaProxy.entries()) {
+        const [body, path] = calls[i % calls.length] as [string, string];
+        const direct = await node.post(body, { path });
+        expect({ call: body, path, status: reply.status, type: reply.contentType, text: reply.text }).toEqual({
+          call: body,
+          path,
+          status: direct.status,
+          type: direct.contentType,
+          text: direct.text,
+        });
+      }
+    });
+
     it('parse errors and non-POST methods as the node answers them', async () => {
       await expectSame('{"jsonrpc":"1.0",');
       await expectSame('"just a string"');

@@ -1,6 +1,7 @@
 import { closeGracefully, createSilentLogger, listen, type Logger } from '@repo/service';
 import { createApp, type SilentPaymentsService } from '../../src/app';
 import { loadConfig } from '../../src/config';
+import { contract } from './contract';
 
 /** A running service on port 0, for tests. */
 export interface RunningService {
@@ -21,6 +22,7 @@ export async function startService(env: Record<string, string>, options: { logge
   });
   const service = createApp(config, { logger: options.logger ?? createSilentLogger(), scannerMinBackoffMs: 20 });
   await service.start();
+  contract.attach(service.servers.http);
   const { port } = await listen(service.servers.http, 0, '127.0.0.1');
   return {
     service,

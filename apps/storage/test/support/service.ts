@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createSilentLogger, listen } from '@repo/service';
 import { createApp, loadConfig, type StorageApp, type StorageConfig } from '../../src';
+import { contract } from './contract';
 
 /** A clock the tests move by hand (ms since the epoch). */
 export interface TestClock {
@@ -61,6 +62,7 @@ export interface RunningService {
 export async function startService(config: StorageConfig, now?: () => number): Promise<RunningService> {
   const service = await createApp(config, { logger: createSilentLogger(), ...(now ? { now } : {}) });
   await service.start();
+  contract.attach(service.servers.http);
   const { port } = await listen(service.servers.http, 0, '127.0.0.1');
   return { base: `http://127.0.0.1:${port}`, service, close: () => service.close() };
 }

@@ -1,0 +1,4 @@
+import { verifyAfterAll } from '@repo/api-contract/testing';
+import { contract } from './contract';
+
+verifyAfterAll(contract, 'config-server');

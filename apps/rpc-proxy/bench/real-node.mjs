@@ -1,0 +1,193 @@
+// npm run bench (second part): calls the proxy cannot merge (distinct parameters, a wallet
+// call, a write) against real Bitcoin Core, straight to the node and through the proxy,
+// interleaved in one run, with the same calls against the chain double beside them
+// (docs/rpc-proxy.md, "Coalescing": only identical reads in flight are merged).
+//
+// Needs Bitcoin Core 29 (BITCOIND=/path/to/bitcoind, or bitcoind on PATH; @repo/regtest finds
+// it); without it, prints one line and adds nothing. --append adds the table to bench-report.md.
+// BENCH_SECONDS (5), BENCH_ROUNDS (3): length of each run and interleaved rounds (median, range).
+// BENCH_CONNECTIONS (16): client connections. BENCH_PROXY_NODE_ARGS: node options of the proxy
+// process (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"; the proxy exits cleanly at the end).
+//
+// The node runs with the settings of a production node: Bitcoin Core 29's defaults
+// -rpcthreads=16 and -rpcworkqueue=64 (written out), -txindex=1, -rpcservertimeout=30; the proxy
+// with its defaults, NODE_MAX_CONCURRENCY=16 (one connection per Core RPC thread).
+import { spawn } from 'node:child_process';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
+import autocannon from 'autocannon';
+import { bitcoindVersion, findBitcoind, startRegtestNode, createFundedWallet } from '@repo/regtest';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const WARM_UP_SECONDS = 2;
+const NODE_ARGS = ['-rpcthreads=16', '-rpcworkqueue=64', '-rpcservertimeout=30'];
+const CHAIN_HEIGHT = 200;
+const append = process.argv.includes('--append');
+
+const found = findBitcoind(process.env);
+if (found === undefined) {
+  const line = `rpc-proxy real-node benchmark not run: it needs Bitcoin Core 29.x (BITCOIND=/path/to/bitcoind or bitcoind on PATH)`;
+  process.stdout.write(`${line}\n`);
+  if (append) appendFileSync(join(here, '..', 'bench-report.md'), `\n${line}\n`);
+  process.exit(0);
+}
+
+/** A bench server process (bench-servers.cjs); the double says where it listens on stdout, the proxy on stderr. */
+function start(args, extraNodeArgs = []) {
+  const stream = args[0] === 'double' ? 'stdout' : 'stderr';
+  const child = spawn(process.execPath, [...extraNodeArgs, join(here, 'bench-servers.cjs'), ...args], {
+    stdio: ['ignore', stream === 'stdout' ? 'pipe' : 'ignore', stream === 'stderr' ? 'pipe' : 'inherit'],
+    env: { ...process.env },
+  });
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child[stream] });
+    rl.once('line', (line) => resolve({ child, info: JSON.parse(line) }));
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+}
+
+/** CPU time (user + system) of a process in µs, or NaN where /proc is not there. */
+function cpuMicros(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
+
+/** One autocannon run; `bodyFor(n)` gives the n-th call's body (distinct parameters). CPU µs/req of `pids`. */
+async function run(url, path, authorization, bodyFor, pids, duration = DURATION) {
+  let n = 0;
+  const before = pids.map(cpuMicros);
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration,
+    requests: [
+      {
+        method: 'POST',
+        path,
+        headers: { authorization, 'content-type': 'application/json' },
+        setupRequest: (req) => ({ ...req, body: bodyFor(n++) }),
+      },
+    ],
+  });
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors at ${url}${path}`);
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpu: pids.map((p, i) => (cpuMicros(p) - before[i]) / result.requests.total),
+  };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+const f = (v) => (Number.isNaN(v) ? '–' : (Math.round(v * 10) / 10).toString());
+const cell = (xs) => (xs.length === 1 ? f(xs[0]) : `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`);
+
+const node = await startRegtestNode({ bitcoind: found.path, args: NODE_ARGS });
+const servers = [];
+try {
+  const wallet = await createFundedWallet(node, 'bench');
+  await wallet.mine(CHAIN_HEIGHT - 101);
+  // A transaction in the mempool: sending it again is a write Core answers with its txid.
+  const { txid } = await wallet.fund(await wallet.newAddress(), 10_000n);
+  const txHex = await node.rpc('getrawtransaction', [txid]);
+  const double = await start(['double']);
+  servers.push(double);
+  // BENCH_PROXY_ENV: JSON of extra proxy settings (experiments: {"LOG_LEVEL":"warn"}).
+  const proxyEnv = JSON.parse(process.env.BENCH_PROXY_ENV ?? '{}');
+  const profiled = (process.env.BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const coreProxy = await start(
+    [
+      'proxy',
+      node.url,
+      JSON.stringify({ BITCOIND_COOKIE_FILE: node.cookieFile, BITCOIND_RPC_USER: null, BITCOIND_RPC_PASSWORD: null, ...proxyEnv }),
+    ],
+    profiled,
+  );
+  servers.push(coreProxy);
+  const doubleProxy = await start(['proxy', double.info.url, JSON.stringify(proxyEnv)]);
+  servers.push(doubleProxy);
+  const client = auth('client', 'clientpass');
+  const corePid = node.pid;
+  const getblockhash = (n) => `{"jsonrpc":"1.0","id":${n},"method":"getblockhash","params":[${n % CHAIN_HEIGHT}]}`;
+  const doubleHeight = double.info.height;
+  const getblockhashDouble = (n) => `{"jsonrpc":"1.0","id":${n},"method":"getblockhash","params":[${n % doubleHeight}]}`;
+  const walletInfo = (n) => `{"jsonrpc":"1.0","id":${n},"method":"getwalletinfo","params":[]}`;
+  const sendRaw = (n) => `{"jsonrpc":"1.0","id":${n},"method":"sendrawtransaction","params":["${txHex}"]}`;
+  const cases = [
+    ['getblockhash, distinct heights', 'Core', '/', getblockhash, node.url, node.authorization(), coreProxy, corePid],
+    [
+      'getblockhash, distinct heights',
+      'double',
+      '/',
+      getblockhashDouble,
+      double.info.url,
+      auth('bench', 'benchpass'),
+      doubleProxy,
+      double.child.pid,
+    ],
+    [
+      'getwalletinfo on /wallet/bench (a wallet call)',
+      'Core',
+      '/wallet/bench',
+      walletInfo,
+      node.url,
+      node.authorization(),
+      coreProxy,
+      corePid,
+    ],
+    ['sendrawtransaction of a mempool tx (a write)', 'Core', '/', sendRaw, node.url, node.authorization(), coreProxy, corePid],
+  ];
+  const only = process.env.BENCH_ONLY; // a substring of the case names, to run fewer
+  const rows = [];
+  for (const [name, backend, path, bodyFor, directUrl, directAuth, proxy, backendPid] of cases) {
+    if (only !== undefined && !`${name} ${backend}`.includes(only)) continue;
+    await run(proxy.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
+    const direct = [];
+    const proxied = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      direct.push(await run(directUrl, path, directAuth, bodyFor, [backendPid]));
+      proxied.push(await run(proxy.info.url, path, client, bodyFor, [proxy.child.pid, backendPid]));
+    }
+    rows.push({ name, backend, direct, proxied });
+  }
+  const col = (runs, key) => runs.map((r) => r[key]);
+  const load = loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+  const lines = [
+    `# rpc-proxy: calls it cannot merge, real Bitcoin Core (${CONNECTIONS} connections, ${DURATION} s per run, ${ROUNDS} interleaved rounds, ${new Date().toISOString()})`,
+    '',
+    `Machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average at the end ${load}. Node: Bitcoin Core ${bitcoindVersion(found.path) ?? '?'}, regtest, ${NODE_ARGS.join(' ')} -txindex=1; proxy defaults (NODE_MAX_CONCURRENCY=16).`,
+    '',
+    '| call | backend | to | req/s | of direct | p50 ms | added p50 ms | p99 ms | proxy CPU µs/req | backend CPU µs/req |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.flatMap(({ name, backend, direct, proxied }) => [
+      `| ${name} | ${backend} | direct | ${cell(col(direct, 'rps'))} | | ${cell(col(direct, 'p50'))} | | ${cell(col(direct, 'p99'))} | | ${cell(direct.map((d) => d.cpu[0]))} |`,
+      `| | | proxy | ${cell(col(proxied, 'rps'))} | ${cell(proxied.map((p, i) => (p.rps / direct[i].rps) * 100))} % | ${cell(col(proxied, 'p50'))} | ${cell(proxied.map((p, i) => p.p50 - direct[i].p50))} | ${cell(col(proxied, 'p99'))} | ${cell(proxied.map((p) => p.cpu[0]))} | ${cell(proxied.map((p) => p.cpu[1]))} |`,
+    ]),
+    '',
+    'Target (issue 20): through the proxy ≥ 85 % of direct throughput, ≤ 1 ms added p50, for calls it cannot merge.',
+    'Ratios pair each proxy run with the direct run just before it; autocannon, the proxy and the node share the cores.',
+  ];
+  const table = lines.join('\n');
+  process.stdout.write(`${table}\n`);
+  if (append) appendFileSync(join(here, '..', 'bench-report.md'), `\n${table}\n`);
+  else writeFileSync(join(here, '..', 'bench-report-real-node.md'), `${table}\n`);
+} finally {
+  for (const s of servers) s.child.kill('SIGTERM');
+  await Promise.all(servers.map((s) => new Promise((r) => (s.child.exitCode !== null ? r() : s.child.once('exit', r)))));
+  await node.close();
+}

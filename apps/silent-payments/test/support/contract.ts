@@ -1,0 +1,8 @@
+import { createContractRecorder, createOpenApiCheck } from '@repo/api-contract/testing';
+import { OPENAPI } from '../../src/openapi';
+
+/**
+ * Every answer a test of this suite gets is checked against the OpenAPI document (`startService`
+ * and the API tests attach it to each server; `contract-setup.ts` verifies it after each file).
+ */
+export const contract = createContractRecorder(createOpenApiCheck(OPENAPI), { name: 'silent-payments OpenAPI document' });
