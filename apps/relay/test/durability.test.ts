@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { createSilentLogger, listen } from '@repo/service';
 import { DEFAULT_LIMITS, DEFAULT_TIMING } from '../src/config';
-import { createSqliteLog, type EventLog } from '../src/event-log';
+import { createSqliteLog, type Appended, type EventLog } from '../src/event-log';
 import { createRelay, type Relay } from '../src/relay';
 import { PUBLISH_TOKEN, MESH_TOKEN, type TestClient, blockEvent, connect, removeTempDirs, tempDir } from './helpers';
 
