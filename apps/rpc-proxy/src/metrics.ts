@@ -3,7 +3,7 @@ import { createMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@repo/metri
 import type { Authenticator } from './auth';
 import type { ResultCache } from './cache';
 import type { Coalescer } from './coalesce';
-import { NodeError, type NodeClient } from './node-client';
+import { NodeError, type NodeClient, type NodeReply } from './node-client';
 
 /** Seconds buckets of a node round trip: 1 ms (a cached header) to 30 s (a large block under load). */
 const NODE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -42,7 +42,7 @@ export function createProxyMetrics(deps: {
   const metrics = createMetrics({ service: 'rpc-proxy' });
   const nodeLatency = metrics.histogram({
     name: 'rpc_proxy_node_request_duration_seconds',
-    help: 'Time of each HTTP round trip to the node.',
+    help: 'Time of each call to the node (a call gathered into a batch: until its answer).',
     buckets: NODE_BUCKETS,
   });
   const nodeRequests = metrics.counter({
@@ -93,20 +93,23 @@ export function createProxyMetrics(deps: {
   });
 
   const node: NodeClient = Object.create(deps.node) as NodeClient;
-  Object.defineProperty(node, 'call', {
-    value: async (path: string, body: string | Buffer) => {
-      const end = nodeLatency.startTimer();
-      try {
-        const reply = await deps.node.call(path, body);
-        nodeRequests.inc({ outcome: 'ok' });
-        return reply;
-      } catch (err) {
-        nodeRequests.inc({ outcome: err instanceof NodeError ? err.kind : 'error' });
-        throw err;
-      } finally {
-        end();
-      }
-    },
+  async function timed(send: () => Promise<NodeReply>): Promise<NodeReply> {
+    const end = nodeLatency.startTimer();
+    try {
+      const reply = await send();
+      nodeRequests.inc({ outcome: 'ok' });
+      return reply;
+    } catch (err) {
+      nodeRequests.inc({ outcome: err instanceof NodeError ? err.kind : 'error' });
+      throw err;
+    } finally {
+      end();
+    }
+  }
+  // A call gathered into a batch toward the node is timed until its own answer.
+  Object.defineProperty(node, 'call', { value: (path: string, body: string | Buffer) => timed(() => deps.node.call(path, body)) });
+  Object.defineProperty(node, 'callBatched', {
+    value: (...args: Parameters<NodeClient['callBatched']>) => timed(() => deps.node.callBatched(...args)),
   });
   const auth: Authenticator = {
     ...deps.auth,

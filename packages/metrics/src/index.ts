@@ -161,3 +161,46 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     },
   };
 }
+
+/** OpenAPI 3.1 operation of `GET /metrics` (docs/README.md, "Metrics"), for the apps' API documents. */
+export function metricsOperation(operationId = 'metrics'): Record<string, unknown> {
+  return {
+    operationId,
+    summary: 'Prometheus metrics (text format 0.0.4)',
+    description:
+      'Request counts and durations by route pattern and status, process metrics and the service\'s own (its README, "Operations").',
+    responses: {
+      '200': { description: 'The Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: { type: 'string' } } } },
+    },
+  };
+}
+
+/** OpenAPI 3.1 operation of `GET /ready` (docs/README.md, "Health and readiness"). */
+export function readyOperation(operationId = 'ready', reasons: string[] = []): Record<string, unknown> {
+  return {
+    operationId,
+    summary: 'Readiness: 200 when the service can do its work, 503 with the reason while a dependency it needs is missing',
+    responses: {
+      '200': {
+        description: 'Ready.',
+        content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { const: 'ready' } } } } },
+      },
+      '503': {
+        description: 'Not ready.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['status', 'reason', 'message'],
+              properties: {
+                status: { const: 'unready' },
+                reason: reasons.length > 0 ? { type: 'string', enum: reasons } : { type: 'string' },
+                message: { type: 'string' },
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}
