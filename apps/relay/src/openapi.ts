@@ -200,7 +200,7 @@ export const OPENAPI = {
 };
 
 // `GET /metrics` answers Prometheus text when `Accept` asks for it (README, "Operations").
-const metricsOk = ((OPENAPI.paths['/metrics'] as Obj).get as { responses: Record<string, { content: Obj }> }).responses['200']!;
+const metricsOk = (OPENAPI.paths['/metrics'].get as { responses: Record<string, { content: Obj }> }).responses['200']!;
 metricsOk.content['text/plain'] = (metricsOperation() as { responses: Record<string, { content: Obj }> }).responses['200']!.content[
   'text/plain'
 ];
