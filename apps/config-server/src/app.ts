@@ -13,6 +13,7 @@ import {
   type ServiceApp,
 } from '@repo/service';
 import {
+  answerProtocolErrors,
   chain,
   createRateLimiter,
   limitConnectionsPerAddress,
@@ -39,6 +40,21 @@ import { readOrCreateMasterKey } from './master-key';
 import { readOrCreateVersionKey } from './version-key';
 import { createVersionStore } from './versions';
 import { createWatchHub, type WatchHub } from './watch';
+
+/**
+ * TLS 1.2 and 1.3 only; TLS 1.2 restricted to forward-secret AEAD suites (ECDHE with AES-GCM or
+ * ChaCha20-Poly1305, RFC 5289 and RFC 7905): no CBC-SHA suite is offered. TLS 1.3 suites (RFC 8446,
+ * all AEAD) stay Node's defaults: no `TLS_` name is listed, so Node leaves them as they are.
+ */
+export const TLS12_AEAD_CIPHERS = [
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+const TLS_POLICY = { minVersion: 'TLSv1.2', ciphers: TLS12_AEAD_CIPHERS, honorCipherOrder: true } as const;
 
 /** What the app needs besides its configuration. */
 export interface ConfigServerDeps {
@@ -148,12 +164,27 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   app.use(auditErrorCode());
   app.use(errorHandler({ logger }));
 
-  const server = createServer({ ...(deps.tls ? { cert: deps.tls.cert, key: deps.tls.key } : {}), minVersion: 'TLSv1.2' }, app);
-  // Node's own limits backstop the middleware: headers and whole requests within the timeout.
-  server.requestTimeout = config.requestTimeoutMs;
-  server.headersTimeout = Math.min(config.requestTimeoutMs, 60_000);
+  const server = createServer(
+    {
+      ...(deps.tls ? { cert: deps.tls.cert, key: deps.tls.key } : {}),
+      ...TLS_POLICY,
+      // A client that opens a connection and never finishes the handshake loses it.
+      handshakeTimeout: config.headersTimeoutMs,
+    },
+    app,
+  );
   server.keepAliveTimeout = 5_000;
-  const connections = limitConnectionsPerAddress(server, { maxPerAddress: config.maxConnectionsPerIp, logger });
+  // Node's own limits backstop the middleware: headers and whole requests within their deadlines;
+  // one address cannot take every slot (a reserve is kept for new addresses); protocol errors get
+  // the error record (docs/config-server.md, "Limits").
+  const connections = limitConnectionsPerAddress(server, {
+    maxPerAddress: config.maxConnectionsPerIp,
+    maxTotal: config.maxConnections,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    logger,
+  });
+  answerProtocolErrors(server);
 
   return {
     app,
@@ -174,7 +205,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       }
       if (deps.tls === undefined) {
         const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
-        server.setSecureContext({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' });
+        server.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_POLICY });
         logger.info({ source: tls.source, sha256: tls.fingerprint }, 'TLS certificate loaded (pin this fingerprint in clients)');
         // Operator files are reloaded on SIGHUP and when they change, without a restart (README, "Operations").
         if (tls.source === 'files' && config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {

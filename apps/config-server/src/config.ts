@@ -24,6 +24,10 @@ export interface ConfigServerConfig {
   rateLimitPerMinute: number;
   rateLimitPerSecond: number;
   maxConnectionsPerIp: number;
+  /** Simultaneous connections in all (MAX_CONNECTIONS); a tenth kept for new addresses. */
+  maxConnections: number;
+  /** Time to finish the TLS handshake and send a request's headers, ms (HEADERS_TIMEOUT_MS). */
+  headersTimeoutMs: number;
   requestTimeoutMs: number;
   maxFileBytes: number;
   maxRequestBytes: number;
@@ -73,6 +77,8 @@ export function loadConfig(env: Env = process.env): ConfigServerConfig {
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, { min: 0 }),
     rateLimitPerSecond: readInt(env, 'RATE_LIMIT_PER_SECOND', 10, { min: 0 }),
     maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 50, { min: 1 }),
+    maxConnections: readInt(env, 'MAX_CONNECTIONS', 500, { min: 2, max: 1_000_000 }),
+    headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
     requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 1 }),
     maxFileBytes: readInt(env, 'MAX_FILE_BYTES', 10 * 1024 * 1024, { min: 1 }),
     maxRequestBytes: readInt(env, 'MAX_REQUEST_BYTES', 1024 * 1024, { min: 1 }),

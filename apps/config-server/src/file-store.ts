@@ -1,5 +1,5 @@
 import { open, realpath, stat } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import type { Logger } from '@repo/service';
 import { AppError } from '@repo/errors';
 import { parseEnv, resolveEnv, substitute, SubstitutionLimitError, type ResolvedEnv } from '@repo/substitution';
@@ -68,12 +68,30 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     renderedBytes -= old.file.content.length;
   }
 
-  async function environmentDir(env: string, file: string): Promise<string> {
+  /** The real path of the storage root (resolved at each use: the folder may be replaced). */
+  async function storageRoot(env: string, file: string): Promise<string> {
     try {
-      return await realpath(join(storageDir, env));
+      return await realpath(storageDir);
     } catch {
       throw fileNotFound(env, file);
     }
+  }
+
+  /**
+   * The real path of `storage/<env>`, required to be a folder right below the real storage root:
+   * an environment that is a symlink to a folder outside (`storage/etclink -> /etc`) is refused
+   * (docs/config-server.md, "Path rules").
+   */
+  async function environmentDir(env: string, file: string): Promise<{ root: string; envDir: string }> {
+    const root = await storageRoot(env, file);
+    let envDir: string;
+    try {
+      envDir = await realpath(join(storageDir, env));
+    } catch {
+      throw fileNotFound(env, file);
+    }
+    if (!envDir.startsWith(root + sep)) throw new AppError('ACCESS_DENIED');
+    return { root, envDir };
   }
 
   async function loadEnv(env: string, envDir: string): Promise<ResolvedEnv> {
@@ -122,15 +140,23 @@ export function createFileStore(options: FileStoreOptions): FileStore {
   };
 
   async function renderFromDisk({ env, file }: FileRequest): Promise<RenderedFile> {
-    const envDir = await environmentDir(env, file);
+    const { root, envDir } = await environmentDir(env, file);
     let real: string;
     try {
       real = await realpath(join(envDir, file));
     } catch {
       throw fileNotFound(env, file);
     }
-    // A symlink may point anywhere: what is served must really live below storage/<env>/.
-    if (!real.startsWith(envDir + sep)) throw new AppError('ACCESS_DENIED');
+    // A symlink may point anywhere: what is served must really live below storage/<env>/, itself
+    // inside the real storage root.
+    if (!real.startsWith(envDir + sep) || !real.startsWith(root + sep)) throw new AppError('ACCESS_DENIED');
+    // The dotfile rule holds for the name the link resolves to as well (`link.txt -> .env`).
+    if (
+      relative(envDir, real)
+        .split(sep)
+        .some((segment) => segment.startsWith('.'))
+    )
+      throw fileNotFound(env, file);
 
     const handle = await open(real, 'r').catch(() => {
       throw fileNotFound(env, file);

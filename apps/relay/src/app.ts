@@ -5,7 +5,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { join } from 'node:path';
 import express, { type Express } from 'express';
 import { documentHandler } from '@repo/api-contract';
-import { errorHandler, notFoundHandler } from '@repo/errors';
+import { errorHandler, notFoundHandler, toNestedErrorRecord } from '@repo/errors';
 import { keyFingerprint } from '@repo/crypto';
 import { ConfigError } from '@repo/config';
 import {
@@ -19,7 +19,9 @@ import {
   type ServiceApp,
 } from '@repo/service';
 import {
+  answerProtocolErrors,
   createRateLimiter,
+  jsonBody,
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
@@ -111,7 +113,10 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
   };
   if (config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
     const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
-    const httpsServer = createHttpsServer({ cert: tls.cert, key: tls.key }, upgradeRequired);
+    const httpsServer = createHttpsServer(
+      { cert: tls.cert, key: tls.key, handshakeTimeout: config.limits.headersTimeoutMs },
+      upgradeRequired,
+    );
     wsServer = httpsServer;
     wsScheme = 'wss';
     logger.info({ fingerprint: tls.fingerprint }, 'WebSocket served over TLS (wss)');
@@ -207,7 +212,7 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
   app.use(rateLimit(createRateLimiter({ perMinute: config.limits.rateLimitPerMinute })));
   app.use(overloadGuard(config.limits.maxHttpConnections));
   app.use(requestTimeout(config.limits.requestTimeoutMs));
-  app.use(express.json({ limit: config.limits.maxBodyBytes }));
+  app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
   app.use(healthRouter(relay));
   app.get('/ready', readyHandler(eventLog));
   app.use(statusRouter(relay, metricsHandler));
@@ -216,11 +221,24 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
   app.use(errorHandler({ logger, format: 'nested' }));
 
   const httpServer = createHttpServer(app);
+  // One address cannot take every slot (docs/relay.md, "HTTP limits"): a per-address cap, a
+  // reserve for new addresses, header and request deadlines, protocol errors in the error record.
+  const deadlines = { headersTimeoutMs: config.limits.headersTimeoutMs, requestTimeoutMs: config.limits.requestTimeoutMs };
   limitConnectionsPerAddress(httpServer, {
-    maxPerAddress: config.limits.maxHttpConnections,
+    maxPerAddress: config.limits.maxHttpConnectionsPerIp,
     maxTotal: config.limits.maxHttpConnections,
+    ...deadlines,
     logger,
   });
+  answerProtocolErrors(httpServer, toNestedErrorRecord);
+  // TCP room above MAX_WS_CONNECTIONS, so an upgrade past it still gets the relay's 503 answer.
+  limitConnectionsPerAddress(wsServer, {
+    maxPerAddress: config.limits.maxWsConnectionsPerIp,
+    maxTotal: config.limits.maxWsConnections + Math.max(10, Math.ceil(config.limits.maxWsConnections / 10)),
+    ...deadlines,
+    logger,
+  });
+  answerProtocolErrors(wsServer, toNestedErrorRecord);
 
   const servers = { ws: wsServer, http: httpServer };
   return {

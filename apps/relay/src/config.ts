@@ -65,6 +65,14 @@ export interface RelayLimits {
   rateLimitPerMinute: number;
   maxBodyBytes: number;
   maxHttpConnections: number;
+  /** HTTP API connections per client address (kept below the global cap). */
+  maxHttpConnectionsPerIp: number;
+  /** WebSocket listener connections per client address (kept below the global cap). */
+  maxWsConnectionsPerIp: number;
+  /** Time to send a request's headers, ms (HTTP API and WebSocket upgrades). */
+  headersTimeoutMs: number;
+  /** Bodies read at once on the HTTP API. */
+  maxConcurrentBodies: number;
   requestTimeoutMs: number;
   dedupMaxIds: number;
   dedupTtlMs: number;
@@ -90,6 +98,10 @@ export const DEFAULT_LIMITS: Readonly<RelayLimits> = {
   rateLimitPerMinute: 200,
   maxBodyBytes: 5 * 1024 * 1024,
   maxHttpConnections: 100,
+  maxHttpConnectionsPerIp: 20,
+  maxWsConnectionsPerIp: 100,
+  headersTimeoutMs: 10_000,
+  maxConcurrentBodies: 8,
   requestTimeoutMs: 30_000,
   dedupMaxIds: 100_000,
   dedupTtlMs: 10 * 60_000,
@@ -186,6 +198,13 @@ export function loadConfig(env: Env = process.env, appDir = join(__dirname, '..'
       rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', DEFAULT_LIMITS.rateLimitPerMinute, { min: 0, max: 1_000_000 }),
       maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, { min: 1024, max: 1024 * 1024 * 1024 }),
       maxHttpConnections: readInt(env, 'MAX_HTTP_CONNECTIONS', DEFAULT_LIMITS.maxHttpConnections, { min: 1, max: 1_000_000 }),
+      maxHttpConnectionsPerIp: readInt(env, 'MAX_HTTP_CONNECTIONS_PER_IP', DEFAULT_LIMITS.maxHttpConnectionsPerIp, {
+        min: 1,
+        max: 1_000_000,
+      }),
+      maxWsConnectionsPerIp: readInt(env, 'MAX_WS_CONNECTIONS_PER_IP', DEFAULT_LIMITS.maxWsConnectionsPerIp, { min: 1, max: 1_000_000 }),
+      headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', DEFAULT_LIMITS.headersTimeoutMs, { min: 100, max: 3_600_000 }),
+      maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', DEFAULT_LIMITS.maxConcurrentBodies, { min: 1, max: 10_000 }),
       requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', DEFAULT_LIMITS.requestTimeoutMs, { min: 100, max: 3_600_000 }),
       dedupMaxIds: readInt(env, 'RELAY_DEDUP_MAX_IDS', DEFAULT_LIMITS.dedupMaxIds, { min: 100, max: 10_000_000 }),
       dedupTtlMs: readInt(env, 'RELAY_DEDUP_TTL_MS', DEFAULT_LIMITS.dedupTtlMs, { min: 1_000, max: 86_400_000 }),

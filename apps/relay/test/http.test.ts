@@ -119,7 +119,12 @@ describe('relay HTTP limits', () => {
   it('closes an HTTP connection past MAX_HTTP_CONNECTIONS and serves again once one ends', async () => {
     const relay = await startRelay({ MAX_HTTP_CONNECTIONS: '2' });
     const port = Number(new URL(relay.httpUrl).port);
-    const opened = [await openConnection(port), await openConnection(port), await openConnection(port)];
+    // Three addresses (one address alone would meet its own share first: a tenth of the cap is kept for new addresses).
+    const opened = [
+      await openConnection(port, 100, '127.0.0.2'),
+      await openConnection(port, 100, '127.0.0.3'),
+      await openConnection(port, 100, '127.0.0.4'),
+    ];
     try {
       expect(opened.map((o) => o.closedAtOnce)).toEqual([false, false, true]);
       opened[0]!.socket.destroy();

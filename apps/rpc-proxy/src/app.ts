@@ -4,8 +4,9 @@ import { rmSync } from 'node:fs';
 import { documentHandler } from '@repo/api-contract';
 import { keyFingerprint } from '@repo/crypto';
 import { closeServers, once, writeSecretFile, type Logger, type ServiceApp } from '@repo/service';
-import { assignRequestId, createRateLimiter, limitConnectionsPerAddress, type ConnectionCounter } from '@repo/http';
+import { answerProtocolErrors, assignRequestId, createRateLimiter, limitConnectionsPerAddress, type ConnectionCounter } from '@repo/http';
 import type { ServiceMetrics } from '@repo/metrics';
+import { RPC_ERROR_CODES } from '@repo/errors';
 import { COOKIE_USER, createAuthenticator } from './auth';
 import { createResultCache, type ResultCache } from './cache';
 import { createCoalescer, type Coalescer } from './coalesce';
@@ -89,6 +90,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     allowedMethods: config.allowedMethods,
     userMethods: config.userMethods,
     maxBodyBytes: config.maxBodyBytes,
+    maxConcurrentBodies: config.maxConcurrentBodies,
     authFailureDelayMs: config.authFailureDelayMs,
     cacheMinConfirmations: config.cacheMinConfirmations,
     trustProxy: config.trustProxy,
@@ -114,12 +116,23 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
       document(req, res);
     } else if (!ops(req, res)) handler(req, res);
   });
-  server.on('clientError', (_err, socket) => socket.destroy());
+  // docs/rpc-proxy.md, "Limits": a per-address cap below the global one with a reserve for new
+  // addresses, header and request deadlines, and protocol errors answered with a JSON-RPC envelope.
   const connections = limitConnectionsPerAddress(server, {
     maxPerAddress: config.maxConnectionsPerIp,
     maxTotal: config.maxConnections,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
     logger,
   });
+  answerProtocolErrors(server, (error) => ({
+    result: null,
+    error: {
+      code: error.status === 431 || error.status === 400 ? RPC_ERROR_CODES.INVALID_REQUEST : RPC_ERROR_CODES.MISC_ERROR,
+      message: error.message,
+    },
+    id: null,
+  }));
   const servers = { http: server };
   return {
     servers,

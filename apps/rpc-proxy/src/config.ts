@@ -41,6 +41,12 @@ export interface ProxyConfig {
   /** Which peers are proxies whose `X-Forwarded-For` and `X-Request-Id` are believed (`TRUST_PROXY`; docs/README.md, "Trusted proxies"). */
   trustProxy: TrustProxy;
   maxConnectionsPerIp: number;
+  /** Time to send a request's headers, ms (HEADERS_TIMEOUT_MS). */
+  headersTimeoutMs: number;
+  /** Time to send a whole request, headers and body, ms (REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** Authenticated bodies read at once; past it 503 (MAX_CONCURRENT_BODIES). */
+  maxConcurrentBodies: number;
   /** Delay of a 401 for wrong credentials, as bitcoind's 250 ms (AUTH_FAILURE_DELAY_MS). */
   authFailureDelayMs: number;
   /** Bytes of immutable answers cached at most (CACHE_MAX_BYTES; 0 disables the cache). */
@@ -130,7 +136,10 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 32 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 125, { min: 1, max: 100_000 }),
     trustProxy: readTrustProxy(env),
-    maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 125, { min: 1, max: 100_000 }),
+    maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 32, { min: 1, max: 100_000 }),
+    headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
+    requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 60_000, { min: 100, max: 3_600_000 }),
+    maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 8, { min: 1, max: 10_000 }),
     authFailureDelayMs: readInt(env, 'AUTH_FAILURE_DELAY_MS', 250, { min: 0, max: 10_000 }),
     cacheMaxBytes: readInt(env, 'CACHE_MAX_BYTES', 64 * 1024 * 1024, { min: 0, max: 16 * 1024 * 1024 * 1024 }),
     cacheMinConfirmations: readInt(env, 'CACHE_MIN_CONFIRMATIONS', 6, { min: 1, max: 1_000_000 }),

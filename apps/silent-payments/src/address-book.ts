@@ -32,8 +32,14 @@ export interface AddressBook {
 export interface AddressBookOptions {
   keys: ServiceKeys;
   network: SpNetwork;
-  /** Labels m ≥ 1 already handed out, with their addresses. */
-  labels: ReadonlyArray<{ m: number; address: string }>;
+  /**
+   * Label indexes m ≥ 1 already handed out (records with an `m` are accepted too). Only the
+   * indexes are kept here: the labels' texts and addresses stay in the store, which
+   * `lookupAddress` reads (docs/silent-payments.md, "Limits").
+   */
+  labels: ArrayLike<number> | ReadonlyArray<{ m: number }>;
+  /** The stored address of label m, read when a payment to it is found; by default computed. */
+  lookupAddress?: (m: number) => string | undefined;
   /** The secp256k1 backend of `@repo/bip352`; undefined: its default (throws when unavailable). */
   backend?: string | undefined;
 }
@@ -45,17 +51,16 @@ export interface AddressBookOptions {
 export function createAddressBook(options: AddressBookOptions): AddressBook {
   const { keys, network } = options;
   const backend = loadSecp256k1Backend(options.backend as BackendName | undefined);
-  const receiver = createReceiver({
-    scanPriv: keys.scanPriv,
-    spendPub: keys.spendPub,
-    labels: options.labels.map((l) => l.m),
-    backend,
-  });
+  const indexes: number[] = [];
+  for (let i = 0; i < options.labels.length; i++) {
+    const l = options.labels[i]!;
+    indexes.push(typeof l === 'number' ? l : l.m);
+  }
+  const receiver = createReceiver({ scanPriv: keys.scanPriv, spendPub: keys.spendPub, labels: indexes, backend });
   const labelAddress = (m: number) => encodeSilentPaymentAddress(keys.scanPub, labeledSpendPub(keys.scanPriv, keys.spendPub, m), network);
-  const byLabel = new Map<number, string>();
   const changeAddress = labelAddress(CHANGE_LABEL);
-  byLabel.set(CHANGE_LABEL, changeAddress);
-  for (const l of options.labels) byLabel.set(l.m, l.address);
+  const known = new Set<number>(indexes);
+  const lookup = options.lookupAddress ?? labelAddress;
   const baseAddress = encodeSilentPaymentAddress(keys.scanPub, keys.spendPub, network);
   return {
     network,
@@ -63,10 +68,10 @@ export function createAddressBook(options: AddressBookOptions): AddressBook {
     changeAddress,
     receiver,
     labelAddress,
-    addLabel(m, address) {
-      byLabel.set(m, address);
+    addLabel(m) {
+      known.add(m);
       receiver.addLabel(m);
     },
-    addressOf: (m) => (m === null ? baseAddress : byLabel.get(m)),
+    addressOf: (m) => (m === null ? baseAddress : m === CHANGE_LABEL ? changeAddress : known.has(m) ? lookup(m) : undefined),
   };
 }

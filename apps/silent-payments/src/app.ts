@@ -7,7 +7,9 @@ import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
+  answerProtocolErrors,
   createRateLimiter,
+  jsonBody,
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
@@ -17,6 +19,7 @@ import {
   type ConnectionCounter,
 } from '@repo/http';
 import { createAddressBook, type AddressBook } from './address-book';
+import { requireBearerForWrites } from './write-auth';
 import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';
 import { APP_DIR, type SilentPaymentsConfig } from './config';
 import { readOrGenerateKeys, type ServiceKeys } from './keys';
@@ -92,7 +95,14 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   let rpc: ChainRpcClient | undefined;
   let longPollRpc: ChainRpcClient | undefined;
   try {
-    const book = createAddressBook({ keys, network: config.network, labels: store.labels(), backend: config.scanner.backend });
+    // Only the label indexes are loaded: texts and addresses stay in SQLite (docs/silent-payments.md, "Limits").
+    const book = createAddressBook({
+      keys,
+      network: config.network,
+      labels: store.labelIndexes(),
+      lookupAddress: (m) => store.labelByIndex(m)?.address,
+      backend: config.scanner.backend,
+    });
     logger.info(
       {
         network: config.network,
@@ -158,8 +168,10 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     app.get('/openapi.json', documentHandler(OPENAPI));
     // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
     if (config.limits.ratePerMinute > 0) app.use(rateLimit(createRateLimiter({ perMinute: config.limits.ratePerMinute })));
-    app.use(express.json({ limit: config.limits.maxBodyBytes }));
-    app.use(addressRoutes({ store, book, logger }));
+    // Writes authenticated before their body is read (SP_API_TOKEN).
+    app.use(requireBearerForWrites(config.apiToken));
+    app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
+    app.use(addressRoutes({ store, book, logger, maxLabels: config.limits.maxLabels }));
     app.use(paymentRoutes({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
     app.use(labelRoutes({ store, toleranceSats: config.invoiceToleranceSats }));
     app.use(psbtRoutes({ store, network: config.network, spendPub: keys.spendPub, logger }));
@@ -167,13 +179,16 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     app.use(errorHandler({ logger }));
 
     const server = createServer(app);
-    server.headersTimeout = 20_000;
-    server.requestTimeout = config.limits.requestTimeoutMs + 5_000;
+    // docs/silent-payments.md, "Limits": a per-address cap below the global one with a reserve for
+    // new addresses, header and request deadlines, protocol errors in the error record.
     const connections = limitConnectionsPerAddress(server, {
       maxPerAddress: config.limits.maxConnectionsPerIp,
       maxTotal: config.limits.maxConnections,
+      headersTimeoutMs: config.limits.headersTimeoutMs,
+      requestTimeoutMs: config.limits.requestTimeoutMs,
       logger,
     });
+    answerProtocolErrors(server);
 
     const ownedPublisher = publisher;
     const ownedRpc = rpc;

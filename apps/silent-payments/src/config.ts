@@ -66,10 +66,18 @@ export interface SilentPaymentsConfig {
     /** Events kept while the relay is unreachable; the oldest are dropped past it. */
     queueSize: number;
   };
+  /** Bearer token required by POST routes (SP_API_TOKEN); undefined: writes are open. */
+  apiToken: string | undefined;
   limits: {
+    /** Labels handed out at most (MAX_LABELS); past it POST /generate-address answers 409. */
+    maxLabels: number;
     ratePerMinute: number;
     maxBodyBytes: number;
+    /** Bodies read and parsed at once (503 past it). */
+    maxConcurrentBodies: number;
     maxConnectionsPerIp: number;
+    /** Time to send a request's headers, ms (408 past it). */
+    headersTimeoutMs: number;
     maxConnections: number;
     requestTimeoutMs: number;
     maxInFlight: number;
@@ -146,13 +154,26 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       publishToken: readOptional(env, 'RELAY_PUBLISH_TOKEN'),
       queueSize: readInt(env, 'RELAY_QUEUE_SIZE', 10_000, { min: 1, max: 1_000_000 }),
     },
+    apiToken: readApiToken(env),
     limits: {
+      maxLabels: readInt(env, 'MAX_LABELS', 100_000, { min: 1, max: 100_000_000 }),
       ratePerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, { min: 0 }),
-      maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 10 * 1024 * 1024, { min: 1 }),
-      maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 50, { min: 1 }),
+      maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 64 * 1024, { min: 1_024, max: 10 * 1024 * 1024 }),
+      maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 16, { min: 1, max: 10_000 }),
+      maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 20, { min: 1 }),
+      headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
       maxConnections: readInt(env, 'MAX_CONNECTIONS', 50, { min: 1 }),
       requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 1 }),
       maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 256, { min: 1 }),
     },
   };
+}
+
+/** SP_API_TOKEN: at least 16 characters when set (the value is never echoed). */
+function readApiToken(env: Env): string | undefined {
+  const token = readOptional(env, 'SP_API_TOKEN');
+  if (token !== undefined && (token.length < 16 || /\s/.test(token))) {
+    throw new ConfigError('SP_API_TOKEN must be at least 16 characters without spaces');
+  }
+  return token;
 }

@@ -90,6 +90,8 @@ export interface Store {
   /** Creates the label with the next index m ≥ 1; `address(m)` gives its address. */
   createLabel(label: string, amountSats: bigint, address: (m: number) => string): LabelRecord;
   labels(): LabelRecord[];
+  /** The label indexes m ≥ 1 handed out, ascending, compactly (what the scanner needs at start). */
+  labelIndexes(): Uint32Array;
   labelByIndex(m: number): LabelRecord | undefined;
   listPayments(limit: number, offset: number, filter?: PaymentFilter): PaymentRecord[];
   countPayments(filter?: PaymentFilter): number;
@@ -277,6 +279,7 @@ export function openStore(path: string): Store {
   const labelByIndex = db.prepare<[number], LabelRow>('SELECT m, label, address, amount_sats, created_at FROM labels WHERE m = ?');
   const allLabels = db.prepare<[], LabelRow>('SELECT m, label, address, amount_sats, created_at FROM labels ORDER BY m');
   const maxLabel = db.prepare<[], { m: bigint | null }>('SELECT MAX(m) AS m FROM labels');
+  const labelIndexes = db.prepare<[], { m: bigint }>('SELECT m FROM labels ORDER BY m');
   const insertLabel = db.prepare('INSERT INTO labels (m, label, address, amount_sats, created_at) VALUES (?, ?, ?, ?, ?)');
 
   const insertColumns = 'id, txid, vout, address, label_m, amount_sats, block_height, block_hash, status, created_at, output_key, tweak';
@@ -443,6 +446,13 @@ export function openStore(path: string): Store {
     },
     createLabel: (label, amountSats, address) => createLabel(label, amountSats, address),
     labels: () => allLabels.all().map((row) => toLabel({ ...row, m: num(row.m) })),
+    labelIndexes() {
+      const out = new Uint32Array(Number(countLabels.get()?.n ?? 0n));
+      let i = 0;
+      for (const row of labelIndexes.iterate()) if (i < out.length) out[i++] = num(row.m);
+      return out.subarray(0, i);
+    },
+    countLabels: () => Number(countLabels.get()?.n ?? 0n),
     labelByIndex(m) {
       const row = labelByIndex.get(m);
       return row === undefined ? undefined : toLabel({ ...row, m: num(row.m) });
@@ -460,7 +470,6 @@ export function openStore(path: string): Store {
       return Number(row?.n ?? 0n);
     },
     listLabels: (limit, offset) => allLabelsPaged.all(limit, offset).map((row) => toLabel({ ...row, m: num(row.m) })),
-    countLabels: () => Number(countLabels.get()?.n ?? 0n),
     labelTotals(m) {
       let received = 0n;
       let pending = 0n;

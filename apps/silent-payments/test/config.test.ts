@@ -9,7 +9,14 @@ describe('loadConfig', () => {
     expect(config.network).toBe('signet');
     expect(config.chainRpc.url).toBe('http://127.0.0.1:18443');
     expect(config.startHeight).toBeUndefined();
-    expect(config.limits).toMatchObject({ ratePerMinute: 100, maxBodyBytes: 10 * 1024 * 1024, maxConnections: 50 });
+    expect(config.limits).toMatchObject({
+      ratePerMinute: 100,
+      maxBodyBytes: 64 * 1024,
+      maxConcurrentBodies: 16,
+      maxConnections: 50,
+      maxConnectionsPerIp: 20,
+      headersTimeoutMs: 10_000,
+    });
     expect(config.relay.url).toBeUndefined();
   });
 

@@ -4,7 +4,9 @@ import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
+  answerProtocolErrors,
   createRateLimiter,
+  jsonBody,
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
@@ -86,9 +88,10 @@ export async function createApp(config: StorageConfig, deps: StorageDeps): Promi
   if (config.rateLimitPerMinute > 0 || config.rateLimitPerSecond > 0) {
     app.use(rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond })));
   }
-  // The error handler turns body-parser failures into 400 (malformed JSON) and 413 (too large).
-  // strict: false lets a JSON string or number through to the validator, whose message is clearer.
-  app.use(express.json({ limit: config.maxBodyBytes, strict: false }));
+  // Bounded parsing (docs/storage.md, "Limits"): 413 at once past MAX_BODY_BYTES, 400 past the
+  // nesting bound, 503 past MAX_CONCURRENT_BODIES. A JSON string or number goes through to the
+  // validator, whose message is clearer.
+  app.use(jsonBody({ limitBytes: config.maxBodyBytes, maxConcurrent: config.maxConcurrentBodies }));
   app.use(
     createStorageRouter({
       backend,
@@ -105,8 +108,11 @@ export async function createApp(config: StorageConfig, deps: StorageDeps): Promi
   const connections = limitConnectionsPerAddress(server, {
     maxPerAddress: config.maxConnectionsPerIp,
     maxTotal: config.maxConnections,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
     logger,
   });
+  answerProtocolErrors(server);
 
   const sweeper = createSweeper({ backend, now, intervalMs: config.sweepIntervalMs, batchSize: config.sweepBatchSize, logger });
   const servers = { http: server };

@@ -15,8 +15,8 @@ export const DEFAULT_TTL_SECONDS = 86_400;
 /** Default cap on `ttl`: 365 days (docs/storage.md, "Limits"; a cap keeps the sweeper's index meaningful). */
 export const DEFAULT_MAX_TTL_SECONDS = 31_536_000;
 
-/** Default request body cap: 10 MB (the largest value is then about 5 MB of bytes, sent as hex). */
-export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** Default request body cap: 1 MiB (the largest value is then about 512 KiB of bytes, sent as hex). */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /** Everything the storage service reads from its environment, validated once at start. */
 export interface StorageConfig {
@@ -52,8 +52,12 @@ export interface StorageConfig {
   maxConnectionsPerIp: number;
   /** Simultaneous connections in all (0: no cap). */
   maxConnections: number;
-  /** A request not answered within this many ms gets 408. */
+  /** A request not answered (or not received: headers and body) within this many ms gets 408. */
   requestTimeoutMs: number;
+  /** A request's headers not received within this many ms get 408. */
+  headersTimeoutMs: number;
+  /** Bodies read and parsed at once; past that, 503. */
+  maxConcurrentBodies: number;
   /** Requests in progress at once; past that, 503. */
   maxInFlight: number;
   /** Which peers are proxies whose `X-Forwarded-For` and `X-Request-Id` are believed (`TRUST_PROXY`; docs/README.md, "Trusted proxies"). */
@@ -104,6 +108,8 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = [])
     requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 100, max: 3_600_000 }),
     maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 2_048, { min: 1 }),
     trustProxy: readTrustProxy(env),
+    headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
+    maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 64, { min: 1, max: 100_000 }),
   };
 }
 

@@ -18,7 +18,7 @@ describe('loadConfig', () => {
       maxTtlSeconds: 31_536_000,
       maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
     });
-    expect(DEFAULT_MAX_BODY_BYTES).toBe(10 * 1024 * 1024);
+    expect(DEFAULT_MAX_BODY_BYTES).toBe(1024 * 1024);
     expect(config.sqliteFile).toBe(join(config.dataDir, 'storage.sqlite'));
   });
 

@@ -84,6 +84,8 @@ const CODE_BY_HTTP_STATUS: Readonly<Record<number, ErrorCode>> = {
  */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  // The router's decoding of a path parameter (`%zz`, `%ff%fe`): the client's mistake, not ours.
+  if (err instanceof URIError) return new AppError('INVALID_REQUEST', { message: 'malformed percent-encoding in the path', cause: err });
   if (typeof err === 'object' && err !== null) {
     const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; type?: unknown; message?: unknown };
     const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;

@@ -12,3 +12,14 @@ export { requestTimeout, overloadGuard } from './timeout';
 export { chain } from './chain';
 export { parseTrustProxy, readTrustProxy, clientAddress, fromTrustedProxy, TRUST_NONE, type TrustProxy } from './trust-proxy';
 export { requestId, requestIdOf, assignRequestId, isValidRequestId, REQUEST_ID_HEADER } from './request-id';
+export { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, defaultReserve } from './connection-limit';
+export { answerProtocolErrors, classifyClientError, flatErrorBody, type ProtocolErrorBody } from './protocol-errors';
+export {
+  jsonBody,
+  jsonDepth,
+  createBodySlots,
+  DEFAULT_MAX_JSON_DEPTH,
+  DEFAULT_MAX_CONCURRENT_BODIES,
+  type BodySlots,
+  type JsonBodyOptions,
+} from './json-body';

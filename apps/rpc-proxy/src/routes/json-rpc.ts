@@ -1,7 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RPC_ERROR_CODES } from '@repo/errors';
 import type { Logger } from '@repo/service';
-import { clientAddress, rateLimitHeaders, requestIdOf, TRUST_NONE, type RateLimiter, type TrustProxy } from '@repo/http';
+import {
+  clientAddress,
+  createBodySlots,
+  jsonDepth,
+  rateLimitHeaders,
+  requestIdOf,
+  TRUST_NONE,
+  type RateLimiter,
+  type TrustProxy,
+} from '@repo/http';
 import type { Authenticator } from '../auth';
 import type { ResultCache } from '../cache';
 import { countKeys, scanBody } from '../body-scan';
@@ -37,6 +46,8 @@ export interface JsonRpcHandlerDeps {
   allowedMethods: Set<string>;
   userMethods: Map<string, Set<string>>;
   maxBodyBytes: number;
+  /** Authenticated bodies read at once; past it 503 with Retry-After (docs/rpc-proxy.md, "Limits"). */
+  maxConcurrentBodies: number;
   authFailureDelayMs: number;
   cacheMinConfirmations: number;
   /** Whose `X-Forwarded-For` names the client, for the rate limit and the log (docs/README.md, "Trusted proxies"). */
@@ -49,6 +60,12 @@ const JSON_HEADERS: readonly string[] = ['Content-Type', JSON_TYPE];
 const HTML_HEADERS: readonly string[] = ['Content-Type', 'text/html; charset=ISO-8859-1'];
 /** Unauthenticated clients get their body read only this far (for the id of the 401 envelope). */
 const UNAUTHENTICATED_BODY_LIMIT = 64 * 1024;
+/**
+ * Deepest nesting of arrays and objects accepted: Bitcoin Core's own bound (MAX_JSON_DEPTH in
+ * src/univalue/lib/univalue_read.cpp), checked on the bytes before JSON.parse, so a body of
+ * millions of `[` costs a scan and is answered as Core would (a parse error).
+ */
+const MAX_JSON_DEPTH = 512;
 
 /** The outcome of one call of a request: a local answer or a forward to the node. */
 type Planned =
@@ -93,6 +110,8 @@ function cacheKeys(method: string, p: unknown[]): { cacheKey?: string; confirmKe
  */
 export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { logger, auth, node, cache, limiter, coalescer } = deps;
+  /** Authenticated bodies being read now, in all and per address (a quarter of them each). */
+  const slots = createBodySlots(deps.maxConcurrentBodies);
 
   /** Answers once (headers and body in one write); `headers` is a flat name/value list. */
   function send(res: ServerResponse, status: number, body: string | Buffer, headers: readonly string[] = JSON_HEADERS): void {
@@ -145,6 +164,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     const state = initialState();
     if (body === 'too-large') return state;
     try {
+      if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return state;
       const value = JSON.parse(body.toString('utf8')) as unknown;
       if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'id' in value) state.id = { value: value.id };
     } catch {
@@ -390,7 +410,24 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       ]);
       return { status: 401, rpc: '-' };
     }
-    const body = await readBody(req, deps.maxBodyBytes);
+    const address = req.socket.remoteAddress ?? 'unknown';
+    if (!slots.take(address)) {
+      req.resume();
+      res.setHeader('Connection', 'close');
+      send(
+        res,
+        503,
+        `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'too many request bodies being read: retry after 1 s', initialState())}\n`,
+        [...JSON_HEADERS, 'Retry-After', '1'],
+      );
+      return { status: 503, rpc: '-', user: who.user };
+    }
+    let body: Buffer | 'too-large';
+    try {
+      body = await readBody(req, deps.maxBodyBytes);
+    } finally {
+      slots.release(address);
+    }
     if (body === 'too-large') {
       res.setHeader('Connection', 'close');
       send(
@@ -403,6 +440,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     const allowed = methodsFor(who.user, deps.allowedMethods, deps.userMethods);
     let value: unknown;
     try {
+      if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new Error('nested too deep');
       value = JSON.parse(body.toString('utf8'));
     } catch {
       send(res, 500, `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error', initialState())}\n`);

@@ -11,20 +11,36 @@ export interface AddressRoutesOptions {
   store: Store;
   book: AddressBook;
   logger: Logger;
+  /** Labels handed out at most (MAX_LABELS). */
+  maxLabels: number;
 }
 
 function invalid(message: string, details?: string): AppError {
   return new AppError('INVALID_REQUEST', { message, details });
 }
 
-/** Checks `label`: a non-empty string of at most LABEL_MAX_LENGTH characters, no control characters. */
-function parseLabel(value: unknown): string {
+/**
+ * Control (Cc: C0, DEL, C1 with U+0085) and format (Cf: bidi overrides and isolates, zero-width
+ * characters, BOM) characters, and the line and paragraph separators: a label is shown to people
+ * and written to logs, where these hide or reorder text.
+ */
+const FORBIDDEN_IN_LABEL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+/** A lone surrogate (invalid UTF-16, not encodable as UTF-8). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Checks `label`: a non-empty string of at most LABEL_MAX_LENGTH characters, valid UTF-16, no control or format characters. */
+export function parseLabel(value: unknown): string {
   if (value === undefined) throw new AppError('MISSING_PARAMETER', { message: 'label is required', details: 'a non-empty string' });
   if (typeof value !== 'string') throw invalid('label must be a string');
   if (value.trim() === '') throw invalid('label must not be empty');
   if ([...value].length > LABEL_MAX_LENGTH) throw invalid(`label must be at most ${LABEL_MAX_LENGTH} characters`);
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) throw invalid('label must not contain control characters');
+  if (LONE_SURROGATE.test(value)) throw invalid('label must be valid Unicode', 'a lone surrogate (\\ud800 to \\udfff) is not a character');
+  const bad = FORBIDDEN_IN_LABEL.exec(value);
+  if (bad !== null) {
+    const code = `U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    throw invalid('label must not contain control or format characters', `${code} at index ${bad.index}`);
+  }
   return value;
 }
 
@@ -38,7 +54,7 @@ function toResponse(record: LabelRecord) {
  * 200 with the stored record (its first amount and time) when it existed.
  */
 export function addressRoutes(options: AddressRoutesOptions): Router {
-  const { store, book, logger } = options;
+  const { store, book, logger, maxLabels } = options;
   const router = Router();
   router.post('/generate-address', function generateAddress(req, res) {
     const body: unknown = req.body;
@@ -55,6 +71,13 @@ export function addressRoutes(options: AddressRoutesOptions): Router {
     if (existing !== undefined) {
       res.status(200).json(toResponse(existing));
       return;
+    }
+    // A documented cap (docs/silent-payments.md, "Limits"): every label is scanned for in every block.
+    if (store.countLabels() >= maxLabels) {
+      throw new AppError('CONFLICT', {
+        message: 'label limit reached',
+        details: `this service hands out at most ${maxLabels} labels (MAX_LABELS); reuse an existing label`,
+      });
     }
     const record = store.createLabel(label, amount, (m) => book.labelAddress(m));
     book.addLabel(record.m, record.address);

@@ -1,0 +1,108 @@
+import { symlinkSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { connect, type TLSSocket } from 'node:tls';
+import { openConnection, rawExchange } from '@repo/http/testing';
+import { get, startServer, type Harness } from './harness';
+
+let h: Harness;
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.destroy();
+  await h.close();
+});
+
+// docs/config-server.md, "Path rules": what is served lives inside the real storage root.
+describe('symlinks', () => {
+  it('refuses an environment directory that is a symlink to a folder outside the storage root', async () => {
+    h = await startServer();
+    // storage/outside -> the folder holding storage/ and secret.txt
+    symlinkSync(join(h.storageDir, '..'), join(h.storageDir, 'outside'));
+    const res = await get(h, '/outside/secret.txt');
+    expect(res.status).toBe(403);
+    expect(res.json()).toEqual({ error: 'access not authorized', code: 'ACCESS_DENIED' });
+  });
+
+  it("applies the dotfile rule to the resolved name: a link to the environment's .env is not found", async () => {
+    h = await startServer();
+    symlinkSync(join(h.storageDir, 'dev', '.env'), join(h.storageDir, 'dev', 'envlink.txt'));
+    const res = await get(h, '/dev/envlink.txt');
+    expect(res.status).toBe(404);
+    expect(res.json()).toEqual({ error: 'file not found: dev/envlink.txt', code: 'FILE_NOT_FOUND' });
+  });
+
+  it('still serves an environment that is a symlink to another environment inside the root', async () => {
+    h = await startServer();
+    symlinkSync(join(h.storageDir, 'dev'), join(h.storageDir, 'devalias'));
+    expect((await get(h, '/devalias/plain.txt')).status).toBe(200);
+  });
+});
+
+function tlsHandshake(
+  port: number,
+  options: { ciphers?: string; maxVersion?: 'TLSv1.2' | 'TLSv1.3' },
+): Promise<{ ok: boolean; cipher?: string; protocol?: string | null }> {
+  return new Promise((resolve) => {
+    const socket: TLSSocket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ...options }, () => {
+      const cipher = socket.getCipher().name;
+      const protocol = socket.getProtocol();
+      socket.destroy();
+      resolve({ ok: true, cipher, protocol });
+    });
+    socket.once('error', () => resolve({ ok: false }));
+  });
+}
+
+describe('TLS policy', () => {
+  it('refuses a TLS 1.2 client offering only CBC-SHA suites, accepts AEAD suites and TLS 1.3', async () => {
+    h = await startServer();
+    expect(
+      (await tlsHandshake(h.port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA:ECDHE-RSA-AES128-SHA' }))
+        .ok,
+    ).toBe(false);
+    expect(await tlsHandshake(h.port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' })).toMatchObject({
+      ok: true,
+      protocol: 'TLSv1.2',
+    });
+    expect(await tlsHandshake(h.port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-CHACHA20-POLY1305' })).toMatchObject({ ok: true });
+    expect(await tlsHandshake(h.port, {})).toMatchObject({ ok: true, protocol: 'TLSv1.3' });
+  });
+});
+
+describe('connection caps', () => {
+  it('caps connections in all (MAX_CONNECTIONS), keeps a slot for a new address, and one address at its cap leaves others answered', async () => {
+    h = await startServer({ MAX_CONNECTIONS: '10', MAX_CONNECTIONS_PER_IP: '4' });
+    const open = async (from: string) => {
+      const o = await openConnection(h.port, 50, from);
+      sockets.push(o.socket);
+      return !o.closedAtOnce;
+    };
+    // Idle TCP connections that never start TLS: 4 from each address at most.
+    const kept = async (from: string, n: number) => (await Promise.all(Array.from({ length: n }, () => open(from)))).filter(Boolean).length;
+    expect(await kept('127.0.0.2', 6)).toBe(4);
+    expect(await kept('127.0.0.3', 6)).toBe(4);
+    // 8 of 10 open, 9 shared: a third address gets one, not two.
+    expect(await kept('127.0.0.4', 2)).toBe(1);
+    // The reserved slot: a new address is still served.
+    const res = await get(h, '/dev/plain.txt');
+    expect(res.status).toBe(200);
+  });
+
+  it('drops a connection that never finishes the TLS handshake after HEADERS_TIMEOUT_MS', async () => {
+    h = await startServer({ HEADERS_TIMEOUT_MS: '300' });
+    const o = await openConnection(h.port, 50);
+    sockets.push(o.socket);
+    const closed = await new Promise<number>((resolve) => {
+      const t0 = Date.now();
+      o.socket.once('close', () => resolve(Date.now() - t0));
+    });
+    expect(closed).toBeLessThan(3_000);
+  });
+
+  it('answers a plain-HTTP request on the TLS port by closing, and keeps serving', async () => {
+    h = await startServer();
+    const r = await rawExchange(h.port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', { timeoutMs: 2_000 });
+    expect(r.closed).toBe(true);
+    expect((await get(h, '/dev/plain.txt')).status).toBe(200);
+  });
+});

@@ -1,0 +1,86 @@
+import type { Socket } from 'node:net';
+import { holdSlowConnections, rawExchange } from '@repo/http/testing';
+import { basic, CLIENT_PASSWORD, CLIENT_USER, post, startHarness, type Harness } from './helpers';
+
+// docs/rpc-proxy.md, "Limits": one address cannot take every slot, slow requests meet deadlines,
+// parsing is bounded, protocol errors get a JSON-RPC envelope.
+describe('rpc-proxy hardening', () => {
+  let h: Harness;
+  let port: number;
+  const held: Socket[] = [];
+  const AUTH = `Authorization: ${basic(CLIENT_USER, CLIENT_PASSWORD)}\r\n`;
+  const start = async (env: Record<string, string> = {}) => {
+    h = await startHarness(env);
+    port = Number(new URL(h.url).port);
+  };
+  afterEach(async () => {
+    for (const s of held.splice(0)) s.destroy();
+    await h.close();
+  });
+  const getblockcount = (localAddress: string) => {
+    const body = '{"jsonrpc":"1.0","id":1,"method":"getblockcount","params":[]}';
+    return rawExchange(
+      port,
+      `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${AUTH}Content-Length: ${body.length}\r\n\r\n${body}`,
+      { localAddress, timeoutMs: 5_000 },
+    );
+  };
+
+  it('an address holding 125 slow-body connections leaves another address answered at once (default caps)', async () => {
+    await start({ MAX_CONCURRENT_BODIES: '1000' });
+    held.push(...(await holdSlowConnections(port, 125, '127.0.0.2', '/', 100_000, AUTH)));
+    expect(h.app.connections.count('127.0.0.2')).toBe(32);
+    expect(held.length).toBeLessThanOrEqual(32);
+    const r = await getblockcount('127.0.0.3');
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body)).toMatchObject({ result: 101, error: null });
+  });
+
+  it('answers 408 to a slow body once REQUEST_TIMEOUT_MS has passed', async () => {
+    await start({ REQUEST_TIMEOUT_MS: '500', HEADERS_TIMEOUT_MS: '300' });
+    const r = await rawExchange(port, `POST / HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Length: 1000\r\n\r\n{`, { timeoutMs: 5_000 });
+    expect(r.status).toBe(408);
+    expect(r.ms).toBeLessThan(3_000);
+    expect(JSON.parse(r.body)).toMatchObject({ result: null, id: null, error: { message: expect.stringMatching(/timeout/) } });
+  });
+
+  it('answers headers over 16 KB with 431 and a malformed request line with 400, both as JSON-RPC envelopes', async () => {
+    await start();
+    const big = await rawExchange(port, `POST / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(big.status).toBe(431);
+    expect(JSON.parse(big.body)).toEqual({ result: null, error: { code: -32600, message: 'request headers too large' }, id: null });
+    const bad = await rawExchange(port, 'POST\r\n\r\n');
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body)).toEqual({ result: null, error: { code: -32600, message: 'malformed HTTP request' }, id: null });
+  });
+
+  it('answers JSON nested deeper than Core accepts as a parse error, before parsing it', async () => {
+    await start();
+    const r = await post(h.url, `${'['.repeat(600)}${']'.repeat(600)}`);
+    expect(r.status).toBe(500);
+    expect(r.json()).toMatchObject({ error: { code: -32700 } });
+  });
+
+  it('answers 503 past MAX_CONCURRENT_BODIES authenticated bodies being read, one address getting a quarter', async () => {
+    await start({ MAX_CONCURRENT_BODIES: '4' });
+    // One address gets one slot of four: its other slow bodies are refused (503, closed).
+    const first = await holdSlowConnections(port, 4, '127.0.0.2', '/', 1_000, AUTH);
+    held.push(...first);
+    expect(first.length).toBe(1);
+    expect((await getblockcount('127.0.0.3')).status).toBe(200);
+    for (const from of ['127.0.0.4', '127.0.0.5', '127.0.0.6']) held.push(...(await holdSlowConnections(port, 1, from, '/', 1_000, AUTH)));
+    const r = await getblockcount('127.0.0.3');
+    expect(r.status).toBe(503);
+    expect(r.text).toMatch(/retry-after: 1/i);
+    for (const s of held.splice(0)) s.destroy();
+    await new Promise((res) => setTimeout(res, 100));
+    expect((await getblockcount('127.0.0.3')).status).toBe(200);
+  });
+
+  it('still accepts a 4 MB transaction (8 MB of hex) in sendrawtransaction', async () => {
+    await start();
+    const r = await post(h.url, { jsonrpc: '1.0', id: 1, method: 'sendrawtransaction', params: ['00'.repeat(4_000_000)] });
+    expect(r.status).not.toBe(413);
+    expect(r.status).not.toBe(503);
+  });
+});

@@ -1,0 +1,52 @@
+import { STATUS_CODES } from 'node:http';
+import type { Server } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { AppError, toErrorRecord, type ErrorCode } from '@repo/errors';
+
+/** Renders the body of a protocol-level error in the service's own error record. */
+export type ProtocolErrorBody = (error: AppError) => unknown;
+
+/** The flat error record `{error, code, details?}` (the default). */
+export const flatErrorBody: ProtocolErrorBody = (error) => toErrorRecord(error);
+
+/** Maps Node's HTTP parser errors to a status and code (431 for headers over `maxHeaderSize`). */
+export function classifyClientError(code: string | undefined): { code: ErrorCode; message: string } {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { code: 'HEADERS_TOO_LARGE', message: 'request headers too large' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { code: 'REQUEST_TIMEOUT', message: 'request timeout: headers or body not received in time' };
+    default:
+      return { code: 'INVALID_REQUEST', message: 'malformed HTTP request' };
+  }
+}
+
+interface MaybeHttpSocket extends Duplex {
+  _httpMessage?: { headersSent?: boolean } | null;
+}
+
+/**
+ * Answers protocol-level errors (a bad request line or header, headers too large, a header or
+ * body deadline passed) with a minimal HTTP/1.1 response carrying the service's error record and
+ * `Connection: close`, instead of Node's bare 400/431 or a silent close. Nothing is written when
+ * the socket is gone or a response has already started on it (RFC 9112, section 9.6).
+ */
+export function answerProtocolErrors(server: Server, body: ProtocolErrorBody = flatErrorBody): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: MaybeHttpSocket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent === true) {
+      socket.destroy();
+      return;
+    }
+    const { code, message } = classifyClientError(err.code);
+    const error = new AppError(code, { message });
+    const text = JSON.stringify(body(error));
+    const head =
+      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(text)}\r\n` +
+      'Connection: close\r\n\r\n';
+    socket.end(head + text);
+    // A client that never reads must not keep the socket.
+    setTimeout(() => socket.destroy(), 2_000).unref();
+  });
+}

@@ -1,0 +1,141 @@
+import express from 'express';
+import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { errorHandler } from '@repo/errors';
+import { closeGracefully, listen } from '@repo/service';
+import { answerProtocolErrors, jsonBody, jsonDepth, limitConnectionsPerAddress } from '../src';
+import { holdSlowConnections, rawExchange } from '../src/testing';
+
+let server: Server;
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.destroy();
+  await closeGracefully(server, 100);
+});
+
+function appServer(maxConcurrent = 100, maxConcurrentPerAddress = 100): Server {
+  const app = express();
+  app.use(jsonBody({ limitBytes: 1024, maxDepth: 8, maxConcurrent, maxConcurrentPerAddress }));
+  app.get('/ping', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.post('/echo', (req, res) => {
+    res.json({ body: req.body as unknown });
+  });
+  app.use(errorHandler());
+  return createServer(app);
+}
+
+describe('limitConnectionsPerAddress: reserve and deadlines', () => {
+  it('keeps a reserve for new addresses while others hold the shared slots', async () => {
+    server = appServer();
+    const counter = limitConnectionsPerAddress(server, { maxPerAddress: 4, maxTotal: 10, reserve: 2 });
+    const { port } = await listen(server, 0, '127.0.0.1');
+    sockets.push(...(await holdSlowConnections(port, 5, '127.0.0.2', '/echo', 500)));
+    sockets.push(...(await holdSlowConnections(port, 5, '127.0.0.3', '/echo', 500)));
+    expect(counter.count('127.0.0.2')).toBe(4);
+    expect(counter.count('127.0.0.3')).toBe(4);
+    // A third address gets one slot of the reserve, not two.
+    sockets.push(...(await holdSlowConnections(port, 2, '127.0.0.4', '/echo', 500)));
+    expect(counter.count('127.0.0.4')).toBe(1);
+    // A fourth, new address is still answered at once.
+    const answer = await rawExchange(port, 'GET /ping HTTP/1.1\r\nHost: x\r\n\r\n', { localAddress: '127.0.0.5', timeoutMs: 2_000 });
+    expect(answer.status).toBe(200);
+  });
+
+  it('brings the per-address cap below the shared pool', async () => {
+    server = appServer();
+    const counter = limitConnectionsPerAddress(server, { maxPerAddress: 50, maxTotal: 50 });
+    expect(counter.limits).toEqual({ maxPerAddress: 44, maxTotal: 50, reserve: 5 });
+  });
+
+  it('answers 408 to a slow body and to slow headers once the deadlines pass', async () => {
+    server = appServer();
+    answerProtocolErrors(server);
+    limitConnectionsPerAddress(server, { maxPerAddress: 10, headersTimeoutMs: 300, requestTimeoutMs: 600 });
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const [body, headers] = await Promise.all([
+      rawExchange(port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[', {
+        timeoutMs: 5_000,
+      }),
+      rawExchange(port, 'GET /ping HTTP/1.1\r\nHost: x\r\n', { timeoutMs: 5_000 }),
+    ]);
+    expect(body.status).toBe(408);
+    expect(JSON.parse(body.body)).toEqual({ error: 'request timeout: headers or body not received in time', code: 'REQUEST_TIMEOUT' });
+    expect(body.ms).toBeLessThan(3_000);
+    expect(headers.status).toBe(408);
+    expect(headers.ms).toBeLessThan(3_000);
+  });
+});
+
+describe('answerProtocolErrors', () => {
+  it('answers a bad request line 400 and headers over the limit 431 with the error record', async () => {
+    server = appServer();
+    answerProtocolErrors(server);
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const bad = await rawExchange(port, 'GARBAGE\r\n\r\n');
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body)).toEqual({ error: 'malformed HTTP request', code: 'INVALID_REQUEST' });
+    const big = await rawExchange(port, `GET /ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(big.status).toBe(431);
+    expect(JSON.parse(big.body)).toEqual({ error: 'request headers too large', code: 'HEADERS_TOO_LARGE' });
+  });
+});
+
+describe('jsonBody', () => {
+  it('refuses an announced body over the limit at once with 413', async () => {
+    server = appServer();
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const r = await rawExchange(
+      port,
+      'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20000000\r\n\r\n',
+      {
+        timeoutMs: 3_000,
+      },
+    );
+    expect(r.status).toBe(413);
+    expect(JSON.parse(r.body)).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it('refuses nesting past the bound with 400 and parses what is within it', async () => {
+    server = appServer();
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const send = (text: string) =>
+      rawExchange(
+        port,
+        `POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${text.length}\r\n\r\n${text}`,
+      );
+    const deep = await send('['.repeat(100));
+    expect(deep.status).toBe(400);
+    expect(JSON.parse(deep.body)).toMatchObject({ error: 'JSON body nested too deep', code: 'INVALID_REQUEST' });
+    const ok = await send('{"a":[[["[[[[[[[[[[ in a string"]]]}');
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(ok.body)).toEqual({ body: { a: [[['[[[[[[[[[[ in a string']]] } });
+  });
+
+  it("answers 503 past the bodies being read at once, and past one address's share of them", async () => {
+    server = appServer(2, 1);
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const send = (from: string) =>
+      rawExchange(port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', {
+        localAddress: from,
+      });
+    // 127.0.0.2 gets one slot of two: its second slow body is refused.
+    const first = await holdSlowConnections(port, 2, '127.0.0.2', '/echo', 500);
+    sockets.push(...first);
+    expect(first.length).toBe(1);
+    expect((await send('127.0.0.2')).status).toBe(503);
+    // Another address may still send a body; with both slots taken, a third is told to retry.
+    sockets.push(...(await holdSlowConnections(port, 1, '127.0.0.3', '/echo', 500)));
+    const r = await send('127.0.0.4');
+    expect(r.status).toBe(503);
+    expect(r.text).toMatch(/retry-after: 1/i);
+    for (const s of sockets.splice(0)) s.destroy();
+    await new Promise((res) => setTimeout(res, 100));
+    expect((await send('127.0.0.4')).status).toBe(200);
+  });
+
+  it('jsonDepth skips strings and escapes', () => {
+    expect(jsonDepth(Buffer.from('[{"a":"\\"[[["}]'), 10)).toBe(2);
+  });
+});
