@@ -183,6 +183,7 @@ const rpcResponses: Obj = {
   '413': envelope('-32600: a body over MAX_BODY_BYTES (32 MiB); the connection is closed.'),
   '429': { ...envelope('-32603 `rate limit exceeded: retry after <n> s`.'), headers: rateLimitHeaderObjects(true) },
   '500': envelope("1.0 errors: -32700, -32602, -32603 (node failures), and the node's method errors passed through."),
+  '503': envelope('-32603: more than MAX_CONCURRENT_BODIES authenticated bodies being read at once (Retry-After).'),
 };
 const notPost = {
   description: 'Any other method: 405, as bitcoind.',
