@@ -3,7 +3,15 @@ import { join } from 'node:path';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { documentHandler } from '@repo/api-contract';
 import { AppError, errorHandler, notFoundHandler, toAppError } from '@repo/errors';
-import { closeGracefully, loadOrCreateTlsCredentials, once, type Logger, type ServiceApp } from '@repo/service';
+import {
+  closeGracefully,
+  loadOrCreateTlsCredentials,
+  once,
+  watchCertificate,
+  type CertificateWatch,
+  type Logger,
+  type ServiceApp,
+} from '@repo/service';
 import {
   answerProtocolErrors,
   chain,
@@ -11,6 +19,7 @@ import {
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
+  requestId,
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
@@ -25,6 +34,8 @@ import { maintenanceSwitch } from './maintenance';
 import { createFileRouter, parseWaitMs } from './routes/files';
 import { OPENAPI } from './openapi';
 import { createMetaRouter } from './routes/meta';
+import { createConfigServerMetrics, readyRoute } from './operations';
+import type { ServiceMetrics } from '@repo/metrics';
 import { readOrCreateMasterKey } from './master-key';
 import { readOrCreateVersionKey } from './version-key';
 import { createVersionStore } from './versions';
@@ -70,6 +81,7 @@ export interface ConfigServerApp extends ServiceApp<{ https: Server }> {
   connections: ConnectionCounter;
   /** The change watch of `?wait=` requests (its `stats`, for tests and benchmarks). */
   watch: WatchHub;
+  metrics: ServiceMetrics;
 }
 
 /** Builds the config server (HTTPS only) from its configuration; never listens, writes no file. */
@@ -81,6 +93,10 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
+  app.set('trust proxy', config.trustProxy);
+  let started = false;
+  let certificateWatch: CertificateWatch | undefined;
 
   const store = createFileStore({
     storageDir: config.storageDir,
@@ -107,6 +123,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   });
   const audit = createAuditLog({ path: config.auditLogFile, maxBytes: config.auditLogMaxBytes, keep: config.auditLogKeep, logger });
   const maxWaitSeconds = Math.floor(config.requestTimeoutMs / 1000);
+  const { metrics, fetches } = createConfigServerMetrics(watch);
 
   // The API document (docs/config-server.md, "API document"): before the guards, so it is not
   // rate-limited; it carries the common headers as every answer does.
@@ -114,7 +131,10 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   // The guards every request passes, in one router layer (see `chain`).
   app.use(
     chain(
+      requestId(config.trustProxy),
       requestLogger(logger),
+      metrics.middleware(),
+      fetches,
       auditTrail(audit, deps.now),
       commonHeaders(),
       rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond, now: deps.now })),
@@ -127,6 +147,8 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
     ),
   );
   app.use(createMetaRouter({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
+  app.use(readyRoute({ storageDir: config.storageDir, keysDir: config.keysDir, started: () => started }));
+  app.get('/metrics', metrics.handler());
   app.use(
     createFileRouter({
       store,
@@ -169,6 +191,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
     servers: { https: server },
     connections,
     watch,
+    metrics,
     async start() {
       if (master !== undefined) {
         master.persist();
@@ -184,6 +207,16 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
         const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
         server.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_POLICY });
         logger.info({ source: tls.source, sha256: tls.fingerprint }, 'TLS certificate loaded (pin this fingerprint in clients)');
+        // Operator files are reloaded on SIGHUP and when they change, without a restart (README, "Operations").
+        if (tls.source === 'files' && config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
+          certificateWatch = watchCertificate({
+            certFile: config.tlsCertFile,
+            keyFile: config.tlsKeyFile,
+            servers: [server],
+            logger,
+            context: { minVersion: 'TLSv1.2' },
+          });
+        }
       }
       logger.info(
         {
@@ -195,8 +228,10 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
         },
         'config server starting',
       );
+      started = true;
     },
     close: once(async () => {
+      certificateWatch?.close();
       const closing = closeGracefully(server);
       watch.close();
       await closing;

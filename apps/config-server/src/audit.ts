@@ -166,7 +166,7 @@ export function auditTrail(audit: AuditLog, now: () => number = Date.now): Reque
       const f = res.locals.audit as AuditFields;
       const record: AuditRecord = {
         time: new Date(now()).toISOString(),
-        ip: req.socket.remoteAddress ?? null,
+        ip: req.ip ?? req.socket.remoteAddress ?? null,
         env: f.env ?? null,
         file: f.file ?? null,
         ...(f.env == null || f.file == null ? { path: rawPath.slice(0, 300) } : {}),

@@ -6,7 +6,8 @@
  */
 import { resolve } from 'node:path';
 import { bytesToHex } from '@repo/crypto';
-import { ConfigError, loadDotEnvFile } from '@repo/config';
+import { ConfigError, handleCommandLine, loadDotEnvFile, type CommandSpec } from '@repo/config';
+import { COMMAND as SERVER } from './command';
 import { loadConfig } from './config';
 import { ENV_RE } from './file-path';
 import { createKeyring } from './keyring';
@@ -14,7 +15,19 @@ import { loadMasterKey } from './master-key';
 
 const USAGE = 'usage: config-server-key key <env>      print the environment key (64 hex characters)';
 
+/** `--help` lists the variables the key is computed from (the server's, with their defaults). */
+const KEYS_FROM = new Set(['DATA_DIR', 'KEYS_DIR', 'CONFIG_MASTER_KEY']);
+const COMMAND: CommandSpec = {
+  name: 'config-server-key',
+  version: SERVER.version,
+  summary: "prints an environment's key, the one the server uses, for handing to that environment's clients",
+  usage: ['key <env>'],
+  env: (SERVER.env ?? []).filter((v) => KEYS_FROM.has(v.name)),
+  positionals: 'any',
+};
+
 function run(argv: string[]): number {
+  handleCommandLine(COMMAND, argv);
   const [command, env] = argv;
   if (command !== 'key' || env === undefined) {
     console.error(USAGE);

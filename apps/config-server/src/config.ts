@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { readBool, readInt, readOptional, readPort, readString, readHex, type Env } from '@repo/config';
+import { readTrustProxy, type TrustProxy } from '@repo/http';
 
 /** Everything the config server reads from its environment, once, at start. */
 export interface ConfigServerConfig {
@@ -18,6 +19,8 @@ export interface ConfigServerConfig {
   masterKeyHex: string | undefined;
   tlsCertFile: string | undefined;
   tlsKeyFile: string | undefined;
+  /** Which peers are proxies whose `X-Forwarded-For` and `X-Request-Id` are believed (`TRUST_PROXY`; docs/README.md, "Trusted proxies"). */
+  trustProxy: TrustProxy;
   rateLimitPerMinute: number;
   rateLimitPerSecond: number;
   maxConnectionsPerIp: number;
@@ -70,6 +73,7 @@ export function loadConfig(env: Env = process.env): ConfigServerConfig {
     masterKeyHex: readHex(env, 'CONFIG_MASTER_KEY', 32),
     tlsCertFile: readOptional(env, 'TLS_CERT_FILE'),
     tlsKeyFile: readOptional(env, 'TLS_KEY_FILE'),
+    trustProxy: readTrustProxy(env),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, { min: 0 }),
     rateLimitPerSecond: readInt(env, 'RATE_LIMIT_PER_SECOND', 10, { min: 0 }),
     maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 50, { min: 1 }),

@@ -1,3 +1,4 @@
+import { metricsOperation, readyOperation } from '@repo/metrics';
 import { documentOperation, errorResponse, jsonContent, rateLimitHeaderObjects, withHeaders } from '@repo/api-contract';
 import { ALGORITHM, API_VERSION, COMMON_HEADERS, ENCRYPTION_TYPE, SERVICE_ID, SERVICE_NAME } from './constants';
 import { ENCRYPTION_MODES } from './recipient';
@@ -221,6 +222,8 @@ const everyResponse: Obj = {
 
 const paths: Obj = {
   '/health': { get: healthOperation, 'x-other-methods': OTHER_METHODS },
+  '/ready': { get: readyOperation('ready', ['starting', 'storage-unavailable', 'keys-unavailable']) },
+  '/metrics': { get: metricsOperation() },
   '/info': { get: infoOperation, 'x-other-methods': OTHER_METHODS },
   '/openapi.json': {
     get: { ...documentOp, responses: { ...(documentOp.responses as Obj), '500': GUARDS['500'] } },

@@ -8,7 +8,16 @@ import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler, toNestedErrorRecord } from '@repo/errors';
 import { keyFingerprint } from '@repo/crypto';
 import { ConfigError } from '@repo/config';
-import { closeServers, loadOrCreateSecretFile, loadOrCreateTlsCredentials, once, type Logger, type ServiceApp } from '@repo/service';
+import {
+  closeServers,
+  loadOrCreateSecretFile,
+  loadOrCreateTlsCredentials,
+  once,
+  watchCertificate,
+  type CertificateWatch,
+  type Logger,
+  type ServiceApp,
+} from '@repo/service';
 import {
   answerProtocolErrors,
   createRateLimiter,
@@ -16,9 +25,12 @@ import {
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
+  requestId,
   requestLogger,
   requestTimeout,
 } from '@repo/http';
+import type { ServiceMetrics } from '@repo/metrics';
+import { createRelayMetrics, readyHandler } from './prometheus';
 import type { RelayConfig } from './config';
 import { createRedisLog, createSqliteLog, type EventLog } from './event-log';
 import { createRelay, type Relay } from './relay';
@@ -47,6 +59,7 @@ export interface RelayApp extends ServiceApp<{ ws: HttpServer | HttpsServer; htt
   wsScheme: 'ws' | 'wss';
   /** Where the generated publish token lives (undefined when RELAY_PUBLISH_TOKEN is set). */
   publishTokenFile: string | undefined;
+  metrics: ServiceMetrics;
 }
 
 /** The version reported in health, status and StateSync. */
@@ -90,6 +103,7 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
 
   let wsServer: HttpServer | HttpsServer;
   let wsScheme: 'ws' | 'wss' = 'ws';
+  let certificateWatch: CertificateWatch | undefined;
   // Plain HTTP requests on the WebSocket port get 426 (RFC 7231 6.5.15).
   const upgradeRequired = (_req: unknown, res: import('node:http').ServerResponse) => {
     const body = JSON.stringify({
@@ -99,9 +113,15 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
   };
   if (config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
     const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
-    wsServer = createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: config.limits.headersTimeoutMs }, upgradeRequired);
+    const httpsServer = createHttpsServer(
+      { cert: tls.cert, key: tls.key, handshakeTimeout: config.limits.headersTimeoutMs },
+      upgradeRequired,
+    );
+    wsServer = httpsServer;
     wsScheme = 'wss';
     logger.info({ fingerprint: tls.fingerprint }, 'WebSocket served over TLS (wss)');
+    // Reloaded on SIGHUP and when the files change; open WebSockets keep theirs (README, "Operations").
+    certificateWatch = watchCertificate({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, servers: [httpsServer], logger });
   } else {
     wsServer = createHttpServer(upgradeRequired);
   }
@@ -174,13 +194,18 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
     limits: config.limits,
     timing: config.timing,
     logger,
+    trustProxy: config.trustProxy,
   });
   relay.attach(wsServer);
+  const { metrics, handler: metricsHandler } = createRelayMetrics(relay, eventLog);
 
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
+  app.set('trust proxy', config.trustProxy);
+  app.use(requestId(config.trustProxy));
   app.use(requestLogger(logger));
+  app.use(metrics.middleware());
   // The API documents (docs/relay.md, "API documents"), before the rate limit.
   app.get('/openapi.json', documentHandler(OPENAPI));
   app.get('/asyncapi.json', documentHandler(ASYNCAPI));
@@ -189,7 +214,8 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
   app.use(requestTimeout(config.limits.requestTimeoutMs));
   app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
   app.use(healthRouter(relay));
-  app.use(statusRouter(relay));
+  app.get('/ready', readyHandler(eventLog));
+  app.use(statusRouter(relay, metricsHandler));
   app.use(relaysRouter(relay));
   app.use(notFoundHandler());
   app.use(errorHandler({ logger, format: 'nested' }));
@@ -221,12 +247,14 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
     app,
     wsScheme,
     publishTokenFile,
+    metrics,
     start: () => {
       relay.start();
       logger.info({ relay_id: relay.relayId, scheme: wsScheme, peers: config.peers }, 'relay starting');
       return Promise.resolve();
     },
     close: once(async () => {
+      certificateWatch?.close();
       tokenFile?.close();
       await relay.close();
       await closeServers(servers, 2_000);

@@ -1,12 +1,15 @@
 import { join } from 'node:path';
 import { normalizeSha256Fingerprint } from '@repo/crypto';
 import { ConfigError, readBool, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/config';
+import { readTrustProxy, type TrustProxy } from '@repo/http';
 
 /** Settings of the relay, read once at start (README lists every variable with its default). */
 export interface RelayConfig {
   host: string;
   dataDir: string;
   logLevel: string;
+  /** Which peers are proxies whose `X-Forwarded-For` and `X-Request-Id` are believed (`TRUST_PROXY`; docs/README.md, "Trusted proxies"). */
+  trustProxy: TrustProxy;
   wsPort: number;
   httpPort: number;
   /** Explicit `RELAY_ID`; undefined: generated once into `DATA_DIR/relay-id`. */
@@ -165,6 +168,7 @@ export function loadConfig(env: Env = process.env, appDir = join(__dirname, '..'
     host: readString(env, 'HOST', '127.0.0.1'),
     dataDir,
     logLevel: readString(env, 'LOG_LEVEL', 'info'),
+    trustProxy: readTrustProxy(env),
     wsPort: readPort(env, 'WS_PORT', 8090),
     httpPort: readPort(env, 'HTTP_PORT', 8091),
     relayId,

@@ -1,3 +1,4 @@
+import { metricsOperation, readyOperation } from '@repo/metrics';
 import { documentOperation, jsonContent, rateLimitHeaderObjects, withHeaders } from '@repo/api-contract';
 import { SYNC_REQUEST_TYPES, SYNC_TYPES } from '@repo/relay-protocol';
 import { RELAY_VERSION } from './version';
@@ -93,6 +94,7 @@ export const OPENAPI = {
   },
   servers: [{ url: 'http://localhost:8091' }],
   paths: {
+    '/ready': { get: readyOperation('ready', ['event-log-unwritable']) },
     '/health': get('health', 'The health record', {
       type: 'object',
       required: ['status', 'relay_id', 'uptime', 'version', 'connected_relays'],
@@ -196,3 +198,9 @@ export const OPENAPI = {
   },
   'x-unmatched-paths': { description: 'Any other path.', responses: limited({ '404': notFound }) },
 };
+
+// `GET /metrics` answers Prometheus text when `Accept` asks for it (README, "Operations").
+const metricsOk = (OPENAPI.paths['/metrics'].get as { responses: Record<string, { content: Obj }> }).responses['200']!;
+metricsOk.content['text/plain'] = (metricsOperation() as { responses: Record<string, { content: Obj }> }).responses['200']!.content[
+  'text/plain'
+];

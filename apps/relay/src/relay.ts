@@ -37,6 +37,7 @@ import {
 } from './status';
 import { createStatsSampler } from './system-stats';
 import { createUpgradeHandler, type ClientToken } from './upgrade';
+import type { TrustProxy } from '@repo/http';
 
 export type { RelayEntry } from './mesh';
 export type { RelayCounters } from './status';
@@ -47,6 +48,8 @@ const RETENTION_INTERVAL_MS = 60_000;
 /** Options of {@link createRelay}. */
 export interface RelayOptions {
   relayId: string;
+  /** Whose `X-Forwarded-For` names a WebSocket client's address in the logs (docs/README.md, "Trusted proxies"). */
+  trustProxy?: TrustProxy;
   version: string;
   /** Token of the silent-payment service (docs/relay.md, "Publishing"). */
   publishToken: string;
@@ -353,6 +356,7 @@ export function createRelay(options: RelayOptions): Relay {
     counters,
     logger,
     isClosed: () => closed,
+    trustProxy: options.trustProxy,
     credentials: () => ({
       publishToken: options.publishToken,
       meshToken: options.meshToken,

@@ -1,3 +1,4 @@
+import { clientAddress, TRUST_NONE, type TrustProxy } from '@repo/http';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
@@ -114,6 +115,8 @@ export interface UpgradeHandlerOptions {
   counters: RelayCounters;
   logger: Logger;
   isClosed: () => boolean;
+  /** Whose `X-Forwarded-For` names the client (docs/README.md, "Trusted proxies"); default none. */
+  trustProxy?: TrustProxy;
   /** Called with every accepted connection and what it may do. */
   onConnection: (ws: WebSocket, address: string, roles: ConnectionRoles) => void;
 }
@@ -171,7 +174,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
       }
       open++;
       ws.once('close', () => open--);
-      const address = `${req.socket.remoteAddress ?? 'unknown'}:${req.socket.remotePort ?? 0}`;
+      const address = `${clientAddress(req, options.trustProxy ?? TRUST_NONE)}:${req.socket.remotePort ?? 0}`;
       options.onConnection(ws, address, auth.roles);
     });
   } as UpgradeHandler;

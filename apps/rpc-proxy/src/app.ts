@@ -4,13 +4,15 @@ import { rmSync } from 'node:fs';
 import { documentHandler } from '@repo/api-contract';
 import { keyFingerprint } from '@repo/crypto';
 import { closeServers, once, writeSecretFile, type Logger, type ServiceApp } from '@repo/service';
-import { answerProtocolErrors, createRateLimiter, limitConnectionsPerAddress, type ConnectionCounter } from '@repo/http';
+import { answerProtocolErrors, assignRequestId, createRateLimiter, limitConnectionsPerAddress, type ConnectionCounter } from '@repo/http';
+import type { ServiceMetrics } from '@repo/metrics';
 import { RPC_ERROR_CODES } from '@repo/errors';
 import { COOKIE_USER, createAuthenticator } from './auth';
 import { createResultCache, type ResultCache } from './cache';
 import { createCoalescer, type Coalescer } from './coalesce';
 import type { ProxyConfig } from './config';
 import { createNodeClient, type NodeClient } from './node-client';
+import { createProxyMetrics } from './metrics';
 import { createJsonRpcHandler } from './routes/json-rpc';
 import { createOpsHandler } from './routes/ops';
 import { OPENRPC } from './openrpc';
@@ -32,6 +34,7 @@ export interface ProxyApp extends ServiceApp<{ http: Server }> {
   connections: ConnectionCounter;
   /** Path of the cookie file clients read. */
   cookieFile: string;
+  metrics: ServiceMetrics;
 }
 
 /**
@@ -73,10 +76,12 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   const cache = createResultCache(config.cacheMaxBytes);
   const coalescer = createCoalescer();
   const limiter = createRateLimiter({ perMinute: config.rateLimitPerMinute });
+  const instrumented = createProxyMetrics({ node, auth, cache, coalescer });
+  const { metrics } = instrumented;
   const handler = createJsonRpcHandler({
     logger,
-    auth,
-    node,
+    auth: instrumented.auth,
+    node: instrumented.node,
     longPollNode,
     longPollMaxMs: config.nodeLongPollTimeoutMs,
     cache,
@@ -88,12 +93,24 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     maxConcurrentBodies: config.maxConcurrentBodies,
     authFailureDelayMs: config.authFailureDelayMs,
     cacheMinConfirmations: config.cacheMinConfirmations,
+    trustProxy: config.trustProxy,
   });
   // bitcoind closes idle RPC connections after -rpcservertimeout (30 s).
   const ops = createOpsHandler({ node, logger });
   // The OpenRPC document (docs/rpc-proxy.md, "API document"): GET or HEAD, no authentication, no rate limit.
   const document = documentHandler(OPENRPC);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    // Every answer carries the request's id (docs/README.md, "Request ids") and is counted by route.
+    assignRequestId(req, res, config.trustProxy);
+    instrumented.track(req, res);
+    if (req.url === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+      req.resume();
+      metrics.serve(req, res).catch((err: unknown) => {
+        logger.error({ err }, 'metrics failed');
+        if (!res.headersSent) res.writeHead(500).end();
+      });
+      return;
+    }
     if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/openrpc.json' || req.url?.startsWith('/openrpc.json?'))) {
       req.resume();
       document(req, res);
@@ -124,6 +141,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     coalescer,
     connections,
     cookieFile: config.cookieFile,
+    metrics,
     start() {
       writeSecretFile(config.cookieFile, `${COOKIE_USER}:${cookie}`);
       logger.info({ cookieFile: config.cookieFile, fingerprint: keyFingerprint(Buffer.from(cookie, 'hex')) }, 'client cookie written');

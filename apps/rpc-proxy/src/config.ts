@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, readBool, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/config';
+import { readTrustProxy, type TrustProxy } from '@repo/http';
 import { DEFAULT_ALLOWED_METHODS, SPEC_METHODS } from './policy';
 import { parseRpcAuthLines, type RpcAuthEntry } from './auth';
 
@@ -37,6 +38,8 @@ export interface ProxyConfig {
   rateLimitPerMinute: number;
   maxBodyBytes: number;
   maxConnections: number;
+  /** Which peers are proxies whose `X-Forwarded-For` and `X-Request-Id` are believed (`TRUST_PROXY`; docs/README.md, "Trusted proxies"). */
+  trustProxy: TrustProxy;
   maxConnectionsPerIp: number;
   /** Time to send a request's headers, ms (HEADERS_TIMEOUT_MS). */
   headersTimeoutMs: number;
@@ -132,6 +135,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 1000, { min: 0, max: 100_000_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 32 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 125, { min: 1, max: 100_000 }),
+    trustProxy: readTrustProxy(env),
     maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 32, { min: 1, max: 100_000 }),
     headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
     requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 60_000, { min: 100, max: 3_600_000 }),

@@ -1,3 +1,4 @@
+import { metricsOperation } from '@repo/metrics';
 import { documentOperation, jsonContent, rateLimitHeaderObjects } from '@repo/api-contract';
 import { DEFAULT_ALLOWED_METHODS, SPEC_METHODS } from './policy';
 
@@ -274,6 +275,7 @@ export const OPENRPC = {
         },
         'x-other-methods': opsOtherMethods,
       },
+      '/metrics': { get: metricsOperation() },
       '/ready': {
         get: {
           operationId: 'ready',

@@ -13,6 +13,7 @@ import {
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
+  requestId,
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
@@ -23,6 +24,8 @@ import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';
 import { APP_DIR, type SilentPaymentsConfig } from './config';
 import { readOrGenerateKeys, type ServiceKeys } from './keys';
 import { createNoopPublisher, createRelayPublisher, type Publisher } from './publisher';
+import { createSilentPaymentsMetrics } from './metrics';
+import type { ServiceMetrics } from '@repo/metrics';
 import { addressRoutes } from './routes/addresses';
 import { OPENAPI } from './openapi';
 import { healthRoutes } from './routes/health';
@@ -61,6 +64,7 @@ export interface SilentPaymentsService extends ServiceApp<{ http: Server }> {
   book: AddressBook;
   keys: ServiceKeys;
   publisher: Publisher;
+  metrics: ServiceMetrics;
 }
 
 function readVersion(): string {
@@ -124,6 +128,8 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       publisher = createNoopPublisher();
     }
     rpc = deps.rpc ?? createChainRpcClient({ ...config.chainRpc, logger });
+    const instrumented = createSilentPaymentsMetrics(publisher);
+    const { metrics } = instrumented;
     // Its own connections and a timeout above the long poll's, so it never holds the scanner's calls.
     if (config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined) {
       longPollRpc = createChainRpcClient({
@@ -148,7 +154,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       rpc,
       store,
       book,
-      publisher,
+      publisher: instrumented.publisher,
       logger,
       startHeight: config.startHeight,
       pollIntervalMs: config.scanner.pollIntervalMs,
@@ -161,14 +167,19 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       pool,
       prefetchBlocks: config.scanner.prefetchBlocks,
     });
+    instrumented.observeScanner(scanner);
 
     const app = express();
     app.disable('x-powered-by');
-    app.set('trust proxy', false);
+    // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
+    app.set('trust proxy', config.trustProxy);
+    app.use(requestId(config.trustProxy));
     app.use(requestLogger(logger));
+    app.use(metrics.middleware());
     app.use(overloadGuard(config.limits.maxInFlight));
     app.use(requestTimeout(config.limits.requestTimeoutMs));
     app.use(healthRoutes({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }));
+    app.get('/metrics', metrics.handler());
     // The API document (docs/silent-payments.md, "API document"), outside the rate limit as health is.
     app.get('/openapi.json', documentHandler(OPENAPI));
     // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
@@ -209,6 +220,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       book,
       keys,
       publisher,
+      metrics,
       async start() {
         persistKeys();
         store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageVersion } from '@repo/config';
 import { hexToBytes } from '@repo/crypto';
 import { PsbtError, signSweepPsbt } from './psbt';
 
@@ -17,7 +19,8 @@ Commands:
       Needs no network: broadcast the hex yourself (sendrawtransaction).
 
 Options:
-  -h, --help  this text
+  -h, --help     this text
+  -V, --version  the version
 
 Exit status: 0 signed, 1 refused or failed (one line on stderr), 2 bad usage.`;
 
@@ -68,7 +71,12 @@ export function runCli(args: string[], io: CliIo = defaultIo): number {
       (args.length === 0 ? io.stderr : io.stdout)(`${USAGE}\n`);
       return args.length === 0 ? 2 : 0;
     }
+    if (args[0] === '--version' || args[0] === '-V') {
+      io.stdout(`${packageVersion(join(__dirname, '..', 'package.json'))}\n`);
+      return 0;
+    }
     const [command, ...rest] = args;
+    if (command!.startsWith('-')) throw new UsageError(`unknown option ${JSON.stringify(command!.slice(0, 60))} (see --help)`);
     if (command !== 'sign') throw new UsageError(`unknown command ${JSON.stringify(command!.slice(0, 60))} (see --help)`);
     if (rest.includes('--help') || rest.includes('-h')) {
       io.stdout(`${USAGE}\n`);

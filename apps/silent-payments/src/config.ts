@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { ConfigError, readBool, readEnum, readHex, readInt, readOptional, readPort, readString, type Env } from '@repo/config';
+import { readTrustProxy, type TrustProxy } from '@repo/http';
 import { defaultScanWorkers } from './scan-pool';
 
 /** BIP-352 networks: `sp` addresses on mainnet, `tsp` on the test networks. */
@@ -31,6 +32,8 @@ export interface SilentPaymentsConfig {
   port: number;
   dataDir: string;
   logLevel: string;
+  /** Which peers are proxies whose `X-Forwarded-For` and `X-Request-Id` are believed (`TRUST_PROXY`; docs/README.md, "Trusted proxies"). */
+  trustProxy: TrustProxy;
   network: SpNetwork;
   /** 64 hex (the scan private key), or undefined to use/generate the key set in DATA_DIR. */
   scanKeyHex: string | undefined;
@@ -126,6 +129,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
     port: readPort(env, 'PORT', 8000),
     dataDir: resolve(readString(env, 'DATA_DIR', resolve(APP_DIR, 'data'))),
     logLevel: readEnum(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    trustProxy: readTrustProxy(env),
     network: readEnum(env, 'SP_NETWORK', NETWORKS, 'signet'),
     scanKeyHex,
     spendPubkeyHex,

@@ -1,3 +1,4 @@
+import { metricsOperation } from '@repo/metrics';
 import { documentOperation, errorResponse, guardResponses, jsonContent, rateLimitHeaderObjects, withHeaders } from '@repo/api-contract';
 import { LABEL_MAX_LENGTH, PAYMENTS_MAX_LIMIT } from './config';
 import { FEE_RATE_MAX, FEE_RATE_MIN } from './psbt';
@@ -89,6 +90,7 @@ const addressRecord = {
 };
 
 const paths: Obj = {
+  '/metrics': { get: metricsOperation() },
   '/health': {
     get: {
       operationId: 'health',

@@ -10,14 +10,17 @@ import {
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
+  requestId,
   requestLogger,
   requestTimeout,
   type ConnectionCounter,
 } from '@repo/http';
+import type { ServiceMetrics } from '@repo/metrics';
 import type { StorageBackend } from './backends/backend';
 import { createRedisBackend } from './backends/redis';
 import { createSqliteBackend } from './backends/sqlite';
 import type { StorageConfig } from './config';
+import { createStorageMetrics } from './metrics';
 import { OPENAPI } from './openapi';
 import { createHealthRouter } from './routes/health';
 import { createStorageRouter } from './routes/storage';
@@ -41,6 +44,7 @@ export interface StorageApp extends ServiceApp<{ http: Server }> {
   backend: StorageBackend;
   sweeper: Sweeper;
   connections: ConnectionCounter;
+  metrics: ServiceMetrics;
 }
 
 /** Builds the backend `config.backend` names. Rejects when Redis cannot be reached. */
@@ -63,16 +67,22 @@ export async function createBackend(config: StorageConfig, logger: Logger): Prom
 export async function createApp(config: StorageConfig, deps: StorageDeps): Promise<StorageApp> {
   const { logger } = deps;
   const now = deps.now ?? Date.now;
-  const backend = deps.backend ?? (await createBackend(config, logger));
+  const instrumented = createStorageMetrics(deps.backend ?? (await createBackend(config, logger)), now);
+  const { backend, metrics } = instrumented;
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
+  app.set('trust proxy', config.trustProxy);
+  app.use(requestId(config.trustProxy));
   app.use(requestLogger(logger));
+  app.use(metrics.middleware());
   app.use(overloadGuard(config.maxInFlight));
   app.use(requestTimeout(config.requestTimeoutMs));
   // Health stays outside the rate limit: probes must not be refused nor eat the allowance.
   app.use(createHealthRouter({ backend, permanent: config.permanent }));
+  app.get('/metrics', metrics.handler());
   // The API document (docs/storage.md, "API document"), outside the rate limit as health is.
   app.get(['/openapi.json', '/storage/openapi.json'], documentHandler(OPENAPI));
   if (config.rateLimitPerMinute > 0 || config.rateLimitPerSecond > 0) {
@@ -112,6 +122,7 @@ export async function createApp(config: StorageConfig, deps: StorageDeps): Promi
     backend,
     sweeper,
     connections,
+    metrics,
     start() {
       logger.info({ backend: config.backend, permanent: config.permanent, dataDir: config.dataDir }, 'storage starting');
       sweeper.start();

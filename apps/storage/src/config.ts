@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, readBool, readEnum, readInt, readPort, readString, type Env } from '@repo/config';
+import { readTrustProxy, type TrustProxy } from '@repo/http';
 
 /** The storage backends, chosen by `STORAGE_BACKEND`. */
 export const STORAGE_BACKENDS = ['sqlite', 'redis'] as const;
@@ -59,6 +60,8 @@ export interface StorageConfig {
   maxConcurrentBodies: number;
   /** Requests in progress at once; past that, 503. */
   maxInFlight: number;
+  /** Which peers are proxies whose `X-Forwarded-For` and `X-Request-Id` are believed (`TRUST_PROXY`; docs/README.md, "Trusted proxies"). */
+  trustProxy: TrustProxy;
 }
 
 /** The app folder (`apps/storage`), from `src/` under jest or `dist/` when built. */
@@ -104,6 +107,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = [])
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 4_096, { min: 0 }),
     requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 100, max: 3_600_000 }),
     maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 2_048, { min: 1 }),
+    trustProxy: readTrustProxy(env),
     headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
     maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 64, { min: 1, max: 100_000 }),
   };

@@ -1,3 +1,4 @@
+import { metricsOperation, readyOperation } from '@repo/metrics';
 import { documentOperation, errorResponse, guardResponses, jsonContent, rateLimitHeaderObjects, withHeaders } from '@repo/api-contract';
 import { SERVICE_VERSION } from './routes/health';
 import { ROUTE_PREFIXES } from './routes/storage';
@@ -245,6 +246,7 @@ function pathsFor(prefix: string): Record<string, unknown> {
         },
       },
     },
+    [`${prefix}/ready`]: { get: readyOperation(id('ready'), ['backend-unavailable']) },
     [`${prefix}/openapi.json`]: {
       get: withGuards(documentOperation(id('openapi'), 'OpenAPI 3.1'), noRateLimit(guards)),
     },
@@ -274,7 +276,10 @@ export const OPENAPI = {
       '(`MAX_IN_FLIGHT`, 503). Errors are the record `{error, code, details?}`.',
   },
   servers: [{ url: 'http://localhost:8081' }],
-  paths: Object.fromEntries(ROUTE_PREFIXES.flatMap((prefix) => Object.entries(pathsFor(prefix)))),
+  paths: {
+    ...Object.fromEntries(ROUTE_PREFIXES.flatMap((prefix) => Object.entries(pathsFor(prefix)))),
+    '/metrics': { get: metricsOperation() },
+  },
   'x-unmatched-paths': {
     description: 'Any path not listed (docs/storage.md, "Endpoints"): 404 `no such endpoint: <METHOD> <path>`.',
     responses: withHeaders(

@@ -40,6 +40,7 @@ import { ConfigClientError } from './errors';
 
 const USAGE = `config-client ${CLIENT_VERSION}
 usage: config-client get <env>/<file> [options] [--version V] [--out PATH]
+       config-client --help | --version
        config-client watch <env>/<file> --out PATH [options] [--wait S]
        config-client run <env>/<file> [options] [--wait S] -- <command> [args...]
        config-client keygen --kem x25519|xwing --out <file> [--force]
@@ -117,6 +118,11 @@ export async function runCli(
   const dashes = argv.indexOf('--');
   const own = dashes === -1 ? argv : argv.slice(0, dashes);
   const command = dashes === -1 ? [] : argv.slice(dashes + 1);
+  // `--version` alone is the program's version; after a verb it pins a file version (get).
+  if (own.length === 1 && (own[0] === '--version' || own[0] === '-V')) {
+    stdout.write(`${CLIENT_VERSION}\n`);
+    return 0;
+  }
   let parsed;
   try {
     parsed = parseArgs({
@@ -139,7 +145,8 @@ export async function runCli(
       },
     });
   } catch (err) {
-    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    // One line: what is wrong and where the usage is.
+    console.error(`config-client: ${(err as Error).message.split('\n')[0]} (see config-client --help)`);
     return 2;
   }
   const { values, positionals } = parsed;

@@ -11,3 +11,4 @@ export {
   readHex,
   type Env,
 } from './env';
+export { helpText, handleCommandLine, packageVersion, type CommandSpec, type CliOption, type EnvVariable, type CliIo } from './cli';

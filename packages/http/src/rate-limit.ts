@@ -128,7 +128,7 @@ export function rateLimitHeaders(decision: RateLimitDecision): Record<string, st
  */
 export function rateLimit(limiter: RateLimiter): RequestHandler {
   return function rateLimit(req, res, next) {
-    const decision = limiter.take(req.socket.remoteAddress ?? 'unknown');
+    const decision = limiter.take(req.ip ?? req.socket.remoteAddress ?? 'unknown');
     const headers = rateLimitHeaders(decision);
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     if (decision.allowed) {

@@ -12,3 +12,4 @@ export {
   type TlsOptions,
 } from './tls';
 export { runService, closeServers, once, type ServiceApp, type RunServiceOptions, type ListenAddress } from './run-service';
+export { watchCertificate, type CertificateWatch, type CertificateWatchOptions, type SecureContextServer } from './tls-reload';

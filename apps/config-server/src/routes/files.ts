@@ -57,6 +57,7 @@ export function createFileRouter(options: FileRouterDeps): Router {
       next();
       return;
     }
+    res.locals.route = '/:env/:file';
     const audit = (res.locals.audit ?? {}) as AuditFields;
     const query = parseFileQuery(req, options.maxWaitSeconds);
     if (query.version !== undefined) audit.requested = query.version;
@@ -70,6 +71,11 @@ export function createFileRouter(options: FileRouterDeps): Router {
     // Anyone may send a key of their own: only keys registered for this environment are served.
     if (recipient !== undefined && registered === undefined) throw new AppError('ACCESS_DENIED');
 
+    // For config_fetches_total, counted only when the answer is 200 or 304 (the environment exists).
+    res.locals.configFetch = {
+      environment: request.env,
+      mode: recipient === undefined ? ENCRYPTION_MODES.psk : ENCRYPTION_MODES[recipient.kem],
+    };
     const conditional = parseIfNoneMatch(req.headers['if-none-match']);
     // A request that may wait reads the disk: a cached rendering could already be out of date.
     const rendered = await options.store.render(request, { fresh: query.waitMs > 0 });

@@ -50,6 +50,8 @@ export interface EventLog {
   /** Reads a small value kept with the log (the mesh's last-confirmed times). */
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
+  /** Events kept in the log now (what a `since` replay can reach; the `relay_replay_backlog_events` metric). */
+  count(): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -155,6 +155,9 @@ export async function createRedisLog(options: RedisLogOptions): Promise<EventLog
       }
       return removed;
     },
+    async count() {
+      return cmd<number>(['XLEN', stream]);
+    },
     async getMeta(key) {
       return (await cmd<string | null>(['HGET', metaKey, `x:${options.relayId}:${key}`])) ?? undefined;
     },

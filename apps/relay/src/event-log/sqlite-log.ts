@@ -59,6 +59,7 @@ export function createSqliteLog(options: SqliteLogOptions): EventLog {
     'SELECT seq, id, type, stored_at, text FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
   );
   const oldest = db.prepare<[], { id: string; stored_at: number }>('SELECT id, stored_at FROM events ORDER BY seq LIMIT 1');
+  const countEvents = db.prepare<[], number>('SELECT COUNT(*) FROM events').pluck();
   const getMeta = db.prepare<[string], string>('SELECT value FROM meta WHERE key = ?').pluck();
   const setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
   const maxStoredBefore = db.prepare<[number], number | null>('SELECT max(stored_at) FROM events WHERE stored_at < ?').pluck();
@@ -162,6 +163,9 @@ export function createSqliteLog(options: SqliteLogOptions): EventLog {
         }
         return removed;
       })();
+    },
+    async count() {
+      return countEvents.get() ?? 0;
     },
     async getMeta(key) {
       return getMeta.get(`x:${key}`);

@@ -1,7 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RPC_ERROR_CODES } from '@repo/errors';
 import type { Logger } from '@repo/service';
-import { createBodySlots, jsonDepth, rateLimitHeaders, type RateLimiter } from '@repo/http';
+import {
+  clientAddress,
+  createBodySlots,
+  jsonDepth,
+  rateLimitHeaders,
+  requestIdOf,
+  TRUST_NONE,
+  type RateLimiter,
+  type TrustProxy,
+} from '@repo/http';
 import type { Authenticator } from '../auth';
 import type { ResultCache } from '../cache';
 import { countKeys, scanBody } from '../body-scan';
@@ -41,6 +50,8 @@ export interface JsonRpcHandlerDeps {
   maxConcurrentBodies: number;
   authFailureDelayMs: number;
   cacheMinConfirmations: number;
+  /** Whose `X-Forwarded-For` names the client, for the rate limit and the log (docs/README.md, "Trusted proxies"). */
+  trustProxy?: TrustProxy;
 }
 
 const JSON_TYPE = 'application/json';
@@ -379,7 +390,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       send(res, 405, 'JSONRPC server handles only POST requests', HTML_HEADERS);
       return { status: 405, rpc: '-' };
     }
-    const decision = limiter.take(req.socket.remoteAddress ?? 'unknown');
+    const decision = limiter.take(clientAddress(req, deps.trustProxy ?? TRUST_NONE));
     if (!decision.allowed) {
       req.resume();
       const body = `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, `rate limit exceeded: retry after ${decision.retryAfter} s`, initialState())}\n`;
@@ -465,7 +476,8 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
               status,
               rpc,
               user,
-              ip: req.socket.remoteAddress,
+              ip: clientAddress(req, deps.trustProxy ?? TRUST_NONE),
+              request_id: requestIdOf(req, deps.trustProxy),
               ms: Math.round((performance.now() - started) * 100) / 100,
             },
             'request',

@@ -52,6 +52,8 @@ export interface StorageBackend {
   touch(key: string, tokenHash: Buffer, ttlSeconds: number | null, now: number): Promise<TouchResult>;
   /** Deletes at most `batch` values expired at `now`; resolves with how many it deleted. */
   sweep(now: number, batch: number): Promise<number>;
+  /** How many values are live at `now` (the `storage_keys` metric); absent where counting is not cheap (Redis). */
+  count?(now: number): Promise<number>;
   /** Throws when the backend cannot serve requests (for the health answer). */
   ping(): Promise<void>;
   /** Finishes pending writes and releases the backend. Idempotent. */

@@ -77,6 +77,7 @@ export function createSqliteBackend(options: SqliteBackendOptions): StorageBacke
   const selectToken = db.prepare(`SELECT token_hash FROM entries WHERE ${live}`).pluck();
   const deleteRow = db.prepare('DELETE FROM entries WHERE key = ?');
   const setExpiry = db.prepare('UPDATE entries SET expires_at = ? WHERE key = ?');
+  const countLive = db.prepare('SELECT COUNT(*) FROM entries WHERE expires_at IS NULL OR expires_at > ?').pluck();
   const sweepStatement = db.prepare(
     'DELETE FROM entries WHERE rowid IN (SELECT rowid FROM entries WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',
   );
@@ -170,6 +171,9 @@ export function createSqliteBackend(options: SqliteBackendOptions): StorageBacke
     },
     async sweep(now, batch) {
       return sweepStatement.run(now, batch).changes;
+    },
+    async count(now) {
+      return countLive.get(now) as number;
     },
     async ping() {
       db.prepare('SELECT 1').get();

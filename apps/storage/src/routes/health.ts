@@ -33,6 +33,27 @@ export function createHealthRouter(options: HealthRouterOptions): Router {
       timestamp: new Date().toISOString(),
     });
   };
-  for (const prefix of ROUTE_PREFIXES) router.get(`${prefix}/health`, health);
+  /**
+   * `GET /ready` (docs/README.md, "Operations"): 200 `{status: "ready"}` when the backend answers,
+   * 503 `{status: "unready", reason: "backend-unavailable", message}` when it does not.
+   */
+  const ready: RequestHandler = async function ready(_req, res) {
+    res.setHeader('Cache-Control', 'no-store');
+    try {
+      await options.backend.ping();
+    } catch (err) {
+      res.status(503).json({
+        status: 'unready',
+        reason: 'backend-unavailable',
+        message: `the ${options.backend.name} backend does not answer: ${(err as Error).message}`,
+      });
+      return;
+    }
+    res.json({ status: 'ready', backend: options.backend.name });
+  };
+  for (const prefix of ROUTE_PREFIXES) {
+    router.get(`${prefix}/health`, health);
+    router.get(`${prefix}/ready`, ready);
+  }
   return router;
 }

@@ -1,3 +1,4 @@
+import { handleCommandLine, packageVersion } from '@repo/config';
 /**
  * `npm run bench`: scanned transactions per second on one core, for transactions with 2 eligible
  * inputs (one P2TR key-path, one P2WPKH) and 2 taproot outputs that do not pay the receiver (the
@@ -352,4 +353,14 @@ function main(): void {
   writeFileSync(join(__dirname, '..', '..', 'bench-report.md'), report);
 }
 
+handleCommandLine({
+  name: 'bip352-bench',
+  version: packageVersion(join(__dirname, '..', '..', 'package.json')),
+  summary: 'measures BIP-352 scanning per secp256k1 backend and prints a Markdown report',
+  usage: [''],
+  env: [
+    { name: 'BENCH_BACKENDS', default: 'every available one', description: 'comma-separated backends to measure: native, wasm, noble' },
+    { name: 'BENCH_ROUND_MS', default: '150', description: 'length of one measured round (ms)' },
+  ],
+});
 main();

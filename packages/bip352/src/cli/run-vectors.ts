@@ -4,7 +4,8 @@
  * `N passed, M failed`; exit status 1 on any failure.
  */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { handleCommandLine, packageVersion, type CommandSpec } from '@repo/config';
 import type { BackendName } from '../backend';
 import { runVectors, type VectorCase } from '../vectors';
 
@@ -47,4 +48,21 @@ function main(argv: string[]): number {
   return failed === 0 ? 0 : 1;
 }
 
+const COMMAND: CommandSpec = {
+  name: 'bip352-vectors',
+  version: packageVersion(join(__dirname, '..', '..', 'package.json')),
+  summary: 'runs BIP-352 test vector files; exit status 1 on any failure',
+  usage: ['FILE... [--backend native|wasm|noble|all]'],
+  options: [{ flag: '--backend <name>', description: 'native, wasm, noble or all (default all)' }],
+  env: [
+    {
+      name: 'INIT_CWD',
+      default: 'the current folder',
+      description: 'where relative FILE paths start (npm sets it to where npm was called)',
+    },
+  ],
+  positionals: 'any',
+};
+
+handleCommandLine(COMMAND);
 process.exitCode = main(process.argv.slice(2));

@@ -1,0 +1,139 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@repo/metrics';
+import type { Authenticator } from './auth';
+import type { ResultCache } from './cache';
+import type { Coalescer } from './coalesce';
+import { NodeError, type NodeClient, type NodeReply } from './node-client';
+
+/** Seconds buckets of a node round trip: 1 ms (a cached header) to 30 s (a large block under load). */
+const NODE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** The proxy's metrics (README, "Operations") and the node client and authenticator wrapped to feed them. */
+export interface ProxyMetrics {
+  metrics: ServiceMetrics;
+  node: NodeClient;
+  auth: Authenticator;
+  /** Records the request when its response ends (call first thing in the server's handler). */
+  track(req: IncomingMessage, res: ServerResponse): void;
+}
+
+/** The route pattern of a request path: bounded label values, never the raw path. */
+export function proxyRoute(url: string | undefined): string {
+  const path = (url ?? '/').split('?', 1)[0] as string;
+  if (path === '/' || path === '/health' || path === '/ready' || path === '/metrics') return path;
+  if (path.startsWith('/wallet/')) return '/wallet/:name';
+  return UNMATCHED_ROUTE;
+}
+
+/**
+ * `rpc_proxy_node_request_duration_seconds` and `rpc_proxy_node_requests_total{outcome}` (every HTTP
+ * round trip to the node: ok, or the NodeError kind), `rpc_proxy_cache_hits_total` /
+ * `_misses_total` / `rpc_proxy_cache_bytes`, `rpc_proxy_coalesced_total` (calls answered by another
+ * call's flight instead of the node) and `rpc_proxy_coalesce_flights_total`,
+ * `rpc_proxy_auth_failures_total{reason}` (missing, invalid), `rpc_proxy_node_queue` (calls waiting
+ * for a node connection).
+ */
+export function createProxyMetrics(deps: {
+  node: NodeClient;
+  auth: Authenticator;
+  cache: ResultCache;
+  coalescer: Coalescer;
+}): ProxyMetrics {
+  const metrics = createMetrics({ service: 'rpc-proxy' });
+  const nodeLatency = metrics.histogram({
+    name: 'rpc_proxy_node_request_duration_seconds',
+    help: 'Time of each call to the node (a call gathered into a batch: until its answer).',
+    buckets: NODE_BUCKETS,
+  });
+  const nodeRequests = metrics.counter({
+    name: 'rpc_proxy_node_requests_total',
+    help: 'HTTP round trips to the node, by outcome (ok, or the failure: unreachable, timeout, http, overloaded, ...).',
+    labelNames: ['outcome'] as const,
+  });
+  const authFailures = metrics.counter({
+    name: 'rpc_proxy_auth_failures_total',
+    help: 'Requests refused 401, by reason (missing: no credentials; invalid: wrong ones).',
+    labelNames: ['reason'] as const,
+  });
+  // Counters kept by the cache and the coalescer, read at each scrape.
+  const fromStats = (name: string, help: string, read: () => number) =>
+    metrics.counter({
+      name,
+      help,
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  fromStats('rpc_proxy_cache_hits_total', 'Calls answered from the result cache of immutable answers.', () => deps.cache.hits);
+  fromStats('rpc_proxy_cache_misses_total', 'Cacheable calls the cache could not answer.', () => deps.cache.misses);
+  fromStats(
+    'rpc_proxy_coalesced_total',
+    'Calls that joined an identical call in flight instead of going to the node.',
+    () => deps.coalescer.stats.followers,
+  );
+  fromStats(
+    'rpc_proxy_coalesce_flights_total',
+    'Calls sent to the node on behalf of a possible group.',
+    () => deps.coalescer.stats.flights,
+  );
+  metrics.gauge({
+    name: 'rpc_proxy_cache_bytes',
+    help: 'Bytes held by the result cache.',
+    collect() {
+      this.set(deps.cache.bytes);
+    },
+  });
+  metrics.gauge({
+    name: 'rpc_proxy_node_queue',
+    help: 'Calls waiting for a connection to the node.',
+    collect() {
+      this.set(deps.node.stats.queued);
+    },
+  });
+
+  const node: NodeClient = Object.create(deps.node) as NodeClient;
+  async function timed(send: () => Promise<NodeReply>): Promise<NodeReply> {
+    const end = nodeLatency.startTimer();
+    try {
+      const reply = await send();
+      nodeRequests.inc({ outcome: 'ok' });
+      return reply;
+    } catch (err) {
+      nodeRequests.inc({ outcome: err instanceof NodeError ? err.kind : 'error' });
+      throw err;
+    } finally {
+      end();
+    }
+  }
+  // A call gathered into a batch toward the node is timed until its own answer.
+  Object.defineProperty(node, 'call', { value: (path: string, body: string | Buffer) => timed(() => deps.node.call(path, body)) });
+  Object.defineProperty(node, 'callBatched', {
+    value: (...args: Parameters<NodeClient['callBatched']>) => timed(() => deps.node.callBatched(...args)),
+  });
+  const auth: Authenticator = {
+    ...deps.auth,
+    check(header) {
+      const result = deps.auth.check(header);
+      if (!result.ok) authFailures.inc({ reason: result.reason });
+      return result;
+    },
+  };
+
+  return {
+    metrics,
+    node,
+    auth,
+    track(req, res) {
+      const start = process.hrtime.bigint();
+      res.once('close', () => {
+        metrics.observeRequest(
+          req.method ?? 'GET',
+          proxyRoute(req.url),
+          res.headersSent ? res.statusCode : 0,
+          Number(process.hrtime.bigint() - start) / 1e9,
+        );
+      });
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
+import { fromTrustedProxy, TRUST_NONE, type TrustProxy } from './trust-proxy';
+
+/** The header that carries a request id, in and out (docs/README.md, "Request ids"). */
+export const REQUEST_ID_HEADER = 'X-Request-Id';
+
+/** An id a proxy may send: 1 to 128 characters of letters, digits and `-_.:@/+=`. */
+const SAFE_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+/** Whether `value` is an acceptable request id. */
+export function isValidRequestId(value: unknown): value is string {
+  return typeof value === 'string' && SAFE_ID.test(value);
+}
+
+const IDS = new WeakMap<IncomingMessage, string>();
+
+/**
+ * The request's id: `X-Request-Id` when a trusted proxy sent a valid one, else a fresh UUID;
+ * the same value for every call on one request.
+ */
+export function requestIdOf(req: IncomingMessage, trust: TrustProxy = TRUST_NONE): string {
+  let id = IDS.get(req);
+  if (id !== undefined) return id;
+  const sent = req.headers['x-request-id'];
+  id = isValidRequestId(sent) && fromTrustedProxy(req, trust) ? sent : randomUUID();
+  IDS.set(req, id);
+  return id;
+}
+
+/** Assigns the request's id and echoes it in the response's `X-Request-Id`; returns it. */
+export function assignRequestId(req: IncomingMessage, res: ServerResponse, trust: TrustProxy = TRUST_NONE): string {
+  const id = requestIdOf(req, trust);
+  res.setHeader(REQUEST_ID_HEADER, id);
+  return id;
+}
+
+/** Express middleware: {@link assignRequestId} on every request (put it first). */
+export function requestId(trust: TrustProxy = TRUST_NONE): RequestHandler {
+  return function requestId(req, res, next) {
+    assignRequestId(req, res, trust);
+    next();
+  };
+}

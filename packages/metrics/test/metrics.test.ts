@@ -1,0 +1,69 @@
+import express from 'express';
+import request from 'supertest';
+import { createMetrics } from '../src';
+import { parseMetrics, sampleValue } from '../src/testing';
+
+function app() {
+  const metrics = createMetrics({ service: 'test', processMetrics: false });
+  const hits = metrics.counter({ name: 'test_hits_total', help: 'hits', labelNames: ['kind'] as const });
+  const server = express();
+  server.use(metrics.middleware());
+  server.get('/metrics', metrics.handler());
+  const router = express.Router();
+  router.get('/:key', (_req, res) => {
+    hits.inc({ kind: 'item' });
+    res.json({ ok: true });
+  });
+  server.use('/v1', router);
+  server.use((req, res, next) => {
+    if (!req.path.startsWith('/files/')) return next();
+    res.locals.route = '/files/:name';
+    res.json({ ok: true });
+  });
+  return { server, metrics };
+}
+
+describe('createMetrics', () => {
+  it('counts requests by route pattern and status, never by raw path', async () => {
+    const { server } = app();
+    await request(server).get('/v1/alpha').expect(200);
+    await request(server).get('/v1/beta').expect(200);
+    await request(server).get('/nowhere/at/all').expect(404);
+    await request(server).get('/files/one').expect(200);
+    const res = await request(server).get('/metrics').expect(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    const families = parseMetrics(res.text);
+    expect(sampleValue(families, 'http_requests_total', { route: '/v1/:key', status: '200', method: 'GET' })).toBe(2);
+    expect(sampleValue(families, 'http_requests_total', { route: 'unmatched', status: '404' })).toBe(1);
+    expect(sampleValue(families, 'http_requests_total', { route: '/files/:name', status: '200' })).toBe(1);
+    expect(families.get('http_request_duration_seconds')?.type).toBe('HISTOGRAM');
+    expect(sampleValue(families, 'test_hits_total', { kind: 'item' })).toBe(2);
+    expect(res.text).not.toContain('alpha');
+    expect(res.text).not.toContain('/nowhere');
+  });
+
+  it('answers the Prometheus text format even when Accept prefers OpenMetrics (as Prometheus itself sends), names kept', async () => {
+    const { server } = app();
+    await request(server).get('/v1/alpha').expect(200);
+    for (let i = 0; i < 2; i++) {
+      const res = await request(server)
+        .get('/metrics')
+        .set('Accept', 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5')
+        .expect(200);
+      expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+      expect(sampleValue(parseMetrics(res.text), 'test_hits_total', { kind: 'item' })).toBe(1);
+    }
+  });
+
+  it('reads an unlabelled histogram count', () => {
+    const metrics = createMetrics({ service: 'test', processMetrics: false });
+    const latency = metrics.histogram({ name: 'test_latency_seconds', help: 'latency', buckets: [0.1, 1] });
+    latency.observe(0.05);
+    latency.observe(0.5);
+    return metrics.registry.metrics().then((text) => expect(sampleValue(parseMetrics(text), 'test_latency_seconds')).toBe(2));
+  });
+
+  it('rejects malformed text', () => {
+    expect(() => parseMetrics('# TYPE x counter\nx{a="1" 3\n')).toThrow();
+  });
+});
