@@ -55,7 +55,9 @@ export function gatheredStdout(): { write(line: string): void; flush(cb?: (err?:
     write(line) {
       gathered += line;
       if (gathered.length >= LOG_GATHER_CHARS) hand();
-      else if (timer === undefined) timer = setTimeout(hand, LOG_GATHER_MS).unref();
+      // Not unref'd: a process that ends on its own waits the few ms for its last lines to be
+      // handed and written (the 'exit' flush alone lost lines of a burst when the pipe was busy).
+      else if (timer === undefined) timer = setTimeout(hand, LOG_GATHER_MS);
     },
     flush(cb) {
       hand();
