@@ -30,6 +30,9 @@ const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
 /** Published ports bind the address PUBLISH_ADDRESS names, loopback unless the operator says otherwise. */
 const PUBLISH_ON = '${PUBLISH_ADDRESS:-127.0.0.1}:';
 
+/** Variables an app reads through a shared reader rather than by name (the reader's call). */
+const SHARED_READERS: Record<string, string> = { TRUST_PROXY: 'readTrustProxy(' };
+
 /** Each app service, its folder, and the ports its configuration binds. */
 const APPS: { service: string; app: string; ports: (config: Record<string, unknown>) => number[] }[] = [
   { service: 'config-server', app: 'config-server', ports: (c) => [c.port as number] },
@@ -80,8 +83,11 @@ describe('docker-compose.yml', () => {
 
     it('sets only variables the app reads, with values its configuration accepts', () => {
       const source = readFileSync(join(ROOT, 'apps', app, 'src', 'config.ts'), 'utf8');
-      for (const variable of Object.keys(env))
-        expect({ variable, read: source.includes(`'${variable}'`) }).toEqual({ variable, read: true });
+      for (const variable of Object.keys(env)) {
+        const read =
+          source.includes(`'${variable}'`) || (SHARED_READERS[variable] !== undefined && source.includes(SHARED_READERS[variable]));
+        expect({ variable, read }).toEqual({ variable, read: true });
+      }
       expect(() => loadConfigOf(app)(env)).not.toThrow();
       expect(env.HOST).toBe('0.0.0.0');
     });
