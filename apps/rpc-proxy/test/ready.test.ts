@@ -188,6 +188,9 @@ describe('the node cookie in a directory the proxy’s user cannot enter (EACCES
         code: -32603,
         message: "proxy cannot read the node's cookie file (EACCES): the node refused the call without it (HTTP 401)",
       });
+      // Log lines are gathered for a few ms before they are written (docs/README.md, "Logging"): wait for it.
+      for (const until = Date.now() + 5_000; !logs.some((l) => l.code === 'EACCES') && Date.now() < until;)
+        await new Promise((r) => setTimeout(r, 20));
       expect(logs).toContainEqual(
         expect.objectContaining({
           level: 50,
