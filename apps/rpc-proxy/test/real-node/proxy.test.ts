@@ -158,8 +158,9 @@ describe('rpc-proxy in front of a real bitcoind', () => {
         [v1('getmempoolentry', ['00'.repeat(32)], 'l'), '/'], // -5
       ];
       const before = { ...proxy.app.node.batches };
-      // All sent at once, several times over: the proxy reads them in the same turns of its loop.
-      const viaProxy = await Promise.all([0, 1, 2, 3].flatMap(() => calls.map(([body, path]) => send(proxy.url, body, { path }))));
+      // All sent at once, twice over: the proxy reads them in the same turns of its loop. 24
+      // connections from one address: below the per-address cap (32), whose excess is closed.
+      const viaProxy = await Promise.all([0, 1].flatMap(() => calls.map(([body, path]) => send(proxy.url, body, { path }))));
       expect(proxy.app.node.batches.calls - before.calls).toBeGreaterThan(0);
       for (const [i, reply] of viaProxy.entries()) {
         const [body, path] = calls[i % calls.length] as [string, string];
