@@ -326,7 +326,10 @@ await step('node stopped: the proxy and the scanner say they are not ready, and 
   const ready = await http('GET', `http://${HOST}:18443/ready`);
   check(ready.json?.reason === 'node-unreachable', 'rpc-proxy /ready names the reason', ready.text);
   compose('start', 'bitcoind');
-  upAndWait();
+  // Not `up --wait`: it gives up at once on a container that is still unhealthy from the outage.
+  await until('the rpc-proxy and silent-payments containers are healthy again', async () =>
+    ['rpc-proxy', 'silent-payments'].every((service) => healthOf(service) === 'healthy'),
+  );
   await answering('bitcoind');
   await answering('silent-payments');
   await rpcProxy();
