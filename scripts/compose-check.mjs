@@ -43,9 +43,16 @@ async function step(name, fn) {
   console.log(`      (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 }
 
-/** `docker compose up -d --wait`: every service running and every health check passing. */
-function upAndWait() {
-  compose('up', '-d', '--wait', '--wait-timeout', String(WAIT_TIMEOUT_S));
+const SERVICES_WITH_HEALTH = ['bitcoind', 'config-server', 'rpc-proxy', 'relay', 'silent-payments', 'storage', 'proxy'];
+
+/**
+ * `docker compose up -d`, then every health check passing. Not `up --wait`: it gives up at once on
+ * a container that is still unhealthy from a dependency's restart (the scanner while the node
+ * restarts), where an operator would wait for the next check.
+ */
+async function upAndWait() {
+  compose('up', '-d');
+  await until('every container is healthy', async () => SERVICES_WITH_HEALTH.every((service) => healthOf(service) === 'healthy'));
 }
 
 async function http(method, url, body, headers = {}) {
@@ -313,7 +320,7 @@ await step('each service used from the host', everything);
 for (const service of [...APP_SERVICES, 'bitcoind', 'proxy']) {
   await step(`docker compose restart ${service}: state kept`, async () => {
     compose('restart', service);
-    upAndWait();
+    await upAndWait();
     await answering(service);
     await everything();
   });
@@ -336,13 +343,13 @@ await step('node stopped: the proxy and the scanner say they are not ready, and 
 });
 await step('storage recreated (new container): the reverse proxy finds it again', async () => {
   compose('up', '-d', '--force-recreate', '--no-deps', 'storage');
-  upAndWait();
+  await upAndWait();
   await answering('storage');
   await storage();
 });
 await step('down and up again: state kept', async () => {
   compose('down');
-  upAndWait();
+  await upAndWait();
   for (const service of Object.keys(PROBES)) await answering(service);
   await everything();
 });
