@@ -190,7 +190,7 @@ async function main(): Promise<void> {
   const rows: string[] = [];
   const notes: string[] = [];
   try {
-    const hello = await startChild(['-r', './scripts/register-ts.cjs', 'bench/hello-server.ts'], {}, '/hello');
+    const hello = await startChild(['-r', '@repo/ts-register', 'bench/hello-server.ts'], {}, '/hello');
     const helloUrl = `http://127.0.0.1:${hello.port}/hello`;
     await run('hello warm-up', { url: helloUrl, duration: WARMUP });
     const reference = await run('hello', { url: helloUrl, duration: DURATION });

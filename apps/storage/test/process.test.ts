@@ -33,7 +33,7 @@ afterEach(() => {
 });
 
 function spawnMain(env: Record<string, string>, args: string[] = []): ChildService {
-  const child = spawn(process.execPath, ['-r', './scripts/register-ts.cjs', 'src/main.ts', ...args], {
+  const child = spawn(process.execPath, ['-r', '@repo/ts-register', 'src/main.ts', ...args], {
     cwd: APP_DIR,
     // Only what the test sets: nothing from the developer's shell (REDIS_URL, PORT…) leaks in.
     env: { PATH: process.env.PATH ?? '', PORT: '0', RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_PER_SECOND: '0', ...env },

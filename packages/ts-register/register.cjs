@@ -1,9 +1,9 @@
 'use strict';
 /**
- * Lets plain `node` run this package's TypeScript sources (`node -r ./scripts/register-ts.cjs
- * src/main.ts`): each `.ts` file is transpiled to CommonJS on require with the TypeScript
- * compiler the workspace already has, no type checking (`typecheck` does that). Used by the
- * child processes of the crash test and by the benchmark, so neither needs a build first.
+ * Lets plain `node` run a package's TypeScript sources (`node -r @repo/ts-register src/main.ts`):
+ * each `.ts` file is transpiled to CommonJS on require with the workspace's TypeScript compiler,
+ * no type checking (each package's `typecheck` does that). Used by benchmarks and by the child
+ * processes of tests, so neither needs a build first.
  */
 const { readFileSync } = require('node:fs');
 const ts = require('typescript');
