@@ -1,9 +1,10 @@
 import type { Secp256k1Backend, TransactionScanner } from './backend';
 import { loadSecp256k1Backend } from './load-backend';
-import { assertBytes, assertLabel, bytesToHex, key48, ser32 } from './bytes';
+import { assertBytes, bytesToHex, key48, ser32 } from './bytes';
 import { K_MAX } from './constants';
 import { taggedHash } from './hash';
 import { isP2tr, smallestOutpoint, type ScanInput, type ScanOutput } from './inputs';
+import { createLabelTable } from './label-table';
 import { labelTweak } from './labels';
 import { assertValidScalar, computeInputData, eligibleInputKeys } from './tweak';
 
@@ -44,15 +45,6 @@ export interface Receiver {
    * paying the receiver, [] when none or when the transaction is not eligible.
    */
   scanTransaction(inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): FoundOutput[];
-}
-
-interface LabelEntry<P> {
-  m: number;
-  tweak: Uint8Array;
-  /** L_m = tweak·G. */
-  point: P;
-  /** B_m = B_spend + L_m; null when that is the point at infinity (negligible probability). */
-  spend: P | null;
 }
 
 interface Candidate<P> {
@@ -123,47 +115,9 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
   // the native backend scans a whole transaction in one call; the others go step by step below
   const txScanner = backend.createTransactionScanner?.(scanKey, spend);
 
-  const labelList: LabelEntry<P>[] = [];
-  const labelIndexes = new Set<number>();
-  let everySpendKeyFinite = true;
-  /** B_m by x key, with the label (null for B_spend itself): the table of the `outputs` search. */
-  const spendKeysByKey = new Map<number, { point: P; label: LabelEntry<P> | null }[]>();
-  const indexSpendKey = (point: P, label: LabelEntry<P> | null): void => {
-    const key = backend.xKey(point);
-    const bucket = spendKeysByKey.get(key);
-    if (bucket) bucket.push({ point, label });
-    else spendKeysByKey.set(key, [{ point, label }]);
-  };
-  indexSpendKey(spend, null);
-
-  function addLabel(m: number): void {
-    assertLabel(m);
-    if (labelIndexes.has(m)) return;
-    const tweak = labelTweak(scanKey, m);
-    assertValidScalar(tweak, 'label tweak');
-    const point = backend.baseMul(tweak);
-    const entry: LabelEntry<P> = { m, tweak, point, spend: backend.add(spend, point) };
-    labelIndexes.add(m);
-    labelList.push(entry);
-    txScanner?.addSpendKey(entry.spend, labelList.length - 1);
-    if (entry.spend === null) everySpendKeyFinite = false;
-    else indexSpendKey(entry.spend, entry);
-  }
-
-  addLabel(0); // BIP-352: always scan for the change label
-  for (const m of options.labels ?? []) addLabel(m);
-
-  /**
-   * The spend key B (B_spend, label null, or some B_m) equal to `point`, or to -`point` when
-   * `negated`; undefined when none.
-   */
-  function findSpendKey(point: P, negated: boolean): { label: LabelEntry<P> | null } | undefined {
-    const bucket = spendKeysByKey.get(backend.xKey(point));
-    if (bucket === undefined) return undefined;
-    const target = negated ? backend.negate(point) : point;
-    for (const entry of bucket) if (backend.equals(entry.point, target)) return entry;
-    return undefined;
-  }
+  const labels = createLabelTable(backend, spend, spendPub, txScanner);
+  labels.add(scanKey, 0); // BIP-352: always scan for the change label
+  for (const m of options.labels ?? []) labels.add(scanKey, m);
 
   /** The same scan as {@link scanTransaction}, the curve work done by the backend in one call. */
   function scanWhole(scanner: TransactionScanner<P>, inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): FoundOutput[] {
@@ -180,14 +134,7 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
     if (matches === null) return [];
     return matches.map(({ position, k, labelSlot, tk }) => {
       const output = taproot[position] as ScanOutput;
-      const label = labelSlot < 0 ? null : (labelList[labelSlot] as LabelEntry<P>);
-      return {
-        index: output.index,
-        xonly: bytesToHex(output.script.subarray(2, 34)),
-        tweak: bytesToHex(label ? backend.scalarAdd(tk, label.tweak) : tk),
-        label: label ? label.m : null,
-        k,
-      };
+      return found(output, k, tk, labelSlot < 0 ? null : labels.m(labelSlot));
     });
   }
 
@@ -206,13 +153,13 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
     const ecdh = backend.mul(data.sum, backend.scalarMul(data.inputHash, scanKey));
     const ecdhBytes = backend.toCompressed(ecdh);
 
-    const found: FoundOutput[] = [];
+    const result: FoundOutput[] = [];
     let unlifted = remaining.length;
     for (let k = 0; k < K_MAX && remaining.length > 0; k++) {
       const tk = taggedHash('BIP0352/SharedSecret', ecdhBytes, ser32(k));
       assertValidScalar(tk, 't_k');
-      const strategy = chooseStrategy(labelList.length, remaining.length, unlifted, everySpendKeyFinite);
-      let match: { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined;
+      const strategy = chooseStrategy(labels.count(), remaining.length, unlifted, labels.everySpendKeyFinite());
+      let match: { candidate: Candidate<P>; label: number | null } | undefined;
       if (strategy === 'outputs') {
         match = findByOutputs(backend.baseMul(tk), remaining);
         unlifted = 0;
@@ -227,24 +174,29 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
       const { candidate, label } = match;
       remaining.splice(remaining.indexOf(candidate), 1);
       if (candidate.lifted === undefined) unlifted--;
-      found.push({
-        index: candidate.output.index,
-        xonly: bytesToHex(candidate.output.script.subarray(2, 34)),
-        tweak: bytesToHex(label ? backend.scalarAdd(tk, label.tweak) : tk),
-        label: label ? label.m : null,
-        k,
-      });
+      result.push(found(candidate.output, k, tk, label));
     }
-    return found;
+    return result;
   }
 
-  /** `labels`: P_k + L for each label, looked up among the outputs. */
-  function findByLabels(pk: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> } | undefined {
-    for (const label of labelList) {
-      const sum = backend.add(pk, label.point);
+  /** A found output: its tweak is t_k, or t_k + the label's tweak (recomputed: labels keep no tweaks). */
+  function found(output: ScanOutput, k: number, tk: Uint8Array, label: number | null): FoundOutput {
+    return {
+      index: output.index,
+      xonly: bytesToHex(output.script.subarray(2, 34)),
+      tweak: bytesToHex(label === null ? tk : backend.scalarAdd(tk, labelTweak(scanKey, label))),
+      label,
+      k,
+    };
+  }
+
+  /** `labels`: P_k + L_m for each label, looked up among the outputs. */
+  function findByLabels(pk: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: number } | undefined {
+    for (let slot = 0; slot < labels.count(); slot++) {
+      const sum = backend.add(pk, labels.point(slot));
       if (sum === null) continue;
       const hit = lookupOutput(sum, remaining);
-      if (hit) return { candidate: hit, label };
+      if (hit) return { candidate: hit, label: labels.m(slot) };
     }
     return undefined;
   }
@@ -255,17 +207,17 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
    * T instead of P_k so that B_spend itself is one more entry of the table: two additions per
    * output, whatever the number of labels). Unlabelled matches over all outputs come first.
    */
-  function findByOutputs(t: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined {
+  function findByOutputs(t: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: number | null } | undefined {
     const negT = backend.negate(t);
-    let labelled: { candidate: Candidate<P>; label: LabelEntry<P> | null } | undefined;
+    let labelled: { candidate: Candidate<P>; label: number | null } | undefined;
     for (const candidate of remaining) {
       if (candidate.lifted === undefined) candidate.lifted = backend.liftX(candidate.output.script.subarray(2, 34));
       if (candidate.lifted === null) continue; // not an x on the curve: pays no one
       const sum = backend.add(candidate.lifted, t);
       const diff = backend.add(candidate.lifted, negT);
-      let hit = diff === null ? undefined : findSpendKey(diff, false);
+      let hit = diff === null ? undefined : labels.findSpendKey(diff, false);
       if (hit === undefined || hit.label !== null) {
-        const negatedHit = sum === null ? undefined : findSpendKey(sum, true);
+        const negatedHit = sum === null ? undefined : labels.findSpendKey(sum, true);
         if (hit === undefined || negatedHit?.label === null) hit = negatedHit;
       }
       if (hit === undefined) continue;
@@ -284,8 +236,8 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
   }
 
   return {
-    addLabel,
-    labels: () => [...labelIndexes].sort((a, b) => a - b),
+    addLabel: (m) => labels.add(scanKey, m),
+    labels: () => labels.list(),
     backendName: backend.name,
     scanTransaction(inputs, outputs) {
       if (!Array.isArray(inputs)) throw new TypeError('"inputs" expected an array of ScanInput');
