@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { ROOT } from './processes';
+import { ROOT } from './support/processes';
 
 /** The parts of a compose service this test reads. */
 interface ComposeService {

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ROOT } from './processes';
+import { ROOT } from './support/processes';
 
 /** Source, test, build and Markdown files of the apps, packages and scripts (no dependencies, no build output). */
 function sourceFiles(dir: string): string[] {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually, ROOT } from './processes';
+import { eventually, ROOT } from './support/processes';
 
 // `pnpm start` runs this launcher after the build (issue 8). Ports are shifted below the
 // ephemeral range the other suites draw from, and state goes to a temporary folder.

@@ -4,28 +4,20 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import WebSocket from 'ws';
 import { buildSilentPayment, plainScript, startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createConfigClient } from '@repo/config-client';
 import { certificateFingerprint } from '@repo/service';
-import { eventually, freePort, ROOT, startService, type ServiceProcess } from './processes';
+import { eventually, freePort, ROOT, startService, type ServiceProcess } from './support/processes';
+import { subscribeToRelay, type RelaySubscriber } from './support/relay-subscriber';
 
 const run = promisify(execFile);
-
-interface RelayEvent {
-  type: string;
-  id: string;
-  timestamp: number;
-  data: Record<string, unknown>;
-}
 
 let node: ChainDouble;
 const services: ServiceProcess[] = [];
 const ports: Record<string, number> = {};
 let config: ServiceProcess;
 let proxy: ServiceProcess;
-let subscriber: WebSocket;
-const received: RelayEvent[] = [];
+let subscriber: RelaySubscriber | undefined;
 // A wallet's client token with the payments scope (docs/relay.md, "Client tokens"): payment
 // events reach only such clients.
 const walletToken = randomBytes(24).toString('hex');
@@ -103,13 +95,9 @@ beforeAll(async () => {
   );
 
   // A client of the second relay: it sees what the payment service publishes on the first.
-  subscriber = new WebSocket(`ws://127.0.0.1:${ports.relayBWs}`, { headers: { Authorization: `Bearer ${walletToken}` } });
-  subscriber.on('message', (raw) => received.push(JSON.parse((raw as Buffer).toString('utf8')) as RelayEvent));
-  await new Promise((done, fail) => subscriber.once('open', done).once('error', fail));
-  subscriber.send(
-    JSON.stringify({ type: 'subscribe', id: 'sub-1', timestamp: Date.now(), data: { types: ['TransactionReceived', 'BlockScanned'] } }),
-  );
-  await eventually(async () => received.find((m) => m.type === 'subscribed' && m.id === 'sub-1'), 5_000, 'subscribed');
+  subscriber = await subscribeToRelay(`ws://127.0.0.1:${ports.relayBWs}`, ['TransactionReceived', 'BlockScanned'], {
+    Authorization: `Bearer ${walletToken}`,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -266,8 +254,8 @@ describe('silent payments end to end', () => {
 
     const events = await eventually(
       async () => {
-        const tx = received.filter((m) => m.type === 'TransactionReceived' && m.data.txid === payment.txid);
-        const block = received.filter((m) => m.type === 'BlockScanned' && m.data.block_hash === blockHash);
+        const tx = subscriber!.received.filter((m) => m.type === 'TransactionReceived' && m.data.txid === payment.txid);
+        const block = subscriber!.received.filter((m) => m.type === 'BlockScanned' && m.data.block_hash === blockHash);
         return tx.length > 0 && block.length > 0 ? { tx, block } : undefined;
       },
       30_000,

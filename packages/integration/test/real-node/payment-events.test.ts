@@ -1,15 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import WebSocket from 'ws';
 import { createFundedWallet, makeSilentPayment, startRegtestNode, type RegtestNode, type RegtestWallet } from '@repo/regtest';
-import { eventually, freePort, startService, type ServiceProcess } from '../processes';
-
-interface RelayEvent {
-  type: string;
-  id: string;
-  timestamp: number;
-  data: Record<string, unknown>;
-}
+import { eventually, freePort, startService, type ServiceProcess } from '../support/processes';
+import { subscribeToRelay, type RelaySubscriber } from '../support/relay-subscriber';
 
 /**
  * The payment path with a real Bitcoin Core 29 (regtest): bitcoind → rpc-proxy → silent-payments
@@ -22,8 +15,7 @@ describe('a real payment, from the node to a relay client', () => {
   const services: ServiceProcess[] = [];
   const ports: Record<string, number> = {};
   let proxy: ServiceProcess;
-  let subscriber: WebSocket;
-  const received: RelayEvent[] = [];
+  let subscriber: RelaySubscriber | undefined;
 
   beforeAll(async () => {
     node = await startRegtestNode();
@@ -67,13 +59,7 @@ describe('a real payment, from the node to a relay client', () => {
         'silent-payments listening',
       ),
     );
-    subscriber = new WebSocket(`ws://127.0.0.1:${ports.relayWs}`);
-    subscriber.on('message', (raw) => received.push(JSON.parse((raw as Buffer).toString('utf8')) as RelayEvent));
-    await new Promise((done, fail) => subscriber.once('open', done).once('error', fail));
-    subscriber.send(
-      JSON.stringify({ type: 'subscribe', id: 'sub-1', timestamp: Date.now(), data: { types: ['TransactionReceived', 'BlockScanned'] } }),
-    );
-    await eventually(async () => received.find((m) => m.type === 'subscribed' && m.id === 'sub-1'), 5_000, 'subscribed');
+    subscriber = await subscribeToRelay(`ws://127.0.0.1:${ports.relayWs}`, ['TransactionReceived', 'BlockScanned']);
   }, 120_000);
 
   afterAll(async () => {
@@ -125,8 +111,8 @@ describe('a real payment, from the node to a relay client', () => {
     const height = await node.rpc<number>('getblockcount');
     const events = await eventually(
       async () => {
-        const tx = received.filter((m) => m.type === 'TransactionReceived' && m.data.txid === paid.txid);
-        const block = received.filter((m) => m.type === 'BlockScanned' && m.data.block_hash === blockHash);
+        const tx = subscriber!.received.filter((m) => m.type === 'TransactionReceived' && m.data.txid === paid.txid);
+        const block = subscriber!.received.filter((m) => m.type === 'BlockScanned' && m.data.block_hash === blockHash);
         return tx.length > 0 && block.length > 0 ? { tx, block } : undefined;
       },
       30_000,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /** The repository root. */
-export const ROOT = resolve(__dirname, '..', '..', '..');
+export const ROOT = resolve(__dirname, '..', '..', '..', '..');
 
 /** A log line of a service (pino JSON). */
 export type ServiceLog = Record<string, unknown> & { msg?: string; level?: number };

@@ -1,0 +1,27 @@
+import WebSocket from 'ws';
+import { eventually } from './processes';
+
+/** A relay event as a WebSocket client receives it (docs/relay.md, "WebSocket envelope"). */
+export interface RelayEvent {
+  type: string;
+  id: string;
+  timestamp: number;
+  data: Record<string, unknown>;
+}
+
+/** A WebSocket client of a relay, subscribed, with every message it received so far. */
+export interface RelaySubscriber {
+  readonly received: RelayEvent[];
+  close(): void;
+}
+
+/** Connects to `url` (with `headers`, e.g. a client token), subscribes to `types` and waits for the `subscribed` answer. */
+export async function subscribeToRelay(url: string, types: string[], headers: Record<string, string> = {}): Promise<RelaySubscriber> {
+  const received: RelayEvent[] = [];
+  const socket = new WebSocket(url, { headers });
+  socket.on('message', (raw) => received.push(JSON.parse((raw as Buffer).toString('utf8')) as RelayEvent));
+  await new Promise((done, fail) => socket.once('open', done).once('error', fail));
+  socket.send(JSON.stringify({ type: 'subscribe', id: 'sub-1', timestamp: Date.now(), data: { types } }));
+  await eventually(async () => received.find((m) => m.type === 'subscribed' && m.id === 'sub-1'), 5_000, 'subscribed');
+  return { received, close: () => socket.close() };
+}
