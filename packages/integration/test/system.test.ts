@@ -224,7 +224,7 @@ describe('silent payments end to end', () => {
     const coin = node.fund('p2wpkh');
     const payment = buildSilentPayment([coin], [{ address, sats: 50_000n }], plainScript(7));
     node.sendRawTransaction(payment.hex);
-    const [blockHash] = node.mine(1);
+    const [blockHash] = node.mine(1) as [string];
     const height = node.tipHeight();
 
     type Payment = { id: string; txid: string; amount: number; address: string; block_height: number };
@@ -252,15 +252,7 @@ describe('silent payments end to end', () => {
     );
     expect(detail).toMatchObject({ status: 'confirmed', confirmations: 3, txid: payment.txid, amount: 0.0005 });
 
-    const events = await eventually(
-      async () => {
-        const tx = subscriber!.received.filter((m) => m.type === 'TransactionReceived' && m.data.txid === payment.txid);
-        const block = subscriber!.received.filter((m) => m.type === 'BlockScanned' && m.data.block_hash === blockHash);
-        return tx.length > 0 && block.length > 0 ? { tx, block } : undefined;
-      },
-      30_000,
-      'events on relay-b',
-    );
+    const events = await subscriber!.paymentEvents(payment.txid, blockHash, 'events on relay-b');
     expect(events.tx).toHaveLength(1);
     expect(events.tx[0]!.data).toMatchObject({ txid: payment.txid, amount: 0.0005, address, block_height: height });
     expect(events.block).toHaveLength(1);

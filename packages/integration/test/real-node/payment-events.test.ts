@@ -109,15 +109,7 @@ describe('a real payment, from the node to a relay client', () => {
 
     const [blockHash] = (await wallet.mine(1)) as [string];
     const height = await node.rpc<number>('getblockcount');
-    const events = await eventually(
-      async () => {
-        const tx = subscriber!.received.filter((m) => m.type === 'TransactionReceived' && m.data.txid === paid.txid);
-        const block = subscriber!.received.filter((m) => m.type === 'BlockScanned' && m.data.block_hash === blockHash);
-        return tx.length > 0 && block.length > 0 ? { tx, block } : undefined;
-      },
-      30_000,
-      'the events at the client',
-    );
+    const events = await subscriber!.paymentEvents(paid.txid, blockHash, 'the events at the client');
     expect(events.tx).toHaveLength(1);
     expect(events.tx[0]!.data).toEqual({ txid: paid.txid, amount: 0.0007, address, block_height: height, confirmations: 1 });
     expect(events.block).toHaveLength(1);

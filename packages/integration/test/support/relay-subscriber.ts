@@ -12,6 +12,8 @@ export interface RelayEvent {
 /** A WebSocket client of a relay, subscribed, with every message it received so far. */
 export interface RelaySubscriber {
   readonly received: RelayEvent[];
+  /** Waits until the payment's TransactionReceived and its block's BlockScanned have arrived; returns every copy of each. */
+  paymentEvents(txid: string, blockHash: string, what: string): Promise<{ tx: RelayEvent[]; block: RelayEvent[] }>;
   close(): void;
 }
 
@@ -23,5 +25,18 @@ export async function subscribeToRelay(url: string, types: string[], headers: Re
   await new Promise((done, fail) => socket.once('open', done).once('error', fail));
   socket.send(JSON.stringify({ type: 'subscribe', id: 'sub-1', timestamp: Date.now(), data: { types } }));
   await eventually(async () => received.find((m) => m.type === 'subscribed' && m.id === 'sub-1'), 5_000, 'subscribed');
-  return { received, close: () => socket.close() };
+  return {
+    received,
+    paymentEvents: (txid, blockHash, what) =>
+      eventually(
+        async () => {
+          const tx = received.filter((m) => m.type === 'TransactionReceived' && m.data.txid === txid);
+          const block = received.filter((m) => m.type === 'BlockScanned' && m.data.block_hash === blockHash);
+          return tx.length > 0 && block.length > 0 ? { tx, block } : undefined;
+        },
+        30_000,
+        what,
+      ),
+    close: () => socket.close(),
+  };
 }
