@@ -4,7 +4,7 @@ import { bytesToHex, generateKey, hexToBytes } from '@repo/crypto';
 import type { ConfigServerApp } from '@repo/config-server';
 import { type ConfigClientError, createConfigClient } from '../src';
 import { runCli } from '../src/cli';
-import { capture, runCliProcess, startTestServer } from './helpers';
+import { capture, runCliProcess, startTestServer } from './support/helpers';
 
 let service: ConfigServerApp;
 let url: string;

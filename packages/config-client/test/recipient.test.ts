@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { ConfigServerApp } from '@repo/config-server';
 import { createConfigClient, formatClientPublicKey, generateClientKey, parseClientPrivateKey, type ClientKeyPair } from '../src';
 import { runCli } from '../src/cli';
-import { capture, runCliProcess, startTestServer } from './helpers';
+import { capture, runCliProcess, startTestServer } from './support/helpers';
 
 const CONTENT = 'greeting=hello alice\n';
 

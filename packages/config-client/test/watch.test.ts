@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConfigClient, parseKeyValueLines, type ConfigClient } from '../src';
-import { CLI, runCliProcess, startTestServer, type TestServer } from './helpers';
+import { CLI, runCliProcess, startTestServer, type TestServer } from './support/helpers';
 
 let server: TestServer;
 let client: ConfigClient;

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 
 /** The built CLI, as users run it. */
-export const CLI = resolve(__dirname, '..', 'dist', 'cli.js');
+export const CLI = resolve(__dirname, '..', '..', 'dist', 'cli.js');
 
 /** Runs the real CLI as a child process with only PATH and `env` set. */
 export function runCliProcess(
