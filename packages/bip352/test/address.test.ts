@@ -8,7 +8,7 @@ import {
   labelTweak,
   SilentPaymentError,
 } from '../src';
-import { loadOfficialVectors } from './helpers';
+import { loadOfficialVectors } from './support/helpers';
 
 const scanPub = secp256k1.getPublicKey(
   Uint8Array.from({ length: 32 }, (_, i) => i + 1),

@@ -2,7 +2,7 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { createReceiver, extractInputPublicKey, parseWitness, scanInputsFromRpc, serializeWitness, type RpcVin } from '../src';
 import { loadSecp256k1Backend } from '../src/load-backend';
 import { scanInputFromVectorVin, type VectorVin } from '../src/vectors';
-import { loadCoreBlock, loadOfficialVectors } from './helpers';
+import { loadCoreBlock, loadOfficialVectors } from './support/helpers';
 
 const cases = loadOfficialVectors();
 const vins: VectorVin[] = cases.flatMap((c) => [...c.sending.flatMap((s) => s.given.vin), ...c.receiving.flatMap((r) => r.given.vin)]);

@@ -1,6 +1,6 @@
 import { runVectors } from '../src/vectors';
 import type { BackendName } from '../src/backend';
-import { loadOfficialVectors } from './helpers';
+import { loadOfficialVectors } from './support/helpers';
 
 const cases = loadOfficialVectors();
 const BACKENDS: BackendName[] = ['noble', 'native', 'wasm'];

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChainError, signSpend, startChainDouble, type ChainDouble } from '../src';
-import { PASSWORD, USER, basic, rpc } from './helpers';
+import { PASSWORD, USER, basic, rpc } from './support/helpers';
 
 describe('chain state', () => {
   let node: ChainDouble;

@@ -1,5 +1,5 @@
 import { listBitcoindFixtures, loadBitcoindFixture, startChainDouble, type BitcoindFixture, type ChainDouble } from '../src';
-import { PASSWORD, USER, buildTwin, replay, shape, twinRewriter, type Exchange, type Twin } from './helpers';
+import { PASSWORD, USER, buildTwin, replay, shape, twinRewriter, type Exchange, type Twin } from './support/helpers';
 
 // Every recording is replayed against the double. Where the answer does not depend on the
 // chain (errors, envelopes of getblockcount at height 112, auth, HTTP), the body must be

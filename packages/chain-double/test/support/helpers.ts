@@ -1,4 +1,4 @@
-import { loadBitcoindContext, loadBitcoindFixture, signSpend, type BitcoindFixture, type ChainDouble, type FundedOutput } from '../src';
+import { loadBitcoindContext, loadBitcoindFixture, signSpend, type BitcoindFixture, type ChainDouble, type FundedOutput } from '../../src';
 
 export const CONTEXT = loadBitcoindContext();
 export const USER = String(CONTEXT.rpc_user);

@@ -1,16 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { VectorCase } from '../src/vectors';
+import type { VectorCase } from '../../src/vectors';
 
 /** The official BIP-352 vectors (a copy of bitcoin/bips bip-0352/send_and_receive_test_vectors.json, v1.1). */
 export function loadOfficialVectors(): VectorCase[] {
-  return JSON.parse(readFileSync(join(__dirname, 'fixtures', 'send_and_receive_test_vectors.json'), 'utf8')) as VectorCase[];
+  return JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'send_and_receive_test_vectors.json'), 'utf8')) as VectorCase[];
 }
 
 /** A real Bitcoin Core 29.2 answer to getblock verbosity 3 (regtest block 112). */
 export function loadCoreBlock(): {
   tx: { txid: string; vin: unknown[]; vout: { n: number; scriptPubKey: { hex: string; type: string } }[] }[];
 } {
-  const fixture = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'core-getblock-verbosity3.json'), 'utf8'));
+  const fixture = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'core-getblock-verbosity3.json'), 'utf8'));
   return fixture.body.result;
 }
