@@ -1,57 +1,34 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { closeGracefully, createSilentLogger, listen } from '@repo/service';
 import { createApp, DATABASE_FILE, type SilentPaymentsService } from '../src/app';
 import { loadConfig } from '../src/config';
 import { KEY_FILES } from '../src/keys';
-import { startFakeRelay, waitFor, type FakeRelay } from './support/fake-relay';
-import { getJson } from './support/service';
-
-const USER = 'lifecycle';
-const PASSWORD = 'lifecycle-pass';
-const TOKEN = 'relay-publish-token';
+import { waitFor } from './support/fake-relay';
+import { getJson, useChainDouble } from './support/service';
 
 // createApp builds only; start() writes, opens and connects; close() stops what was built, once.
 describe('silent-payments lifecycle', () => {
-  let parent: string;
-  let dataDir: string;
-  let node: ChainDouble;
-  let relay: FakeRelay;
+  const chain = useChainDouble('sp-life-');
   let service: SilentPaymentsService | undefined;
-
-  beforeEach(async () => {
-    parent = mkdtempSync(join(tmpdir(), 'sp-life-'));
-    // Not created yet: DATA_DIR is start()'s to create.
-    dataDir = join(parent, 'data');
-    node = await startChainDouble({ port: 0, host: '127.0.0.1', user: USER, password: PASSWORD, chain: 'regtest' });
-    relay = await startFakeRelay(TOKEN);
-  });
   afterEach(async () => {
     await service?.close();
     service = undefined;
-    await relay.close();
-    await node.close();
-    rmSync(parent, { recursive: true, force: true });
   });
+  // Not created yet: DATA_DIR is start()'s to create.
+  const dataDir = () => join(chain.dir, 'data');
 
   const build = () =>
-    createApp(
-      loadConfig({
-        DATA_DIR: dataDir,
-        SP_NETWORK: 'regtest',
-        CHAIN_RPC_URL: node.url,
-        CHAIN_RPC_USER: USER,
-        CHAIN_RPC_PASSWORD: PASSWORD,
-        RELAY_URL: relay.url,
-        RELAY_PUBLISH_TOKEN: TOKEN,
-        SCAN_POLL_INTERVAL_MS: '50',
-      }),
-      { logger: createSilentLogger(), scannerMinBackoffMs: 20 },
-    );
+    createApp(loadConfig(chain.env({ DATA_DIR: dataDir(), SP_NETWORK: 'regtest', SCAN_POLL_INTERVAL_MS: '50' })), {
+      logger: createSilentLogger(),
+      scannerMinBackoffMs: 20,
+    });
   /** What the service did outside itself: files, relay connections, calls to the node. */
-  const footprint = () => ({ dataDir: existsSync(dataDir), relayConnections: relay.accepted, nodeCalls: node.requests.length });
+  const footprint = () => ({
+    dataDir: existsSync(dataDir()),
+    relayConnections: chain.relay.accepted,
+    nodeCalls: chain.node.requests.length,
+  });
   const settle = () => new Promise((r) => setTimeout(r, 150));
 
   it('createApp writes nothing, creates no directory and connects nowhere; close() without start() leaves it so', async () => {
@@ -65,19 +42,19 @@ describe('silent-payments lifecycle', () => {
     await service.close();
     await settle();
     expect(footprint()).toEqual({ dataDir: false, relayConnections: 0, nodeCalls: 0 });
-    expect(readdirSync(parent)).toEqual([]);
+    expect(readdirSync(chain.dir)).toEqual([]);
   });
 
   it('start() creates DATA_DIR (0700) with the keys and the database, connects the relay and scans; close() twice', async () => {
     service = build();
     await service.start();
-    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
-    expect(readdirSync(dataDir)).toEqual(
+    expect(statSync(dataDir()).mode & 0o777).toBe(0o700);
+    expect(readdirSync(dataDir())).toEqual(
       expect.arrayContaining([DATABASE_FILE, KEY_FILES.scanKey, KEY_FILES.spendPub, KEY_FILES.spendSecret]),
     );
-    expect(statSync(join(dataDir, DATABASE_FILE)).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dataDir(), DATABASE_FILE)).mode & 0o777).toBe(0o600);
     await waitFor(() => service!.scanner.status().state === 'synced', 10_000, 'the first scan');
-    await waitFor(() => relay.accepted === 1, 5_000, 'the relay connection');
+    await waitFor(() => chain.relay.accepted === 1, 5_000, 'the relay connection');
     expect(service.store.isOpen).toBe(true);
     const first = service.close();
     const second = service.close();
@@ -85,9 +62,9 @@ describe('silent-payments lifecycle', () => {
     await first;
     expect(service.store.isOpen).toBe(false);
     // Stopped: no more calls to the node.
-    const calls = node.requests.length;
+    const calls = chain.node.requests.length;
     await settle();
-    expect(node.requests.length).toBe(calls);
+    expect(chain.node.requests.length).toBe(calls);
     expect(service.scanner.status().state).toBe('stopped');
   });
 
@@ -100,7 +77,7 @@ describe('silent-payments lifecycle', () => {
       body: { error: 'the service is starting', code: 'SERVICE_UNAVAILABLE', details: 'the database is not open yet' },
     });
     expect(await getJson(url, '/health')).toMatchObject({ status: 200, body: { scanner: { scanned_height: null } } });
-    expect(existsSync(dataDir)).toBe(false);
+    expect(existsSync(dataDir())).toBe(false);
     await service.start();
     expect(await getJson(url, '/payments')).toMatchObject({ status: 200, body: { payments: [], total: 0 } });
     await closeGracefully(service.servers.http, 100);
@@ -109,19 +86,20 @@ describe('silent-payments lifecycle', () => {
   it('a start() that fails half-way (the database of other keys) is cleaned up by close()', async () => {
     const first = build();
     await first.start();
+    await waitFor(() => chain.relay.accepted === 1, 5_000, 'the relay connection');
     await first.close();
     // Other keys on the same DATA_DIR: the database refuses them once opened.
-    rmSync(join(dataDir, KEY_FILES.scanKey));
-    rmSync(join(dataDir, KEY_FILES.spendPub));
-    rmSync(join(dataDir, KEY_FILES.spendSecret));
+    rmSync(join(dataDir(), KEY_FILES.scanKey));
+    rmSync(join(dataDir(), KEY_FILES.spendPub));
+    rmSync(join(dataDir(), KEY_FILES.spendSecret));
     service = build();
     await expect(service.start()).rejects.toThrow(/made for another key set/);
     expect(service.store.isOpen).toBe(true);
     await service.close();
     await service.close();
     expect(service.store.isOpen).toBe(false);
-    const connections = relay.accepted;
+    // The failed start never connected the relay.
     await settle();
-    expect(relay.accepted).toBe(connections);
+    expect(chain.relay.accepted).toBe(1);
   });
 });
