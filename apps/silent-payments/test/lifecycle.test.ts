@@ -77,6 +77,9 @@ describe('silent-payments lifecycle', () => {
       body: { error: 'the service is starting', code: 'SERVICE_UNAVAILABLE', details: 'the database is not open yet' },
     });
     expect(await getJson(url, '/health')).toMatchObject({ status: 200, body: { scanner: { scanned_height: null } } });
+    const metrics = await fetch(`${url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('silent_payments_scanner_state{state="idle"} 1');
     expect(existsSync(dataDir())).toBe(false);
     await service.start();
     expect(await getJson(url, '/payments')).toMatchObject({ status: 200, body: { payments: [], total: 0 } });

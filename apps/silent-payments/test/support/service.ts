@@ -126,6 +126,9 @@ const NODE_PASSWORD = 'proxytestpass';
 
 /** A chain double, a fake relay and a DATA_DIR per test (see {@link useChainDouble}). */
 export interface ChainDoubleFixture {
+  /** The double's RPC credentials (the service's CHAIN_RPC_USER/CHAIN_RPC_PASSWORD). */
+  readonly user: string;
+  readonly password: string;
   readonly node: ChainDouble;
   readonly relay: FakeRelay;
   readonly dir: string;
@@ -166,6 +169,8 @@ export function useChainDouble(prefix: string, double: ChainDoubleOptions = {}, 
     return value;
   };
   const fixture: ChainDoubleFixture = {
+    user: NODE_USER,
+    password: NODE_PASSWORD,
     get node() {
       return defined(node, 'chain double');
     },
