@@ -109,7 +109,7 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
       for (const text of queue.values()) ws.send(text);
     });
     ws.on('message', (raw, isBinary) => {
-      // The relay speaks JSON text frames only (docs/relay.md, "Publishing").
+      // Every relay message is one JSON text frame (docs/relay.md, "WebSocket envelope").
       if (isBinary) return;
       let message: { type?: unknown; id?: unknown; data?: { code?: unknown; message?: unknown } };
       try {
