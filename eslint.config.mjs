@@ -53,16 +53,6 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
-  {
-    // Pending: the silent-payment publisher is being reworked on other branches, which fix these
-    // findings; this block goes once they are merged.
-    files: ['apps/silent-payments/src/publisher.ts'],
-    rules: {
-      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
-      '@typescript-eslint/no-base-to-string': 'off',
-      '@typescript-eslint/consistent-type-imports': 'off',
-    },
-  },
   prettier,
 );
 

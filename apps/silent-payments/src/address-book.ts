@@ -24,20 +24,29 @@ export interface AddressBook {
   labelAddress(m: number): string;
   /** Scans for label m from now on and remembers its address. */
   addLabel(m: number, address: string): void;
+  /**
+   * Scans for the labels already handed out (indexes m ≥ 1, or records with an `m`), as the app's
+   * `start()` reads them from the store; their addresses are read through `lookupAddress`.
+   */
+  loadLabels(labels: LabelIndexes): void;
   /** The address paid through label m; null: the unlabelled address. Undefined when unknown. */
   addressOf(m: number | null): string | undefined;
 }
+
+/** Label indexes m ≥ 1, compactly or as records. */
+export type LabelIndexes = ArrayLike<number> | ReadonlyArray<{ m: number }>;
 
 /** Options of {@link createAddressBook}. */
 export interface AddressBookOptions {
   keys: ServiceKeys;
   network: SpNetwork;
   /**
-   * Label indexes m ≥ 1 already handed out (records with an `m` are accepted too). Only the
+   * Label indexes m ≥ 1 already handed out (records with an `m` are accepted too; default none,
+   * see {@link AddressBook.loadLabels}). Only the
    * indexes are kept here: the labels' texts and addresses stay in the store, which
    * `lookupAddress` reads (docs/silent-payments.md, "Limits").
    */
-  labels: ArrayLike<number> | ReadonlyArray<{ m: number }>;
+  labels?: LabelIndexes;
   /** The stored address of label m, read when a payment to it is found; by default computed. */
   lookupAddress?: (m: number) => string | undefined;
   /** The secp256k1 backend of `@repo/bip352`; undefined: its default (throws when unavailable). */
@@ -51,11 +60,7 @@ export interface AddressBookOptions {
 export function createAddressBook(options: AddressBookOptions): AddressBook {
   const { keys, network } = options;
   const backend = loadSecp256k1Backend(options.backend as BackendName | undefined);
-  const indexes: number[] = [];
-  for (let i = 0; i < options.labels.length; i++) {
-    const l = options.labels[i]!;
-    indexes.push(typeof l === 'number' ? l : l.m);
-  }
+  const indexes = indexesOf(options.labels ?? []);
   const receiver = createReceiver({ scanPriv: keys.scanPriv, spendPub: keys.spendPub, labels: indexes, backend });
   const labelAddress = (m: number) => encodeSilentPaymentAddress(keys.scanPub, labeledSpendPub(keys.scanPriv, keys.spendPub, m), network);
   const changeAddress = labelAddress(CHANGE_LABEL);
@@ -72,6 +77,21 @@ export function createAddressBook(options: AddressBookOptions): AddressBook {
       known.add(m);
       receiver.addLabel(m);
     },
+    loadLabels(labels) {
+      for (const m of indexesOf(labels)) {
+        known.add(m);
+        receiver.addLabel(m);
+      }
+    },
     addressOf: (m) => (m === null ? baseAddress : m === CHANGE_LABEL ? changeAddress : known.has(m) ? lookup(m) : undefined),
   };
+}
+
+function indexesOf(labels: LabelIndexes): number[] {
+  const indexes: number[] = [];
+  for (let i = 0; i < labels.length; i++) {
+    const l = labels[i]!;
+    indexes.push(typeof l === 'number' ? l : l.m);
+  }
+  return indexes;
 }

@@ -26,15 +26,15 @@ import { readOrGenerateKeys, type ServiceKeys } from './keys';
 import { createNoopPublisher, createRelayPublisher, type Publisher } from './publisher';
 import { createSilentPaymentsMetrics } from './metrics';
 import type { ServiceMetrics } from '@repo/metrics';
-import { addressRoutes } from './routes/addresses';
+import { createAddressRouter } from './routes/addresses';
 import { OPENAPI } from './openapi';
-import { healthRoutes } from './routes/health';
-import { labelRoutes } from './routes/labels';
-import { psbtRoutes } from './routes/psbt';
-import { paymentRoutes } from './routes/payments';
+import { createHealthRouter } from './routes/health';
+import { createLabelRouter } from './routes/labels';
+import { createPsbtRouter } from './routes/psbt';
+import { createPaymentRouter } from './routes/payments';
 import { createScanner, type Scanner } from './scanner';
-import { createScanPool, type ScanPool } from './scan-pool';
-import { openStore, type Store } from './store';
+import { createScanPool } from './scan-pool';
+import { createStore, type DeferredStore } from './store';
 
 /** The SQLite file under DATA_DIR. */
 export const DATABASE_FILE = 'silent-payments.sqlite';
@@ -52,15 +52,17 @@ export interface SilentPaymentsDeps {
 
 /**
  * The service, built but not listening and not scanning: `start()` writes a generated key set,
- * checks the database belongs to the keys and starts the scanner (when SCANNER_ENABLED, the
+ * creates DATA_DIR and opens the database, checks it belongs to the keys, loads the labels
+ * handed out, connects the relay publisher and starts the scanner (when SCANNER_ENABLED, the
  * default); `close()` closes the server, stops the scanner, the publisher and the chain client,
- * then closes the database.
+ * then closes the database. `close()` runs once, whether `start()` ran, failed half-way or not.
  */
 export interface SilentPaymentsService extends ServiceApp<{ http: Server }> {
   app: Express;
   connections: ConnectionCounter;
   scanner: Scanner;
-  store: Store;
+  /** Open from `start()` to `close()`; before, reads answer 503 (`progress()`: nothing scanned). */
+  store: DeferredStore;
   book: AddressBook;
   keys: ServiceKeys;
   publisher: Publisher;
@@ -78,10 +80,11 @@ function readVersion(): string {
 /**
  * Builds the silent-payment service: keys (from the environment or DATA_DIR, generated on
  * first start), the SQLite store, the BIP-352 address book, the relay publisher, the chain
- * scanner and the HTTP API with its limits (docs/silent-payments.md, "Limits"). Never listens and never reads
- * `process.env`; a generated key set is written by `start()`, which rejects when DATA_DIR's
- * database belongs to other keys. Throws a ConfigError for bad keys, or the bip352 library's
- * error when the secp256k1 backend is missing.
+ * scanner and the HTTP API with its limits (docs/silent-payments.md, "Limits"). Never listens,
+ * never reads `process.env`, writes nothing and opens no connection: `start()` writes a generated
+ * key set, opens the database (rejecting one that belongs to other keys) and starts the
+ * background work. Throws a ConfigError for bad keys, or the bip352 library's error when the
+ * secp256k1 backend is missing.
  */
 export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps): SilentPaymentsService {
   const { logger } = deps;
@@ -91,162 +94,149 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     spendPubkeyHex: config.spendPubkeyHex,
     logger,
   });
-  const store = openStore(join(config.dataDir, DATABASE_FILE));
-  let publisher: Publisher | undefined;
-  let rpc: ChainRpcClient | undefined;
-  let longPollRpc: ChainRpcClient | undefined;
-  let pool: ScanPool | undefined;
-  try {
-    // Only the label indexes are loaded: texts and addresses stay in SQLite (docs/silent-payments.md, "Limits").
-    const book = createAddressBook({
-      keys,
-      network: config.network,
-      labels: store.labelIndexes(),
-      lookupAddress: (m) => store.labelByIndex(m)?.address,
-      backend: config.scanner.backend,
-    });
-    logger.info(
-      {
-        network: config.network,
-        change_address: book.changeAddress,
-        labels: book.receiver.labels().length,
-        backend: book.receiver.backendName,
-      },
-      'address book ready',
-    );
+  const store = createStore(join(config.dataDir, DATABASE_FILE));
+  // Only the label indexes are kept in memory, loaded by start(): texts and addresses stay in
+  // SQLite (docs/silent-payments.md, "Limits").
+  const book = createAddressBook({
+    keys,
+    network: config.network,
+    lookupAddress: (m) => store.labelByIndex(m)?.address,
+    backend: config.scanner.backend,
+  });
 
-    if (deps.publisher !== undefined) publisher = deps.publisher;
-    else if (config.relay.url !== undefined && config.relay.publishToken !== undefined) {
-      publisher = createRelayPublisher({
-        url: config.relay.url,
-        token: config.relay.publishToken,
-        logger,
-        maxQueue: config.relay.queueSize,
-      });
-    } else {
-      logger.warn('RELAY_URL or RELAY_PUBLISH_TOKEN unset: events are not published');
-      publisher = createNoopPublisher();
-    }
-    rpc = deps.rpc ?? createChainRpcClient({ ...config.chainRpc, logger });
-    const instrumented = createSilentPaymentsMetrics(publisher);
-    const { metrics } = instrumented;
-    // Its own connections and a timeout above the long poll's, so it never holds the scanner's calls.
-    if (config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined) {
-      longPollRpc = createChainRpcClient({
-        ...config.chainRpc,
-        logger,
-        timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs,
-      });
-    }
-    // The EC work of blocks on worker threads (SCAN_WORKERS), started with the first block scanned.
-    pool =
-      config.scanner.enabled && config.scanner.workers > 0
-        ? createScanPool({
-            workers: config.scanner.workers,
-            scanPriv: keys.scanPriv,
-            spendPub: keys.spendPub,
-            labels: book.receiver.labels(),
-            backend: config.scanner.backend,
-            logger,
-          })
-        : undefined;
-    const scanner = createScanner({
-      rpc,
-      store,
-      book,
-      publisher: instrumented.publisher,
+  let publisher: Publisher;
+  if (deps.publisher !== undefined) publisher = deps.publisher;
+  else if (config.relay.url !== undefined && config.relay.publishToken !== undefined) {
+    publisher = createRelayPublisher({
+      url: config.relay.url,
+      token: config.relay.publishToken,
       logger,
-      startHeight: config.startHeight,
-      pollIntervalMs: config.scanner.pollIntervalMs,
-      mempool: config.scanner.mempool,
-      minBackoffMs: deps.scannerMinBackoffMs ?? 1_000,
-      maxBackoffMs: config.scanner.maxBackoffMs,
-      invoiceToleranceSats: config.invoiceToleranceSats,
-      mempoolIntervalMs: config.scanner.mempoolIntervalMs,
-      longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
-      pool,
-      prefetchBlocks: config.scanner.prefetchBlocks,
+      maxQueue: config.relay.queueSize,
     });
-    instrumented.observeScanner(scanner);
+  } else publisher = createNoopPublisher();
+  const rpc = deps.rpc ?? createChainRpcClient({ ...config.chainRpc, logger });
+  const instrumented = createSilentPaymentsMetrics(publisher);
+  const { metrics } = instrumented;
+  // Its own connections and a timeout above the long poll's, so it never holds the scanner's calls.
+  const longPollRpc =
+    config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined
+      ? createChainRpcClient({ ...config.chainRpc, logger, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs })
+      : undefined;
+  // The EC work of blocks on worker threads (SCAN_WORKERS), started with the scanner; the labels
+  // loaded by start() reach the workers before their first job.
+  const pool =
+    config.scanner.enabled && config.scanner.workers > 0
+      ? createScanPool({
+          workers: config.scanner.workers,
+          scanPriv: keys.scanPriv,
+          spendPub: keys.spendPub,
+          labels: book.receiver.labels(),
+          backend: config.scanner.backend,
+          logger,
+        })
+      : undefined;
+  const scanner = createScanner({
+    rpc,
+    store,
+    book,
+    publisher: instrumented.publisher,
+    logger,
+    startHeight: config.startHeight,
+    pollIntervalMs: config.scanner.pollIntervalMs,
+    mempool: config.scanner.mempool,
+    minBackoffMs: deps.scannerMinBackoffMs ?? 1_000,
+    maxBackoffMs: config.scanner.maxBackoffMs,
+    invoiceToleranceSats: config.invoiceToleranceSats,
+    mempoolIntervalMs: config.scanner.mempoolIntervalMs,
+    longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
+    pool,
+    prefetchBlocks: config.scanner.prefetchBlocks,
+  });
+  instrumented.observeScanner(scanner);
 
-    const app = express();
-    app.disable('x-powered-by');
-    // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
-    app.set('trust proxy', config.trustProxy);
-    app.use(requestId(config.trustProxy));
-    app.use(requestLogger(logger));
-    app.use(metrics.middleware());
-    app.use(overloadGuard(config.limits.maxInFlight));
-    app.use(requestTimeout(config.limits.requestTimeoutMs));
-    app.use(healthRoutes({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }));
-    app.get('/metrics', metrics.handler());
-    // The API document (docs/silent-payments.md, "API document"), outside the rate limit as health is.
-    app.get('/openapi.json', documentHandler(OPENAPI));
-    // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
-    if (config.limits.ratePerMinute > 0) app.use(rateLimit(createRateLimiter({ perMinute: config.limits.ratePerMinute })));
-    // Writes authenticated before their body is read (SP_API_TOKEN).
-    app.use(requireBearerForWrites(config.apiToken));
-    app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
-    app.use(addressRoutes({ store, book, logger, maxLabels: config.limits.maxLabels }));
-    app.use(paymentRoutes({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
-    app.use(labelRoutes({ store, toleranceSats: config.invoiceToleranceSats }));
-    app.use(psbtRoutes({ store, network: config.network, spendPub: keys.spendPub, logger }));
-    app.use(notFoundHandler());
-    app.use(errorHandler({ logger }));
+  const app = express();
+  app.disable('x-powered-by');
+  // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
+  app.set('trust proxy', config.trustProxy);
+  app.use(requestId(config.trustProxy));
+  app.use(requestLogger(logger));
+  app.use(metrics.middleware());
+  app.use(overloadGuard(config.limits.maxInFlight));
+  app.use(requestTimeout(config.limits.requestTimeoutMs));
+  app.use(
+    createHealthRouter({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }),
+  );
+  app.get('/metrics', metrics.handler());
+  // The API document (docs/silent-payments.md, "API document"), outside the rate limit as health is.
+  app.get('/openapi.json', documentHandler(OPENAPI));
+  // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
+  if (config.limits.ratePerMinute > 0) app.use(rateLimit(createRateLimiter({ perMinute: config.limits.ratePerMinute })));
+  // Writes authenticated before their body is read (SP_API_TOKEN).
+  app.use(requireBearerForWrites(config.apiToken));
+  app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
+  app.use(createAddressRouter({ store, book, logger, maxLabels: config.limits.maxLabels }));
+  app.use(createPaymentRouter({ store, tipHeight: () => scanner.tipHeight() ?? store.progress().scannedHeight }));
+  app.use(createLabelRouter({ store, toleranceSats: config.invoiceToleranceSats }));
+  app.use(createPsbtRouter({ store, network: config.network, spendPub: keys.spendPub, logger }));
+  app.use(notFoundHandler());
+  app.use(errorHandler({ logger }));
 
-    const server = createServer(app);
-    // docs/silent-payments.md, "Limits": a per-address cap below the global one with a reserve for
-    // new addresses, header and request deadlines, protocol errors in the error record.
-    const connections = limitConnectionsPerAddress(server, {
-      maxPerAddress: config.limits.maxConnectionsPerIp,
-      maxTotal: config.limits.maxConnections,
-      headersTimeoutMs: config.limits.headersTimeoutMs,
-      requestTimeoutMs: config.limits.requestTimeoutMs,
-      logger,
-    });
-    answerProtocolErrors(server);
+  const server = createServer(app);
+  // docs/silent-payments.md, "Limits": a per-address cap below the global one with a reserve for
+  // new addresses, header and request deadlines, protocol errors in the error record.
+  const connections = limitConnectionsPerAddress(server, {
+    maxPerAddress: config.limits.maxConnectionsPerIp,
+    maxTotal: config.limits.maxConnections,
+    headersTimeoutMs: config.limits.headersTimeoutMs,
+    requestTimeoutMs: config.limits.requestTimeoutMs,
+    logger,
+  });
+  answerProtocolErrors(server);
 
-    const ownedPublisher = publisher;
-    const ownedRpc = rpc;
-    const ownedLongPoll = longPollRpc;
-    const ownedPool = pool;
-    const servers = { http: server };
-    return {
-      app,
-      servers,
-      connections,
-      scanner,
-      store,
-      book,
-      keys,
-      publisher,
-      metrics,
-      async start() {
-        persistKeys();
-        store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
-        logger.info({ network: config.network, data_dir: config.dataDir }, 'silent-payments starting');
-        if (config.scanner.enabled) scanner.start();
-        else logger.warn('SCANNER_ENABLED=false: the chain is not scanned');
-        await Promise.resolve();
-      },
-      close: once(async () => {
-        await closeServers(servers);
-        const stopping = scanner.stop();
-        // Cuts a request in flight (a node that hangs) so the scanner stops at once.
-        if (deps.rpc === undefined) ownedRpc.close();
-        ownedLongPoll?.close();
-        await stopping;
-        await ownedPool?.close();
-        if (deps.publisher === undefined) await ownedPublisher.close();
-        store.close();
-      }),
-    };
-  } catch (err) {
-    void publisher?.close();
-    rpc?.close();
-    longPollRpc?.close();
-    void pool?.close();
-    store.close();
-    throw err;
-  }
+  const servers = { http: server };
+  return {
+    app,
+    servers,
+    connections,
+    scanner,
+    store,
+    book,
+    keys,
+    publisher,
+    metrics,
+    async start() {
+      persistKeys();
+      store.open();
+      store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
+      book.loadLabels(store.labelIndexes());
+      logger.info(
+        {
+          network: config.network,
+          change_address: book.changeAddress,
+          labels: book.receiver.labels().length,
+          backend: book.receiver.backendName,
+        },
+        'address book ready',
+      );
+      if (deps.publisher === undefined && !publisher.state().configured) {
+        logger.warn('RELAY_URL or RELAY_PUBLISH_TOKEN unset: events are not published');
+      }
+      publisher.start();
+      logger.info({ network: config.network, data_dir: config.dataDir }, 'silent-payments starting');
+      if (config.scanner.enabled) scanner.start();
+      else logger.warn('SCANNER_ENABLED=false: the chain is not scanned');
+      await Promise.resolve();
+    },
+    close: once(async () => {
+      await closeServers(servers);
+      const stopping = scanner.stop();
+      // Cuts a request in flight (a node that hangs) so the scanner stops at once.
+      if (deps.rpc === undefined) rpc.close();
+      longPollRpc?.close();
+      await stopping;
+      await pool?.close();
+      if (deps.publisher === undefined) await publisher.close();
+      store.close();
+    }),
+  };
 }

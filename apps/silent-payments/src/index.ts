@@ -1,7 +1,7 @@
 export { createApp, DATABASE_FILE, type SilentPaymentsDeps, type SilentPaymentsService } from './app';
 export { loadConfig, NETWORKS, PAYMENTS_MAX_LIMIT, LABEL_MAX_LENGTH, type SilentPaymentsConfig, type SpNetwork } from './config';
 export { loadOrCreateKeys, KEY_FILES, type ServiceKeys } from './keys';
-export { openStore, paymentId, type Store, type PaymentRecord, type LabelRecord } from './store';
+export { createStore, openStore, paymentId, type DeferredStore, type Store, type PaymentRecord, type LabelRecord } from './store';
 export { createChainRpcClient, ChainRpcError, type ChainRpcClient, type ChainRpcClientOptions } from './chain-rpc';
 export {
   createNoopPublisher,

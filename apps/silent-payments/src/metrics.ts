@@ -68,6 +68,7 @@ export function createSilentPaymentsMetrics(publisher: Publisher): SilentPayment
       return publisher.publish(type, data);
     },
     state: () => publisher.state(),
+    start: () => publisher.start(),
     close: () => publisher.close(),
   };
 

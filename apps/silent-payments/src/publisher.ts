@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import WebSocket from 'ws';
-import type { Logger } from '@repo/service';
+import WebSocket, { type RawData } from 'ws';
+import { backoff, type Logger } from '@repo/service';
 import type { DataOf, EventDataByType, EventType, Message } from '@repo/relay-protocol';
 
 /** `data` of a `TransactionReceived` event (the relay's message table, `@repo/relay-protocol`). */
@@ -32,15 +32,18 @@ export interface Publisher {
   /** Queues one event; never throws, never blocks the scanner. Returns the envelope. */
   publish<T extends keyof EventDataByType>(type: T, data: EventDataByType[T]): EventEnvelope<T>;
   state(): PublisherState;
-  /** Stops reconnecting and closes the connection; unsent events are lost. */
+  /** Connects (the app's `start()`); events published before are queued. Later calls do nothing. */
+  start(): void;
+  /** Stops reconnecting and closes the connection; unsent events are lost. Safe before `start()`. */
   close(): Promise<void>;
 }
 
 /** A publisher that drops every event (RELAY_URL or RELAY_PUBLISH_TOKEN unset). */
 export function createNoopPublisher(): Publisher {
   return {
-    publish: (type, data) => ({ type, id: randomUUID(), timestamp: Date.now(), data }) as EventEnvelope<typeof type>,
+    publish: (type, data) => ({ type, id: randomUUID(), timestamp: Date.now(), data }),
     state: () => ({ configured: false, connected: false, queued: 0, dropped: 0, acknowledged: 0, rejected: 0 }),
+    start: () => undefined,
     close: async () => undefined,
   };
 }
@@ -54,13 +57,20 @@ export interface RelayPublisherOptions {
   logger: Logger;
   /** Events kept until acknowledged; past it the oldest is dropped with a warning. */
   maxQueue?: number;
-  /** First reconnection delay (ms), doubled up to {@link maxBackoffMs}, with jitter. */
+  /** First reconnection delay (ms), doubled up to {@link maxBackoffMs}, with equal jitter. */
   minBackoffMs?: number;
   maxBackoffMs?: number;
 }
 
+/** The text of a WebSocket message, whichever form `ws` hands it in (one buffer, fragments, an ArrayBuffer). */
+export function messageText(raw: RawData): string {
+  if (Array.isArray(raw)) return Buffer.concat(raw).toString('utf8');
+  if (raw instanceof ArrayBuffer) return Buffer.from(raw).toString('utf8');
+  return raw.toString('utf8');
+}
+
 /**
- * Publishes events to the relay (docs/relay.md, "Publishing"). Every event stays queued until the relay's `ack`
+ * Publishes events to the relay (docs/relay.md, "Publishing"), once started. Every event stays queued until the relay's `ack`
  * with the same id arrives; after a reconnection the unacknowledged ones are sent again (the
  * relay de-duplicates by id), so an event survives a relay restart. The queue is bounded.
  */
@@ -74,6 +84,7 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
   let socket: WebSocket | undefined;
   let connected = false;
   let closed = false;
+  let started = false;
   let attempts = 0;
   let dropped = 0;
   let acknowledged = 0;
@@ -97,10 +108,12 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
       wasConnected = true;
       for (const text of queue.values()) ws.send(text);
     });
-    ws.on('message', (raw) => {
+    ws.on('message', (raw, isBinary) => {
+      // Every relay message is one JSON text frame (docs/relay.md, "WebSocket envelope").
+      if (isBinary) return;
       let message: { type?: unknown; id?: unknown; data?: { code?: unknown; message?: unknown } };
       try {
-        message = JSON.parse(raw.toString());
+        message = JSON.parse(messageText(raw)) as typeof message;
       } catch {
         return;
       }
@@ -134,17 +147,14 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
 
   function scheduleReconnect(): void {
     if (closed || reconnectTimer !== undefined) return;
-    const base = Math.min(maxBackoff, minBackoff * 2 ** Math.min(attempts, 20));
+    const delay = backoff(attempts, { minMs: minBackoff, maxMs: maxBackoff, jitter: 'equal' });
     attempts++;
-    const delay = base / 2 + Math.random() * (base / 2);
     reconnectTimer = setTimeout(() => {
       reconnectTimer = undefined;
       connect();
     }, delay);
     reconnectTimer.unref();
   }
-
-  connect();
 
   return {
     publish(type, data) {
@@ -165,6 +175,11 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
       return envelope;
     },
     state: () => ({ configured: true, connected, queued: queue.size, dropped, acknowledged, rejected }),
+    start() {
+      if (started || closed) return;
+      started = true;
+      connect();
+    },
     close() {
       closed = true;
       if (reconnectTimer !== undefined) clearTimeout(reconnectTimer);

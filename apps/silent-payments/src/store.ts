@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { AppError } from '@repo/errors';
 
 /** A label handed out by `POST /generate-address` (BIP-352 label index m ≥ 1). */
 export interface LabelRecord {
@@ -261,13 +262,19 @@ export function openStore(path: string): Store {
   // Created 0600 before SQLite opens it: the WAL and shm files take the database's mode.
   closeSync(openSync(path, 'a', 0o600));
   const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.defaultSafeIntegers(true);
-  db.exec(SCHEMA);
-  migrate(db);
-  db.exec(SCHEMA_V2_INDEXES);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.defaultSafeIntegers(true);
+    db.exec(SCHEMA);
+    migrate(db);
+    db.exec(SCHEMA_V2_INDEXES);
+  } catch (err) {
+    // Not a database, or a newer one: the handle is not left open.
+    db.close();
+    throw err;
+  }
 
   const getMeta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
   const setMeta = db.prepare<[string, string]>(
@@ -510,5 +517,74 @@ export function openStore(path: string): Store {
     pendingTxids: () => pendingTxids.all().map((row) => row.txid),
     removePending: (txids) => removePending(txids),
     close: () => db.close(),
+  };
+}
+
+/** A store built without touching the disk: `open()` (the app's `start()`) creates DATA_DIR and opens the file. */
+export interface DeferredStore extends Store {
+  /** Creates the directory and opens (or creates) the database; later calls do nothing. Throws after `close()`. */
+  open(): void;
+  /** Whether the database is open: after `open()`, before `close()`. */
+  readonly isOpen: boolean;
+}
+
+/** The store's methods that need the database (all but `progress` and `close`, which have answers without it). */
+type DatabaseMethod = Exclude<keyof Store, 'progress' | 'close'>;
+
+/**
+ * The store of `path`, opened by `open()`: building the app writes nothing. Before `open()` and after `close()`, `progress()` answers nothing scanned
+ * yet and every other read or write throws a SERVICE_UNAVAILABLE error (503 to a client), never
+ * a crash; `close()` is safe at any time and more than once.
+ */
+export function createStore(path: string): DeferredStore {
+  let db: Store | undefined;
+  let closed = false;
+  const current = (): Store => {
+    if (db !== undefined) return db;
+    throw new AppError('SERVICE_UNAVAILABLE', {
+      message: closed ? 'the service is stopping' : 'the service is starting',
+      details: closed ? 'the database is closed' : 'the database is not open yet',
+    });
+  };
+  const via = <K extends DatabaseMethod>(name: K): Store[K] =>
+    ((...args: unknown[]): unknown => Reflect.apply(current()[name] as (...a: unknown[]) => unknown, undefined, args)) as Store[K];
+  return {
+    open() {
+      if (closed) throw new Error(`the database ${path} was closed: build the app again`);
+      db ??= openStore(path);
+    },
+    get isOpen() {
+      return db !== undefined;
+    },
+    progress: () => db?.progress() ?? { startHeight: undefined, scannedHeight: undefined },
+    close() {
+      closed = true;
+      const open = db;
+      db = undefined;
+      open?.close();
+    },
+    assertIdentity: via('assertIdentity'),
+    findLabel: via('findLabel'),
+    createLabel: via('createLabel'),
+    labels: via('labels'),
+    labelIndexes: via('labelIndexes'),
+    labelByIndex: via('labelByIndex'),
+    listPayments: via('listPayments'),
+    countPayments: via('countPayments'),
+    listLabels: via('listLabels'),
+    countLabels: via('countLabels'),
+    labelTotals: via('labelTotals'),
+    balance: via('balance'),
+    getPayment: via('getPayment'),
+    initProgress: via('initProgress'),
+    blockHash: via('blockHash'),
+    applyBlock: via('applyBlock'),
+    rollbackAbove: via('rollbackAbove'),
+    markSpentPending: via('markSpentPending'),
+    pendingSpendTxids: via('pendingSpendTxids'),
+    clearPendingSpends: via('clearPendingSpends'),
+    addPending: via('addPending'),
+    pendingTxids: via('pendingTxids'),
+    removePending: via('removePending'),
   };
 }

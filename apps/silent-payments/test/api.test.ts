@@ -8,18 +8,13 @@ import { bytesToHex } from '@repo/crypto';
 import { closeGracefully, createSilentLogger, listen } from '@repo/service';
 import { createApp, type SilentPaymentsService } from '../src/app';
 import { contract } from './support/contract';
+import { offlineEnv } from './support/service';
 import { loadConfig, PAYMENTS_MAX_LIMIT, LABEL_MAX_LENGTH } from '../src/config';
 import type { NewPayment } from '../src/store';
 
 async function build(dataDir: string, env: Record<string, string> = {}): Promise<SilentPaymentsService> {
   // No scanner and no node: these tests drive the HTTP API and the store only.
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    SP_NETWORK: 'signet',
-    SCANNER_ENABLED: 'false',
-    CHAIN_RPC_URL: 'http://127.0.0.1:9',
-    ...env,
-  });
+  const config = loadConfig(offlineEnv(dataDir, env));
   const service = createApp(config, { logger: createSilentLogger() });
   await service.start();
   contract.attach(service.servers.http);

@@ -1,37 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { holdSlowConnections, rawExchange } from '@repo/http/testing';
-import { createSilentLogger, listen } from '@repo/service';
-import { createApp, type SilentPaymentsService } from '../src/app';
-import { loadConfig } from '../src/config';
+import { useOfflineService } from './support/service';
 
 // docs/silent-payments.md, "Limits": one address cannot lock others out, parsing is bounded,
 // malformed requests get the error record.
 describe('silent-payments hardening', () => {
-  let dir: string;
-  let service: SilentPaymentsService;
+  const fixture = useOfflineService('sp-harden-');
   let port: number;
   const held: Socket[] = [];
-  async function start(env: Record<string, string> = {}) {
-    dir = mkdtempSync(join(tmpdir(), 'sp-harden-'));
-    const config = loadConfig({
-      DATA_DIR: dir,
-      SP_NETWORK: 'signet',
-      SCANNER_ENABLED: 'false',
-      CHAIN_RPC_URL: 'http://127.0.0.1:9',
-      RATE_LIMIT_PER_MINUTE: '0',
-      ...env,
-    });
-    service = createApp(config, { logger: createSilentLogger() });
-    await service.start();
-    port = (await listen(service.servers.http, 0, '127.0.0.1')).port;
-  }
-  afterEach(async () => {
+  // Malformed requests on purpose: their answers are not checked against the API document.
+  const start = async () => {
+    port = (await fixture.start({ RATE_LIMIT_PER_MINUTE: '0' }, { contract: false })).port;
+  };
+  afterEach(() => {
     for (const s of held.splice(0)) s.destroy();
-    await service.close();
-    rmSync(dir, { recursive: true, force: true });
   });
   const post = (path: string, text: string, headers = '') =>
     rawExchange(
@@ -43,7 +25,7 @@ describe('silent-payments hardening', () => {
     await start();
     held.push(...(await holdSlowConnections(port, 50, '127.0.0.2', '/generate-address', 1_000)));
     // At most its 20 connections, and of those at most 4 (a quarter of MAX_CONCURRENT_BODIES) slow bodies.
-    expect(service.connections.count('127.0.0.2')).toBeLessThanOrEqual(20);
+    expect(fixture.running.service.connections.count('127.0.0.2')).toBeLessThanOrEqual(20);
     const r = await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', { localAddress: '127.0.0.3', timeoutMs: 2_000 });
     expect(r.status).toBe(200);
   });
@@ -85,27 +67,11 @@ describe('silent-payments hardening', () => {
 });
 
 describe('silent-payments labels: cap, write token, characters', () => {
-  let dir: string;
-  let service: SilentPaymentsService;
+  const fixture = useOfflineService('sp-labels-');
   let port: number;
-  async function start(env: Record<string, string> = {}) {
-    dir = mkdtempSync(join(tmpdir(), 'sp-labels-'));
-    const config = loadConfig({
-      DATA_DIR: dir,
-      SP_NETWORK: 'signet',
-      SCANNER_ENABLED: 'false',
-      CHAIN_RPC_URL: 'http://127.0.0.1:9',
-      RATE_LIMIT_PER_MINUTE: '0',
-      ...env,
-    });
-    service = createApp(config, { logger: createSilentLogger() });
-    await service.start();
-    port = (await listen(service.servers.http, 0, '127.0.0.1')).port;
-  }
-  afterEach(async () => {
-    await service.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const start = async (env: Record<string, string> = {}) => {
+    port = (await fixture.start({ RATE_LIMIT_PER_MINUTE: '0', ...env }, { contract: false })).port;
+  };
   const generate = (body: unknown, headers = '') => {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     return rawExchange(
@@ -168,11 +134,8 @@ describe('silent-payments labels: cap, write token, characters', () => {
   it('after a restart, finds the address of a stored label from the store (labels loaded as indexes only)', async () => {
     await start();
     const made = JSON.parse((await generate({ label: 'kept', amount: 0.002 })).body) as { address: string };
-    await service.close();
-    const config = loadConfig({ DATA_DIR: dir, SP_NETWORK: 'signet', SCANNER_ENABLED: 'false', CHAIN_RPC_URL: 'http://127.0.0.1:9' });
-    service = createApp(config, { logger: createSilentLogger() });
-    await service.start();
-    port = (await listen(service.servers.http, 0, '127.0.0.1')).port;
+    // A restart on the same DATA_DIR.
+    const { service } = await fixture.start();
     expect(service.book.addressOf(1)).toBe(made.address);
     expect(service.book.addressOf(2)).toBeUndefined();
     expect(service.book.receiver.labels()).toEqual([0, 1]);

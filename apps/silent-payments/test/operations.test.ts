@@ -1,48 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildSilentPayment, plainScript, startChainDouble, type ChainDouble } from '@repo/chain-double';
+import { buildSilentPayment, plainScript } from '@repo/chain-double';
 import { sampleValue, scrape } from '@repo/metrics/testing';
-import { waitFor } from './support/fake-relay';
-import { getJson, postJson, startService, type RunningService } from './support/service';
-
-const USER = 'proxytest';
-const PASSWORD = 'proxytestpass';
+import { getJson, postJson, useChainDouble } from './support/service';
 
 // Operations (docs/README.md, "Operations"): metrics, request ids and trusted proxies, over real sockets.
 describe('silent-payments operations', () => {
-  let node: ChainDouble;
-  let dir: string;
-  let running: RunningService | undefined;
-
-  beforeEach(async () => {
-    node = await startChainDouble({ port: 0, host: '127.0.0.1', user: USER, password: PASSWORD, chain: 'regtest' });
-    dir = mkdtempSync(join(tmpdir(), 'sp-ops-'));
-  });
-  afterEach(async () => {
-    await running?.close();
-    running = undefined;
-    await node.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const env = (extra: Record<string, string> = {}) => ({
-    DATA_DIR: dir,
-    CHAIN_RPC_URL: node.url,
-    CHAIN_RPC_USER: USER,
-    CHAIN_RPC_PASSWORD: PASSWORD,
-    ...extra,
-  });
-  const synced = () =>
-    waitFor(
-      () => running!.service.scanner.status().scanned_height === node.tipHeight() && running!.service.scanner.status().state === 'synced',
-      15_000,
-      `scan to ${node.tipHeight()}`,
-    );
+  const chain = useChainDouble('sp-ops-');
 
   it('GET /metrics: scanned height, lag, blocks scanned and payments found move as blocks come', async () => {
-    running = await startService(env());
-    await synced();
+    const { node } = chain;
+    const running = await chain.start();
+    await chain.synced();
     const before = await scrape(`${running.url}/metrics`);
     const height = node.tipHeight();
     expect(sampleValue(before, 'silent_payments_scanned_height')).toBe(height);
@@ -57,7 +24,7 @@ describe('silent-payments operations', () => {
     const paid = buildSilentPayment([node.fund('p2wpkh')], [{ address, sats: 20_000_000n }], plainScript(7));
     node.mine(1, [paid.hex]);
     node.mine(2);
-    await synced();
+    await chain.synced();
 
     const after = await scrape(`${running.url}/metrics`);
     expect(sampleValue(after, 'silent_payments_scanned_height')).toBe(node.tipHeight());
@@ -68,9 +35,9 @@ describe('silent-payments operations', () => {
   });
 
   it('echoes a request id; takes the proxy one and keys the rate limit on X-Forwarded-For only behind TRUST_PROXY', async () => {
-    running = await startService(env({ SCANNER_ENABLED: 'false', TRUST_PROXY: '1', RATE_LIMIT_PER_MINUTE: '1' }));
+    const running = await chain.start({ SCANNER_ENABLED: 'false', TRUST_PROXY: '1', RATE_LIMIT_PER_MINUTE: '1' });
     const get = (client: string, id?: string) =>
-      fetch(`${running!.url}/payments/none`, { headers: { 'X-Forwarded-For': client, ...(id ? { 'X-Request-Id': id } : {}) } });
+      fetch(`${running.url}/payments/none`, { headers: { 'X-Forwarded-For': client, ...(id ? { 'X-Request-Id': id } : {}) } });
     const first = await get('198.51.100.1', 'nginx-1');
     expect(first.headers.get('x-request-id')).toBe('nginx-1');
     expect(first.status).not.toBe(429);

@@ -1,10 +1,16 @@
 import { createSilentLogger } from '@repo/service';
-import { createNoopPublisher, createRelayPublisher, type Publisher } from '../src/publisher';
+import { createNoopPublisher, createRelayPublisher, messageText, type Publisher, type RelayPublisherOptions } from '../src/publisher';
 import { freePort, startFakeRelay, waitFor, type FakeRelay } from './support/fake-relay';
 
 const TOKEN = 'publish-token-for-tests';
 const logger = createSilentLogger();
 const block = (h: number) => ({ block_height: h, block_hash: 'ab'.repeat(32), transactions_count: 1, silent_payments_found: 0 });
+/** A relay publisher, started (connecting). */
+const started = (options: Omit<RelayPublisherOptions, 'logger'>): Publisher => {
+  const publisher = createRelayPublisher({ ...options, logger });
+  publisher.start();
+  return publisher;
+};
 
 describe('createRelayPublisher', () => {
   let relay: FakeRelay | undefined;
@@ -16,9 +22,27 @@ describe('createRelayPublisher', () => {
     relay = undefined;
   });
 
-  it('publishes envelopes with the bearer token and forgets them once acknowledged', async () => {
+  it('connects only once started: events published before wait in the queue; close() before start() is safe', async () => {
     relay = await startFakeRelay(TOKEN);
     publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger });
+    publisher.publish('BlockScanned', block(1));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(relay.accepted).toBe(0);
+    expect(publisher.state()).toMatchObject({ connected: false, queued: 1 });
+    publisher.start();
+    publisher.start();
+    await waitFor(() => publisher!.state().acknowledged === 1, 5_000, 'ack');
+    expect(relay.accepted).toBe(1);
+    const never = createRelayPublisher({ url: relay.url, token: TOKEN, logger });
+    await never.close();
+    never.start();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(relay.accepted).toBe(1);
+  });
+
+  it('publishes envelopes with the bearer token and forgets them once acknowledged', async () => {
+    relay = await startFakeRelay(TOKEN);
+    publisher = started({ url: relay.url, token: TOKEN });
     const sent = publisher.publish('TransactionReceived', {
       txid: 'cd'.repeat(32),
       amount: 0.5,
@@ -34,7 +58,7 @@ describe('createRelayPublisher', () => {
 
   it('keeps events while the relay is down and delivers them once it is up', async () => {
     const port = await freePort();
-    publisher = createRelayPublisher({ url: `ws://127.0.0.1:${port}`, token: TOKEN, logger, minBackoffMs: 20, maxBackoffMs: 100 });
+    publisher = started({ url: `ws://127.0.0.1:${port}`, token: TOKEN, minBackoffMs: 20, maxBackoffMs: 100 });
     publisher.publish('BlockScanned', block(1));
     publisher.publish('BlockScanned', block(2));
     await new Promise((r) => setTimeout(r, 100));
@@ -47,7 +71,7 @@ describe('createRelayPublisher', () => {
   it('sends unacknowledged events again after the connection drops', async () => {
     relay = await startFakeRelay(TOKEN);
     relay.ackEvents = false;
-    publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger, minBackoffMs: 20, maxBackoffMs: 100 });
+    publisher = started({ url: relay.url, token: TOKEN, minBackoffMs: 20, maxBackoffMs: 100 });
     const sent = publisher.publish('BlockScanned', block(3));
     await waitFor(() => relay!.events.length === 1, 5_000, 'first delivery');
     relay.ackEvents = true;
@@ -59,7 +83,7 @@ describe('createRelayPublisher', () => {
   it('forgets an event the relay refuses with an error', async () => {
     relay = await startFakeRelay(TOKEN);
     relay.rejectType = 'TransactionReceived';
-    publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger });
+    publisher = started({ url: relay.url, token: TOKEN });
     publisher.publish('TransactionReceived', { txid: 'ab'.repeat(32), amount: 1, address: 'tsp1x', block_height: 1, confirmations: 1 });
     publisher.publish('BlockScanned', block(1));
     await waitFor(() => publisher!.state().queued === 0, 5_000, 'answers');
@@ -68,10 +92,9 @@ describe('createRelayPublisher', () => {
 
   it('drops the oldest events when the queue is full', async () => {
     const port = await freePort();
-    publisher = createRelayPublisher({
+    publisher = started({
       url: `ws://127.0.0.1:${port}`,
       token: TOKEN,
-      logger,
       maxQueue: 2,
       minBackoffMs: 20,
       maxBackoffMs: 50,
@@ -85,11 +108,22 @@ describe('createRelayPublisher', () => {
 
   it('is refused with a wrong token and keeps its events', async () => {
     relay = await startFakeRelay(TOKEN);
-    publisher = createRelayPublisher({ url: relay.url, token: 'wrong', logger, minBackoffMs: 20, maxBackoffMs: 50 });
+    publisher = started({ url: relay.url, token: 'wrong', minBackoffMs: 20, maxBackoffMs: 50 });
     publisher.publish('BlockScanned', block(1));
     await waitFor(() => relay!.refused >= 2, 5_000, 'refusals');
     expect(relay.events).toEqual([]);
     expect(publisher.state()).toMatchObject({ connected: false, queued: 1 });
+  });
+});
+
+describe('messageText', () => {
+  it('decodes each form ws hands a message in: a Buffer, fragments, an ArrayBuffer', () => {
+    const text = '{"type":"ack","id":"é"}';
+    const bytes = Buffer.from(text, 'utf8');
+    expect(messageText(bytes)).toBe(text);
+    // A fragment boundary inside the two bytes of "é".
+    expect(messageText([bytes.subarray(0, 20), bytes.subarray(20)])).toBe(text);
+    expect(messageText(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length))).toBe(text);
   });
 });
 

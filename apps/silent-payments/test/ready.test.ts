@@ -1,38 +1,24 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startChainDouble, type ChainDouble } from '@repo/chain-double';
+import type { ChainDouble } from '@repo/chain-double';
 import { createMemoryLogger, createSilentLogger, listen } from '@repo/service';
 import { createApp as createProxy, loadConfig as loadProxyConfig, type ProxyApp } from '@repo/rpc-proxy';
 import { waitFor } from './support/fake-relay';
-import { getJson, startService, type RunningService } from './support/service';
-
-const USER = 'proxytest';
-const PASSWORD = 'proxytestpass';
+import { getJson, startService, useChainDouble, type RunningService } from './support/service';
 
 describe('the node in its initial block download, GET /ready', () => {
+  const chain = useChainDouble('sp-ready-', { initialBlocks: 101 });
   let node: ChainDouble;
-  let dir: string;
   let running: RunningService | undefined;
-
-  beforeEach(async () => {
-    node = await startChainDouble({ user: USER, password: PASSWORD, chain: 'regtest', initialBlocks: 101 });
-    dir = mkdtempSync(join(tmpdir(), 'sp-ready-'));
+  beforeEach(() => {
+    ({ node } = chain);
   });
   afterEach(async () => {
     await running?.close();
     running = undefined;
-    await node.close();
-    rmSync(dir, { recursive: true, force: true });
   });
-
-  const env = (extra: Record<string, string> = {}) => ({
-    DATA_DIR: dir,
-    CHAIN_RPC_URL: node.url,
-    CHAIN_RPC_USER: USER,
-    CHAIN_RPC_PASSWORD: PASSWORD,
-    ...extra,
-  });
+  const env = (extra: Record<string, string> = {}) => chain.env(extra);
   const status = () => running!.service.scanner.status();
 
   it('waits for initialblockdownload: false before taking the tip as start height, saying so with the node’s progress', async () => {
@@ -122,8 +108,8 @@ describe('the node in its initial block download, GET /ready', () => {
       loadProxyConfig({
         DATA_DIR: proxyDir,
         BITCOIND_RPC_URL: node.url,
-        BITCOIND_RPC_USER: USER,
-        BITCOIND_RPC_PASSWORD: PASSWORD,
+        BITCOIND_RPC_USER: chain.user,
+        BITCOIND_RPC_PASSWORD: chain.password,
         RPC_USER: 'sp',
         RPC_PASSWORD: 'sp-secret',
         AUTH_FAILURE_DELAY_MS: '0',

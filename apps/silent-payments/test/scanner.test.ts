@@ -1,18 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, hexToBytes } from '@repo/crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChainDouble, type ChainDouble, type FundedOutput } from '@repo/chain-double';
-import { startFakeRelay, waitFor, type FakeRelay } from './support/fake-relay';
+import { waitFor, type FakeRelay } from './support/fake-relay';
 import { buildSilentPayment, decodeTx, plainScript } from '@repo/chain-double';
 import { openStore } from '../src/store';
-import { getJson, postJson, startService, type RunningService } from './support/service';
+import { getJson, postJson, startService, useChainDouble, type RunningService } from './support/service';
 import { runCli } from '../src/cli';
-
-const TOKEN = 'relay-publish-token';
-const USER = 'proxytest';
-const PASSWORD = 'proxytestpass';
 
 interface PaymentDetail {
   output_key: string;
@@ -33,33 +28,19 @@ interface PaymentDetail {
 }
 
 describe('scanner against the chain double', () => {
+  const chain = useChainDouble('sp-scan-');
   let node: ChainDouble;
   let relay: FakeRelay;
   let dir: string;
   let running: RunningService | undefined;
-
-  beforeEach(async () => {
-    node = await startChainDouble({ port: 0, host: '127.0.0.1', user: USER, password: PASSWORD, chain: 'regtest' });
-    relay = await startFakeRelay(TOKEN);
-    dir = mkdtempSync(join(tmpdir(), 'sp-scan-'));
+  beforeEach(() => {
+    ({ node, relay, dir } = chain);
   });
   afterEach(async () => {
     await running?.close();
     running = undefined;
-    await relay.close();
-    await node.close();
-    rmSync(dir, { recursive: true, force: true });
   });
-
-  const env = (extra: Record<string, string> = {}) => ({
-    DATA_DIR: dir,
-    CHAIN_RPC_URL: node.url,
-    CHAIN_RPC_USER: USER,
-    CHAIN_RPC_PASSWORD: PASSWORD,
-    RELAY_URL: relay.url,
-    RELAY_PUBLISH_TOKEN: TOKEN,
-    ...extra,
-  });
+  const env = (extra: Record<string, string> = {}) => chain.env(extra);
   const scanned = () => running!.service.scanner.status().scanned_height;
   const synced = () =>
     waitFor(

@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openStore, SCHEMA_VERSION, type NewPayment, type Store } from '../src/store';
+import { AppError } from '@repo/errors';
+import { createStore, openStore, SCHEMA_VERSION, type NewPayment, type Store } from '../src/store';
 
 function payment(txid: string, vout: number, amountSats = 1000n): NewPayment {
   return {
@@ -187,5 +188,53 @@ describe('openStore', () => {
     // Opened again: no second migration.
     store = openStore(path);
     expect(store.getPayment(id)?.spentHeight).toBe(8);
+  });
+});
+
+describe('createStore', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sp-store-'));
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('touches nothing until open(): progress is empty, other reads are 503 errors; open() creates the directory and the file', () => {
+    const path = join(dir, 'data', 'db.sqlite');
+    const store = createStore(path);
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+    expect(store.isOpen).toBe(false);
+    expect(store.progress()).toEqual({ startHeight: undefined, scannedHeight: undefined });
+    let refused: unknown;
+    try {
+      store.countLabels();
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'the service is starting' });
+    store.open();
+    store.open();
+    expect(statSync(join(dir, 'data')).mode & 0o777).toBe(0o700);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    store.initProgress(5, 'ab'.repeat(32));
+    expect(store.progress()).toEqual({ startHeight: 5, scannedHeight: 4 });
+    expect(store.blockHash(4)).toBe('ab'.repeat(32));
+    store.close();
+    store.close();
+    expect(store.isOpen).toBe(false);
+    expect(() => store.blockHash(4)).toThrow('the service is stopping');
+    expect(() => store.open()).toThrow(/was closed/);
+    // What was written is there for the next start.
+    const again = openStore(path);
+    expect(again.progress()).toEqual({ startHeight: 5, scannedHeight: 4 });
+    again.close();
+  });
+
+  it('close() before open() creates nothing', () => {
+    const store = createStore(join(dir, 'data', 'db.sqlite'));
+    store.close();
+    expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 });

@@ -6,8 +6,8 @@ import { parseBtcAmount, satsToBtc } from '../amount';
 import { LABEL_MAX_LENGTH } from '../config';
 import type { LabelRecord, Store } from '../store';
 
-/** Dependencies of {@link addressRoutes}. */
-export interface AddressRoutesOptions {
+/** Dependencies of {@link createAddressRouter}. */
+export interface AddressRouterDeps {
   store: Store;
   book: AddressBook;
   logger: Logger;
@@ -53,7 +53,7 @@ function toResponse(record: LabelRecord) {
  * The label maps to a BIP-352 label index m ≥ 1 (m = 0 is change); 201 when the label is new,
  * 200 with the stored record (its first amount and time) when it existed.
  */
-export function addressRoutes(options: AddressRoutesOptions): Router {
+export function createAddressRouter(options: AddressRouterDeps): Router {
   const { store, book, logger, maxLabels } = options;
   const router = Router();
   router.post('/generate-address', function generateAddress(req, res) {

@@ -27,8 +27,8 @@ export function unreadyReason(
   return undefined;
 }
 
-/** Dependencies of {@link healthRoutes}. */
-export interface HealthRoutesOptions {
+/** Dependencies of {@link createHealthRouter}. */
+export interface HealthRouterDeps {
   version: string;
   network: string;
   scanner: Scanner;
@@ -43,7 +43,7 @@ export interface HealthRoutesOptions {
  * state. `status` is `healthy`, or `degraded` while the scanner cannot reach the chain node;
  * the HTTP status stays 200 since the HTTP API itself works.
  */
-export function healthRoutes(options: HealthRoutesOptions): Router {
+export function createHealthRouter(options: HealthRouterDeps): Router {
   const router = Router();
   /**
    * `GET /ready` (docs/silent-payments.md, "Health and readiness"): 200 when the scanner's last

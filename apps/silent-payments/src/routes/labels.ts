@@ -5,8 +5,8 @@ import { invoiceStatus } from '../invoices';
 import type { LabelRecord, Store } from '../store';
 import { readPage } from './payments';
 
-/** Dependencies of {@link labelRoutes}. */
-export interface LabelRoutesOptions {
+/** Dependencies of {@link createLabelRouter}. */
+export interface LabelRouterDeps {
   store: Store;
   /** INVOICE_TOLERANCE_SATS: how far from the amount a confirmed total still counts as paid. */
   toleranceSats: bigint;
@@ -17,7 +17,7 @@ export interface LabelRoutesOptions {
  * invoice `{label, address, amount, received, pending, status, created_at, payments}`; the list
  * is paged like `GET /payments` (oldest label first).
  */
-export function labelRoutes(options: LabelRoutesOptions): Router {
+export function createLabelRouter(options: LabelRouterDeps): Router {
   const { store, toleranceSats } = options;
   const router = Router();
 

@@ -5,8 +5,8 @@ import { CHANGE_LABEL } from '../address-book';
 import { LABEL_MAX_LENGTH, PAYMENTS_MAX_LIMIT } from '../config';
 import type { PaymentFilter, PaymentRecord, Store } from '../store';
 
-/** Dependencies of {@link paymentRoutes}. */
-export interface PaymentRoutesOptions {
+/** Dependencies of {@link createPaymentRouter}. */
+export interface PaymentRouterDeps {
   store: Store;
   /** The chain tip for `confirmations` (the node's, as the scanner last saw it). */
   tipHeight: () => number | undefined;
@@ -75,7 +75,7 @@ function listItem(p: PaymentRecord) {
  * `GET /payments` (limit default 10, at most PAYMENTS_MAX_LIMIT; offset default 0) and
  * `GET /payments/:id` (docs/silent-payments.md, "Endpoints"; the spend data: "Spend data"), `GET /balance` ("Balance"). Pending payments come first, then the newest block first.
  */
-export function paymentRoutes(options: PaymentRoutesOptions): Router {
+export function createPaymentRouter(options: PaymentRouterDeps): Router {
   const { store } = options;
   const router = Router();
   router.get('/payments', function listPayments(req, res) {

@@ -6,8 +6,8 @@ import type { SpNetwork } from '../config';
 import { addressScript, createSweepPsbt, FEE_RATE_MAX, FEE_RATE_MIN, PsbtError, type SweepInput } from '../psbt';
 import type { PaymentRecord, Store } from '../store';
 
-/** Dependencies of {@link psbtRoutes}. */
-export interface PsbtRoutesOptions {
+/** Dependencies of {@link createPsbtRouter}. */
+export interface PsbtRouterDeps {
   store: Store;
   network: SpNetwork;
   /** B_spend (33 bytes, compressed): the key of PSBT_IN_SP_SPEND_BIP32_DERIVATION. */
@@ -27,7 +27,7 @@ function invalid(message: string, details?: string): AppError {
  * version 0 PSBT (base64) spending the outputs `ids` (default: every confirmed unspent output)
  * to `to`, with the fee for the signed size; `b_spend` stays offline (`cli.js sign`).
  */
-export function psbtRoutes(options: PsbtRoutesOptions): Router {
+export function createPsbtRouter(options: PsbtRouterDeps): Router {
   const { store, network, spendPub, logger } = options;
   const router = Router();
   router.post('/psbt', function createPsbt(req, res) {

@@ -1,14 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger, listen } from '@repo/service';
-import { createApp as createProxy, loadConfig as loadProxyConfig, type ProxyApp } from '@repo/rpc-proxy';
-import { createFundedWallet, createWallet, makeSilentPayment, startRegtestNode, type RegtestNode, type RegtestWallet } from '@repo/regtest';
+import { createWallet, makeSilentPayment, startRegtestNode } from '@repo/regtest';
 import { plainScript, signSpend } from '@repo/chain-double';
-import { startFakeRelay, waitFor, type FakeRelay } from '../support/fake-relay';
-import { getJson, postJson, startService, type RunningService } from '../support/service';
+import { waitFor } from '../support/fake-relay';
+import { startRealNodeStack, until, type RealNodeStack } from '../support/real-node';
+import { getJson, postJson, startService, syncedTo, type RunningService } from '../support/service';
 
-const TOKEN = 'relay-publish-token';
 const PROXY_USER = 'scanner';
 const PROXY_PASSWORD = 'scanner-secret';
 
@@ -30,73 +28,24 @@ interface PaymentDetail {
  * `invalidateblock` (docs/silent-payments.md, "Reorgs").
  */
 describe('the scanner against a real bitcoind through the rpc-proxy', () => {
-  let node: RegtestNode;
-  let wallet: RegtestWallet;
-  let proxy: ProxyApp;
-  let proxyUrl: string;
-  let proxyDir: string;
-  let relay: FakeRelay;
-  let dir: string;
+  let stack: RealNodeStack;
   let running: RunningService | undefined;
 
   beforeAll(async () => {
-    node = await startRegtestNode();
-    wallet = await createFundedWallet(node);
-    proxyDir = mkdtempSync(join(tmpdir(), 'sp-real-proxy-'));
-    proxy = createProxy(
-      loadProxyConfig({
-        DATA_DIR: proxyDir,
-        BITCOIND_RPC_URL: node.url,
-        BITCOIND_COOKIE_FILE: node.cookieFile,
-        RPC_USER: PROXY_USER,
-        RPC_PASSWORD: PROXY_PASSWORD,
-      }),
-      { logger: createSilentLogger() },
-    );
-    await proxy.start();
-    proxyUrl = `http://127.0.0.1:${(await listen(proxy.servers.http, 0, '127.0.0.1')).port}`;
-    relay = await startFakeRelay(TOKEN);
-    dir = mkdtempSync(join(tmpdir(), 'sp-real-'));
+    stack = await startRealNodeStack({ name: 'sp-real', proxyUser: PROXY_USER, proxyPassword: PROXY_PASSWORD });
   });
   afterAll(async () => {
     await running?.close();
-    await relay?.close();
-    proxy?.servers.http.closeAllConnections();
-    await new Promise((r) => proxy?.servers.http.close(r));
-    await proxy?.close();
-    await node?.close();
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(proxyDir, { recursive: true, force: true });
+    await stack?.close();
   });
 
-  const env = () => ({
-    DATA_DIR: dir,
-    CHAIN_RPC_URL: proxyUrl,
-    CHAIN_RPC_USER: PROXY_USER,
-    CHAIN_RPC_PASSWORD: PROXY_PASSWORD,
-    RELAY_URL: relay.url,
-    RELAY_PUBLISH_TOKEN: TOKEN,
-  });
-  const tip = () => node.rpc<number>('getblockcount');
-  async function synced(): Promise<void> {
-    const height = await tip();
-    await waitFor(
-      () => running!.service.scanner.status().scanned_height === height && running!.service.scanner.status().state === 'synced',
-      20_000,
-      `scan to ${height}`,
-    );
-  }
+  const tip = () => stack.node.rpc<number>('getblockcount');
+  const synced = async () => syncedTo(running!, await tip(), 20_000);
   const payment = (id: string) => getJson<PaymentDetail>(running!.url, `/payments/${id}`);
-  async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-    const deadline = Date.now() + 20_000;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 
   it('finds a real payment in the mempool, confirms it, keeps it across a restart and rolls it back on a reorg', async () => {
-    running = await startService(env());
+    const { node, wallet, relay } = stack;
+    running = await startService(stack.env());
     await synced();
     expect(await getJson(running.url, '/ready')).toMatchObject({ status: 200, body: { status: 'ready' } });
     const startHeight = await tip();
@@ -142,7 +91,7 @@ describe('the scanner against a real bitcoind through the rpc-proxy', () => {
     // 3. The service restarted on its data directory: the payment is kept, the scan resumes.
     await running.close();
     await wallet.mine(2);
-    running = await startService(env());
+    running = await startService(stack.env());
     await synced();
     expect((await payment(id)).body).toMatchObject({ block_height: height, confirmations: 3, status: 'confirmed' });
     expect(running.service.scanner.status().start_height).toBe(startHeight);

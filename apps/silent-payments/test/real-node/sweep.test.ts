@@ -3,17 +3,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { createSilentLogger, listen } from '@repo/service';
-import { createApp as createProxy, loadConfig as loadProxyConfig, type ProxyApp } from '@repo/rpc-proxy';
-import { createFundedWallet, makeSilentPayment, startRegtestNode, type RegtestNode, type RegtestWallet } from '@repo/regtest';
+import { makeSilentPayment } from '@repo/regtest';
 import { hexToBytes } from '@repo/crypto';
 import { createSweepPsbt, signSweepPsbt } from '../../src/psbt';
-import { startFakeRelay, waitFor, type FakeRelay } from '../support/fake-relay';
+import { waitFor } from '../support/fake-relay';
+import { startRealNodeStack, until, type RealNodeStack } from '../support/real-node';
 import { getJson, postJson, startService, type RunningService } from '../support/service';
 
 const run = promisify(execFile);
 const CLI = resolve(__dirname, '../../dist/cli.js');
-const TOKEN = 'relay-publish-token';
 const PROXY_USER = 'merchant';
 const PROXY_PASSWORD = 'merchant-secret';
 
@@ -37,48 +35,26 @@ interface PaymentDetail {
  * the long poll alone: the fallback poll is set to a minute.
  */
 describe('receive on a label, sweep with the offline key, against a real bitcoind', () => {
-  let node: RegtestNode;
-  let wallet: RegtestWallet;
-  let proxy: ProxyApp;
-  let proxyUrl: string;
-  let proxyDir: string;
-  let relay: FakeRelay;
-  let dir: string;
+  let stack: RealNodeStack;
   let running: RunningService | undefined;
 
   beforeAll(async () => {
     // -persistmempool=0: a restart empties the mempool (used to drop a reorged spend).
-    node = await startRegtestNode({ args: ['-persistmempool=0'] });
-    wallet = await createFundedWallet(node);
-    proxyDir = mkdtempSync(join(tmpdir(), 'sp-sweep-proxy-'));
-    proxy = createProxy(
-      loadProxyConfig({
-        DATA_DIR: proxyDir,
-        BITCOIND_RPC_URL: node.url,
-        BITCOIND_COOKIE_FILE: node.cookieFile,
-        RPC_USER: PROXY_USER,
-        RPC_PASSWORD: PROXY_PASSWORD,
-      }),
-      { logger: createSilentLogger() },
-    );
-    proxyUrl = `http://127.0.0.1:${(await listen(proxy.servers.http, 0, '127.0.0.1')).port}`;
-    relay = await startFakeRelay(TOKEN);
-    dir = mkdtempSync(join(tmpdir(), 'sp-sweep-'));
+    stack = await startRealNodeStack({
+      name: 'sp-sweep',
+      proxyUser: PROXY_USER,
+      proxyPassword: PROXY_PASSWORD,
+      nodeArgs: ['-persistmempool=0'],
+    });
   });
   afterAll(async () => {
     await running?.close();
-    await relay?.close();
-    proxy?.servers.http.closeAllConnections();
-    await new Promise((r) => proxy?.servers.http.close(r));
-    await proxy?.close();
-    await node?.close();
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(proxyDir, { recursive: true, force: true });
+    await stack?.close();
   });
 
   /** A JSON-RPC call through the proxy, as a wallet would broadcast. */
   async function viaProxy<T>(method: string, params: unknown[]): Promise<T> {
-    const res = await fetch(proxyUrl, {
+    const res = await fetch(stack.proxyUrl, {
       method: 'POST',
       headers: { Authorization: `Basic ${Buffer.from(`${PROXY_USER}:${PROXY_PASSWORD}`).toString('base64')}` },
       body: JSON.stringify({ jsonrpc: '1.0', id: 1, method, params }),
@@ -88,27 +64,11 @@ describe('receive on a label, sweep with the offline key, against a real bitcoin
     return body.result;
   }
   const payment = async (id: string) => (await getJson<PaymentDetail>(running!.url, `/payments/${id}`)).body;
-  /** Polls `check` every 25 ms until it holds, failing after `ms`. */
-  async function until(check: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-
   it('takes an invoice from unpaid to paid, sweeps it with the offline signer, and follows reorgs of both', async () => {
-    running = await startService({
-      DATA_DIR: dir,
-      CHAIN_RPC_URL: proxyUrl,
-      CHAIN_RPC_USER: PROXY_USER,
-      CHAIN_RPC_PASSWORD: PROXY_PASSWORD,
-      RELAY_URL: relay.url,
-      RELAY_PUBLISH_TOKEN: TOKEN,
-      SCAN_POLL_INTERVAL_MS: '60000',
-      SCAN_MEMPOOL_INTERVAL_MS: '100',
-      SCAN_LONG_POLL_TIMEOUT_MS: '10000',
-    });
+    const { node, wallet, relay, dir } = stack;
+    running = await startService(
+      stack.env({ SCAN_POLL_INTERVAL_MS: '60000', SCAN_MEMPOOL_INTERVAL_MS: '100', SCAN_LONG_POLL_TIMEOUT_MS: '10000' }),
+    );
     await until(async () => running!.service.scanner.status().state === 'synced', 'the first scan');
     await until(async () => running!.service.scanner.longPollState() === 'waiting', 'the long poll');
     expect((await getJson<{ scanner: { long_poll: string } }>(running.url, '/health')).body.scanner.long_poll).toBe('waiting');
