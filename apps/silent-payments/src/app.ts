@@ -1,20 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import { bytesToHex } from '@repo/crypto';
 import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
   answerProtocolErrors,
+  createExpressApp,
   createRateLimiter,
   jsonBody,
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
-  requestId,
-  requestLogger,
   requestTimeout,
   type ConnectionCounter,
 } from '@repo/http';
@@ -154,13 +153,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   });
   instrumented.observeScanner(scanner);
 
-  const app = express();
-  app.disable('x-powered-by');
-  // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
-  app.set('trust proxy', config.trustProxy);
-  app.use(requestId(config.trustProxy));
-  app.use(requestLogger(logger));
-  app.use(metrics.middleware());
+  const app = createExpressApp({ trustProxy: config.trustProxy, logger, use: [metrics.middleware()] });
   app.use(overloadGuard(config.limits.maxInFlight));
   app.use(requestTimeout(config.limits.requestTimeoutMs));
   app.use(

@@ -1,3 +1,4 @@
+export { createExpressApp, type ExpressAppOptions } from './express-app';
 export { requestLogger } from './request-log';
 export {
   createRateLimiter,
