@@ -72,6 +72,8 @@ async function startRelay(name: string, peers: string[] = [], dataDir?: string):
       RELAY_PUBLISH_TOKEN: TOKEN,
       RELAY_PEERS: peers.join(','),
       MAX_WS_CONNECTIONS: String(CLIENTS + 100),
+      // Every client of the benchmark comes from 127.0.0.1.
+      MAX_WS_CONNECTIONS_PER_IP: String(CLIENTS + 100),
       RELAY_RECONNECT_MIN_MS: '100',
       // The receivers are anonymous, and the events published are TransactionReceived.
       RELAY_PAYMENTS_PUBLIC: 'true',
