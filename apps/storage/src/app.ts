@@ -32,7 +32,7 @@ export interface StorageDeps {
   logger: Logger;
   /** Clock in ms since the epoch (default `Date.now`); tests drive TTLs with it. */
   now?: () => number;
-  /** A backend built and opened by the caller, instead of the one `config.backend` names (opened by `start()`). */
+  /** A backend the caller built and opened, used instead of the one `config.backend` names (which `start()` opens). */
   backend?: StorageBackend;
 }
 
@@ -135,7 +135,7 @@ export function createApp(config: StorageConfig, deps: StorageDeps): StorageApp 
     metrics,
     async start() {
       await deferred?.open();
-      logger.info({ backend: backend.name, permanent: config.permanent, dataDir: config.dataDir }, 'storage starting');
+      logger.info({ backend: config.backend, permanent: config.permanent, dataDir: config.dataDir }, 'storage starting');
       sweeper.start();
     },
     close: once(async () => {
