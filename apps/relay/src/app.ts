@@ -10,9 +10,9 @@ import { keyFingerprint } from '@repo/crypto';
 import { ConfigError } from '@repo/config';
 import {
   closeServers,
-  loadOrCreateSecretFile,
   loadOrCreateTlsCredentials,
   once,
+  readOrCreateSecretFile,
   watchCertificate,
   type CertificateWatch,
   type Logger,
@@ -32,12 +32,13 @@ import {
 import type { ServiceMetrics } from '@repo/metrics';
 import { createRelayMetrics, readyHandler } from './prometheus';
 import type { RelayConfig } from './config';
-import { createRedisLog, createSqliteLog, type EventLog } from './event-log';
+import { createRedisLog, createSqliteLog, deferEventLog } from './event-log';
+import type { PeerTlsOptions } from './peer-tls';
 import { createRelay, type Relay } from './relay';
 import { loadTokenFile, TokenFileError, type TokenFile } from './token-file';
-import { healthRouter } from './routes/health';
-import { relaysRouter } from './routes/relays';
-import { statusRouter } from './routes/status';
+import { createHealthRouter } from './routes/health';
+import { createRelaysRouter } from './routes/relays';
+import { createStatusRouter } from './routes/status';
 import { RELAY_VERSION } from './version';
 import { ASYNCAPI } from './asyncapi';
 import { OPENAPI } from './openapi';
@@ -73,37 +74,26 @@ function fingerprintOf(token: string): string {
 }
 
 /**
- * Builds the relay: its identity (RELAY_ID or one generated once into DATA_DIR), its publish
- * token (RELAY_PUBLISH_TOKEN or one generated into DATA_DIR/publish-token, mode 0600), the
- * WebSocket server (TLS when TLS_CERT_FILE/TLS_KEY_FILE are set) and the HTTP API with its limits.
- * Nothing listens yet. Throws ConfigError when the TLS files cannot be read.
+ * Builds the relay: its identity (RELAY_ID, or the one in DATA_DIR/relay-id, or one generated in
+ * memory), its publish token (RELAY_PUBLISH_TOKEN, or DATA_DIR/publish-token, or one generated in
+ * memory), the WebSocket server (TLS when TLS_CERT_FILE/TLS_KEY_FILE are set) and the HTTP API
+ * with its limits. Nothing listens, nothing is written or opened: `start()` writes the generated
+ * identity and token (mode 0600), loads the certificate, the peer CA and the token file, and opens
+ * the event log; a file it cannot read is a ConfigError naming its variable.
  */
-export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<RelayApp> {
+export function createApp(config: RelayConfig, deps: RelayDeps): RelayApp {
   const { logger } = deps;
-  const relayId =
-    config.relayId ?? loadOrCreateSecretFile(join(config.dataDir, RELAY_ID_FILE), () => `relay-${randomBytes(6).toString('hex')}`).value;
-
-  let publishToken = config.publishToken;
-  let publishTokenFile: string | undefined;
-  if (publishToken === undefined) {
-    publishTokenFile = join(config.dataDir, PUBLISH_TOKEN_FILE);
-    const secret = loadOrCreateSecretFile(publishTokenFile, () => randomBytes(32).toString('hex'));
-    publishToken = secret.value;
-    // Log where the token is, never its value (docs/relay.md, "Publishing").
-    logger.info({ file: publishTokenFile, fingerprint: fingerprintOf(publishToken), created: secret.created }, 'publish token');
-    if (secret.exposed) logger.warn({ file: publishTokenFile }, 'publish token file is readable by other users');
-  }
+  const relayIdFile =
+    config.relayId === undefined
+      ? readOrCreateSecretFile(join(config.dataDir, RELAY_ID_FILE), () => `relay-${randomBytes(6).toString('hex')}`)
+      : undefined;
+  const relayId = config.relayId ?? relayIdFile!.value;
+  const publishTokenFile = config.publishToken === undefined ? join(config.dataDir, PUBLISH_TOKEN_FILE) : undefined;
+  const publishSecret =
+    publishTokenFile === undefined ? undefined : readOrCreateSecretFile(publishTokenFile, () => randomBytes(32).toString('hex'));
+  const publishToken = config.publishToken ?? publishSecret!.value;
   const meshToken = config.meshToken ?? publishToken;
-  if (config.peers.length > 0 || config.meshToken !== undefined) {
-    logger.info(
-      { fingerprint: fingerprintOf(meshToken), source: config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'publish token' },
-      'mesh token',
-    );
-  }
 
-  let wsServer: HttpServer | HttpsServer;
-  let wsScheme: 'ws' | 'wss' = 'ws';
-  let certificateWatch: CertificateWatch | undefined;
   // Plain HTTP requests on the WebSocket port get 426 (RFC 7231 6.5.15).
   const upgradeRequired = (_req: unknown, res: import('node:http').ServerResponse) => {
     const body = JSON.stringify({
@@ -111,72 +101,37 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
     });
     res.writeHead(426, { 'Content-Type': 'application/json', Upgrade: 'websocket', Connection: 'close' }).end(body);
   };
-  if (config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
-    const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
-    const httpsServer = createHttpsServer(
-      { cert: tls.cert, key: tls.key, handshakeTimeout: config.limits.headersTimeoutMs },
-      upgradeRequired,
-    );
-    wsServer = httpsServer;
-    wsScheme = 'wss';
-    logger.info({ fingerprint: tls.fingerprint }, 'WebSocket served over TLS (wss)');
-    // Reloaded on SIGHUP and when the files change; open WebSockets keep theirs (README, "Operations").
-    certificateWatch = watchCertificate({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, servers: [httpsServer], logger });
-  } else {
-    wsServer = createHttpServer(upgradeRequired);
-  }
+  // With TLS the certificate is installed by `start()` (setSecureContext), not read here.
+  const tlsFiles =
+    config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined
+      ? { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile }
+      : undefined;
+  const httpsServer =
+    tlsFiles === undefined ? undefined : createHttpsServer({ handshakeTimeout: config.limits.headersTimeoutMs }, upgradeRequired);
+  const wsServer: HttpServer | HttpsServer = httpsServer ?? createHttpServer(upgradeRequired);
+  const wsScheme = httpsServer === undefined ? 'ws' : 'wss';
+  let certificateWatch: CertificateWatch | undefined;
 
-  let peerCa: string | undefined;
-  if (config.peerCaFile !== undefined) {
-    try {
-      peerCa = readFileSync(config.peerCaFile, 'utf8');
-    } catch {
-      throw new ConfigError('RELAY_PEER_CA_FILE cannot be read');
-    }
-  }
-
+  // The peer CA is read by `start()`; the mesh reads it from here when it connects to a wss:// peer.
+  const peerTls: PeerTlsOptions = { fingerprints: config.peerFingerprints };
   let tokenFile: TokenFile | undefined;
-  if (config.tokenFile !== undefined) {
-    try {
-      tokenFile = loadTokenFile({
-        file: config.tokenFile,
-        logger,
-        intervalMs: config.tokenFileIntervalMs,
-        onReload: (removed) => relay.revokeTokens(removed),
-      });
-    } catch (err) {
-      if (err instanceof TokenFileError) throw new ConfigError(`RELAY_TOKEN_FILE: ${err.message}`);
-      throw err;
-    }
-  }
-  if (config.paymentsPublic) logger.warn('RELAY_PAYMENTS_PUBLIC=true: payment events go to every client, whatever its token');
 
   const retention = { maxAgeMs: config.eventStore.retentionMs, maxEvents: config.eventStore.retentionEvents };
-  let eventLog: EventLog;
-  if (config.eventStore.kind === 'redis') {
+  const { eventStore } = config;
+  const eventLog = deferEventLog(eventStore.kind, async () => {
+    if (eventStore.kind === 'sqlite') {
+      try {
+        return createSqliteLog({ file: eventStore.sqliteFile, retention });
+      } catch (err) {
+        throw new Error(`cannot open the event log ${eventStore.sqliteFile} (DATA_DIR): ${(err as Error).message}`, { cause: err });
+      }
+    }
     try {
-      eventLog = await createRedisLog({
-        url: config.eventStore.redisUrl,
-        keyPrefix: config.eventStore.redisKeyPrefix,
-        relayId,
-        retention,
-        logger,
-      });
+      return await createRedisLog({ url: eventStore.redisUrl, keyPrefix: eventStore.redisKeyPrefix, relayId, retention, logger });
     } catch (err) {
       throw new ConfigError(`RELAY_EVENT_STORE=redis: ${(err as Error).message}`);
     }
-  } else {
-    eventLog = createSqliteLog({ file: config.eventStore.sqliteFile, retention });
-  }
-  logger.info(
-    {
-      store: config.eventStore.kind,
-      ...(config.eventStore.kind === 'sqlite' ? { file: config.eventStore.sqliteFile } : { prefix: config.eventStore.redisKeyPrefix }),
-      retention_ms: retention.maxAgeMs,
-      retention_events: retention.maxEvents,
-    },
-    'event log',
-  );
+  });
 
   const relay = createRelay({
     relayId,
@@ -187,10 +142,10 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
     meshTokenSource:
       config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'RELAY_MESH_TOKEN (unset here, so the publish token: RELAY_PUBLISH_TOKEN)',
     paymentsPublic: config.paymentsPublic,
-    clientToken: tokenFile && ((token: string) => tokenFile.lookup(token)),
+    clientToken: config.tokenFile === undefined ? undefined : (token: string) => tokenFile?.lookup(token),
     peers: config.peers,
     eventLog,
-    peerTls: { ca: peerCa, fingerprints: config.peerFingerprints },
+    peerTls,
     limits: config.limits,
     timing: config.timing,
     logger,
@@ -213,10 +168,10 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
   app.use(overloadGuard(config.limits.maxHttpConnections));
   app.use(requestTimeout(config.limits.requestTimeoutMs));
   app.use(jsonBody({ limitBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentBodies }));
-  app.use(healthRouter(relay));
+  app.use(createHealthRouter({ relay }));
   app.get('/ready', readyHandler(eventLog));
-  app.use(statusRouter(relay, metricsHandler));
-  app.use(relaysRouter(relay));
+  app.use(createStatusRouter({ relay, metrics: metricsHandler }));
+  app.use(createRelaysRouter({ relay }));
   app.use(notFoundHandler());
   app.use(errorHandler({ logger, format: 'nested' }));
 
@@ -248,10 +203,62 @@ export async function createApp(config: RelayConfig, deps: RelayDeps): Promise<R
     wsScheme,
     publishTokenFile,
     metrics,
-    start: () => {
+    async start() {
+      // The operator's files first (read only), so a start that fails on one of them writes nothing.
+      if (httpsServer !== undefined && tlsFiles !== undefined) {
+        const tls = await loadOrCreateTlsCredentials({ ...tlsFiles, dataDir: config.dataDir });
+        httpsServer.setSecureContext({ cert: tls.cert, key: tls.key });
+        logger.info({ fingerprint: tls.fingerprint }, 'WebSocket served over TLS (wss)');
+        // Reloaded on SIGHUP and when the files change; open WebSockets keep theirs (README, "Operations").
+        certificateWatch = watchCertificate({ ...tlsFiles, servers: [httpsServer], logger });
+      }
+      if (config.peerCaFile !== undefined) {
+        try {
+          peerTls.ca = readFileSync(config.peerCaFile, 'utf8');
+        } catch {
+          throw new ConfigError('RELAY_PEER_CA_FILE cannot be read');
+        }
+      }
+      if (config.tokenFile !== undefined) {
+        try {
+          tokenFile = loadTokenFile({
+            file: config.tokenFile,
+            logger,
+            intervalMs: config.tokenFileIntervalMs,
+            onReload: (removed) => relay.revokeTokens(removed),
+          });
+        } catch (err) {
+          if (err instanceof TokenFileError) throw new ConfigError(`RELAY_TOKEN_FILE: ${err.message}`);
+          throw err;
+        }
+      }
+      relayIdFile?.persist();
+      if (relayIdFile?.created === true) logger.info({ file: join(config.dataDir, RELAY_ID_FILE), relay_id: relayId }, 'relay id created');
+      if (publishSecret !== undefined) {
+        publishSecret.persist();
+        // Log where the token is, never its value (docs/relay.md, "Publishing").
+        logger.info({ file: publishTokenFile, fingerprint: fingerprintOf(publishToken), created: publishSecret.created }, 'publish token');
+        if (publishSecret.exposed) logger.warn({ file: publishTokenFile }, 'publish token file is readable by other users');
+      }
+      if (config.peers.length > 0 || config.meshToken !== undefined) {
+        logger.info(
+          { fingerprint: fingerprintOf(meshToken), source: config.meshToken !== undefined ? 'RELAY_MESH_TOKEN' : 'publish token' },
+          'mesh token',
+        );
+      }
+      if (config.paymentsPublic) logger.warn('RELAY_PAYMENTS_PUBLIC=true: payment events go to every client, whatever its token');
+      await eventLog.open();
+      logger.info(
+        {
+          store: eventStore.kind,
+          ...(eventStore.kind === 'sqlite' ? { file: eventStore.sqliteFile } : { prefix: eventStore.redisKeyPrefix }),
+          retention_ms: retention.maxAgeMs,
+          retention_events: retention.maxEvents,
+        },
+        'event log',
+      );
       relay.start();
       logger.info({ relay_id: relay.relayId, scheme: wsScheme, peers: config.peers }, 'relay starting');
-      return Promise.resolve();
     },
     close: once(async () => {
       certificateWatch?.close();

@@ -118,12 +118,14 @@ export const DEFAULT_TIMING: Readonly<RelayTiming> = {
   healOverlapMs: 5_000,
 };
 
+/** The package folder: DATA_DIR defaults to its `data/`. */
+const APP_DIR = join(__dirname, '..');
 const RELAY_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
 /**
  * Reads the relay's settings from `env`. Throws a ConfigError naming the variable when one is
  * malformed (never echoing a token).
  */
-export function loadConfig(env: Env = process.env, appDir = join(__dirname, '..')): RelayConfig {
+export function loadConfig(env: Env = process.env): RelayConfig {
   const relayId = readOptional(env, 'RELAY_ID');
   if (relayId !== undefined && !RELAY_ID_RE.test(relayId)) {
     throw new ConfigError('RELAY_ID must be 1 to 64 characters: letters, digits, ".", "_", ":" or "-"');
@@ -161,7 +163,7 @@ export function loadConfig(env: Env = process.env, appDir = join(__dirname, '..'
   const reconnectMinMs = readInt(env, 'RELAY_RECONNECT_MIN_MS', DEFAULT_TIMING.reconnectMinMs, { min: 10, max: 600_000 });
   const reconnectMaxMs = readInt(env, 'RELAY_RECONNECT_MAX_MS', DEFAULT_TIMING.reconnectMaxMs, { min: 10, max: 3_600_000 });
   if (reconnectMaxMs < reconnectMinMs) throw new ConfigError('RELAY_RECONNECT_MAX_MS must be at least RELAY_RECONNECT_MIN_MS');
-  const dataDir = readString(env, 'DATA_DIR', join(appDir, 'data'));
+  const dataDir = readString(env, 'DATA_DIR', join(APP_DIR, 'data'));
   const redisUrl = readString(env, 'REDIS_URL', 'redis://127.0.0.1:6379');
   if (!/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
   return {

@@ -11,7 +11,7 @@ handleCommandLine(COMMAND);
 runService({
   name: 'relay',
   envFile: join(__dirname, '..', '.env'),
-  loadConfig: (env) => loadConfig(env),
+  loadConfig,
   createApp,
   listen: (config) => ({ ws: { port: config.wsPort, host: config.host }, http: { port: config.httpPort, host: config.host } }),
 });

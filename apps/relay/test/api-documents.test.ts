@@ -2,7 +2,7 @@ import { validateAsyncApiDocument, validateOpenApiDocument } from '@repo/api-con
 import { MESSAGES } from '@repo/relay-protocol';
 import { ASYNCAPI } from '../src/asyncapi';
 import { OPENAPI } from '../src/openapi';
-import { connect, removeTempDirs, startRelay, type TestRelay } from './helpers';
+import { connect, removeTempDirs, startRelay, type TestRelay } from './support/helpers';
 
 describe('the API documents', () => {
   let relay: TestRelay;

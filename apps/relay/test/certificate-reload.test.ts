@@ -2,7 +2,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { certificateFingerprint, generateSelfSignedCertificate } from '@repo/service';
-import { connect, removeTempDirs, startRelay, tempDir, WALLET } from './helpers';
+import { connect, removeTempDirs, startRelay, tempDir, WALLET } from './support/helpers';
 
 function replace(file: string, content: string): void {
   writeFileSync(`${file}.new`, content);

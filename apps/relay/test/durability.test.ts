@@ -4,7 +4,7 @@ import { createSilentLogger, listen } from '@repo/service';
 import { DEFAULT_LIMITS, DEFAULT_TIMING } from '../src/config';
 import { createSqliteLog, type Appended, type EventLog } from '../src/event-log';
 import { createRelay, type Relay } from '../src/relay';
-import { PUBLISH_TOKEN, MESH_TOKEN, type TestClient, blockEvent, connect, removeTempDirs, tempDir } from './helpers';
+import { PUBLISH_TOKEN, MESH_TOKEN, type TestClient, blockEvent, connect, removeTempDirs, tempDir } from './support/helpers';
 
 /** A relay on a real socket over `log`. */
 async function relayOver(log: EventLog): Promise<{ relay: Relay; server: Server; url: string }> {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { startRedis, type RedisHandle } from '@repo/http/testing';
 import { createRedisLog, createSqliteLog, seqAfter, type EventLog, type Retention } from '../src/event-log';
-import { removeTempDirs, tempDir } from './helpers';
+import { removeTempDirs, tempDir } from './support/helpers';
 
 const event = (id: string, type = 'BlockScanned') => ({ id, type, text: JSON.stringify({ type, id, timestamp: 1, data: {} }) });
 const DAY = 24 * 3600_000;

@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import type { Socket } from 'node:net';
 import { holdSlowConnections, rawExchange } from '@repo/http/testing';
-import { removeTempDirs, startRelay, type TestRelay } from './helpers';
+import { removeTempDirs, startRelay, type TestRelay } from './support/helpers';
 
 // docs/relay.md, "HTTP limits" and "WebSocket limits": one address cannot take every slot.
 describe('relay: one address cannot lock others out; malformed requests get the error record', () => {

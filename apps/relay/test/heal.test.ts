@@ -13,7 +13,7 @@ import {
   waitFor,
   type TestClient,
   type TestRelay,
-} from './helpers';
+} from './support/helpers';
 import { startTcpForwarder, type TcpForwarder } from './support/tcp-forwarder';
 
 const linked = async (relay: TestRelay): Promise<string[]> =>

@@ -1,5 +1,5 @@
 import { openConnection } from '@repo/http/testing';
-import { getJson, postJson, removeTempDirs, startRelay, type TestRelay } from './helpers';
+import { getJson, postJson, removeTempDirs, startRelay, type TestRelay } from './support/helpers';
 
 describe('relay HTTP', () => {
   let relay: TestRelay;

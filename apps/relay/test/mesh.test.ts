@@ -17,7 +17,7 @@ import {
   transactionEvent,
   waitFor,
   type TestRelay,
-} from './helpers';
+} from './support/helpers';
 
 const connectedRelays = async (relay: TestRelay): Promise<string[]> =>
   ((await getJson(`${relay.httpUrl}/relays`)).body.relays as { relay_id: string; status: string }[])

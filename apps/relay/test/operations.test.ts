@@ -9,7 +9,7 @@ import {
   WALLET,
   type TestClient,
   type TestRelay,
-} from './helpers';
+} from './support/helpers';
 
 // Operations (docs/README.md, "Operations"): Prometheus text beside the JSON record, readiness,
 // request ids and trusted proxies, over real sockets.

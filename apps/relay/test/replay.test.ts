@@ -11,7 +11,7 @@ import {
   waitFor,
   type TestClient,
   type TestRelay,
-} from './helpers';
+} from './support/helpers';
 
 describe.each(['sqlite', 'redis'] as const)('replay (%s event log)', (store) => {
   let redis: RedisHandle | undefined;

@@ -19,7 +19,7 @@ import {
   waitFor,
   writeTokenFile,
   type TestRelay,
-} from './helpers';
+} from './support/helpers';
 
 const bearer = (token: string) => ({ headers: { Authorization: `Bearer ${token}` } });
 

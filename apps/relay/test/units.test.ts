@@ -1,13 +1,6 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
-import { createSilentLogger } from '@repo/service';
-import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createSeenIds } from '../src/seen-ids';
-import { removeTempDirs, tempDir } from './helpers';
-
-afterAll(() => removeTempDirs());
 
 describe('loadConfig', () => {
   it('uses the spec defaults', () => {
@@ -41,32 +34,6 @@ describe('loadConfig', () => {
   ])('throws a ConfigError naming %s when it is %j', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
-  });
-});
-
-describe('createApp', () => {
-  it('generates a relay id and a publish token once into DATA_DIR, mode 0600', async () => {
-    const dataDir = tempDir();
-    const first = await createApp(loadConfig({ DATA_DIR: dataDir }), { logger: createSilentLogger() });
-    await first.close();
-    const tokenFile = join(dataDir, 'publish-token');
-    expect(first.publishTokenFile).toBe(tokenFile);
-    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
-    expect(readFileSync(tokenFile, 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/);
-    const second = await createApp(loadConfig({ DATA_DIR: dataDir }), { logger: createSilentLogger() });
-    await second.close();
-    expect(second.relay.relayId).toBe(first.relay.relayId);
-    expect(second.relay.relayId).toMatch(/^relay-[0-9a-f]{12}$/);
-  });
-
-  it('writes no token file when RELAY_PUBLISH_TOKEN is set', async () => {
-    const dataDir = tempDir();
-    const app = await createApp(loadConfig({ DATA_DIR: dataDir, RELAY_PUBLISH_TOKEN: 'x'.repeat(32), RELAY_ID: 'fixed' }), {
-      logger: createSilentLogger(),
-    });
-    await app.close();
-    expect(existsSync(join(dataDir, 'publish-token'))).toBe(false);
-    expect(app.relay.relayId).toBe('fixed');
   });
 });
 

@@ -10,7 +10,7 @@ import {
   transactionEvent,
   waitFor,
   type TestRelay,
-} from './helpers';
+} from './support/helpers';
 
 describe('relay WebSocket', () => {
   let relay: TestRelay;

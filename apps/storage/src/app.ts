@@ -17,6 +17,7 @@ import {
 } from '@repo/http';
 import type { ServiceMetrics } from '@repo/metrics';
 import type { StorageBackend } from './backends/backend';
+import { deferBackend } from './backends/deferred';
 import { createRedisBackend } from './backends/redis';
 import { createSqliteBackend } from './backends/sqlite';
 import type { StorageConfig } from './config';
@@ -31,13 +32,14 @@ export interface StorageDeps {
   logger: Logger;
   /** Clock in ms since the epoch (default `Date.now`); tests drive TTLs with it. */
   now?: () => number;
-  /** A backend built by the caller, instead of the one `config.backend` names. */
+  /** A backend the caller built and opened, used instead of the one `config.backend` names (which `start()` opens). */
   backend?: StorageBackend;
 }
 
 /**
- * The storage service, built but not listening: `start()` starts the sweeper; `close()` stops it,
- * closes the server gracefully and then the backend (pending writes finish).
+ * The storage service, built but not listening: `start()` opens the backend (the SQLite file, the
+ * Redis connection) and starts the sweeper; `close()` stops it, closes the server gracefully and
+ * then the backend (pending writes finish).
  */
 export interface StorageApp extends ServiceApp<{ http: Server }> {
   app: Express;
@@ -47,7 +49,7 @@ export interface StorageApp extends ServiceApp<{ http: Server }> {
   metrics: ServiceMetrics;
 }
 
-/** Builds the backend `config.backend` names. Rejects when Redis cannot be reached. */
+/** Opens the backend `config.backend` names. Rejects when the SQLite file cannot be opened or Redis cannot be reached. */
 export async function createBackend(config: StorageConfig, logger: Logger): Promise<StorageBackend> {
   if (config.backend === 'redis') {
     return createRedisBackend({
@@ -57,17 +59,25 @@ export async function createBackend(config: StorageConfig, logger: Logger): Prom
       logger,
     });
   }
-  return createSqliteBackend({ file: config.sqliteFile });
+  try {
+    return createSqliteBackend({ file: config.sqliteFile });
+  } catch (err) {
+    throw new Error(`cannot open the SQLite file ${config.sqliteFile} (DATA_DIR): ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /**
- * Builds the storage service (express app, HTTP server with its connection caps, backend, the
- * sweeper not started) without listening. Rejects when the backend cannot be opened.
+ * Builds the storage service (express app, HTTP server with its connection caps, the backend and
+ * the sweeper) without listening, opening or writing anything. `start()` opens the backend (it
+ * rejects when the SQLite file cannot be opened or Redis cannot be reached) and starts the
+ * sweeper. A `deps.backend` is used as given: its caller opened it.
  */
-export async function createApp(config: StorageConfig, deps: StorageDeps): Promise<StorageApp> {
+export function createApp(config: StorageConfig, deps: StorageDeps): StorageApp {
   const { logger } = deps;
   const now = deps.now ?? Date.now;
-  const instrumented = createStorageMetrics(deps.backend ?? (await createBackend(config, logger)), now);
+  const deferred =
+    deps.backend === undefined ? deferBackend(config.backend, config.backend === 'sqlite', () => createBackend(config, logger)) : undefined;
+  const instrumented = createStorageMetrics(deps.backend ?? deferred!, now);
   const { backend, metrics } = instrumented;
 
   const app = express();
@@ -123,10 +133,10 @@ export async function createApp(config: StorageConfig, deps: StorageDeps): Promi
     sweeper,
     connections,
     metrics,
-    start() {
+    async start() {
+      await deferred?.open();
       logger.info({ backend: config.backend, permanent: config.permanent, dataDir: config.dataDir }, 'storage starting');
       sweeper.start();
-      return Promise.resolve();
     },
     close: once(async () => {
       await sweeper.stop();

@@ -1,23 +1,20 @@
 import type { Socket } from 'node:net';
 import { holdSlowConnections, rawExchange } from '@repo/http/testing';
-import { makeTempDir, removeDir, startService, testConfig, type RunningService } from './support/service';
+import { startTempService, type TempService } from './support/service';
 
 // docs/storage.md, "Limits": one address cannot lock others out, parsing is bounded, malformed
 // requests get the error record.
 describe('storage hardening', () => {
-  let dir: string;
-  let running: RunningService;
+  let running: TempService;
   let port: number;
   const held: Socket[] = [];
   const start = async (env: Record<string, string> = {}) => {
-    dir = makeTempDir();
-    running = await startService(testConfig({ DATA_DIR: dir, ...env }));
-    port = Number(new URL(running.base).port);
+    running = await startTempService(env);
+    port = running.port;
   };
   afterEach(async () => {
     for (const s of held.splice(0)) s.destroy();
     await running.close();
-    removeDir(dir);
   });
 
   it('an address holding its cap with slow bodies leaves another address answered at once', async () => {

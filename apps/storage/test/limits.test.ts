@@ -1,18 +1,13 @@
 import { openConnection } from '@repo/http/testing';
-import { getJson, makeTempDir, removeDir, startService, testConfig, type RunningService } from './support/service';
+import { getJson, startTempService, type TempService } from './support/service';
 
 describe('connection limits', () => {
-  let dir: string;
-  let running: RunningService;
-  afterEach(async () => {
-    await running.close();
-    removeDir(dir);
-  });
+  let running: TempService;
+  afterEach(() => running.close());
 
   it('closes a connection past MAX_CONNECTIONS_PER_IP and accepts again once one ends', async () => {
-    dir = makeTempDir();
-    running = await startService(testConfig({ DATA_DIR: dir, MAX_CONNECTIONS_PER_IP: '2' }));
-    const port = Number(new URL(running.base).port);
+    running = await startTempService({ MAX_CONNECTIONS_PER_IP: '2' });
+    const { port } = running;
     const first = await openConnection(port);
     const second = await openConnection(port);
     const third = await openConnection(port);

@@ -1,20 +1,13 @@
 import { validateOpenApiDocument } from '@repo/api-contract/testing';
 import { OPENAPI } from '../src/openapi';
-import { makeTempDir, removeDir, startService, testConfig, type RunningService } from './support/service';
+import { startTempService, type TempService } from './support/service';
 
 describe('the OpenAPI document', () => {
-  let dir: string;
-  let running: RunningService;
-
+  let running: TempService;
   beforeAll(async () => {
-    dir = makeTempDir();
-    running = await startService(testConfig({ DATA_DIR: dir, RATE_LIMIT_PER_MINUTE: '1' }));
+    running = await startTempService({ RATE_LIMIT_PER_MINUTE: '1' });
   });
-
-  afterAll(async () => {
-    await running.close();
-    removeDir(dir);
-  });
+  afterAll(() => running.close());
 
   it('is a valid OpenAPI 3.1 document', async () => {
     expect(await validateOpenApiDocument(OPENAPI)).toEqual([]);

@@ -9,28 +9,23 @@ import {
   randomKey,
   randomValue,
   removeDir,
-  startService,
+  startTempService,
   storeValue,
   testConfig,
-  type RunningService,
+  type TempService,
 } from './support/service';
 
 const SECOND = 1_000;
 
 // Operations (docs/README.md, "Operations"): metrics, readiness, request ids, trusted proxies, over real sockets.
 describe('storage operations', () => {
-  let dir: string;
-  let running: RunningService;
+  let running: TempService;
   const clock = createTestClock();
 
   beforeAll(async () => {
-    dir = makeTempDir();
-    running = await startService(testConfig({ DATA_DIR: dir, STORAGE_SWEEP_INTERVAL_MS: '3600000' }), clock.now);
+    running = await startTempService({ STORAGE_SWEEP_INTERVAL_MS: '3600000' }, clock.now);
   });
-  afterAll(async () => {
-    await running.close();
-    removeDir(dir);
-  });
+  afterAll(() => running.close());
 
   it('GET /metrics: requests by route pattern, writes, commit latency, keys and expirations move with use', async () => {
     const before = await scrape(`${running.base}/metrics`);
@@ -77,7 +72,7 @@ describe('storage readiness without its backend', () => {
     const dir = makeTempDir();
     const config = testConfig({ DATA_DIR: dir });
     const backend = await createBackend(config, createSilentLogger());
-    const service = await createApp(config, { logger: createSilentLogger(), backend });
+    const service = createApp(config, { logger: createSilentLogger(), backend });
     await service.start();
     try {
       const { port } = await listen(service.servers.http, 0, '127.0.0.1');
@@ -93,15 +88,11 @@ describe('storage readiness without its backend', () => {
 });
 
 describe('storage behind a trusted proxy (TRUST_PROXY)', () => {
-  async function run(trustProxy: string) {
-    const dir = makeTempDir();
-    const service = await startService(testConfig({ DATA_DIR: dir, TRUST_PROXY: trustProxy, RATE_LIMIT_PER_MINUTE: '1' }));
-    return { service, done: async () => (await service.close(), removeDir(dir)) };
-  }
+  const run = (trustProxy: string) => startTempService({ TRUST_PROXY: trustProxy, RATE_LIMIT_PER_MINUTE: '1' });
   const get = (base: string, headers: Record<string, string>) => fetch(`${base}/retrieve/${'ab'.repeat(32)}`, { headers });
 
   it('keys the rate limit on X-Forwarded-For and takes the proxy request id when the peer is trusted', async () => {
-    const { service, done } = await run('loopback');
+    const service = await run('loopback');
     try {
       const first = await get(service.base, { 'x-forwarded-for': '198.51.100.7', 'x-request-id': 'nginx-42' });
       expect(first.status).toBe(404);
@@ -109,17 +100,17 @@ describe('storage behind a trusted proxy (TRUST_PROXY)', () => {
       expect((await get(service.base, { 'x-forwarded-for': '198.51.100.8' })).status).toBe(404);
       expect((await get(service.base, { 'x-forwarded-for': '198.51.100.7' })).status).toBe(429);
     } finally {
-      await done();
+      await service.close();
     }
   });
 
   it('keys on the socket when no proxy is trusted (the default)', async () => {
-    const { service, done } = await run('');
+    const service = await run('');
     try {
       expect((await get(service.base, { 'x-forwarded-for': '198.51.100.7' })).status).toBe(404);
       expect((await get(service.base, { 'x-forwarded-for': '198.51.100.8' })).status).toBe(429);
     } finally {
-      await done();
+      await service.close();
     }
   });
 

@@ -1,17 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StorageBackendName } from '../src';
 import { useBackend } from './support/redis-server';
 import {
   deleteJson,
   getJson,
-  makeTempDir,
   postJson,
   randomKey,
   randomValue,
-  removeDir,
   startService,
   storeValue,
+  tempDirEachTest,
   testConfig,
 } from './support/service';
 
@@ -74,16 +74,11 @@ const BACKENDS: StorageBackendName[] = ['sqlite', 'redis'];
 
 describe.each(BACKENDS)('crash of the %s service (SIGKILL)', (backendName) => {
   const backendEnv = useBackend(backendName);
-  let dir: string;
-
-  beforeEach(() => {
-    dir = makeTempDir();
-  });
-  afterEach(() => removeDir(dir));
+  const tempDir = tempDirEachTest();
 
   it('keeps every acknowledged store when killed while clients store', async () => {
     const env: Record<string, string> = {
-      DATA_DIR: dir,
+      DATA_DIR: tempDir(),
       LOG_LEVEL: 'info',
       ...backendEnv(),
     };
@@ -130,7 +125,7 @@ describe.each(BACKENDS)('crash of the %s service (SIGKILL)', (backendName) => {
     }
   });
   it('keeps every acknowledged delete deleted when killed while clients delete', async () => {
-    const env: Record<string, string> = { DATA_DIR: dir, LOG_LEVEL: 'info', ...backendEnv() };
+    const env: Record<string, string> = { DATA_DIR: tempDir(), LOG_LEVEL: 'info', ...backendEnv() };
     const service = spawnMain(env);
     const base = `http://127.0.0.1:${await listeningPort(service)}`;
     const entries: { key: string; value: string; token: string }[] = [];
@@ -197,14 +192,10 @@ describe.each(BACKENDS)('crash of the %s service (SIGKILL)', (backendName) => {
 });
 
 describe('main', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = makeTempDir();
-  });
-  afterEach(() => removeDir(dir));
+  const tempDir = tempDirEachTest();
 
   it('runs with --permanent, serves, and exits 0 on SIGTERM', async () => {
-    const service = spawnMain({ DATA_DIR: dir, LOG_LEVEL: 'info' }, ['--permanent']);
+    const service = spawnMain({ DATA_DIR: tempDir(), LOG_LEVEL: 'info' }, ['--permanent']);
     const base = `http://127.0.0.1:${await listeningPort(service)}`;
     const health = await getJson(`${base}/health`);
     expect(health.body).toMatchObject({ status: 'healthy', permanent: true, backend: 'sqlite' });
@@ -218,7 +209,7 @@ describe('main', () => {
   });
 
   it('exits 1 with one line naming the variable when a setting is wrong', async () => {
-    const service = spawnMain({ DATA_DIR: dir, STORAGE_BACKEND: 'mysql' });
+    const service = spawnMain({ DATA_DIR: tempDir(), STORAGE_BACKEND: 'mysql' });
     expect(await service.exited).toEqual({ code: 1, signal: null });
     expect(service.lines).toHaveLength(1);
     expect(service.lines[0]).toContain('STORAGE_BACKEND');
@@ -227,7 +218,7 @@ describe('main', () => {
 
   it('exits 1 with one line when Redis cannot be reached', async () => {
     const service = spawnMain({
-      DATA_DIR: dir,
+      DATA_DIR: tempDir(),
       STORAGE_BACKEND: 'redis',
       REDIS_URL: 'redis://127.0.0.1:1',
       REDIS_CONNECT_TIMEOUT_MS: '300',
@@ -236,5 +227,16 @@ describe('main', () => {
     const fatal = service.lines.filter((l) => l.includes('"level":60'));
     expect(fatal).toHaveLength(1);
     expect(fatal[0]).toContain('cannot connect to Redis');
+  });
+
+  it('exits 1 with one line naming the file when the SQLite file cannot be opened', async () => {
+    const notADir = join(tempDir(), 'file');
+    writeFileSync(notADir, '');
+    const service = spawnMain({ DATA_DIR: notADir });
+    expect(await service.exited).toEqual({ code: 1, signal: null });
+    const fatal = service.lines.filter((l) => l.includes('"level":60'));
+    expect(fatal).toHaveLength(1);
+    expect(fatal[0]).toContain(`cannot open the SQLite file ${join(notADir, 'storage.sqlite')} (DATA_DIR)`);
+    expect(service.lines.join('\n')).not.toContain('    at ');
   });
 });

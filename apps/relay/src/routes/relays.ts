@@ -3,8 +3,13 @@ import { AppError } from '@repo/errors';
 import { SYNC_REQUEST_TYPES, type SyncRequestType } from '@repo/relay-protocol';
 import type { Relay } from '../relay';
 
-/** `GET /relays` (connected peers) and `POST /sync` (ask a peer, or all, for a sync), docs/relay.md, "HTTP endpoints". */
-export function relaysRouter(relay: Relay): Router {
+/** What {@link createRelaysRouter} reads. */
+export interface RelaysRouterDeps {
+  relay: Relay;
+}
+
+/** `GET /relays` (the peers) and `POST /sync` (ask a peer, or all, for a sync), docs/relay.md, "HTTP endpoints". */
+export function createRelaysRouter({ relay }: RelaysRouterDeps): Router {
   const router = Router();
   router.get('/relays', function relays(_req, res) {
     res.json({ relays: relay.relays() });

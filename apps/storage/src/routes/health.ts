@@ -6,8 +6,8 @@ import { ROUTE_PREFIXES } from './storage';
 /** Version of this service's API, in the health answer. */
 export const SERVICE_VERSION = '1.0.0';
 
-/** Options of {@link createHealthRouter}. */
-export interface HealthRouterOptions {
+/** What {@link createHealthRouter} needs. */
+export interface HealthRouterDeps {
   backend: StorageBackend;
   permanent: boolean;
 }
@@ -16,7 +16,7 @@ export interface HealthRouterOptions {
  * `GET /health` (and `/storage/health`): 200 `{status: "healthy", …}` when the backend answers, 503
  * `SERVICE_UNAVAILABLE` when it does not (so a load balancer stops sending stores here).
  */
-export function createHealthRouter(options: HealthRouterOptions): Router {
+export function createHealthRouter(options: HealthRouterDeps): Router {
   const router = Router();
   const health: RequestHandler = async function health(_req, res) {
     try {

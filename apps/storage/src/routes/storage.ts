@@ -4,8 +4,8 @@ import { BackendUnavailableError, type StorageBackend, type WriteRefusal } from 
 import { parseKey, parseStoreRequest, parseTouchRequest } from '../validation';
 import { createWriteToken, parseAuthorization } from '../write-token';
 
-/** Options of {@link createStorageRouter}. */
-export interface StorageRouterOptions {
+/** What {@link createStorageRouter} needs. */
+export interface StorageRouterDeps {
   backend: StorageBackend;
   now: () => number;
   /** Values stored without `ttl` never expire. */
@@ -58,7 +58,7 @@ export const ROUTE_PREFIXES = ['/storage', ''] as const;
  * The store and retrieve endpoints (docs/storage.md, "Endpoints"), and delete and touch with the
  * write token a store answers (docs/storage.md, "Write tokens"), on both path prefixes.
  */
-export function createStorageRouter(options: StorageRouterOptions): Router {
+export function createStorageRouter(options: StorageRouterDeps): Router {
   const { backend, now } = options;
   const router = Router();
 

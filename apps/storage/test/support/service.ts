@@ -33,6 +33,25 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/**
+ * A fresh temporary folder for each test of the enclosing suite (made before it, removed after
+ * it): call in a `describe`, read the folder of the running test with the function returned.
+ */
+export function tempDirEachTest(): () => string {
+  let dir: string | undefined;
+  beforeEach(() => {
+    dir = makeTempDir();
+  });
+  afterEach(() => {
+    if (dir !== undefined) removeDir(dir);
+    dir = undefined;
+  });
+  return () => {
+    if (dir === undefined) throw new Error('tempDirEachTest: read the folder inside a test');
+    return dir;
+  };
+}
+
 /** A random key of 64 hex characters. */
 export function randomKey(): string {
   return randomBytes(32).toString('hex');
@@ -54,17 +73,40 @@ export function testConfig(env: Record<string, string>): StorageConfig {
 /** A service listening on a free loopback port. */
 export interface RunningService {
   base: string;
+  port: number;
   service: StorageApp;
   close(): Promise<void>;
 }
 
-/** Builds the service and listens on port 0 of 127.0.0.1. */
+/** Builds the service, starts it and listens on port 0 of 127.0.0.1. */
 export async function startService(config: StorageConfig, now?: () => number): Promise<RunningService> {
-  const service = await createApp(config, { logger: createSilentLogger(), ...(now ? { now } : {}) });
-  await service.start();
+  const service = createApp(config, { logger: createSilentLogger(), ...(now ? { now } : {}) });
+  try {
+    await service.start();
+  } catch (err) {
+    await service.close();
+    throw err;
+  }
   contract.attach(service.servers.http);
   const { port } = await listen(service.servers.http, 0, '127.0.0.1');
-  return { base: `http://127.0.0.1:${port}`, service, close: () => service.close() };
+  return { base: `http://127.0.0.1:${port}`, port, service, close: () => service.close() };
+}
+
+/** A service on a temporary DATA_DIR of its own, which its `close()` removes. */
+export interface TempService extends RunningService {
+  dir: string;
+}
+
+/** Starts the service (see {@link startService}) on a fresh temporary DATA_DIR with `env` read by {@link testConfig}. */
+export async function startTempService(env: Record<string, string> = {}, now?: () => number): Promise<TempService> {
+  const dir = makeTempDir();
+  try {
+    const running = await startService(testConfig({ DATA_DIR: dir, ...env }), now);
+    return { ...running, dir, close: async () => (await running.close(), removeDir(dir)) };
+  } catch (err) {
+    removeDir(dir);
+    throw err;
+  }
 }
 
 /** POSTs `body` as JSON (a string is sent as it is) and returns the status and parsed body. */

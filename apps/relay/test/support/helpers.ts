@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket, { type ClientOptions } from 'ws';
 import { createSilentLogger, listen, type Logger } from '@repo/service';
-import { createApp, type RelayApp } from '../src/app';
-import { loadConfig } from '../src/config';
-import { contract, messages } from './support/contract';
+import { createApp, type RelayApp } from '../../src/app';
+import { loadConfig } from '../../src/config';
+import { contract, messages } from './contract';
 import type { Envelope } from '@repo/relay-protocol';
 
 export const PUBLISH_TOKEN = 'publish-token-for-tests-0123456789';
@@ -68,7 +68,7 @@ export async function startRelay(env: Record<string, string> = {}, logger: Logge
     ...env,
     DATA_DIR: dataDir,
   });
-  const app = await createApp(config, { logger });
+  const app = createApp(config, { logger });
   contract.attach(app.servers.http);
   await app.start();
   const ws = await listen(app.servers.ws, config.wsPort, '127.0.0.1');

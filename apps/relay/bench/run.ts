@@ -27,7 +27,7 @@ const RATE = Number(process.env.BENCH_RATE ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CHAIN_CLIENTS = Number(process.env.BENCH_CHAIN_CLIENTS ?? 100);
 const TOKEN = 'bench-publish-token-0123456789abcdef';
-const APP_DIR = join(__dirname, '..', '..');
+const APP_DIR = join(__dirname, '..');
 
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -61,6 +61,7 @@ async function startRelay(name: string, peers: string[] = [], dataDir?: string):
     dirs.push(dataDir);
   }
   const proc = spawn(process.execPath, [join(APP_DIR, 'dist', 'main.js')], {
+    cwd: APP_DIR,
     env: {
       ...process.env,
       RELAY_ID: name,
@@ -71,6 +72,8 @@ async function startRelay(name: string, peers: string[] = [], dataDir?: string):
       RELAY_PUBLISH_TOKEN: TOKEN,
       RELAY_PEERS: peers.join(','),
       MAX_WS_CONNECTIONS: String(CLIENTS + 100),
+      // Every client of the benchmark comes from 127.0.0.1.
+      MAX_WS_CONNECTIONS_PER_IP: String(CLIENTS + 100),
       RELAY_RECONNECT_MIN_MS: '100',
       // The receivers are anonymous, and the events published are TransactionReceived.
       RELAY_PAYMENTS_PUBLIC: 'true',
@@ -78,16 +81,23 @@ async function startRelay(name: string, peers: string[] = [], dataDir?: string):
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(proc);
-  const m = await waitForLine(
+  // One `relay listening` line per server, logged once both listen: the ws line comes first.
+  const ports: Record<string, string> = {};
+  await waitForLine(
     proc,
-    (line) => (line.includes('relay listening') ? /"ws":"([^"]+)","http":"([^"]+)"/.exec(line) : null),
+    (line) => {
+      const m = line.includes('"relay listening"') ? /"server":"(ws|http)".*"port":(\d+)/.exec(line) : null;
+      if (m !== null) ports[m[1]!] = m[2]!;
+      return ports.ws !== undefined && ports.http !== undefined ? m : null;
+    },
     `relay ${name}`,
   );
-  return { wsUrl: m[1]!, httpUrl: m[2]!, proc };
+  return { wsUrl: `ws://127.0.0.1:${ports.ws}`, httpUrl: `http://127.0.0.1:${ports.http}`, proc };
 }
 
 async function startReference(upstream?: string): Promise<Server> {
-  const proc = spawn(process.execPath, [join(__dirname, 'reference-server.js')], {
+  const proc = spawn(process.execPath, ['-r', '@repo/ts-register', join(__dirname, 'reference-server.ts')], {
+    cwd: APP_DIR,
     env: { ...process.env, ...(upstream ? { UPSTREAM: upstream } : {}) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,0 +1,141 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError } from '@repo/config';
+import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/service';
+import { createApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import { connect, createRecordingLogger, getJson, removeTempDirs, tempDir, WALLET, writeTokenFile } from './support/helpers';
+
+afterAll(() => removeTempDirs());
+
+const config = (env: Record<string, string>) => loadConfig({ HOST: '127.0.0.1', WS_PORT: '0', HTTP_PORT: '0', ...env });
+
+// The lifecycle every app shares: createApp builds (no file written or opened, nothing listening),
+// start() writes and opens, close() stops everything and may be called at any point, twice.
+describe('relay lifecycle', () => {
+  it('createApp writes nothing and listens on nothing; start() writes the id, the token and the event log', async () => {
+    const dataDir = tempDir();
+    const { logger, lines } = createRecordingLogger();
+    const app = createApp(config({ DATA_DIR: dataDir }), { logger });
+    try {
+      expect(readdirSync(dataDir)).toEqual([]);
+      expect(app.servers.ws.listening).toBe(false);
+      expect(app.servers.http.listening).toBe(false);
+      expect(lines.filter((l) => l.includes('publish token'))).toEqual([]);
+
+      await app.start();
+      expect(readdirSync(dataDir).sort()).toEqual(expect.arrayContaining(['events.db', 'publish-token', 'relay-id']));
+      const token = readFileSync(join(dataDir, 'publish-token'), 'utf8').trim();
+      expect(token).toMatch(/^[0-9a-f]{64}$/);
+      expect(statSync(join(dataDir, 'publish-token')).mode & 0o777).toBe(0o600);
+      expect(readFileSync(join(dataDir, 'relay-id'), 'utf8').trim()).toBe(app.relay.relayId);
+      // The token file is logged with its fingerprint, never the token.
+      const tokenLines = lines.filter((l) => l.includes('publish token'));
+      expect(tokenLines).toHaveLength(1);
+      expect(tokenLines[0]).toContain('"created":true');
+      expect(tokenLines.join('\n')).not.toContain(token);
+      expect(app.servers.http.listening).toBe(false);
+
+      // Started, it serves once listened: the event log takes a write (GET /ready).
+      const { port } = await listen(app.servers.http, 0, '127.0.0.1');
+      expect(await getJson(`http://127.0.0.1:${port}/ready`)).toMatchObject({ status: 200, body: { status: 'ready' } });
+    } finally {
+      await app.close();
+    }
+    await expect(app.close()).resolves.toBeUndefined();
+    expect(app.servers.http.listening).toBe(false);
+  });
+
+  it('reads the generated relay id and publish token back on the next start', async () => {
+    const dataDir = tempDir();
+    const first = createApp(config({ DATA_DIR: dataDir }), { logger: createSilentLogger() });
+    await first.start();
+    await first.close();
+    const token = readFileSync(join(dataDir, 'publish-token'), 'utf8');
+    const second = createApp(config({ DATA_DIR: dataDir }), { logger: createSilentLogger() });
+    await second.start();
+    await second.close();
+    expect(second.relay.relayId).toBe(first.relay.relayId);
+    expect(second.relay.relayId).toMatch(/^relay-[0-9a-f]{12}$/);
+    expect(second.publishTokenFile).toBe(join(dataDir, 'publish-token'));
+    expect(readFileSync(join(dataDir, 'publish-token'), 'utf8')).toBe(token);
+  });
+
+  it('writes no token or id file when RELAY_PUBLISH_TOKEN and RELAY_ID are set', async () => {
+    const dataDir = tempDir();
+    const app = createApp(config({ DATA_DIR: dataDir, RELAY_PUBLISH_TOKEN: 'x'.repeat(32), RELAY_ID: 'fixed' }), {
+      logger: createSilentLogger(),
+    });
+    await app.start();
+    await app.close();
+    expect(existsSync(join(dataDir, 'publish-token'))).toBe(false);
+    expect(existsSync(join(dataDir, 'relay-id'))).toBe(false);
+    expect(app.publishTokenFile).toBeUndefined();
+    expect(app.relay.relayId).toBe('fixed');
+  });
+
+  it('close() without start() resolves, twice, and leaves DATA_DIR empty', async () => {
+    const dataDir = tempDir();
+    const app = createApp(config({ DATA_DIR: dataDir, RELAY_TOKEN_FILE: join(dataDir, 'missing') }), { logger: createSilentLogger() });
+    await expect(app.close()).resolves.toBeUndefined();
+    await expect(app.close()).resolves.toBeUndefined();
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
+
+  it('a start that fails on an unreadable RELAY_TOKEN_FILE rejects with a ConfigError naming it and writes nothing', async () => {
+    const dataDir = tempDir();
+    const app = createApp(config({ DATA_DIR: dataDir, RELAY_TOKEN_FILE: join(dataDir, 'missing') }), { logger: createSilentLogger() });
+    const started = app.start();
+    await expect(started).rejects.toThrow(ConfigError);
+    await expect(started).rejects.toThrow(/RELAY_TOKEN_FILE: cannot read .*missing: ENOENT/);
+    await app.close();
+    await app.close();
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
+
+  it('loads the TLS certificate in start(): the files need not exist when the app is built', async () => {
+    const dataDir = tempDir();
+    const certFile = join(dataDir, 'cert.pem');
+    const keyFile = join(dataDir, 'key.pem');
+    const app = createApp(
+      config({ DATA_DIR: dataDir, TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, RELAY_TOKEN_FILE: writeTokenFile(dataDir) }),
+      { logger: createSilentLogger() },
+    );
+    try {
+      expect(app.wsScheme).toBe('wss');
+      const { cert, key } = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
+      writeFileSync(certFile, cert);
+      writeFileSync(keyFile, key);
+      await app.start();
+      const { port } = await listen(app.servers.ws, 0, '127.0.0.1');
+      const client = await connect(`wss://127.0.0.1:${port}`, { ...WALLET, ca: cert });
+      expect(await client.request('ping')).toMatchObject({ type: 'pong' });
+      await client.close();
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('relay entry point', () => {
+  it('exits 1 with one fatal line naming RELAY_TOKEN_FILE when start() cannot read it', async () => {
+    const dataDir = tempDir();
+    const child = spawn(process.execPath, ['-r', '@repo/ts-register', 'src/main.ts'], {
+      cwd: join(__dirname, '..'),
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, WS_PORT: '0', HTTP_PORT: '0', RELAY_TOKEN_FILE: join(dataDir, 'missing') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    const fatal = out.split('\n').filter((l) => l.includes('"level":60'));
+    expect(fatal).toHaveLength(1);
+    expect(fatal[0]).toContain('configuration error: RELAY_TOKEN_FILE');
+    expect(out).not.toContain('    at ');
+    expect(out).not.toContain('relay listening');
+    expect(readdirSync(dataDir)).toEqual([]);
+  }, 20_000);
+});
