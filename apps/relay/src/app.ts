@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler, toNestedErrorRecord } from '@repo/errors';
 import { keyFingerprint } from '@repo/crypto';
@@ -20,13 +20,12 @@ import {
 } from '@repo/service';
 import {
   answerProtocolErrors,
+  createExpressApp,
   createRateLimiter,
   jsonBody,
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
-  requestId,
-  requestLogger,
   requestTimeout,
 } from '@repo/http';
 import type { ServiceMetrics } from '@repo/metrics';
@@ -154,13 +153,7 @@ export function createApp(config: RelayConfig, deps: RelayDeps): RelayApp {
   relay.attach(wsServer);
   const { metrics, handler: metricsHandler } = createRelayMetrics(relay, eventLog);
 
-  const app = express();
-  app.disable('x-powered-by');
-  // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
-  app.set('trust proxy', config.trustProxy);
-  app.use(requestId(config.trustProxy));
-  app.use(requestLogger(logger));
-  app.use(metrics.middleware());
+  const app = createExpressApp({ trustProxy: config.trustProxy, logger, use: [metrics.middleware()] });
   // The API documents (docs/relay.md, "API documents"), before the rate limit.
   app.get('/openapi.json', documentHandler(OPENAPI));
   app.get('/asyncapi.json', documentHandler(ASYNCAPI));

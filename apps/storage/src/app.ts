@@ -1,17 +1,16 @@
 import { createServer, type Server } from 'node:http';
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
   answerProtocolErrors,
+  createExpressApp,
   createRateLimiter,
   jsonBody,
   limitConnectionsPerAddress,
   overloadGuard,
   rateLimit,
-  requestId,
-  requestLogger,
   requestTimeout,
   type ConnectionCounter,
 } from '@repo/http';
@@ -80,14 +79,7 @@ export function createApp(config: StorageConfig, deps: StorageDeps): StorageApp 
   const instrumented = createStorageMetrics(deps.backend ?? deferred!, now);
   const { backend, metrics } = instrumented;
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  // req.ip is the client behind a trusted proxy (docs/README.md, "Trusted proxies").
-  app.set('trust proxy', config.trustProxy);
-  app.use(requestId(config.trustProxy));
-  app.use(requestLogger(logger));
-  app.use(metrics.middleware());
+  const app = createExpressApp({ trustProxy: config.trustProxy, logger, etag: false, use: [metrics.middleware()] });
   app.use(overloadGuard(config.maxInFlight));
   app.use(requestTimeout(config.requestTimeoutMs));
   // Health stays outside the rate limit: probes must not be refused nor eat the allowance.

@@ -13,3 +13,4 @@ export {
 } from './tls';
 export { runService, closeServers, once, type ServiceApp, type RunServiceOptions, type ListenAddress } from './run-service';
 export { watchCertificate, type CertificateWatch, type CertificateWatchOptions, type SecureContextServer } from './tls-reload';
+export { openLater, type OpenLater } from './open-later';
