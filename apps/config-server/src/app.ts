@@ -239,8 +239,9 @@ function auditErrorCode(): ErrorRequestHandler {
 }
 
 function commonHeaders(): RequestHandler {
+  const entries = Object.entries(COMMON_HEADERS);
   return function commonHeaders(_req, res, next) {
-    for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
+    for (const [name, value] of entries) res.setHeader(name, value);
     next();
   };
 }

@@ -4,7 +4,7 @@ import type { RequestHandler } from 'express';
 import type { Logger } from '@repo/service';
 import { parseFileRequest } from './file-path';
 import { ENCRYPTION_MODES } from './recipient';
-import type { EndHook } from './request-scope';
+import type { EndHook, Scope } from './request-scope';
 
 /** One line of the audit log (config-server README, "Audit log"). Never a key, never content. */
 export interface AuditRecord {
@@ -182,7 +182,7 @@ export function auditTrail(audit: AuditLog, now: () => number = Date.now): Audit
       if (f === undefined) return;
       const record: AuditRecord = {
         time: new Date(now()).toISOString(),
-        ip: req.ip ?? req.socket.remoteAddress ?? null,
+        ip: (res.locals.scope as Scope | undefined)?.ip ?? req.ip ?? req.socket.remoteAddress ?? null,
         env: f.env ?? null,
         file: f.file ?? null,
         ...(f.env == null || f.file == null ? { path: (f.path ?? '').slice(0, 300) } : {}),

@@ -12,6 +12,8 @@ export interface Scope {
   /** Counted among the requests in progress (`MAX_IN_FLIGHT`). */
   admitted: boolean;
   timer: NodeJS.Timeout | undefined;
+  /** The client's address (`req.ip`: the real client behind a trusted proxy), computed once. */
+  ip: string | undefined;
 }
 
 /** Told when a response ends (sent, or the client went away: `status` 0). */
@@ -60,9 +62,15 @@ export function createRequestScope(options: RequestScopeOptions): RequestScope {
     const start = process.hrtime.bigint();
     const id = assignRequestId(req, res, trustProxy);
     const raw = (req.query as Record<string, unknown>).wait;
-    const scope: Scope = { waitMs: raw === undefined ? 0 : (parseWaitMs(raw, maxWaitSeconds) ?? 0), admitted: false, timer: undefined };
+    const scope: Scope = {
+      waitMs: raw === undefined ? 0 : (parseWaitMs(raw, maxWaitSeconds) ?? 0),
+      admitted: false,
+      timer: undefined,
+      ip: req.ip ?? req.socket.remoteAddress,
+    };
     res.locals.scope = scope;
-    res.once('close', () => {
+    // Emitted once, after `finish` or alone.
+    res.on('close', () => {
       if (scope.timer !== undefined) clearTimeout(scope.timer);
       if (scope.admitted) inFlight--;
       const status = res.headersSent ? res.statusCode : 0;
@@ -72,7 +80,7 @@ export function createRequestScope(options: RequestScopeOptions): RequestScope {
         path: req.path,
         status,
         ms: Math.round(ms * 100) / 100,
-        ip: req.ip ?? req.socket.remoteAddress,
+        ip: scope.ip,
         request_id: id,
         aborted: !res.writableFinished,
       };
