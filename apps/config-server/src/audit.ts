@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync
 import { dirname } from 'node:path';
 import type { RequestHandler } from 'express';
 import type { Logger } from '@repo/service';
-import { parseFileRequest } from './file-path';
+import { fileRequestOf } from './file-path';
 import { ENCRYPTION_MODES } from './recipient';
 import type { EndHook, Scope } from './request-scope';
 
@@ -161,7 +161,7 @@ export function auditTrail(audit: AuditLog, now: () => number = Date.now): Audit
       let env: string | null = null;
       let file: string | null = null;
       try {
-        const parsed = parseFileRequest(rawPath);
+        const parsed = fileRequestOf(req);
         if (parsed) ({ env, file } = parsed);
       } catch {
         // refused by the route as well; the raw path goes in the line instead

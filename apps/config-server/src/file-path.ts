@@ -14,6 +14,26 @@ export interface FileRequest {
 
 const DENIED = () => new AppError('ACCESS_DENIED');
 
+const PARSED = new WeakMap<object, { request: FileRequest | undefined } | { error: unknown }>();
+
+/**
+ * {@link parseFileRequest} of a request's raw path (query string cut off), parsed once per request:
+ * the audit trail and the route both ask. Throws what the parse threw, each time.
+ */
+export function fileRequestOf(req: { originalUrl: string }): FileRequest | undefined {
+  let entry = PARSED.get(req);
+  if (entry === undefined) {
+    try {
+      entry = { request: parseFileRequest(req.originalUrl.split('?', 1)[0]!) };
+    } catch (error) {
+      entry = { error };
+    }
+    PARSED.set(req, entry);
+  }
+  if ('error' in entry) throw entry.error;
+  return entry.request;
+}
+
 /**
  * Parses the raw path of `GET /<env>/<file>` (still percent-encoded, as it came off the wire).
  * Path traversal in any spelling is 403 `ACCESS_DENIED` (docs/config-server.md, "Path rules"):

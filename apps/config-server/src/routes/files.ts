@@ -6,7 +6,7 @@ import type { AuditFields } from '../audit';
 import { clientKeyFingerprint, type ClientKeyRegistry } from '../client-keys';
 import type { Keyring } from '../keyring';
 import type { FileStore } from '../file-store';
-import { parseFileRequest } from '../file-path';
+import { fileRequestOf } from '../file-path';
 import { createRecipientSuites, ENCRYPTION_MODES, parseRecipientHeaders, recipientInfo } from '../recipient';
 import { VERSION_RE, type VersionStore } from '../versions';
 import type { WatchHub } from '../watch';
@@ -50,8 +50,7 @@ export function createFileRouter(options: FileRouterDeps): RequestHandler {
       next();
       return;
     }
-    const rawPath = req.originalUrl.split('?', 1)[0]!;
-    const request = parseFileRequest(rawPath);
+    const request = fileRequestOf(req);
     if (request === undefined) {
       next();
       return;
@@ -143,7 +142,7 @@ export function createFileRouter(options: FileRouterDeps): RequestHandler {
     const headers = answerHeaders(content, { version, name: rendered.name, mode, suite: suiteName, length: body.length });
     audit.version = version;
     res.writeHead(200, headers);
-    res.end(req.method === 'HEAD' ? undefined : body);
+    res.end(req.method === 'HEAD' ? undefined : body, 'latin1'); // base64: one byte per character
   };
 }
 
