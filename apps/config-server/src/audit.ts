@@ -161,7 +161,7 @@ export function auditTrail(audit: AuditLog, now: () => number = Date.now): Audit
       let env: string | null = null;
       let file: string | null = null;
       try {
-        const parsed = fileRequestOf(req);
+        const parsed = fileRequestOf(req, res);
         if (parsed) ({ env, file } = parsed);
       } catch {
         // refused by the route as well; the raw path goes in the line instead

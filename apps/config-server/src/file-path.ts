@@ -14,21 +14,19 @@ export interface FileRequest {
 
 const DENIED = () => new AppError('ACCESS_DENIED');
 
-const PARSED = new WeakMap<object, { request: FileRequest | undefined } | { error: unknown }>();
-
 /**
- * {@link parseFileRequest} of a request's raw path (query string cut off), parsed once per request:
- * the audit trail and the route both ask. Throws what the parse threw, each time.
+ * {@link parseFileRequest} of a request's raw path (query string cut off), parsed once per request
+ * and kept in `res.locals`: the audit trail and the route both ask. Throws what the parse threw, each time.
  */
-export function fileRequestOf(req: { originalUrl: string }): FileRequest | undefined {
-  let entry = PARSED.get(req);
+export function fileRequestOf(req: { originalUrl: string }, res: { locals: Record<string, unknown> }): FileRequest | undefined {
+  let entry = res.locals.fileRequest as { request: FileRequest | undefined } | { error: unknown } | undefined;
   if (entry === undefined) {
     try {
       entry = { request: parseFileRequest(req.originalUrl.split('?', 1)[0]!) };
     } catch (error) {
       entry = { error };
     }
-    PARSED.set(req, entry);
+    res.locals.fileRequest = entry;
   }
   if ('error' in entry) throw entry.error;
   return entry.request;

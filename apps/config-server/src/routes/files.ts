@@ -50,7 +50,7 @@ export function createFileRouter(options: FileRouterDeps): RequestHandler {
       next();
       return;
     }
-    const request = fileRequestOf(req);
+    const request = fileRequestOf(req, res);
     if (request === undefined) {
       next();
       return;
