@@ -29,7 +29,7 @@ export interface ServerKey {
 /** A key read or generated in memory; a generated key is written by `persist()` (the app's `start()`). */
 export interface PendingKey extends ServerKey {
   name: string;
-  persist(): void;
+  persist: () => void;
 }
 
 /** The master key: `CONFIG_MASTER_KEY`, else `DATA_DIR/master.key` (docs/config-server.md, "Keys"). */
