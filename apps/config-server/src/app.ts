@@ -69,9 +69,10 @@ export interface ConfigServerDeps {
 }
 
 /**
- * The config server, built but not listening: `start()` writes the keys generated on first start
- * and loads (or generates) the TLS certificate; `close()` stops listening, answers every waiting
- * request (304, `Connection: close`) and lets the others finish.
+ * The config server, built but not listening: `start()` writes the keys generated on first start,
+ * opens the audit log and loads (or generates) the TLS certificate; `close()` (idempotent, and
+ * harmless before `start()`) stops listening, answers every waiting request (304,
+ * `Connection: close`) and lets the others finish.
  */
 export interface ConfigServerApp extends ServiceApp<{ https: Server }> {
   app: Express;
