@@ -17,11 +17,8 @@ import {
   chain,
   createRateLimiter,
   limitConnectionsPerAddress,
-  overloadGuard,
   rateLimit,
-  requestId,
   requestLogger,
-  requestTimeout,
   type ConnectionCounter,
 } from '@repo/http';
 import { auditTrail, createAuditLog, type AuditFields } from './audit';
@@ -31,13 +28,13 @@ import { createClientKeyRegistry } from './client-keys';
 import { createFileStore } from './file-store';
 import { createKeyring, type Keyring } from './keyring';
 import { maintenanceSwitch } from './maintenance';
-import { createFileRouter, parseWaitMs } from './routes/files';
+import { createFileRouter } from './routes/files';
+import { createRequestScope } from './request-scope';
 import { OPENAPI } from './openapi';
 import { createMetaRouter } from './routes/meta';
 import { createConfigServerMetrics, readyRoute } from './operations';
 import type { ServiceMetrics } from '@repo/metrics';
-import { readOrCreateMasterKey } from './master-key';
-import { readOrCreateVersionKey } from './version-key';
+import { masterKeySource, persistKey, readOrCreateKey, versionKeySource, type PendingKey } from './keys';
 import { createVersionStore } from './versions';
 import { createWatchHub, type WatchHub } from './watch';
 
@@ -72,9 +69,10 @@ export interface ConfigServerDeps {
 }
 
 /**
- * The config server, built but not listening: `start()` writes the keys generated on first start
- * and loads (or generates) the TLS certificate; `close()` stops listening, answers every waiting
- * request (304, `Connection: close`) and lets the others finish.
+ * The config server, built but not listening: `start()` writes the keys generated on first start,
+ * opens the audit log and loads (or generates) the TLS certificate; `close()` (idempotent, and
+ * harmless before `start()`) stops listening, answers every waiting request (304,
+ * `Connection: close`) and lets the others finish.
  */
 export interface ConfigServerApp extends ServiceApp<{ https: Server }> {
   app: Express;
@@ -87,9 +85,11 @@ export interface ConfigServerApp extends ServiceApp<{ https: Server }> {
 /** Builds the config server (HTTPS only) from its configuration; never listens, writes no file. */
 export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): ConfigServerApp {
   const { logger } = deps;
-  const master = deps.keyring === undefined ? readOrCreateMasterKey(config) : undefined;
+  // Read (or generated) in memory here; a generated key is written by start().
+  const master = deps.keyring === undefined ? readOrCreateKey(masterKeySource(config)) : undefined;
   const keyring = deps.keyring ?? createKeyring({ keysDir: config.keysDir, masterKey: master!.key });
-  const version = deps.versionKey === undefined ? readOrCreateVersionKey(config) : undefined;
+  const version = deps.versionKey === undefined ? readOrCreateKey(versionKeySource(config)) : undefined;
+  const ownKeys = [master, version].filter((k): k is PendingKey => k !== undefined);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -123,43 +123,41 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   });
   const audit = createAuditLog({ path: config.auditLogFile, maxBytes: config.auditLogMaxBytes, keep: config.auditLogKeep, logger });
   const maxWaitSeconds = Math.floor(config.requestTimeoutMs / 1000);
-  const { metrics, fetches } = createConfigServerMetrics(watch);
+  const { metrics, countFetch } = createConfigServerMetrics(watch);
+
+  const clientKeys = createClientKeyRegistry({ dir: config.clientKeysDir, recheckMs: config.clientKeysRecheckMs, logger, now: deps.now });
+  const trail = auditTrail(audit, deps.now);
+  const scope = createRequestScope({
+    trustProxy: config.trustProxy,
+    logger,
+    metrics,
+    maxInFlight: config.maxInFlight,
+    requestTimeoutMs: config.requestTimeoutMs,
+    maxWaitSeconds,
+    onEnd: [countFetch, trail.end],
+  });
 
   // The API document (docs/config-server.md, "API document"): before the guards, so it is not
   // rate-limited; it carries the common headers as every answer does.
   app.get('/openapi.json', requestLogger(logger), commonHeaders(), documentHandler(OPENAPI));
-  // The guards every request passes, in one router layer (see `chain`).
+  // The guards every request passes and the file route, in one router layer (see `chain`): a file
+  // request, the one asked for most, is answered there without passing the other routes (all
+  // of them one path segment, which is never a file request).
   app.use(
     chain(
-      requestId(config.trustProxy),
-      requestLogger(logger),
-      metrics.middleware(),
-      fetches,
-      auditTrail(audit, deps.now),
+      scope.begin,
+      trail.mark,
       commonHeaders(),
       rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond, now: deps.now })),
       maintenanceSwitch({ enabled: config.maintenance, dataDir: config.dataDir, now: deps.now }),
-      // A `?wait=` request is parked, not worked on: it holds no in-flight slot (MAX_WAITING bounds
-      // those) and its timeout runs from the end of its wait.
-      unlessWaiting(overloadGuard(config.maxInFlight), maxWaitSeconds),
-      waitAwareTimeout(config.requestTimeoutMs, maxWaitSeconds),
+      scope.admit,
       requestChecks(config.maxRequestBytes),
+      createFileRouter({ store, versions, watch, maxWaitSeconds, keyring, clientKeys, logger }),
     ),
   );
   app.use(createMetaRouter({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
   app.use(readyRoute({ storageDir: config.storageDir, keysDir: config.keysDir, started: () => started }));
   app.get('/metrics', metrics.handler());
-  app.use(
-    createFileRouter({
-      store,
-      versions,
-      watch,
-      maxWaitSeconds,
-      keyring,
-      clientKeys: createClientKeyRegistry({ dir: config.clientKeysDir, recheckMs: config.clientKeysRecheckMs, logger, now: deps.now }),
-      logger,
-    }),
-  );
   app.use(notFoundHandler({ code: 'FILE_NOT_FOUND' }));
   app.use(auditErrorCode());
   app.use(errorHandler({ logger }));
@@ -193,16 +191,8 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
     watch,
     metrics,
     async start() {
-      if (master !== undefined) {
-        master.persist();
-        logger.info({ source: master.source, path: master.path, fingerprint: master.fingerprint }, 'master key loaded');
-        if (master.exposed) logger.warn({ path: master.path }, 'master key file is readable by others: chmod 600 it');
-      }
-      if (version !== undefined) {
-        version.persist();
-        logger.info({ source: version.source, path: version.path, fingerprint: version.fingerprint }, 'version key loaded');
-        if (version.exposed) logger.warn({ path: version.path }, 'version key file is readable by others: chmod 600 it');
-      }
+      for (const key of ownKeys) persistKey(key, logger);
+      audit.open();
       if (deps.tls === undefined) {
         const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
         server.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_POLICY });
@@ -240,29 +230,6 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   };
 }
 
-/** The `?wait=` of a request in ms (0: none or malformed; the route answers 400 for the latter). */
-function waitOf(req: Parameters<RequestHandler>[0], maxWaitSeconds: number): number {
-  const raw = (req.query as Record<string, unknown>).wait;
-  return raw === undefined ? 0 : (parseWaitMs(raw, maxWaitSeconds) ?? 0);
-}
-
-function unlessWaiting(guard: RequestHandler, maxWaitSeconds: number): RequestHandler {
-  return function unlessWaiting(req, res, next) {
-    if (waitOf(req, maxWaitSeconds) > 0) next();
-    else guard(req, res, next);
-  };
-}
-
-/** The request timeout, pushed back by the wait a request asked for (at most the timeout itself). */
-function waitAwareTimeout(ms: number, maxWaitSeconds: number): RequestHandler {
-  const plain = requestTimeout(ms);
-  return function waitAwareTimeout(req, res, next) {
-    const waitMs = waitOf(req, maxWaitSeconds);
-    if (waitMs === 0) plain(req, res, next);
-    else requestTimeout(ms + waitMs)(req, res, next);
-  };
-}
-
 /** Notes the code of a refusal in the request's audit line, then lets the error handler answer. */
 function auditErrorCode(): ErrorRequestHandler {
   return function auditErrorCode(err, _req, res, next) {
@@ -273,8 +240,9 @@ function auditErrorCode(): ErrorRequestHandler {
 }
 
 function commonHeaders(): RequestHandler {
+  const entries = Object.entries(COMMON_HEADERS);
   return function commonHeaders(_req, res, next) {
-    for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
+    for (const [name, value] of entries) res.setHeader(name, value);
     next();
   };
 }

@@ -2,8 +2,9 @@ import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync
 import { dirname } from 'node:path';
 import type { RequestHandler } from 'express';
 import type { Logger } from '@repo/service';
-import { parseFileRequest } from './file-path';
+import { fileRequestOf } from './file-path';
 import { ENCRYPTION_MODES } from './recipient';
+import type { EndHook, Scope } from './request-scope';
 
 /** One line of the audit log (config-server README, "Audit log"). Never a key, never content. */
 export interface AuditRecord {
@@ -35,7 +36,7 @@ export interface AuditRecord {
 
 /** What the route adds to a request's audit line (`res.locals.audit`). */
 export type AuditFields = Partial<
-  Pick<AuditRecord, 'env' | 'file' | 'version' | 'requested' | 'mode' | 'client' | 'fingerprint' | 'code' | 'waitedMs'>
+  Pick<AuditRecord, 'env' | 'file' | 'path' | 'version' | 'requested' | 'mode' | 'client' | 'fingerprint' | 'code' | 'waitedMs'>
 >;
 
 /** Options of {@link createAuditLog}. */
@@ -51,18 +52,19 @@ export interface AuditLogOptions {
 
 /** The append-only audit log. */
 export interface AuditLog {
+  /** Creates the folder (mode 0700) and opens the file (mode 0600): the app's `start()`. */
+  open(): void;
   write(record: AuditRecord): void;
   close(): void;
 }
 
 /**
- * Opens the audit log (mode 0600: it names clients). Lines are appended with one synchronous
+ * The audit log (mode 0600: it names clients), touching no file until `open()`. Lines are appended with one synchronous
  * write each, so a line is in the file before the next request is looked at and a crash loses
  * none. When a line would take the file past `maxBytes`, `<path>.<n>` become `<path>.<n+1>` (the
  * last dropped), the file becomes `<path>.1`, and a new one is started.
  */
 export function createAuditLog(options: AuditLogOptions): AuditLog {
-  mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
   let fd: number | undefined;
   let size = 0;
   let failed = false;
@@ -89,6 +91,10 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   }
 
   return {
+    open() {
+      mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
+      fd ??= openFile();
+    },
     write(record) {
       const line = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
       try {
@@ -127,62 +133,69 @@ const KEM_MODES: Readonly<Record<string, string>> = {
   xwing: ENCRYPTION_MODES['X-Wing'],
 };
 
+/** The two halves of the audit trail: {@link AuditTrail.mark} in the guards, {@link AuditTrail.end} when a response ends. */
+export interface AuditTrail {
+  /** Opens the audit line of a `GET`/`HEAD` of `/<env>/<file>` in `res.locals.audit`. */
+  mark: RequestHandler;
+  /** Writes the line of a request {@link AuditTrail.mark} opened one for. */
+  end: EndHook;
+}
+
 /**
- * Writes one audit line per `GET`/`HEAD` of `/<env>/<file>` when its response ends, whatever
- * answered it: the file route, or a guard before it (429, 503, 408) or an error (403, 404, 400).
- * The route adds what only it knows in `res.locals.audit`. Other endpoints are not audited.
+ * One audit line per `GET`/`HEAD` of `/<env>/<file>` when its response ends, whatever answered
+ * it: the file route, or a guard before it (429, 503, 408) or an error (403, 404, 400). The route
+ * adds what only it knows in `res.locals.audit`. Other endpoints are not audited.
  */
-export function auditTrail(audit: AuditLog, now: () => number = Date.now): RequestHandler {
-  return function auditTrail(req, res, next) {
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
+export function auditTrail(audit: AuditLog, now: () => number = Date.now): AuditTrail {
+  return {
+    mark(req, res, next) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        next();
+        return;
+      }
+      const rawPath = req.originalUrl.split('?', 1)[0]!;
+      if (rawPath.indexOf('/', 1) === -1) {
+        next(); // one segment: /health, /info, unknown endpoints
+        return;
+      }
+      let env: string | null = null;
+      let file: string | null = null;
+      try {
+        const parsed = fileRequestOf(req, res);
+        if (parsed) ({ env, file } = parsed);
+      } catch {
+        // refused by the route as well; the raw path goes in the line instead
+      }
+      const kem = req.headers['x-client-kem'];
+      const hasRecipient = kem !== undefined || req.headers['x-client-public-key'] !== undefined;
+      const fields: AuditFields = {
+        env,
+        file,
+        path: rawPath,
+        mode: hasRecipient ? (typeof kem === 'string' ? (KEM_MODES[kem.trim().toLowerCase()] ?? null) : null) : ENCRYPTION_MODES.psk,
+      };
+      res.locals.audit = fields;
       next();
-      return;
-    }
-    const rawPath = req.originalUrl.split('?', 1)[0]!;
-    if (rawPath.indexOf('/', 1) === -1) {
-      next(); // one segment: /health, /info, unknown endpoints
-      return;
-    }
-    let env: string | null = null;
-    let file: string | null = null;
-    try {
-      const parsed = parseFileRequest(rawPath);
-      if (parsed) ({ env, file } = parsed);
-    } catch {
-      // refused by the route as well; the raw path goes in the line instead
-    }
-    const kem = req.headers['x-client-kem'];
-    const hasRecipient = kem !== undefined || req.headers['x-client-public-key'] !== undefined;
-    const fields: AuditFields = {
-      env,
-      file,
-      mode: hasRecipient ? (typeof kem === 'string' ? (KEM_MODES[kem.trim().toLowerCase()] ?? null) : null) : ENCRYPTION_MODES.psk,
-    };
-    res.locals.audit = fields;
-    let written = false;
-    const done = () => {
-      if (written) return;
-      written = true;
-      const f = res.locals.audit as AuditFields;
+    },
+    end(req, res, status) {
+      const f = res.locals.audit as AuditFields | undefined;
+      if (f === undefined) return;
       const record: AuditRecord = {
         time: new Date(now()).toISOString(),
-        ip: req.ip ?? req.socket.remoteAddress ?? null,
+        ip: (res.locals.scope as Scope | undefined)?.ip ?? req.ip ?? req.socket.remoteAddress ?? null,
         env: f.env ?? null,
         file: f.file ?? null,
-        ...(f.env == null || f.file == null ? { path: rawPath.slice(0, 300) } : {}),
+        ...(f.env == null || f.file == null ? { path: (f.path ?? '').slice(0, 300) } : {}),
         version: f.version ?? null,
         ...(f.requested !== undefined ? { requested: f.requested } : {}),
         mode: f.mode ?? null,
         client: f.client ?? null,
         fingerprint: f.fingerprint ?? null,
-        status: res.headersSent ? res.statusCode : 0,
+        status,
         ...(f.code !== undefined ? { code: f.code } : {}),
         ...(f.waitedMs !== undefined ? { waitedMs: f.waitedMs } : {}),
       };
       audit.write(record);
-    };
-    res.once('finish', done);
-    res.once('close', done);
-    next();
+    },
   };
 }

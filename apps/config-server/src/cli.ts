@@ -11,7 +11,7 @@ import { COMMAND as SERVER } from './command';
 import { loadConfig } from './config';
 import { ENV_RE } from './file-path';
 import { createKeyring } from './keyring';
-import { loadMasterKey } from './master-key';
+import { loadKey, masterKeySource } from './keys';
 
 const USAGE = 'usage: config-server-key key <env>      print the environment key (64 hex characters)';
 
@@ -39,7 +39,7 @@ function run(argv: string[]): number {
   }
   loadDotEnvFile(resolve(__dirname, '..', '.env'));
   const config = loadConfig();
-  const master = loadMasterKey(config);
+  const master = loadKey(masterKeySource(config));
   const found = createKeyring({ keysDir: config.keysDir, masterKey: master.key }).keyFor(env);
   process.stdout.write(`${bytesToHex(found.key)}\n`);
   console.error(

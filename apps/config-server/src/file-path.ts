@@ -15,6 +15,24 @@ export interface FileRequest {
 const DENIED = () => new AppError('ACCESS_DENIED');
 
 /**
+ * {@link parseFileRequest} of a request's raw path (query string cut off), parsed once per request
+ * and kept in `res.locals`: the audit trail and the route both ask. Throws what the parse threw, each time.
+ */
+export function fileRequestOf(req: { originalUrl: string }, res: { locals: Record<string, unknown> }): FileRequest | undefined {
+  let entry = res.locals.fileRequest as { request: FileRequest | undefined } | { error: unknown } | undefined;
+  if (entry === undefined) {
+    try {
+      entry = { request: parseFileRequest(req.originalUrl.split('?', 1)[0]!) };
+    } catch (error) {
+      entry = { error };
+    }
+    res.locals.fileRequest = entry;
+  }
+  if ('error' in entry) throw entry.error;
+  return entry.request;
+}
+
+/**
  * Parses the raw path of `GET /<env>/<file>` (still percent-encoded, as it came off the wire).
  * Path traversal in any spelling is 403 `ACCESS_DENIED` (docs/config-server.md, "Path rules"):
  * `..` segments, absolute paths, backslashes, NUL and control characters, and the encoded and

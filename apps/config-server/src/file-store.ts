@@ -124,18 +124,36 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     return resolved;
   }
 
+  // Renderings from disk in progress: the requests that find the cache expired at once share one
+  // read instead of each reading the file (only those that accept a cached rendering).
+  const reading = new Map<string, Promise<RenderedFile>>();
+
   return {
     async render(request, renderOptions) {
       const key = `${request.env}/${request.file}`;
+      const fresh = renderOptions?.fresh === true;
       const hit = rendered.get(key);
-      if (hit !== undefined && renderOptions?.fresh !== true && now() - hit.at < cacheMs) {
+      if (hit !== undefined && !fresh && now() - hit.at < cacheMs) {
         rendered.delete(key);
         rendered.set(key, hit);
         return hit.file;
       }
-      const file = await renderFromDisk(request);
-      remember(key, file);
-      return file;
+      if (!fresh) {
+        const shared = reading.get(key);
+        if (shared !== undefined) return shared;
+      }
+      const pending = renderFromDisk(request).then((file) => {
+        remember(key, file);
+        return file;
+      });
+      if (!fresh && cacheMs > 0) {
+        reading.set(key, pending);
+        const done = () => {
+          if (reading.get(key) === pending) reading.delete(key);
+        };
+        pending.then(done, done);
+      }
+      return pending;
     },
   };
 

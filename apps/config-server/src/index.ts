@@ -1,7 +1,7 @@
 export { createApp, type ConfigServerApp, type ConfigServerDeps } from './app';
 export { loadConfig, type ConfigServerConfig } from './config';
 export { createKeyring, environmentKeyInfo, type Keyring, type EnvironmentKey } from './keyring';
-export { loadMasterKey, type MasterKey } from './master-key';
+export { loadKey, readOrCreateKey, masterKeySource, versionKeySource, type KeySource, type ServerKey, type PendingKey } from './keys';
 export { API_VERSION, ALGORITHM, ENCRYPTION_TYPE } from './constants';
 export {
   createClientKeyRegistry,
@@ -11,7 +11,6 @@ export {
   type RegisteredClientKey,
 } from './client-keys';
 export { ENCRYPTION_MODES, CLIENT_PUBLIC_KEY_HEADER, CLIENT_KEM_HEADER, recipientInfo, parseRecipientHeaders } from './recipient';
-export { loadVersionKey, type VersionKey } from './version-key';
 export { createVersionStore, VERSION_RE, type VersionStore } from './versions';
 export { createWatchHub, type WatchHub, type WaitOutcome } from './watch';
 export { createAuditLog, auditTrail, type AuditLog, type AuditRecord } from './audit';

@@ -1,6 +1,7 @@
 import { access, constants, stat } from 'node:fs/promises';
-import { Router, type RequestHandler } from 'express';
+import { Router } from 'express';
 import { createMetrics, type ServiceMetrics } from '@repo/metrics';
+import type { EndHook } from './request-scope';
 import type { WatchHub } from './watch';
 
 /** What a file answer tells the metrics: set on `res.locals.configFetch` by the file route. */
@@ -13,8 +14,8 @@ export interface ConfigFetch {
 /** The config server's metrics (README, "Operations"). */
 export interface ConfigServerMetrics {
   metrics: ServiceMetrics;
-  /** Counts `config_fetches_total` when a file answer (200 or 304) finishes. */
-  fetches: RequestHandler;
+  /** Counts `config_fetches_total` when a file answer (200 or 304) ends. */
+  countFetch: EndHook;
 }
 
 /**
@@ -45,13 +46,10 @@ export function createConfigServerMetrics(watch: WatchHub): ConfigServerMetrics 
   });
   return {
     metrics,
-    fetches(_req, res, next) {
-      res.once('finish', () => {
-        const fetch = res.locals.configFetch as ConfigFetch | undefined;
-        if (fetch === undefined || (res.statusCode !== 200 && res.statusCode !== 304)) return;
-        fetches.inc({ environment: fetch.environment, mode: fetch.mode, result: res.statusCode === 200 ? 'served' : 'not_modified' });
-      });
-      next();
+    countFetch(_req, res, status) {
+      const fetch = res.locals.configFetch as ConfigFetch | undefined;
+      if (fetch === undefined || !res.writableFinished || (status !== 200 && status !== 304)) return;
+      fetches.inc({ environment: fetch.environment, mode: fetch.mode, result: status === 200 ? 'served' : 'not_modified' });
     },
   };
 }

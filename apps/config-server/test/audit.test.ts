@@ -140,6 +140,8 @@ describe('audit log rotation', () => {
   it('rotates by size, keeping AUDIT_LOG_KEEP files, every line whole', () => {
     const dir = join(h.dataDir, 'rot');
     const log = createAuditLog({ path: join(dir, 'audit.log'), maxBytes: 1024, keep: 2, logger: createSilentLogger() });
+    expect(existsSync(dir)).toBe(false); // nothing touched before open()
+    log.open();
     const record = (i: number): AuditRecord => ({
       time: new Date(0).toISOString(),
       ip: '127.0.0.1',

@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { bytesToBase64, nodeBackend, sealToBase64, type HpkeKemName, type HpkeSuite } from '@repo/crypto';
 import { AppError } from '@repo/errors';
 import type { Logger } from '@repo/service';
@@ -6,7 +6,7 @@ import type { AuditFields } from '../audit';
 import { clientKeyFingerprint, type ClientKeyRegistry } from '../client-keys';
 import type { Keyring } from '../keyring';
 import type { FileStore } from '../file-store';
-import { parseFileRequest } from '../file-path';
+import { fileRequestOf } from '../file-path';
 import { createRecipientSuites, ENCRYPTION_MODES, parseRecipientHeaders, recipientInfo } from '../recipient';
 import { VERSION_RE, type VersionStore } from '../versions';
 import type { WatchHub } from '../watch';
@@ -41,18 +41,16 @@ export const VERSION_HEADER = 'X-Config-Version';
  * `?version=` serves a kept earlier version, sealed afresh; `?wait=` holds a conditional request
  * until the version changes.
  */
-export function createFileRouter(options: FileRouterDeps): Router {
+export function createFileRouter(options: FileRouterDeps): RequestHandler {
   const suites: Record<HpkeKemName, HpkeSuite> = createRecipientSuites();
   const { versions } = options;
-  const router = Router();
 
-  router.use(async function fileRoute(req, res, next) {
+  return async function fileRoute(req, res, next) {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       next();
       return;
     }
-    const rawPath = req.originalUrl.split('?', 1)[0]!;
-    const request = parseFileRequest(rawPath);
+    const request = fileRequestOf(req, res);
     if (request === undefined) {
       next();
       return;
@@ -126,30 +124,66 @@ export function createFileRouter(options: FileRouterDeps): Router {
       await versions.record(request.env, request.file, version, content);
     }
 
-    // The headers of this response go out in one writeHead (on top of the common ones already set).
-    const headers: Record<string, string> = {
-      'Content-Type': 'application/octet-stream',
-      'Content-Disposition': contentDisposition(rendered.name),
-      ...versionHeaders(version),
-    };
     let body: string;
+    let mode: string;
+    let suiteName: string | undefined;
     if (recipient === undefined) {
       const { key } = options.keyring.keyFor(request.env);
       body = sealToBase64(key, content, { backend: nodeBackend });
-      headers['X-Encryption-Mode'] = ENCRYPTION_MODES.psk;
+      mode = ENCRYPTION_MODES.psk;
     } else {
       const suite = suites[recipient.kem];
       const sealed = suite.sealToBytes(recipient.publicKey, content, { info: recipientInfo(request.env, request.file) });
       body = bytesToBase64(sealed);
-      headers['X-Encryption-Mode'] = ENCRYPTION_MODES[recipient.kem];
-      headers['X-HPKE-Suite'] = suite.name;
+      mode = ENCRYPTION_MODES[recipient.kem];
+      suiteName = suite.name;
     }
-    headers['Content-Length'] = String(body.length); // base64 is ASCII: characters are bytes
+    // The headers of this response go out in one writeHead (on top of the common ones already set).
+    const headers = answerHeaders(content, { version, name: rendered.name, mode, suite: suiteName, length: body.length });
     audit.version = version;
     res.writeHead(200, headers);
-    res.end(req.method === 'HEAD' ? undefined : body);
-  });
-  return router;
+    res.end(req.method === 'HEAD' ? undefined : body, 'latin1'); // base64: one byte per character
+  };
+}
+
+/** What the headers of a 200 depend on. */
+interface AnswerShape {
+  version: string;
+  /** The file's name, for `Content-Disposition`. */
+  name: string;
+  /** `X-Encryption-Mode` */
+  mode: string;
+  /** `X-HPKE-Suite`, in the recipient modes. */
+  suite: string | undefined;
+  /** Of the body: base64 is ASCII, characters are bytes. */
+  length: number;
+}
+
+type ShapedHeaders = { shape: AnswerShape; headers: Record<string, string> };
+const sameShape = (a: AnswerShape, b: AnswerShape) =>
+  a.version === b.version && a.name === b.name && a.mode === b.mode && a.suite === b.suite && a.length === b.length;
+/** Per rendering (its bytes; dropped with them), the headers of its last answer in each mode. */
+const headerCache = new WeakMap<Buffer, Map<string, ShapedHeaders>>();
+
+/**
+ * The headers of a 200: the same for every answer of one rendering in one mode, so they are built
+ * once per rendering and mode rather than for each answer, and rebuilt when anything they name differs.
+ */
+function answerHeaders(content: Buffer, shape: AnswerShape): Record<string, string> {
+  let byMode = headerCache.get(content);
+  if (byMode === undefined) headerCache.set(content, (byMode = new Map()));
+  const kept = byMode.get(shape.mode);
+  if (kept !== undefined && sameShape(kept.shape, shape)) return kept.headers;
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/octet-stream',
+    'Content-Disposition': contentDisposition(shape.name),
+    ...versionHeaders(shape.version),
+    'X-Encryption-Mode': shape.mode,
+    ...(shape.suite !== undefined ? { 'X-HPKE-Suite': shape.suite } : {}),
+    'Content-Length': String(shape.length),
+  };
+  byMode.set(shape.mode, { shape, headers });
+  return headers;
 }
 
 /** The headers every answer about a version carries, 200 and 304 alike. */
