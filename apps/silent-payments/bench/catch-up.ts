@@ -9,7 +9,8 @@ import { loadConfig } from '../src/config';
 // `npm run bench` (Bitcoin Core 29: BITCOIND or bitcoind on PATH): the scanner's catch-up over
 // dense regtest blocks against the node alone serving the same blocks, alternately in one run.
 // The chain (BENCH_DENSE_BLOCKS blocks of BENCH_DENSE_TXS transactions, built with Core's wallets
-// by @repo/regtest's buildDenseChain) is cached in bench/data/ so reruns reuse it.
+// by @repo/regtest's buildDenseChain) is cached in BENCH_DENSE_DIR (default
+// bench/data/dense-<blocks>x<txs>: a bitcoind datadir with chain.json beside the chain) so reruns reuse it.
 //   node alone: getblockhash + getblock <hash> 3 for each block, one after the other, the body read
 //   catch-up: the service from SP_START_HEIGHT = the first dense block to the tip (fresh DATA_DIR)
 // The figure is node-alone time / catch-up time (1.0: the scanner keeps the node's pace).
@@ -17,7 +18,7 @@ import { loadConfig } from '../src/config';
 const BLOCKS = Number(process.env.BENCH_DENSE_BLOCKS ?? 10);
 const TXS = Number(process.env.BENCH_DENSE_TXS ?? 2_500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CACHE = join(__dirname, 'data', `dense-${BLOCKS}x${TXS}`);
+const CACHE = process.env.BENCH_DENSE_DIR || join(__dirname, 'data', `dense-${BLOCKS}x${TXS}`);
 
 async function startNode(): Promise<{ node: RegtestNode; chain: DenseChain }> {
   const marker = join(CACHE, 'chain.json');

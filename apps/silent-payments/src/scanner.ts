@@ -5,7 +5,7 @@ import type { AddressBook } from './address-book';
 import { btcToSats, satsToBtc } from './amount';
 import { ChainRpcError, type ChainRpcClient } from './chain-rpc';
 import type { Publisher } from './publisher';
-import type { ScanJobTx, ScanPool } from './scan-pool';
+import type { ScannedBlock, ScanPool } from './scan-pool';
 import { invoiceStatus, isSettled } from './invoices';
 import { paymentId, type NewPayment, type PaymentRecord, type SpendSeen, type Store } from './store';
 
@@ -261,46 +261,56 @@ export function createScanner(options: ScannerOptions): Scanner {
     return outs;
   }
 
-  /** The payments of what the receiver found in `tx`. */
-  function paymentsOf(tx: RpcTransaction, found: FoundOutput[]): NewPayment[] {
+  /** The payments of what the receiver found in transaction `txid`; `values`: the amount (BTC) of each output found. */
+  function paymentsOf(txid: string, found: FoundOutput[], values: number[]): NewPayment[] {
     const payments: NewPayment[] = [];
-    for (const f of found) {
-      const out = tx.vout.find((o) => o.n === f.index);
+    found.forEach((f, i) => {
       const address = book.addressOf(f.label);
-      if (out === undefined || address === undefined) continue;
+      if (address === undefined || values[i] === undefined) return;
       payments.push({
-        txid: tx.txid,
+        txid,
         vout: f.index,
         address,
         labelM: f.label,
-        amountSats: btcToSats(out.value),
+        amountSats: btcToSats(values[i]),
         outputKey: f.xonly,
         tweak: f.tweak,
       });
-    }
+    });
     return payments;
   }
 
-  function skipped(tx: RpcTransaction, message: string): void {
+  function skipped(txid: string, message: string): void {
     // A transaction the library cannot parse cannot pay us by BIP-352 rules; never stall on it.
-    logger.error({ txid: tx.txid, err: message }, 'transaction skipped: cannot be scanned');
+    logger.error({ txid, err: message }, 'transaction skipped: cannot be scanned');
   }
 
-  function scanTransaction(tx: RpcTransaction): NewPayment[] {
+  /** What the receiver finds in `tx` with the value (BTC) of each output found; an error: the library refused it. */
+  function findInTransaction(tx: RpcTransaction): { found: FoundOutput[]; values: number[] } | { error: string } | undefined {
     const outs = taprootOutputs(tx);
-    if (outs === undefined) return [];
+    if (outs === undefined) return undefined;
     const outputs: ScanOutput[] = outs.map(([index, hex]) => ({ index, script: Buffer.from(hex, 'hex') }));
     let found;
     try {
       found = book.receiver.scanTransaction(scanInputsFromRpc(tx.vin), outputs);
     } catch (err) {
-      skipped(tx, (err as Error).message);
+      return { error: (err as Error).message };
+    }
+    return { found, values: found.map((f) => tx.vout.find((o) => o.n === f.index)!.value) };
+  }
+
+  function scanTransaction(tx: RpcTransaction): NewPayment[] {
+    const result = findInTransaction(tx);
+    if (result === undefined) return [];
+    if ('error' in result) {
+      skipped(tx.txid, result.error);
       return [];
     }
-    return paymentsOf(tx, found);
+    return paymentsOf(tx.txid, result.found, result.values);
   }
 
   /** The outpoints a transaction spends, as payment ids (coinbase inputs have none). */
+  // (the scan pool's workers list a block's spends the same way)
   function spendsOf(tx: RpcTransaction): SpendSeen[] {
     const spends: SpendSeen[] = [];
     for (const vin of tx.vin) {
@@ -357,48 +367,51 @@ export function createScanner(options: ScannerOptions): Scanner {
     for (; labelsSent < labels.length; labelsSent++) pool.addLabel(labels[labelsSent]!);
   }
 
-  /** The payments of a block: on the pool's workers when there is a pool, else on this thread. */
-  async function findPayments(block: RpcBlock): Promise<NewPayment[]> {
-    const found: NewPayment[] = [];
-    if (pool === undefined) {
-      for (let i = 0; i < block.tx.length; i++) {
-        found.push(...scanTransaction(block.tx[i]!));
-        if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
-      }
-      return found;
-    }
-    // Only what the workers need crosses the thread boundary: the inputs and the taproot outputs.
-    const jobs: ScanJobTx[] = [];
+  /**
+   * Scans a block on this thread (SCAN_WORKERS=0; the pool's workers do the same from the node's
+   * bytes), yielding to the event loop as it goes so HTTP requests stay served.
+   */
+  async function scanHere(block: RpcBlock): Promise<ScannedBlock> {
+    const hits: ScannedBlock['hits'] = [];
+    const spends: string[] = [];
+    const skippedTxs: ScannedBlock['skipped'] = [];
     for (let i = 0; i < block.tx.length; i++) {
       const tx = block.tx[i]!;
-      const outs = taprootOutputs(tx);
-      if (outs === undefined) continue;
-      // the fields the scan reads, not the asm, descriptors, addresses and amounts beside them
-      const vin = tx.vin.map((v) => ({
-        txid: v.txid,
-        vout: v.vout,
-        scriptSig: v.scriptSig === undefined ? undefined : { hex: v.scriptSig.hex },
-        txinwitness: v.txinwitness,
-        prevout: { scriptPubKey: { hex: v.prevout!.scriptPubKey.hex } },
-      }));
-      jobs.push({ i, vin, outs });
+      for (const s of spendsOf(tx)) spends.push(s.id, s.spentTxid);
+      const result = findInTransaction(tx);
+      if (result !== undefined && 'error' in result) skippedTxs.push({ txid: tx.txid, error: result.error });
+      else if (result !== undefined && result.found.length > 0) hits.push({ txid: tx.txid, ...result });
+      if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
     }
-    syncLabels();
-    for (const result of await pool.scan(jobs)) {
-      const tx = block.tx[result.i]!;
-      if (result.error !== undefined) skipped(tx, result.error);
-      else found.push(...paymentsOf(tx, result.found));
-    }
-    return found;
+    return {
+      hash: block.hash,
+      height: block.height,
+      previousblockhash: block.previousblockhash,
+      nTx: block.nTx ?? block.tx.length,
+      hits,
+      spends,
+      skipped: skippedTxs,
+    };
   }
 
-  /** Stores a block scanned by {@link findPayments} (one SQLite transaction) and publishes its events. */
-  async function applyBlock(block: RpcBlock, found: NewPayment[]): Promise<void> {
+  /**
+   * Fetches and scans the block at `height`. With the pool, the node's answer goes to a worker as
+   * bytes, unparsed: the JSON.parse, the conversion to scan inputs and the EC work all happen there.
+   */
+  async function fetchAndScan(height: number): Promise<ScannedBlock> {
+    const hash = await rpc.call<string>('getblockhash', [height]);
+    if (pool === undefined) return scanHere(await rpc.call<RpcBlock>('getblock', [hash, 3]));
+    const { id, body } = await rpc.callRaw('getblock', [hash, 3]);
+    syncLabels();
+    return pool.scanBlock(id, body);
+  }
+
+  /** Stores a scanned block (one SQLite transaction) and publishes its events. */
+  function applyBlock(block: ScannedBlock): void {
+    for (const s of block.skipped) skipped(s.txid, s.error);
+    const found = block.hits.flatMap((hit) => paymentsOf(hit.txid, hit.found, hit.values));
     const spends: SpendSeen[] = [];
-    for (let i = 0; i < block.tx.length; i++) {
-      spends.push(...spendsOf(block.tx[i]!));
-      if (pool === undefined && i % (YIELD_EVERY * 16) === YIELD_EVERY * 16 - 1) await yieldToEventLoop();
-    }
+    for (let i = 0; i < block.spends.length; i += 2) spends.push({ id: block.spends[i]!, spentTxid: block.spends[i + 1]! });
     const labelsTouched = new Set(found.map((p) => p.labelM).filter((m): m is number => m !== null && m > 0));
     const invoicesBefore = invoiceStatuses(labelsTouched);
     const applied = store.applyBlock({ height: block.height, hash: block.hash }, found, spends);
@@ -426,10 +439,10 @@ export function createScanner(options: ScannerOptions): Scanner {
     publisher.publish('BlockScanned', {
       block_height: block.height,
       block_hash: block.hash,
-      transactions_count: block.nTx ?? block.tx.length,
+      transactions_count: block.nTx,
       silent_payments_found: stored.length,
     });
-    logger.debug({ height: block.height, hash: block.hash, txs: block.tx.length, found: stored.length }, 'block scanned');
+    logger.debug({ height: block.height, hash: block.hash, txs: block.nTx, found: stored.length }, 'block scanned');
   }
 
   /**
@@ -524,11 +537,6 @@ export function createScanner(options: ScannerOptions): Scanner {
     }
   }
 
-  async function fetchBlock(height: number): Promise<RpcBlock> {
-    const hash = await rpc.call<string>('getblockhash', [height]);
-    return rpc.call<RpcBlock>('getblock', [hash, 3]);
-  }
-
   /** One pass: catch up with the tip (following reorgs), then the mempool. */
   async function poll(): Promise<void> {
     const info = await rpc.call<{
@@ -583,24 +591,23 @@ export function createScanner(options: ScannerOptions): Scanner {
     let scanned = await followReorg(progress.scannedHeight!);
     if (scanned < tip) state = 'syncing';
     let blocks = 0;
-    // Blocks fetched ahead (at most prefetchBlocks, the memory bound) and sent to the scan as soon
-    // as they arrive, so the node's work, the parsing and the EC work of several blocks overlap;
-    // results are applied strictly in block order, one SQLite transaction per block.
-    const ahead: { height: number; block: Promise<RpcBlock>; found: Promise<NewPayment[]> }[] = [];
+    // Blocks fetched ahead (at most prefetchBlocks in flight: the memory bound, docs/silent-payments.md,
+    // "Catching up") and sent to the scan as soon as they arrive, so the node's work, the parsing and
+    // the EC work of several blocks overlap; whichever finishes first, results are applied strictly
+    // in block order, one SQLite transaction per block.
+    const ahead: { height: number; scanned: Promise<ScannedBlock> }[] = [];
     let nextFetch = scanned + 1;
     const fetchAhead = (height: number) => {
-      const block = fetchBlock(height);
-      const found = block.then(findPayments);
+      const result = fetchAndScan(height);
       // a prefetch given up (reorg, stop, a failure before it) must not be an unhandled rejection
-      block.catch(() => undefined);
-      found.catch(() => undefined);
-      return { height, block, found };
+      result.catch(() => undefined);
+      return { height, scanned: result };
     };
     try {
       while (scanned < tip && !stopped) {
         while (ahead.length < prefetchBlocks && nextFetch <= tip) ahead.push(fetchAhead(nextFetch++));
         const current = ahead.shift()!;
-        const block = await current.block;
+        const block = await current.scanned;
         const below = store.blockHash(scanned);
         if (below !== undefined && block.previousblockhash !== below) {
           ahead.length = 0;
@@ -608,9 +615,8 @@ export function createScanner(options: ScannerOptions): Scanner {
           nextFetch = scanned + 1;
           continue;
         }
-        const found = await current.found;
         if (stopped) break;
-        await applyBlock(block, found);
+        applyBlock(block);
         scanned = current.height;
         blocks++;
         if (Date.now() - lastProgressLog >= progressEvery) {
