@@ -108,6 +108,8 @@ export interface Scanner {
 }
 
 const MEMPOOL_BATCH = 100;
+/** Payments read at a time when the scanner lists the stored payments' txids. */
+const PAYMENT_PAGE = 5_000;
 /** Transactions scanned between two turns of the event loop, so HTTP requests stay served. */
 const YIELD_EVERY = 64;
 
@@ -164,6 +166,10 @@ export function createScanner(options: ScannerOptions): Scanner {
   const recent: number[] = [];
   // Mempool txids already scanned (a poll only fetches the new ones).
   const mempoolSeen = new Set<string>();
+  // The txids of every payment stored (read once, then kept up to date: only this scanner stores
+  // payments). A spend can only concern one of their outputs, so of a dense block's thousands of
+  // inputs only those reach SQLite. About 100 bytes a payment; removed payments stay (harmless).
+  let paymentTxids: Set<string> | undefined;
 
   function sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -320,6 +326,22 @@ export function createScanner(options: ScannerOptions): Scanner {
     return spends;
   }
 
+  /** The spends among `spends` that may concern a stored payment or one of `found` (stored with them). */
+  function spendsOfOurs(spends: SpendSeen[], found: NewPayment[]): SpendSeen[] {
+    if (paymentTxids === undefined) {
+      paymentTxids = new Set();
+      for (let offset = 0; ; offset += PAYMENT_PAGE) {
+        const page = store.listPayments(PAYMENT_PAGE, offset);
+        for (const p of page) paymentTxids.add(p.txid);
+        if (page.length < PAYMENT_PAGE) break;
+      }
+    }
+    for (const p of found) paymentTxids.add(p.txid);
+    const known = paymentTxids;
+    // a payment id is `txid:vout`
+    return spends.filter((s) => known.has(s.id.slice(0, s.id.lastIndexOf(':'))));
+  }
+
   /** Invoice statuses of the labels (m ≥ 1) among `payments`, by m. */
   function invoiceStatuses(labels: Iterable<number>): Map<number, ReturnType<typeof invoiceStatus>> {
     const statuses = new Map<number, ReturnType<typeof invoiceStatus>>();
@@ -394,15 +416,21 @@ export function createScanner(options: ScannerOptions): Scanner {
     };
   }
 
-  /**
-   * Fetches and scans the block at `height`. With the pool, the node's answer goes to a worker as
-   * bytes, unparsed: the JSON.parse, the conversion to scan inputs and the EC work all happen there.
-   */
-  async function fetchAndScan(height: number): Promise<ScannedBlock> {
+  /** The block at `height` as the node sends it: unparsed for the pool's workers, parsed for this thread's scan. */
+  async function fetchBlock(height: number): Promise<{ id: string; body: Buffer } | RpcBlock> {
     const hash = await rpc.call<string>('getblockhash', [height]);
-    if (pool === undefined) return scanHere(await rpc.call<RpcBlock>('getblock', [hash, 3]));
-    const { id, body } = await rpc.callRaw('getblock', [hash, 3]);
+    if (pool === undefined) return rpc.call<RpcBlock>('getblock', [hash, 3]);
+    return rpc.callRaw('getblock', [hash, 3]);
+  }
+
+  /**
+   * Scans a fetched block. With the pool, the node's answer goes to a worker as bytes, unparsed:
+   * the JSON.parse, the conversion to scan inputs and the EC work all happen there.
+   */
+  function scanFetched(fetched: { id: string; body: Buffer } | RpcBlock): Promise<ScannedBlock> {
+    if (pool === undefined) return scanHere(fetched as RpcBlock);
     syncLabels();
+    const { id, body } = fetched as { id: string; body: Buffer };
     return pool.scanBlock(id, body);
   }
 
@@ -412,9 +440,10 @@ export function createScanner(options: ScannerOptions): Scanner {
     const found = block.hits.flatMap((hit) => paymentsOf(hit.txid, hit.found, hit.values));
     const spends: SpendSeen[] = [];
     for (let i = 0; i < block.spends.length; i += 2) spends.push({ id: block.spends[i]!, spentTxid: block.spends[i + 1]! });
+    const ours = spendsOfOurs(spends, found);
     const labelsTouched = new Set(found.map((p) => p.labelM).filter((m): m is number => m !== null && m > 0));
     const invoicesBefore = invoiceStatuses(labelsTouched);
-    const applied = store.applyBlock({ height: block.height, hash: block.hash }, found, spends);
+    const applied = store.applyBlock({ height: block.height, hash: block.hash }, found, ours);
     const stored: PaymentRecord[] = applied.payments;
     const now = Date.now();
     recent.push(now);
@@ -530,7 +559,7 @@ export function createScanner(options: ScannerOptions): Scanner {
         logger.info({ id: p.id, txid: p.txid, amount: satsToBtc(p.amountSats), address: p.address }, 'pending payment seen in the mempool');
       }
       // Every transaction, taproot output or not, may spend one of ours.
-      publishSpent(store.markSpentPending(txs.flatMap(spendsOf)), null);
+      publishSpent(store.markSpentPending(spendsOfOurs(txs.flatMap(spendsOf), found)), null);
       // Only now: a chunk cut short by a node failure is fetched again on the next pass.
       for (const txid of chunk) mempoolSeen.add(txid);
       await yieldToEventLoop();
@@ -591,14 +620,23 @@ export function createScanner(options: ScannerOptions): Scanner {
     let scanned = await followReorg(progress.scannedHeight!);
     if (scanned < tip) state = 'syncing';
     let blocks = 0;
-    // Blocks fetched ahead (at most prefetchBlocks in flight: the memory bound, docs/silent-payments.md,
-    // "Catching up") and sent to the scan as soon as they arrive, so the node's work, the parsing and
-    // the EC work of several blocks overlap; whichever finishes first, results are applied strictly
-    // in block order, one SQLite transaction per block.
+    // Blocks fetched ahead (at most prefetchBlocks fetched and not yet applied: the memory bound,
+    // docs/silent-payments.md, "Catching up"), one request at a time so the node serves them at
+    // its own pace, each sent to the scan as soon as it arrives: the node's work, the parsing and
+    // the EC work of several blocks overlap. Whichever scan finishes first, results are applied
+    // strictly in block order, one SQLite transaction per block.
     const ahead: { height: number; scanned: Promise<ScannedBlock> }[] = [];
     let nextFetch = scanned + 1;
+    let lastFetch: Promise<unknown> = Promise.resolve();
+    // Bumped when the blocks ahead are given up (reorg, failure, stop): their queued requests are not sent.
+    let epoch = 0;
     const fetchAhead = (height: number) => {
-      const result = fetchAndScan(height);
+      const mine = epoch;
+      const fetched = lastFetch.then(() =>
+        stopped || mine !== epoch ? Promise.reject(new Error('prefetch given up')) : fetchBlock(height),
+      );
+      lastFetch = fetched.catch(() => undefined);
+      const result = fetched.then(scanFetched);
       // a prefetch given up (reorg, stop, a failure before it) must not be an unhandled rejection
       result.catch(() => undefined);
       return { height, scanned: result };
@@ -611,6 +649,7 @@ export function createScanner(options: ScannerOptions): Scanner {
         const below = store.blockHash(scanned);
         if (below !== undefined && block.previousblockhash !== below) {
           ahead.length = 0;
+          epoch++;
           scanned = await followReorg(scanned);
           nextFetch = scanned + 1;
           continue;
@@ -627,6 +666,7 @@ export function createScanner(options: ScannerOptions): Scanner {
       }
     } finally {
       ahead.length = 0;
+      epoch++;
     }
     if (stopped) return;
     // Once at start and after a catch-up; a single new block is only logged at debug level.

@@ -107,7 +107,7 @@ describe('scanner catch-up pipeline', () => {
     };
   }
 
-  it('applies blocks in order and each one whole, though their scans complete out of order, with at most SCAN_PREFETCH_BLOCKS in flight', async () => {
+  it('applies blocks in order and each one whole, though their scans complete out of order, with at most SCAN_PREFETCH_BLOCKS fetched ahead, one request at a time', async () => {
     const order: number[] = [];
     const events: number[] = [];
     const problems: string[] = [];
@@ -116,12 +116,20 @@ describe('scanner catch-up pipeline', () => {
     // counts the blocks asked of the node that are not applied yet
     let inFlight = 0;
     let most = 0;
+    // and the requests the node is serving at once
+    let requesting = 0;
+    let mostAtOnce = 0;
     const counted: ChainRpcClient = {
       ...rpc,
       call: (method, params) => rpc.call(method, params),
       async callRaw(method, params) {
         most = Math.max(most, ++inFlight);
-        return rpc.callRaw(method, params);
+        mostAtOnce = Math.max(mostAtOnce, ++requesting);
+        try {
+          return await rpc.callRaw(method, params);
+        } finally {
+          requesting--;
+        }
       },
     };
     const tracked: Publisher = {
@@ -151,6 +159,7 @@ describe('scanner catch-up pipeline', () => {
     expect(events).toEqual(heights);
     expect(problems).toEqual([]);
     expect(most).toBe(prefetch); // fetched ahead, never further than the bound
+    expect(mostAtOnce).toBe(1); // one block asked of the node at a time
     for (const [h, txid] of paid)
       expect(store.getPayment(`${txid}:0`)).toMatchObject({ blockHeight: h, amountSats: BigInt(h - first + 1) * 1_000_000n });
   });
