@@ -56,9 +56,13 @@ export interface ScanPoolOptions {
   logger: Logger;
 }
 
-/** The default of SCAN_WORKERS: one core for the thread that fetches and parses, the others scan. */
+/**
+ * The default of SCAN_WORKERS: one worker a core. The service's own thread only receives the
+ * node's bytes and stores results (the workers parse), so it needs no core of its own, and the
+ * EC work, the largest cost of a catch-up, can use every core the node leaves free.
+ */
 export function defaultScanWorkers(): number {
-  return Math.max(1, availableParallelism() - 1);
+  return Math.max(1, availableParallelism());
 }
 
 // The worker: its own receiver (the native scanner's tables are built once per process and

@@ -84,7 +84,7 @@ export interface ScannerOptions {
    * connections, a timeout above `timeoutMs`); the poll of `pollIntervalMs` stays as the fallback.
    */
   longPoll?: { rpc: ChainRpcClient; timeoutMs: number } | undefined;
-  /** Worker threads for the elliptic-curve work of blocks (SCAN_WORKERS); undefined: this thread. */
+  /** Worker threads that parse and scan blocks while catching up (SCAN_WORKERS); undefined: this thread. */
   pool?: ScanPool | undefined;
   /** Blocks fetched ahead of the one being applied while catching up (SCAN_PREFETCH_BLOCKS); default 4. */
   prefetchBlocks?: number;
