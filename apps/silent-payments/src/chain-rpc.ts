@@ -125,9 +125,14 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
       if (auth !== undefined) headers.Authorization = auth;
       const send = isHttps ? httpsRequest : httpRequest;
       const req = send(url, { method: 'POST', agent, headers, timeout: timeoutMs }, (res: IncomingMessage) => {
+        // Settles the exchange first: once a response has begun, destroying the request reports nothing.
+        const refuse = () => {
+          reject(new ChainRpcError('garbage', `chain node answer over ${maxBytes} bytes`));
+          req.destroy();
+        };
         const declared = Number(res.headers['content-length']);
         if (declared > maxBytes) {
-          req.destroy(new ChainRpcError('garbage', `chain node answer over ${maxBytes} bytes`));
+          refuse();
           return;
         }
         // A buffer of its own (not a slice of Node's pool), so the caller may transfer it.
@@ -136,7 +141,8 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           if (size + chunk.length > (whole?.length ?? maxBytes)) {
-            req.destroy(new ChainRpcError('garbage', `chain node answer over ${whole === undefined ? maxBytes : declared} bytes`));
+            // (more than announced: garbage too)
+            refuse();
             return;
           }
           if (whole !== undefined) whole.set(chunk, size);
