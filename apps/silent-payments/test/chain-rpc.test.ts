@@ -200,7 +200,7 @@ describe('createChainRpcClient', () => {
       client.close();
     });
 
-    it('refuses an answer over maxResponseBytes, announced or not', async () => {
+    it('refuses an answer over maxResponseBytes, announced or not (call() as well)', async () => {
       for (const chunked of [false, true]) {
         handler = (body, _req, res) => {
           const text = JSON.stringify({ jsonrpc: '2.0', result: 'x'.repeat(5_000), id: (body as { id: string }).id });
@@ -212,6 +212,10 @@ describe('createChainRpcClient', () => {
         };
         const client = createChainRpcClient({ url, maxResponseBytes: 4_096 });
         await expect(client.callRaw('getblock', ['00', 3])).rejects.toMatchObject({
+          kind: 'garbage',
+          message: 'chain node answer over 4096 bytes',
+        });
+        await expect(client.call('getblock', ['00', 3])).rejects.toMatchObject({
           kind: 'garbage',
           message: 'chain node answer over 4096 bytes',
         });
