@@ -58,8 +58,8 @@ export interface ScanPoolOptions {
 
 /**
  * The default of SCAN_WORKERS: cores − 1, at least 1, leaving a core to the node (often on the
- * same host) and the rest of the service. On 2 cores a second worker cost about 25 % more CPU in
- * the catch-up bench (3.4 s against 2.7 s for 25,000 transactions) for no wall time measured.
+ * same host) and the rest of the service. On 2 cores a second worker cost about 20 % more CPU in
+ * the catch-up bench (3.5 s against 2.9 s for 25,000 transactions) for no wall time measured.
  */
 export function defaultScanWorkers(): number {
   return Math.max(1, availableParallelism() - 1);
