@@ -1,23 +1,29 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSilentLogger } from '@repo/service';
 import { buildDenseChain, requireBitcoind, startRegtestNode, type DenseChain, type RegtestNode } from '@repo/regtest';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
+import { defaultScanWorkers } from '../src/scan-pool';
 
 // `npm run bench` (Bitcoin Core 29: BITCOIND or bitcoind on PATH): the scanner's catch-up over
 // dense regtest blocks against the node alone serving the same blocks, alternately in one run.
 // The chain (BENCH_DENSE_BLOCKS blocks of BENCH_DENSE_TXS transactions, built with Core's wallets
-// by @repo/regtest's buildDenseChain) is cached in bench/data/ so reruns reuse it.
+// by @repo/regtest's buildDenseChain) is cached in BENCH_DENSE_DIR (default
+// bench/data/dense-<blocks>x<txs>: a bitcoind datadir with chain.json beside the chain) so reruns reuse it.
 //   node alone: getblockhash + getblock <hash> 3 for each block, one after the other, the body read
 //   catch-up: the service from SP_START_HEIGHT = the first dense block to the tip (fresh DATA_DIR)
-// The figure is node-alone time / catch-up time (1.0: the scanner keeps the node's pace).
+// The figure is node-alone time / catch-up time of each pair run one after the other, median over
+// the rounds (1.0: the scanner keeps the node's pace); SCAN_WORKERS = the default, 0, cores − 1, cores.
+// On Linux it also reports the CPU time (from /proc) of bitcoind and of this process (the service:
+// its own thread, its scan workers, V8's helper threads) in each catch-up, which on a shared
+// machine says more than the wall clock: the catch-up cannot beat (node + scanner CPU) / cores.
 
 const BLOCKS = Number(process.env.BENCH_DENSE_BLOCKS ?? 10);
 const TXS = Number(process.env.BENCH_DENSE_TXS ?? 2_500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CACHE = join(__dirname, 'data', `dense-${BLOCKS}x${TXS}`);
+const CACHE = process.env.BENCH_DENSE_DIR || join(__dirname, 'data', `dense-${BLOCKS}x${TXS}`);
 
 async function startNode(): Promise<{ node: RegtestNode; chain: DenseChain }> {
   const marker = join(CACHE, 'chain.json');
@@ -34,6 +40,22 @@ async function startNode(): Promise<{ node: RegtestNode; chain: DenseChain }> {
   return { node, chain };
 }
 
+/** CPU time (ms) of every thread of process `pid` so far, from /proc; undefined where there is no /proc. */
+function cpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined || !existsSync(`/proc/${pid}/task`)) return undefined;
+  let ticks = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return ticks * 10; // USER_HZ = 100
+}
+
 /** The node alone: each block's hash, then the block at verbosity 3, read whole (not parsed). */
 async function nodeAlone(node: RegtestNode, chain: DenseChain): Promise<{ ms: number; bytes: number }> {
   let bytes = 0;
@@ -45,8 +67,8 @@ async function nodeAlone(node: RegtestNode, chain: DenseChain): Promise<{ ms: nu
   return { ms: performance.now() - started, bytes };
 }
 
-/** The service's catch-up from the first dense block to the tip. */
-async function catchUp(node: RegtestNode, chain: DenseChain, workers: number): Promise<number> {
+/** The service's catch-up from the first dense block to the tip: wall time, and CPU time of the node and of this process. */
+async function catchUp(node: RegtestNode, chain: DenseChain, workers: number): Promise<{ ms: number; nodeCpu?: number; ownCpu?: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sp-catch-up-'));
   const service = createApp(
     loadConfig({
@@ -63,13 +85,22 @@ async function catchUp(node: RegtestNode, chain: DenseChain, workers: number): P
     { logger: createSilentLogger() },
   );
   try {
+    const nodeBefore = cpuMs(node.pid);
+    const ownBefore = cpuMs(process.pid);
     const started = performance.now();
     await service.start();
     while (service.scanner.status().scanned_height !== chain.tipHeight) {
       if (performance.now() - started > 600_000) throw new Error('catch-up: timed out');
       await new Promise((r) => setTimeout(r, 2));
     }
-    return performance.now() - started;
+    const ms = performance.now() - started;
+    const nodeAfter = cpuMs(node.pid);
+    const ownAfter = cpuMs(process.pid);
+    return {
+      ms,
+      nodeCpu: nodeBefore === undefined || nodeAfter === undefined ? undefined : nodeAfter - nodeBefore,
+      ownCpu: ownBefore === undefined || ownAfter === undefined ? undefined : ownAfter - ownBefore,
+    };
   } finally {
     await service.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -85,11 +116,14 @@ async function main(): Promise<void> {
   requireBitcoind(process.env);
   const { node, chain } = await startNode();
   const cores = availableParallelism();
-  const configs = [...new Set([Math.max(1, cores - 1), 0, cores])];
+  const configs = [...new Set([defaultScanWorkers(), 0, Math.max(1, cores - 1), cores])];
   try {
     const load = loadavg();
     const alone: number[] = [];
     const byWorkers = new Map<number, number[]>(configs.map((w) => [w, []]));
+    const cpuByWorkers = new Map<number, Array<{ nodeCpu?: number; ownCpu?: number }>>(configs.map((w) => [w, []]));
+    // node alone / catch-up of each pair run one after the other: the load of a shared machine changes between pairs
+    const pairedByWorkers = new Map<number, number[]>(configs.map((w) => [w, []]));
     let bytes = 0;
     await nodeAlone(node, chain); // warm the node's caches
     for (let round = 0; round < ROUNDS; round++) {
@@ -97,9 +131,13 @@ async function main(): Promise<void> {
         const a = await nodeAlone(node, chain);
         alone.push(a.ms);
         bytes = a.bytes;
-        byWorkers.get(workers)!.push(await catchUp(node, chain, workers));
+        const c = await catchUp(node, chain, workers);
+        byWorkers.get(workers)!.push(c.ms);
+        cpuByWorkers.get(workers)!.push(c);
+        pairedByWorkers.get(workers)!.push(a.ms / c.ms);
         console.error(
-          `round ${round + 1}, SCAN_WORKERS=${workers}: node alone ${a.ms.toFixed(0)} ms, catch-up ${byWorkers.get(workers)!.at(-1)!.toFixed(0)} ms`,
+          `round ${round + 1}, SCAN_WORKERS=${workers}: node alone ${a.ms.toFixed(0)} ms, catch-up ${c.ms.toFixed(0)} ms` +
+            (c.nodeCpu === undefined ? '' : ` (CPU: node ${c.nodeCpu} ms, service ${c.ownCpu} ms)`),
         );
       }
     }
@@ -112,12 +150,19 @@ async function main(): Promise<void> {
       `Chain: ${chain.tipHeight - chain.firstHeight + 1} dense blocks (${chain.firstHeight}–${chain.tipHeight}), ${chain.transactions.toLocaleString('en-US')} transactions (P2TR and P2WPKH inputs and outputs, Core's wallets), ${Math.round(weight).toLocaleString('en-US')} weight units a block on average, ${(bytes / 1e6).toFixed(1)} MB of getblock verbosity 3 JSON in all.`,
       `Node alone: getblockhash + getblock <hash> 3 for each block in turn, bodies read, median of ${alone.length} runs alternated with the catch-ups. Catch-up: the service from SP_START_HEIGHT to the tip, fresh database, default SCAN_PREFETCH_BLOCKS; median of ${ROUNDS}.`,
       '',
-      '| SCAN_WORKERS | catch-up (ms) | range (ms) | node alone (ms, same run) | node alone / catch-up | ≥ 0.90 |',
-      '|---:|---:|---:|---:|---:|:-:|',
+      'The figure: node alone / catch-up of each pair (the node alone run just before the catch-up), median and range over the rounds.',
+      '',
+      '| SCAN_WORKERS | catch-up (ms) | range (ms) | node alone (ms, median of all) | node alone / catch-up, paired | range | ≥ 0.90 | CPU in the catch-up: node / service (ms, median) |',
+      '|---:|---:|---:|---:|---:|---:|:-:|---:|',
       ...configs.map((w) => {
         const times = byWorkers.get(w)!;
-        const ratio = nodeMs / median(times);
-        return `| ${w === 0 ? '0 (main thread)' : w} | ${median(times).toFixed(0)} | ${Math.min(...times).toFixed(0)}–${Math.max(...times).toFixed(0)} | ${nodeMs.toFixed(0)} | ${ratio.toFixed(2)} | ${ratio >= 0.9 ? 'yes' : 'no'} |`;
+        const paired = pairedByWorkers.get(w)!;
+        const ratio = median(paired);
+        const cpu = cpuByWorkers.get(w)!;
+        const nodeCpu = cpu.every((c) => c.nodeCpu !== undefined) ? median(cpu.map((c) => c.nodeCpu!)).toFixed(0) : '–';
+        const ownCpu = cpu.every((c) => c.ownCpu !== undefined) ? median(cpu.map((c) => c.ownCpu!)).toFixed(0) : '–';
+        const name = `${w === 0 ? '0 (main thread)' : w}${w === defaultScanWorkers() ? ' (default)' : ''}`;
+        return `| ${name} | ${median(times).toFixed(0)} | ${Math.min(...times).toFixed(0)}–${Math.max(...times).toFixed(0)} | ${nodeMs.toFixed(0)} | ${ratio.toFixed(2)} | ${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)} | ${ratio >= 0.9 ? 'yes' : 'no'} | ${nodeCpu} / ${ownCpu} |`;
       }),
       '',
     ];

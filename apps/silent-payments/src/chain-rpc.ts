@@ -53,6 +53,14 @@ export interface RpcCall {
 export interface ChainRpcClient {
   /** Calls `method`; throws a ChainRpcError on any failure. */
   call<T>(method: string, params?: unknown[]): Promise<T>;
+  /**
+   * Calls `method` and returns the node's answer unparsed with the request's id: the JSON-RPC
+   * envelope as bytes, in a buffer that owns its memory, so it can be transferred to the worker
+   * thread that parses it (the scan pool). Throws a ChainRpcError when the exchange fails
+   * (unreachable, refused, an HTTP status other than 200); a 200 answer carrying a JSON-RPC error
+   * (Bitcoin Core's JSON-RPC 2.0 errors) comes back as it is, for the parser to report.
+   */
+  callRaw(method: string, params?: unknown[]): Promise<{ id: string; body: Buffer }>;
   /** Sends one batch; each item is the result or the RpcError of that call. Throws when the batch itself fails. */
   batch(calls: RpcCall[]): Promise<Array<unknown>>;
   /** Releases pooled connections. */
@@ -103,23 +111,57 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
   });
 
   function postOnce(body: string): Promise<{ status: number; text: string }> {
+    return postBytes(body).then(({ status, bytes }) => ({ status, text: bytes.toString('utf8') }));
+  }
+
+  /**
+   * One HTTP exchange; the answer in one buffer of its own: filled in place when the node says
+   * its length (Bitcoin Core does), gathered then joined otherwise.
+   */
+  function postBytes(body: string): Promise<{ status: number; bytes: Buffer }> {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string> = { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) };
       const auth = credentials.authorization();
       if (auth !== undefined) headers.Authorization = auth;
       const send = isHttps ? httpsRequest : httpRequest;
       const req = send(url, { method: 'POST', agent, headers, timeout: timeoutMs }, (res: IncomingMessage) => {
+        // Settles the exchange first: once a response has begun, destroying the request reports nothing.
+        const refuse = () => {
+          reject(new ChainRpcError('garbage', `chain node answer over ${maxBytes} bytes`));
+          req.destroy();
+        };
+        const declared = Number(res.headers['content-length']);
+        if (declared > maxBytes) {
+          refuse();
+          return;
+        }
+        // A buffer of its own (not a slice of Node's pool), so the caller may transfer it.
+        const whole = Number.isSafeInteger(declared) && declared >= 0 ? new Uint8Array(new ArrayBuffer(declared)) : undefined;
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > maxBytes) {
-            req.destroy(new ChainRpcError('garbage', `chain node answer over ${maxBytes} bytes`));
+          if (size + chunk.length > (whole?.length ?? maxBytes)) {
+            // (more than announced: garbage too)
+            refuse();
             return;
           }
-          chunks.push(chunk);
+          if (whole !== undefined) whole.set(chunk, size);
+          else chunks.push(chunk);
+          size += chunk.length;
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => {
+          let bytes: Buffer;
+          if (whole !== undefined) bytes = Buffer.from(whole.buffer, 0, size);
+          else {
+            bytes = Buffer.from(new ArrayBuffer(size));
+            let at = 0;
+            for (const chunk of chunks) {
+              bytes.set(chunk, at);
+              at += chunk.length;
+            }
+          }
+          resolve({ status: res.statusCode ?? 0, bytes });
+        });
         res.on('error', (err) => reject(toTransportError(err)));
       });
       req.on('timeout', () => req.destroy(new ChainRpcError('unreachable', `chain node did not answer within ${timeoutMs} ms`)));
@@ -132,6 +174,11 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
   async function post(body: string): Promise<unknown> {
     let { status, text } = await postOnce(body);
     if ((status === 401 || status === 403) && credentials.refreshAfterRefusal()) ({ status, text } = await postOnce(body));
+    return interpret(status, text);
+  }
+
+  /** The parsed answer of an exchange; a ChainRpcError for a refusal, an HTTP failure or garbage. */
+  function interpret(status: number, text: string): unknown {
     let parsed: unknown;
     try {
       parsed = text === '' ? undefined : JSON.parse(text);
@@ -209,6 +256,20 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
       const result = unwrap(response, method);
       if (result instanceof RpcError) throw new ChainRpcError('rpc', result.message, { rpcCode: result.code, cause: result });
       return result as T;
+    },
+    async callRaw(method, params = []) {
+      const req = request(method, params);
+      const body = JSON.stringify(req);
+      let { status, bytes } = await postBytes(body);
+      if ((status === 401 || status === 403) && credentials.refreshAfterRefusal()) ({ status, bytes } = await postBytes(body));
+      if (status !== 200) {
+        // A failure whatever the body says: read here (it is small), as call() would.
+        const envelope = interpret(status, bytes.toString('utf8')) as Envelope;
+        const result = Array.isArray(envelope) ? undefined : unwrap(envelope, method);
+        if (result instanceof RpcError) throw new ChainRpcError('rpc', result.message, { rpcCode: result.code, cause: result, status });
+        throw new ChainRpcError('http', `chain node answered HTTP ${status}`, { status });
+      }
+      return { id: req.id as string, body: bytes };
     },
     async batch(calls) {
       if (calls.length === 0) return [];

@@ -5,7 +5,7 @@ import type { AddressBook } from './address-book';
 import { btcToSats, satsToBtc } from './amount';
 import { ChainRpcError, type ChainRpcClient } from './chain-rpc';
 import type { Publisher } from './publisher';
-import type { ScanJobTx, ScanPool } from './scan-pool';
+import type { ScannedBlock, ScanPool } from './scan-pool';
 import { invoiceStatus, isSettled } from './invoices';
 import { paymentId, type NewPayment, type PaymentRecord, type SpendSeen, type Store } from './store';
 
@@ -84,7 +84,7 @@ export interface ScannerOptions {
    * connections, a timeout above `timeoutMs`); the poll of `pollIntervalMs` stays as the fallback.
    */
   longPoll?: { rpc: ChainRpcClient; timeoutMs: number } | undefined;
-  /** Worker threads for the elliptic-curve work of blocks (SCAN_WORKERS); undefined: this thread. */
+  /** Worker threads that parse and scan blocks while catching up (SCAN_WORKERS); undefined: this thread. */
   pool?: ScanPool | undefined;
   /** Blocks fetched ahead of the one being applied while catching up (SCAN_PREFETCH_BLOCKS); default 4. */
   prefetchBlocks?: number;
@@ -108,6 +108,8 @@ export interface Scanner {
 }
 
 const MEMPOOL_BATCH = 100;
+/** Payments read at a time when the scanner lists the stored payments' txids. */
+const PAYMENT_PAGE = 5_000;
 /** Transactions scanned between two turns of the event loop, so HTTP requests stay served. */
 const YIELD_EVERY = 64;
 
@@ -164,6 +166,10 @@ export function createScanner(options: ScannerOptions): Scanner {
   const recent: number[] = [];
   // Mempool txids already scanned (a poll only fetches the new ones).
   const mempoolSeen = new Set<string>();
+  // The txids of every payment stored (read once, then kept up to date: only this scanner stores
+  // payments). A spend can only concern one of their outputs, so of a dense block's thousands of
+  // inputs only those reach SQLite. About 100 bytes a payment; removed payments stay (harmless).
+  let paymentTxids: Set<string> | undefined;
 
   function sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -261,46 +267,56 @@ export function createScanner(options: ScannerOptions): Scanner {
     return outs;
   }
 
-  /** The payments of what the receiver found in `tx`. */
-  function paymentsOf(tx: RpcTransaction, found: FoundOutput[]): NewPayment[] {
+  /** The payments of what the receiver found in transaction `txid`; `values`: the amount (BTC) of each output found. */
+  function paymentsOf(txid: string, found: FoundOutput[], values: number[]): NewPayment[] {
     const payments: NewPayment[] = [];
-    for (const f of found) {
-      const out = tx.vout.find((o) => o.n === f.index);
+    found.forEach((f, i) => {
       const address = book.addressOf(f.label);
-      if (out === undefined || address === undefined) continue;
+      if (address === undefined || values[i] === undefined) return;
       payments.push({
-        txid: tx.txid,
+        txid,
         vout: f.index,
         address,
         labelM: f.label,
-        amountSats: btcToSats(out.value),
+        amountSats: btcToSats(values[i]),
         outputKey: f.xonly,
         tweak: f.tweak,
       });
-    }
+    });
     return payments;
   }
 
-  function skipped(tx: RpcTransaction, message: string): void {
+  function skipped(txid: string, message: string): void {
     // A transaction the library cannot parse cannot pay us by BIP-352 rules; never stall on it.
-    logger.error({ txid: tx.txid, err: message }, 'transaction skipped: cannot be scanned');
+    logger.error({ txid, err: message }, 'transaction skipped: cannot be scanned');
   }
 
-  function scanTransaction(tx: RpcTransaction): NewPayment[] {
+  /** What the receiver finds in `tx` with the value (BTC) of each output found; an error: the library refused it. */
+  function findInTransaction(tx: RpcTransaction): { found: FoundOutput[]; values: number[] } | { error: string } | undefined {
     const outs = taprootOutputs(tx);
-    if (outs === undefined) return [];
+    if (outs === undefined) return undefined;
     const outputs: ScanOutput[] = outs.map(([index, hex]) => ({ index, script: Buffer.from(hex, 'hex') }));
     let found;
     try {
       found = book.receiver.scanTransaction(scanInputsFromRpc(tx.vin), outputs);
     } catch (err) {
-      skipped(tx, (err as Error).message);
+      return { error: (err as Error).message };
+    }
+    return { found, values: found.map((f) => tx.vout.find((o) => o.n === f.index)!.value) };
+  }
+
+  function scanTransaction(tx: RpcTransaction): NewPayment[] {
+    const result = findInTransaction(tx);
+    if (result === undefined) return [];
+    if ('error' in result) {
+      skipped(tx.txid, result.error);
       return [];
     }
-    return paymentsOf(tx, found);
+    return paymentsOf(tx.txid, result.found, result.values);
   }
 
   /** The outpoints a transaction spends, as payment ids (coinbase inputs have none). */
+  // (the scan pool's workers list a block's spends the same way)
   function spendsOf(tx: RpcTransaction): SpendSeen[] {
     const spends: SpendSeen[] = [];
     for (const vin of tx.vin) {
@@ -308,6 +324,22 @@ export function createScanner(options: ScannerOptions): Scanner {
         spends.push({ id: paymentId(vin.txid, vin.vout), spentTxid: tx.txid });
     }
     return spends;
+  }
+
+  /** The spends among `spends` that may concern a stored payment or one of `found` (stored with them). */
+  function spendsOfOurs(spends: SpendSeen[], found: NewPayment[]): SpendSeen[] {
+    if (paymentTxids === undefined) {
+      paymentTxids = new Set();
+      for (let offset = 0; ; offset += PAYMENT_PAGE) {
+        const page = store.listPayments(PAYMENT_PAGE, offset);
+        for (const p of page) paymentTxids.add(p.txid);
+        if (page.length < PAYMENT_PAGE) break;
+      }
+    }
+    for (const p of found) paymentTxids.add(p.txid);
+    const known = paymentTxids;
+    // a payment id is `txid:vout`
+    return spends.filter((s) => known.has(s.id.slice(0, s.id.lastIndexOf(':'))));
   }
 
   /** Invoice statuses of the labels (m ≥ 1) among `payments`, by m. */
@@ -357,51 +389,61 @@ export function createScanner(options: ScannerOptions): Scanner {
     for (; labelsSent < labels.length; labelsSent++) pool.addLabel(labels[labelsSent]!);
   }
 
-  /** The payments of a block: on the pool's workers when there is a pool, else on this thread. */
-  async function findPayments(block: RpcBlock): Promise<NewPayment[]> {
-    const found: NewPayment[] = [];
-    if (pool === undefined) {
-      for (let i = 0; i < block.tx.length; i++) {
-        found.push(...scanTransaction(block.tx[i]!));
-        if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
-      }
-      return found;
-    }
-    // Only what the workers need crosses the thread boundary: the inputs and the taproot outputs.
-    const jobs: ScanJobTx[] = [];
+  /**
+   * Scans a block on this thread (SCAN_WORKERS=0; the pool's workers do the same from the node's
+   * bytes), yielding to the event loop as it goes so HTTP requests stay served.
+   */
+  async function scanHere(block: RpcBlock): Promise<ScannedBlock> {
+    const hits: ScannedBlock['hits'] = [];
+    const spends: string[] = [];
+    const skippedTxs: ScannedBlock['skipped'] = [];
     for (let i = 0; i < block.tx.length; i++) {
       const tx = block.tx[i]!;
-      const outs = taprootOutputs(tx);
-      if (outs === undefined) continue;
-      // the fields the scan reads, not the asm, descriptors, addresses and amounts beside them
-      const vin = tx.vin.map((v) => ({
-        txid: v.txid,
-        vout: v.vout,
-        scriptSig: v.scriptSig === undefined ? undefined : { hex: v.scriptSig.hex },
-        txinwitness: v.txinwitness,
-        prevout: { scriptPubKey: { hex: v.prevout!.scriptPubKey.hex } },
-      }));
-      jobs.push({ i, vin, outs });
+      for (const s of spendsOf(tx)) spends.push(s.id, s.spentTxid);
+      const result = findInTransaction(tx);
+      if (result !== undefined && 'error' in result) skippedTxs.push({ txid: tx.txid, error: result.error });
+      else if (result !== undefined && result.found.length > 0) hits.push({ txid: tx.txid, ...result });
+      if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
     }
-    syncLabels();
-    for (const result of await pool.scan(jobs)) {
-      const tx = block.tx[result.i]!;
-      if (result.error !== undefined) skipped(tx, result.error);
-      else found.push(...paymentsOf(tx, result.found));
-    }
-    return found;
+    return {
+      hash: block.hash,
+      height: block.height,
+      previousblockhash: block.previousblockhash,
+      nTx: block.nTx ?? block.tx.length,
+      hits,
+      spends,
+      skipped: skippedTxs,
+    };
   }
 
-  /** Stores a block scanned by {@link findPayments} (one SQLite transaction) and publishes its events. */
-  async function applyBlock(block: RpcBlock, found: NewPayment[]): Promise<void> {
+  /** The block at `height` as the node sends it: unparsed for the pool's workers, parsed for this thread's scan. */
+  async function fetchBlock(height: number): Promise<{ id: string; body: Buffer } | RpcBlock> {
+    const hash = await rpc.call<string>('getblockhash', [height]);
+    if (pool === undefined) return rpc.call<RpcBlock>('getblock', [hash, 3]);
+    return rpc.callRaw('getblock', [hash, 3]);
+  }
+
+  /**
+   * Scans a fetched block. With the pool, the node's answer goes to a worker as bytes, unparsed:
+   * the JSON.parse, the conversion to scan inputs and the EC work all happen there.
+   */
+  function scanFetched(fetched: { id: string; body: Buffer } | RpcBlock): Promise<ScannedBlock> {
+    if (pool === undefined) return scanHere(fetched as RpcBlock);
+    syncLabels();
+    const { id, body } = fetched as { id: string; body: Buffer };
+    return pool.scanBlock(id, body);
+  }
+
+  /** Stores a scanned block (one SQLite transaction) and publishes its events. */
+  function applyBlock(block: ScannedBlock): void {
+    for (const s of block.skipped) skipped(s.txid, s.error);
+    const found = block.hits.flatMap((hit) => paymentsOf(hit.txid, hit.found, hit.values));
     const spends: SpendSeen[] = [];
-    for (let i = 0; i < block.tx.length; i++) {
-      spends.push(...spendsOf(block.tx[i]!));
-      if (pool === undefined && i % (YIELD_EVERY * 16) === YIELD_EVERY * 16 - 1) await yieldToEventLoop();
-    }
+    for (let i = 0; i < block.spends.length; i += 2) spends.push({ id: block.spends[i]!, spentTxid: block.spends[i + 1]! });
+    const ours = spendsOfOurs(spends, found);
     const labelsTouched = new Set(found.map((p) => p.labelM).filter((m): m is number => m !== null && m > 0));
     const invoicesBefore = invoiceStatuses(labelsTouched);
-    const applied = store.applyBlock({ height: block.height, hash: block.hash }, found, spends);
+    const applied = store.applyBlock({ height: block.height, hash: block.hash }, found, ours);
     const stored: PaymentRecord[] = applied.payments;
     const now = Date.now();
     recent.push(now);
@@ -426,10 +468,10 @@ export function createScanner(options: ScannerOptions): Scanner {
     publisher.publish('BlockScanned', {
       block_height: block.height,
       block_hash: block.hash,
-      transactions_count: block.nTx ?? block.tx.length,
+      transactions_count: block.nTx,
       silent_payments_found: stored.length,
     });
-    logger.debug({ height: block.height, hash: block.hash, txs: block.tx.length, found: stored.length }, 'block scanned');
+    logger.debug({ height: block.height, hash: block.hash, txs: block.nTx, found: stored.length }, 'block scanned');
   }
 
   /**
@@ -517,16 +559,11 @@ export function createScanner(options: ScannerOptions): Scanner {
         logger.info({ id: p.id, txid: p.txid, amount: satsToBtc(p.amountSats), address: p.address }, 'pending payment seen in the mempool');
       }
       // Every transaction, taproot output or not, may spend one of ours.
-      publishSpent(store.markSpentPending(txs.flatMap(spendsOf)), null);
+      publishSpent(store.markSpentPending(spendsOfOurs(txs.flatMap(spendsOf), found)), null);
       // Only now: a chunk cut short by a node failure is fetched again on the next pass.
       for (const txid of chunk) mempoolSeen.add(txid);
       await yieldToEventLoop();
     }
-  }
-
-  async function fetchBlock(height: number): Promise<RpcBlock> {
-    const hash = await rpc.call<string>('getblockhash', [height]);
-    return rpc.call<RpcBlock>('getblock', [hash, 3]);
   }
 
   /** One pass: catch up with the tip (following reorgs), then the mempool. */
@@ -583,34 +620,42 @@ export function createScanner(options: ScannerOptions): Scanner {
     let scanned = await followReorg(progress.scannedHeight!);
     if (scanned < tip) state = 'syncing';
     let blocks = 0;
-    // Blocks fetched ahead (at most prefetchBlocks, the memory bound) and sent to the scan as soon
-    // as they arrive, so the node's work, the parsing and the EC work of several blocks overlap;
-    // results are applied strictly in block order, one SQLite transaction per block.
-    const ahead: { height: number; block: Promise<RpcBlock>; found: Promise<NewPayment[]> }[] = [];
+    // Blocks fetched ahead (at most prefetchBlocks fetched and not yet applied: the memory bound,
+    // docs/silent-payments.md, "Catching up"), one request at a time so the node serves them at
+    // its own pace, each sent to the scan as soon as it arrives: the node's work, the parsing and
+    // the EC work of several blocks overlap. Whichever scan finishes first, results are applied
+    // strictly in block order, one SQLite transaction per block.
+    const ahead: { height: number; scanned: Promise<ScannedBlock> }[] = [];
     let nextFetch = scanned + 1;
+    let lastFetch: Promise<unknown> = Promise.resolve();
+    // Bumped when the blocks ahead are given up (reorg, failure, stop): their queued requests are not sent.
+    let epoch = 0;
     const fetchAhead = (height: number) => {
-      const block = fetchBlock(height);
-      const found = block.then(findPayments);
+      const mine = epoch;
+      const fetched = lastFetch.then(() =>
+        stopped || mine !== epoch ? Promise.reject(new Error('prefetch given up')) : fetchBlock(height),
+      );
+      lastFetch = fetched.catch(() => undefined);
+      const result = fetched.then(scanFetched);
       // a prefetch given up (reorg, stop, a failure before it) must not be an unhandled rejection
-      block.catch(() => undefined);
-      found.catch(() => undefined);
-      return { height, block, found };
+      result.catch(() => undefined);
+      return { height, scanned: result };
     };
     try {
       while (scanned < tip && !stopped) {
         while (ahead.length < prefetchBlocks && nextFetch <= tip) ahead.push(fetchAhead(nextFetch++));
         const current = ahead.shift()!;
-        const block = await current.block;
+        const block = await current.scanned;
         const below = store.blockHash(scanned);
         if (below !== undefined && block.previousblockhash !== below) {
           ahead.length = 0;
+          epoch++;
           scanned = await followReorg(scanned);
           nextFetch = scanned + 1;
           continue;
         }
-        const found = await current.found;
         if (stopped) break;
-        await applyBlock(block, found);
+        applyBlock(block);
         scanned = current.height;
         blocks++;
         if (Date.now() - lastProgressLog >= progressEvery) {
@@ -621,6 +666,7 @@ export function createScanner(options: ScannerOptions): Scanner {
       }
     } finally {
       ahead.length = 0;
+      epoch++;
     }
     if (stopped) return;
     // Once at start and after a catch-up; a single new block is only logged at debug level.

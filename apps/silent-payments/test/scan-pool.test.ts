@@ -9,7 +9,9 @@ import {
   type RpcVin,
 } from '@repo/bip352';
 import { createSilentLogger } from '@repo/service';
-import { createScanPool, type ScanJobTx, type ScanPool } from '../src/scan-pool';
+import { ChainRpcError } from '../src/chain-rpc';
+import type { RpcTransaction } from '../src/scanner';
+import { createScanPool, type ScanPool } from '../src/scan-pool';
 
 const noble = loadSecp256k1Backend('noble');
 const key = (): Uint8Array => new Uint8Array(randomBytes(32));
@@ -22,21 +24,47 @@ const address = (m?: number) =>
   encodeSilentPaymentAddress(pub(scanPriv), m === undefined ? spendPub : labeledSpendPub(scanPriv, spendPub, m), 'regtest');
 
 /** A transaction with one P2WPKH input paying `recipients`, plus a taproot output to no one, as getblock 3 shows it. */
-function tx(i: number, recipients: string[]): ScanJobTx {
+function tx(recipients: string[]): RpcTransaction {
   const d = key();
   const vin: RpcVin[] = [
     {
       txid: hex(key()),
-      vout: 0,
-      scriptSig: { hex: '' },
+      vout: 3,
+      scriptSig: { asm: '', hex: '' },
       txinwitness: [hex(new Uint8Array(71).fill(1)), hex(pub(d))],
-      prevout: { scriptPubKey: { hex: '0014' + hex(new Uint8Array(20)) } },
+      prevout: {
+        generated: false,
+        height: 7,
+        value: 1,
+        scriptPubKey: { asm: '0 …', hex: '0014' + hex(new Uint8Array(20)), type: 'witness_v0_keyhash' },
+      },
+      sequence: 4294967293,
     },
   ];
   const inputs = scanInputsFromRpc(vin).map((input) => ({ ...input, privateKey: d }));
   const keys = recipients.length === 0 ? [] : [...createSilentPaymentOutputs(inputs, recipients).values()].flat();
   keys.push(noble.toXOnly(noble.baseMul(key())));
-  return { i, vin, outs: keys.map((x, n) => [n, '5120' + hex(x)] as [number, string]) };
+  return {
+    txid: hex(key()),
+    vin,
+    vout: keys.map((x, n) => ({
+      value: (n + 1) / 1000,
+      n,
+      scriptPubKey: { hex: '5120' + hex(x), address: 'bcrt1p…', type: 'witness_v1_taproot' },
+    })),
+  };
+}
+
+const coinbase = (): RpcTransaction => ({
+  txid: hex(key()),
+  vin: [{ coinbase: '51', sequence: 4294967295 }],
+  vout: [{ value: 50, n: 0, scriptPubKey: { hex: '5120' + hex(noble.toXOnly(noble.baseMul(key()))) } }],
+});
+
+/** The node's answer to `getblock <hash> 3` (call `id`) as the chain client hands it over: bytes of their own. */
+function answer(id: string, height: number, txs: RpcTransaction[]): Uint8Array {
+  const result = { hash: hex(key()), height, previousblockhash: hex(key()), nTx: txs.length, tx: txs };
+  return new Uint8Array(Buffer.from(JSON.stringify({ jsonrpc: '2.0', result, id })));
 }
 
 describe('scan pool (worker threads)', () => {
@@ -45,44 +73,89 @@ describe('scan pool (worker threads)', () => {
     await pool?.close();
     pool = undefined;
   });
+  const open = (workers: number, labels: number[] = []) =>
+    (pool = createScanPool({ workers, scanPriv, spendPub, labels, backend: 'native', logger: createSilentLogger() }));
 
-  it('finds in two workers at once exactly what this thread finds, and a label added later', async () => {
+  it('parses and scans blocks in two workers at once, finding exactly what this thread finds, and a label added later', async () => {
     const labels = [1, 2];
-    pool = createScanPool({ workers: 2, scanPriv, spendPub, labels, backend: 'native', logger: createSilentLogger() });
-    expect(pool.size).toBe(2);
+    open(2, labels);
+    expect(pool!.size).toBe(2);
     const local = createReceiver({ scanPriv, spendPub, labels, backend: loadSecp256k1Backend('native') });
-    const blocks = Array.from({ length: 6 }, (_, b) =>
-      Array.from({ length: 5 }, (_, i) => tx(i, i === 0 ? [] : [address(), address(b % 2 === 0 ? 1 : 2)].slice(0, i % 3))),
-    );
-    const results = await Promise.all(blocks.map((txs) => pool!.scan(txs)));
+    const blocks = Array.from({ length: 6 }, (_, b) => [
+      coinbase(),
+      ...Array.from({ length: 5 }, (_, i) => tx(i === 0 ? [] : [address(), address(b % 2 === 0 ? 1 : 2)].slice(0, i % 3))),
+    ]);
+    const results = await Promise.all(blocks.map((txs, b) => pool!.scanBlock(`sp-${b}`, answer(`sp-${b}`, 100 + b, txs))));
     results.forEach((result, b) => {
-      const expected = blocks[b]!.map((t) => ({
-        i: t.i,
-        found: local.scanTransaction(
-          scanInputsFromRpc(t.vin),
-          t.outs.map(([index, h]) => ({ index, script: Buffer.from(h, 'hex') })),
-        ),
-      })).filter((r) => r.found.length > 0);
-      expect(result).toEqual(expected);
+      const txs = blocks[b]!;
+      expect(result).toMatchObject({ height: 100 + b, nTx: 6, skipped: [] });
+      const expected = txs
+        .slice(1)
+        .map((t) => {
+          const found = local.scanTransaction(
+            scanInputsFromRpc(t.vin),
+            t.vout.map((o) => ({ index: o.n, script: Buffer.from(o.scriptPubKey.hex, 'hex') })),
+          );
+          return { txid: t.txid, found, values: found.map((f) => t.vout[f.index]!.value) };
+        })
+        .filter((hit) => hit.found.length > 0);
+      expect(result.hits).toEqual(expected);
+      // every input of the block but the coinbase's, as payment id then spending txid
+      expect(result.spends).toEqual(txs.slice(1).flatMap((t) => [`${t.vin[0]!.txid}:3`, t.txid]));
     });
-    expect(results.flat().length).toBeGreaterThan(6);
+    expect(results.flatMap((r) => r.hits).length).toBeGreaterThan(6);
 
     // label 7 is unknown to the workers until added; every worker knows it after
-    const paying7 = [tx(0, [address(7)]), tx(1, [address(7)])];
-    expect(await pool.scan(paying7)).toEqual([]);
-    pool.addLabel(7);
-    const again = await Promise.all([pool.scan(paying7), pool.scan(paying7), pool.scan(paying7)]);
-    for (const result of again) expect(result.map((r) => r.found.map((f) => f.label))).toEqual([[7], [7]]);
+    const paying7 = [tx([address(7)]), tx([address(7)])];
+    expect((await pool!.scanBlock('a', answer('a', 1, paying7))).hits).toEqual([]);
+    pool!.addLabel(7);
+    const again = await Promise.all(['b', 'c', 'd'].map((id) => pool!.scanBlock(id, answer(id, 1, paying7))));
+    for (const result of again) expect(result.hits.map((h) => h.found.map((f) => f.label))).toEqual([[7], [7]]);
+  });
+
+  it('moves the bytes to the worker without a copy when they own their memory, and copies a slice of a shared buffer', async () => {
+    open(1);
+    const own = answer('x', 5, [tx([address()])]);
+    const scanning = pool!.scanBlock('x', own);
+    expect(own.byteLength).toBe(0); // transferred: detached here
+    expect((await scanning).hits).toHaveLength(1);
+
+    const bytes = answer('y', 6, [tx([address()])]);
+    const shared = Buffer.alloc(bytes.length + 10);
+    shared.set(bytes, 10);
+    const slice = shared.subarray(10);
+    expect((await pool!.scanBlock('y', slice)).hits).toHaveLength(1);
+    expect(slice.byteLength).toBe(bytes.length); // still usable here
   });
 
   it('reports a transaction the library refuses instead of failing the block', async () => {
-    pool = createScanPool({ workers: 1, scanPriv, spendPub, labels: [], backend: 'native', logger: createSilentLogger() });
-    const bad = tx(3, [address()]);
-    bad.vin[0]!.txid = 'not hex';
-    const good = tx(4, [address()]);
-    const result = await pool.scan([bad, good]);
-    expect(result[0]).toMatchObject({ i: 3, found: [], error: expect.stringContaining('txid') });
-    expect(result[1]!.i).toBe(4);
-    expect(result[1]!.found).toHaveLength(1);
+    open(1);
+    const bad = tx([address()]);
+    bad.vin[0]!.prevout!.scriptPubKey.hex = 'not hex';
+    const good = tx([address()]);
+    const result = await pool!.scanBlock('sp-1', answer('sp-1', 9, [bad, good]));
+    expect(result.skipped).toEqual([{ txid: bad.txid, error: expect.stringContaining('prevout') as string }]);
+    expect(result.hits.map((h) => h.txid)).toEqual([good.txid]);
+  });
+
+  it('rejects with a ChainRpcError for a JSON-RPC error, an answer to another call, garbage, or a block without prevouts', async () => {
+    open(1);
+    const bytes = (value: unknown) => new Uint8Array(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)));
+    await expect(
+      pool!.scanBlock('e', bytes({ jsonrpc: '2.0', error: { code: -5, message: 'Block not found' }, id: 'e' })),
+    ).rejects.toMatchObject({ name: 'ChainRpcError', kind: 'rpc', rpcCode: -5, message: 'getblock: Block not found' });
+    await expect(pool!.scanBlock('e', answer('other', 1, []))).rejects.toMatchObject({ kind: 'garbage' });
+    await expect(pool!.scanBlock('e', bytes('<html>'))).rejects.toMatchObject({ kind: 'garbage' });
+    await expect(pool!.scanBlock('e', bytes({ jsonrpc: '2.0', result: { tx: 'no' }, id: 'e' }))).rejects.toMatchObject({
+      kind: 'garbage',
+      message: 'getblock: the answer is not a block',
+    });
+    const old = tx([address()]);
+    delete old.vin[0]!.prevout;
+    const failure = pool!.scanBlock('e', answer('e', 1, [old]));
+    await expect(failure).rejects.toBeInstanceOf(ChainRpcError);
+    await expect(failure).rejects.toMatchObject({ kind: 'garbage', message: expect.stringContaining('verbosity 3') as string });
+    // the worker survives all of these
+    expect((await pool!.scanBlock('f', answer('f', 2, [tx([address()])]))).hits).toHaveLength(1);
   });
 });

@@ -230,7 +230,7 @@ describe('scanner against the chain double', () => {
     ]);
   });
 
-  it('sweeps with the offline signer; notices the spend in the mempool and in a block, and follows reorgs of the spend', async () => {
+  it('sweeps with the offline signer after a restart; notices the spend in the mempool and in a block, and follows reorgs of the spend', async () => {
     running = await startService(env());
     await synced();
     const invoice = (await postJson<{ address: string }>(running.url, '/generate-address', { label: 'sweep-me', amount: 0.3 })).body
@@ -247,6 +247,11 @@ describe('scanner against the chain double', () => {
     expect(relay.events.filter((e) => e.type === 'InvoicePaid').map((e) => e.data)).toEqual([
       { label: 'sweep-me', address: invoice, amount: 0.3, received: 0.3, status: 'paid' },
     ]);
+
+    // Restarted: the spends below are noticed by a process that learns the payments' txids from the store.
+    await running.close();
+    running = await startService(env());
+    await synced();
 
     // Sweep: the PSBT signed offline with spend.secret, broadcast, seen in the mempool.
     const psbt = await postJson<{ psbt: string; fee: number }>(running.url, '/psbt', {

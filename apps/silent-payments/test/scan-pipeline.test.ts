@@ -1,0 +1,201 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { buildSilentPayment, plainScript, startChainDouble, type ChainDouble } from '@repo/chain-double';
+import { createSilentLogger } from '@repo/service';
+import { createAddressBook, type AddressBook } from '../src/address-book';
+import { createChainRpcClient, type ChainRpcClient } from '../src/chain-rpc';
+import { createNoopPublisher, type Publisher } from '../src/publisher';
+import { createScanPool, type ScanPool } from '../src/scan-pool';
+import { createScanner, type Scanner } from '../src/scanner';
+import { openStore, type Store } from '../src/store';
+import { waitFor } from './support/fake-relay';
+
+const USER = 'pipeline';
+const PASSWORD = 'pipelinepass';
+const BLOCKS = 9;
+
+/**
+ * The catch-up pipeline (docs/silent-payments.md, "Catching up") with a real pool whose results
+ * are made to come back out of block order, against the chain double.
+ */
+describe('scanner catch-up pipeline', () => {
+  let node: ChainDouble;
+  let dir: string;
+  let store: Store;
+  let book: AddressBook;
+  let rpc: ChainRpcClient;
+  let pool: ScanPool;
+  let scanner: Scanner | undefined;
+  let first: number;
+  // txid of the payment mined in each block, by height
+  const paid = new Map<number, string>();
+
+  beforeAll(async () => {
+    node = await startChainDouble({ port: 0, host: '127.0.0.1', user: USER, password: PASSWORD, chain: 'regtest' });
+    const scanPriv = secp256k1.utils.randomSecretKey();
+    const keys = {
+      scanPriv,
+      scanPub: secp256k1.getPublicKey(scanPriv, true),
+      spendPub: secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), true),
+      source: 'env' as const,
+    };
+    book = createAddressBook({ keys, network: 'regtest', labels: [], backend: 'native' });
+    const coins = Array.from({ length: BLOCKS }, () => node.fund('p2wpkh'));
+    first = node.tipHeight() + 1;
+    coins.forEach((coin, i) => {
+      const tx = buildSilentPayment([coin], [{ address: book.baseAddress, sats: BigInt(1_000_000 * (i + 1)) }], plainScript(3));
+      node.mine(1, [tx.hex]);
+      paid.set(first + i, tx.txid);
+    });
+    pool = createScanPool({ workers: 2, scanPriv, spendPub: keys.spendPub, labels: [], backend: 'native', logger: createSilentLogger() });
+  });
+  afterAll(async () => {
+    await pool.close();
+    await node.close();
+  });
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sp-pipeline-'));
+    store = openStore(join(dir, 'sp.sqlite'));
+    rpc = createChainRpcClient({ url: node.url, user: USER, password: PASSWORD });
+  });
+  afterEach(async () => {
+    await scanner?.stop();
+    scanner = undefined;
+    rpc.close();
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * The pool's results held back so that, within each window of `window` blocks sent, the later
+   * ones complete first; `order` records the heights in the order their scans completed.
+   */
+  function reversingPool(window: number, order: number[]): ScanPool {
+    let sent = 0;
+    return {
+      ...pool,
+      size: pool.size,
+      async scanBlock(rpcId, body) {
+        const slot = sent++ % window;
+        const block = await pool.scanBlock(rpcId, body);
+        await new Promise((resolve) => setTimeout(resolve, (window - slot) * 40));
+        order.push(block.height);
+        return block;
+      },
+    };
+  }
+
+  /** Records BlockScanned events and checks, as each is published, that its block is stored whole and nothing above it. */
+  function checkingPublisher(events: number[], problems: string[]): Publisher {
+    const noop = createNoopPublisher();
+    return {
+      ...noop,
+      publish(type, data) {
+        if (type === 'BlockScanned') {
+          const height = (data as { block_height: number }).block_height;
+          events.push(height);
+          if (store.progress().scannedHeight !== height) problems.push(`${height}: scanned_height ${store.progress().scannedHeight}`);
+          for (const [h, txid] of paid) {
+            const stored = store.getPayment(`${txid}:0`) !== undefined;
+            if (stored !== h <= height) problems.push(`at ${height}: the payment of ${h} ${stored ? 'stored' : 'missing'}`);
+          }
+        }
+        return noop.publish(type, data);
+      },
+    };
+  }
+
+  it('applies blocks in order and each one whole, though their scans complete out of order, with at most SCAN_PREFETCH_BLOCKS fetched ahead, one request at a time', async () => {
+    const order: number[] = [];
+    const events: number[] = [];
+    const problems: string[] = [];
+    const prefetch = 3;
+    const publisher = checkingPublisher(events, problems);
+    // counts the blocks asked of the node that are not applied yet
+    let inFlight = 0;
+    let most = 0;
+    // and the requests the node is serving at once
+    let requesting = 0;
+    let mostAtOnce = 0;
+    const counted: ChainRpcClient = {
+      ...rpc,
+      call: (method, params) => rpc.call(method, params),
+      async callRaw(method, params) {
+        most = Math.max(most, ++inFlight);
+        mostAtOnce = Math.max(mostAtOnce, ++requesting);
+        try {
+          return await rpc.callRaw(method, params);
+        } finally {
+          requesting--;
+        }
+      },
+    };
+    const tracked: Publisher = {
+      ...publisher,
+      publish(type, data) {
+        if (type === 'BlockScanned') inFlight--;
+        return publisher.publish(type, data);
+      },
+    };
+    scanner = createScanner({
+      rpc: counted,
+      store,
+      book,
+      publisher: tracked,
+      logger: createSilentLogger(),
+      startHeight: first,
+      mempool: false,
+      pool: reversingPool(prefetch, order),
+      prefetchBlocks: prefetch,
+    });
+    scanner.start();
+    await waitFor(() => scanner!.status().state === 'synced', 20_000, 'the catch-up');
+
+    const heights = Array.from({ length: BLOCKS }, (_, i) => first + i);
+    expect(order).not.toEqual(heights); // the scans did complete out of order
+    expect([...order].sort((a, b) => a - b)).toEqual(heights);
+    expect(events).toEqual(heights);
+    expect(problems).toEqual([]);
+    expect(most).toBe(prefetch); // fetched ahead, never further than the bound
+    expect(mostAtOnce).toBe(1); // one block asked of the node at a time
+    for (const [h, txid] of paid)
+      expect(store.getPayment(`${txid}:0`)).toMatchObject({ blockHeight: h, amountSats: BigInt(h - first + 1) * 1_000_000n });
+  });
+
+  it('stores nothing of a block whose scan failed, and retries it', async () => {
+    const events: number[] = [];
+    const problems: string[] = [];
+    let failed = false;
+    const failing: ScanPool = {
+      ...pool,
+      size: pool.size,
+      async scanBlock(rpcId, body) {
+        const block = await pool.scanBlock(rpcId, body);
+        if (block.height === first + 4 && !failed) {
+          failed = true;
+          throw new Error('scan worker exited (code 1)');
+        }
+        return block;
+      },
+    };
+    scanner = createScanner({
+      rpc,
+      store,
+      book,
+      publisher: checkingPublisher(events, problems),
+      logger: createSilentLogger(),
+      startHeight: first,
+      mempool: false,
+      minBackoffMs: 10,
+      pool: failing,
+      prefetchBlocks: 4,
+    });
+    scanner.start();
+    await waitFor(() => scanner!.status().state === 'synced', 20_000, 'the catch-up');
+    expect(failed).toBe(true);
+    expect(events).toEqual(Array.from({ length: BLOCKS }, (_, i) => first + i));
+    expect(problems).toEqual([]);
+  });
+});
