@@ -1,6 +1,6 @@
 import { RpcError } from '@repo/errors';
 import { scanInputsFromRpc, type FoundOutput, type RpcVin, type ScanOutput } from '@repo/bip352';
-import type { Logger } from '@repo/service';
+import { backoff, type Logger } from '@repo/service';
 import type { AddressBook } from './address-book';
 import { btcToSats, satsToBtc } from './amount';
 import { ChainRpcError, type ChainRpcClient } from './chain-rpc';
@@ -720,7 +720,7 @@ export function createScanner(options: ScannerOptions): Scanner {
         if (lpFailures === 1 || lpFailures % 10 === 0)
           logger.debug({ failures: lpFailures, err: (err as Error).message }, 'long poll failed: retrying');
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, Math.min(maxBackoff, minBackoff * 2 ** Math.min(lpFailures - 1, 20)));
+          const timer = setTimeout(done, backoff(lpFailures - 1, { minMs: minBackoff, maxMs: maxBackoff }));
           function done() {
             clearTimeout(timer);
             longPollWake = undefined;
@@ -764,7 +764,7 @@ export function createScanner(options: ScannerOptions): Scanner {
             ? { kind: err.kind, status: err.status, rpcCode: err.rpcCode }
             : { kind: 'internal', status: undefined, rpcCode: undefined };
         state = 'retrying';
-        const delay = Math.min(maxBackoff, minBackoff * 2 ** Math.min(failures - 1, 20));
+        const delay = backoff(failures - 1, { minMs: minBackoff, maxMs: maxBackoff });
         const fields = { failures, retry_in_ms: delay, err: lastError };
         if (err instanceof ChainRpcError) {
           if (failures === 1 || failures % 10 === 0) logger.warn(fields, 'chain node failed: retrying');

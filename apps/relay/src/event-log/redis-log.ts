@@ -1,5 +1,5 @@
 import { createClient } from 'redis';
-import type { Logger } from '@repo/service';
+import { backoff, type Logger } from '@repo/service';
 import { type EventLog, type OldestPoint, type Retention, type StoredEvent } from './event-log';
 
 /** Options of {@link createRedisLog}. */
@@ -55,7 +55,7 @@ export async function createRedisLog(options: RedisLogOptions): Promise<EventLog
       connectTimeout: Math.min(connectTimeoutMs, 5_000),
       reconnectStrategy(retries) {
         if (!everReady && Date.now() - started >= connectTimeoutMs) return new Error(`redis unreachable after ${connectTimeoutMs} ms`);
-        return Math.min(50 * 2 ** retries, 2_000);
+        return backoff(retries, { minMs: 50, maxMs: 2_000 });
       },
     },
   });
