@@ -191,6 +191,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
     watch,
     metrics,
     async start() {
+      metrics.start();
       for (const key of ownKeys) persistKey(key, logger);
       audit.open();
       if (deps.tls === undefined) {

@@ -197,6 +197,7 @@ export function createApp(config: RelayConfig, deps: RelayDeps): RelayApp {
     publishTokenFile,
     metrics,
     async start() {
+      metrics.start();
       // The operator's files first (read only), so a start that fails on one of them writes nothing.
       if (httpsServer !== undefined && tlsFiles !== undefined) {
         const tls = await loadOrCreateTlsCredentials({ ...tlsFiles, dataDir: config.dataDir });

@@ -143,6 +143,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     cookieFile: config.cookieFile,
     metrics,
     start() {
+      metrics.start();
       writeSecretFile(config.cookieFile, `${COOKIE_USER}:${cookie}`);
       logger.info({ cookieFile: config.cookieFile, fingerprint: keyFingerprint(Buffer.from(cookie, 'hex')) }, 'client cookie written');
       logger.info({ node: config.nodeUrl.origin }, 'rpc-proxy starting');

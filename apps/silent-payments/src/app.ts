@@ -198,6 +198,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     publisher,
     metrics,
     async start() {
+      metrics.start();
       persistKeys();
       store.open();
       store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });

@@ -126,6 +126,7 @@ export function createApp(config: StorageConfig, deps: StorageDeps): StorageApp 
     connections,
     metrics,
     async start() {
+      metrics.start();
       await deferred?.open();
       logger.info({ backend: config.backend, permanent: config.permanent, dataDir: config.dataDir }, 'storage starting');
       sweeper.start();

@@ -41,6 +41,11 @@ export interface ServiceMetrics {
    * series read from one record, so they agree with each other.
    */
   perScrape<T>(read: () => T): () => T;
+  /**
+   * Starts the process metrics (CPU, memory, event-loop delay: a monitor that runs from then on);
+   * the app's `start()` calls it, `createApp` never does. Idempotent.
+   */
+  start(): void;
   /** Express middleware that records every request when its response finishes or the client goes away. */
   middleware(): RequestHandler;
   /** Express handler for `GET /metrics` (Prometheus text format 0.0.4, whatever `Accept` asks). */
@@ -77,7 +82,7 @@ function expressRoute(req: { baseUrl?: string; route?: { path?: unknown } }, loc
 
 export function createMetrics(options: MetricsOptions): ServiceMetrics {
   const registry = new Registry<RegistryContentType>();
-  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  let started = false;
 
   const requests = new Counter({
     name: 'http_requests_total',
@@ -117,6 +122,11 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     requests,
     requestDuration,
     observeRequest,
+    start() {
+      if (started) return;
+      started = true;
+      if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+    },
     counter: (config) => new Counter({ ...config, registers: [registry] }),
     gauge: (config) => new Gauge({ ...config, registers: [registry] }),
     histogram: (config) => new Histogram({ ...config, registers: [registry] }),

@@ -67,3 +67,18 @@ describe('createMetrics', () => {
     expect(() => parseMetrics('# TYPE x counter\nx{a="1" 3\n')).toThrow();
   });
 });
+
+describe('process metrics', () => {
+  it('are collected only once start() is called (createApp builds, start() starts), once', async () => {
+    const metrics = createMetrics({ service: 'test' });
+    const server = express();
+    server.get('/metrics', metrics.handler());
+    const before = parseMetrics((await request(server).get('/metrics').expect(200)).text);
+    expect(before.has('process_cpu_seconds_total')).toBe(false);
+    metrics.start();
+    metrics.start();
+    const after = parseMetrics((await request(server).get('/metrics').expect(200)).text);
+    expect(after.get('process_cpu_seconds_total')?.type).toBe('COUNTER');
+    expect(after.has('nodejs_eventloop_lag_seconds')).toBe(true);
+  });
+});
