@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createHpkeSuite, nodeBackend, nodeX25519 } from '@repo/crypto';
 import { createSilentLogger } from '@repo/service';
 import { createAuditLog, type AuditRecord } from '../src/audit';
-import { get, registerClientKey, startServer, type Harness } from './harness';
+import { get, registerClientKey, startServer, type Harness } from './support/harness';
 
 let h: Harness;
 beforeEach(async () => {

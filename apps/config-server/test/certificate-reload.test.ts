@@ -7,7 +7,7 @@ import { certificateFingerprint, createSilentLogger, generateSelfSignedCertifica
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createKeyring } from '../src/keyring';
-import { MASTER_KEY_HEX } from './harness';
+import { MASTER_KEY_HEX } from './support/harness';
 
 function replace(file: string, content: string): void {
   writeFileSync(`${file}.new`, content);

@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { base64ToBytes, bytesToHex, generateKey, nobleBackend, nodeBackend, openFromBase64 } from '@repo/crypto';
-import { get, startServer, FILES, type Harness } from './harness';
+import { get, startServer, FILES, type Harness } from './support/harness';
 
 const SPEC_HEADERS = {
   'x-encryption-type': 'quantum-resistant',

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 import { openConnection, rawExchange } from '@repo/http/testing';
-import { get, startServer, type Harness } from './harness';
+import { get, startServer, type Harness } from './support/harness';
 
 let h: Harness;
 const sockets: Socket[] = [];

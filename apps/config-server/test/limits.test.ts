@@ -1,7 +1,7 @@
-import { mkfifoSync } from './fifo';
+import { mkfifoSync } from './support/fifo';
 import { openSync, closeSync, writeFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { get, openTls, startServer, type Harness } from './harness';
+import { get, openTls, startServer, type Harness } from './support/harness';
 
 let h: Harness | undefined;
 afterEach(async () => {

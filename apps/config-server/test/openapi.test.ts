@@ -1,6 +1,6 @@
 import { validateOpenApiDocument } from '@repo/api-contract/testing';
 import { OPENAPI } from '../src/openapi';
-import { get, startServer, type Harness } from './harness';
+import { get, startServer, type Harness } from './support/harness';
 
 describe('the OpenAPI document', () => {
   let h: Harness;

@@ -1,6 +1,6 @@
 import { renameSync } from 'node:fs';
 import { parseMetrics, sampleValue } from '@repo/metrics/testing';
-import { get, startServer, type Harness } from './harness';
+import { get, startServer, type Harness } from './support/harness';
 
 // Operations (docs/README.md, "Operations"): metrics, readiness and request ids, over real TLS.
 describe('config server operations', () => {

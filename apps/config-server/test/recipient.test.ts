@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHpkeSuite, nobleBackend, nobleX25519, type HpkeKemName } from '@repo/crypto';
-import { get, registerClientKey, startServer, type Harness } from './harness';
+import { get, registerClientKey, startServer, type Harness } from './support/harness';
 
 let h: Harness;
 beforeEach(async () => {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nobleBackend, openFromBase64 } from '@repo/crypto';
-import { get, startServer, type Harness } from './harness';
+import { get, startServer, type Harness } from './support/harness';
 
 let h: Harness;
 beforeEach(async () => {

@@ -6,7 +6,7 @@ import { createFileStore } from '../src/file-store';
 import { createVersionStore } from '../src/versions';
 import { createWatchHub } from '../src/watch';
 import { recipientInfo } from '../src/recipient';
-import { get, registerClientKey, startServer, type Harness, type Reply } from './harness';
+import { get, registerClientKey, startServer, type Harness, type Reply } from './support/harness';
 
 let h: Harness;
 beforeEach(async () => {

@@ -1,5 +1,5 @@
 import { createContractRecorder, createOpenApiCheck } from '@repo/api-contract/testing';
-import { OPENAPI } from '../src/openapi';
+import { OPENAPI } from '../../src/openapi';
 
 /**
  * Every answer a test of this suite gets is checked against the OpenAPI document

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 import { createMemoryLogger, generateSelfSignedCertificate, listen, type LogRecord } from '@repo/service';
 import { deriveKey, hexToBytes } from '@repo/crypto';
-import { createApp, type ConfigServerApp } from '../src/app';
-import { loadConfig, type ConfigServerConfig } from '../src/config';
-import { createKeyring, environmentKeyInfo } from '../src/keyring';
+import { createApp, type ConfigServerApp } from '../../src/app';
+import { loadConfig, type ConfigServerConfig } from '../../src/config';
+import { createKeyring, environmentKeyInfo } from '../../src/keyring';
 import { contract } from './contract';
 
 export const MASTER_KEY_HEX = '11'.repeat(32);
