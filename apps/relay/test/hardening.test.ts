@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import type { Socket } from 'node:net';
 import { holdSlowConnections, rawExchange } from '@repo/http/testing';
-import { removeTempDirs, startRelay, type TestRelay } from './support/helpers';
+import { removeTempDirs, startRelay, waitFor, type TestRelay } from './support/helpers';
 
 // docs/relay.md, "HTTP limits" and "WebSocket limits": one address cannot take every slot.
 describe('relay: one address cannot lock others out; malformed requests get the error record', () => {
@@ -31,8 +31,9 @@ describe('relay: one address cannot lock others out; malformed requests get the 
     relay = await startRelay({ MAX_HTTP_CONNECTIONS: '12', MAX_HTTP_CONNECTIONS_PER_IP: '5' });
     const httpPort = port(relay.httpUrl);
     held.push(...(await holdSlowConnections(httpPort, 12, '127.0.0.2', '/sync', 100)));
-    expect(held.length).toBeLessThanOrEqual(5);
-    expect(held.length).toBeGreaterThan(0);
+    // On a busy machine the server may close the excess connections after the client's settle time.
+    await waitFor(() => held.filter((s) => !s.destroyed).length <= 5, 5_000, 'the excess connections closed');
+    expect(held.filter((s) => !s.destroyed).length).toBeGreaterThan(0);
     const r = await rawExchange(httpPort, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', { localAddress: '127.0.0.3', timeoutMs: 2_000 });
     expect(r.status).toBe(200);
   });

@@ -20,7 +20,10 @@ describe('storage hardening', () => {
   it('an address holding its cap with slow bodies leaves another address answered at once', async () => {
     await start({ MAX_CONNECTIONS: '10', MAX_CONNECTIONS_PER_IP: '10' });
     held.push(...(await holdSlowConnections(port, 10, '127.0.0.2', '/storage/store', 1_000)));
-    expect(held.length).toBeLessThan(10);
+    // On a busy machine the server may close the excess connection after the client's settle time.
+    for (let waited = 0; held.filter((s) => !s.destroyed).length >= 10 && waited < 5_000; waited += 20)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(held.filter((s) => !s.destroyed).length).toBeLessThan(10);
     const r = await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', { localAddress: '127.0.0.3', timeoutMs: 2_000 });
     expect(r.status).toBe(200);
   });
