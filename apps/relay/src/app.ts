@@ -20,7 +20,6 @@ import {
 } from '@repo/service';
 import {
   answerProtocolErrors,
-  createExpressApp,
   createRateLimiter,
   jsonBody,
   limitConnectionsPerAddress,
@@ -28,6 +27,7 @@ import {
   rateLimit,
   requestTimeout,
 } from '@repo/http';
+import { createExpressApp } from '@repo/http/express';
 import type { ServiceMetrics } from '@repo/metrics';
 import { createRelayMetrics, readyHandler } from './prometheus';
 import type { RelayConfig } from './config';

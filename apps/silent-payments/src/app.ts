@@ -8,7 +8,6 @@ import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
   answerProtocolErrors,
-  createExpressApp,
   createRateLimiter,
   jsonBody,
   limitConnectionsPerAddress,
@@ -17,6 +16,7 @@ import {
   requestTimeout,
   type ConnectionCounter,
 } from '@repo/http';
+import { createExpressApp } from '@repo/http/express';
 import { createAddressBook, type AddressBook } from './address-book';
 import { requireBearerForWrites } from './write-auth';
 import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';

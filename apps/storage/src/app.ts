@@ -5,7 +5,6 @@ import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import {
   answerProtocolErrors,
-  createExpressApp,
   createRateLimiter,
   jsonBody,
   limitConnectionsPerAddress,
@@ -14,6 +13,7 @@ import {
   requestTimeout,
   type ConnectionCounter,
 } from '@repo/http';
+import { createExpressApp } from '@repo/http/express';
 import type { ServiceMetrics } from '@repo/metrics';
 import type { StorageBackend } from './backends/backend';
 import { deferBackend } from './backends/deferred';

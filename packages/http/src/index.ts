@@ -1,4 +1,3 @@
-export { createExpressApp, type ExpressAppOptions } from './express-app';
 export { requestLogger } from './request-log';
 export {
   createRateLimiter,

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import request from 'supertest';
-import { createExpressApp, parseTrustProxy } from '../src';
+import { parseTrustProxy } from '../src';
+import { createExpressApp } from '../src/express-app';
 
 function capture(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
