@@ -143,7 +143,8 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   app.get('/openapi.json', requestLogger(logger), commonHeaders(), documentHandler(OPENAPI));
   // The guards every request passes and the file route, in one router layer (see `chain`): a file
   // request, the one asked for most, is answered there without passing the other routes (all
-  // of them one path segment, which is never a file request).
+  // of them one path segment, which is never a file request). The server hands file requests to
+  // this same chain without express's router (see `serveFileRequests`).
   const guarded = chain(
     scope.begin,
     trail.mark,

@@ -60,8 +60,12 @@ export function serveFileRequests(options: FileFastPath): (req: IncomingMessage,
     }
     // What express's app.handle and router set up before the first layer (the prototypes only when
     // the server was not built with expressMessageClasses).
-    const req = (app.request.isPrototypeOf(incoming) ? incoming : Object.setPrototypeOf(incoming, app.request)) as Request;
-    const res = (app.response.isPrototypeOf(outgoing) ? outgoing : Object.setPrototypeOf(outgoing, app.response)) as Response;
+    const req = (
+      Object.prototype.isPrototypeOf.call(app.request, incoming) ? incoming : Object.setPrototypeOf(incoming, app.request)
+    ) as Request;
+    const res = (
+      Object.prototype.isPrototypeOf.call(app.response, outgoing) ? outgoing : Object.setPrototypeOf(outgoing, app.response)
+    ) as Response;
     req.res = res;
     res.req = req;
     res.locals = Object.create(null) as Record<string, unknown>;

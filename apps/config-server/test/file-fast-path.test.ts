@@ -1,4 +1,7 @@
-import { isFileRequestUrl } from '../src/file-fast-path';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import express from 'express';
+import { expressMessageClasses, isFileRequestUrl } from '../src/file-fast-path';
 import { get, startServer, type Harness } from './support/harness';
 
 describe('isFileRequestUrl', () => {
@@ -16,6 +19,25 @@ describe('isFileRequestUrl', () => {
     ['OPTIONS', '/dev/app.conf', false],
   ])('%s %s: %s', (method, url, expected) => {
     expect(isFileRequestUrl(method, url)).toBe(expected);
+  });
+});
+
+describe('expressMessageClasses', () => {
+  it('builds requests and responses that are Node’s, with the app’s express helpers', () => {
+    const app = express();
+    app.set('trust proxy', false);
+    const classes = expressMessageClasses(app);
+    const socket = new Socket();
+    const req = new classes.IncomingMessage(socket) as IncomingMessage & express.Request;
+    req.url = '/dev/app.conf?wait=5';
+    const res = new classes.ServerResponse(req) as ServerResponse & express.Response;
+    expect(req).toBeInstanceOf(IncomingMessage);
+    expect(res).toBeInstanceOf(ServerResponse);
+    expect(req.app).toBe(app);
+    expect(req.path).toBe('/dev/app.conf');
+    expect(req.query).toEqual({ wait: '5' });
+    expect(typeof res.json).toBe('function');
+    socket.destroy();
   });
 });
 
