@@ -26,6 +26,7 @@ import type { ConfigServerConfig } from './config';
 import { API_VERSION, COMMON_HEADERS } from './constants';
 import { createClientKeyRegistry } from './client-keys';
 import { createFileStore } from './file-store';
+import { expressMessageClasses, serveFileRequests } from './file-fast-path';
 import { createKeyring, type Keyring } from './keyring';
 import { maintenanceSwitch } from './maintenance';
 import { createFileRouter } from './routes/files';
@@ -142,25 +143,26 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   app.get('/openapi.json', requestLogger(logger), commonHeaders(), documentHandler(OPENAPI));
   // The guards every request passes and the file route, in one router layer (see `chain`): a file
   // request, the one asked for most, is answered there without passing the other routes (all
-  // of them one path segment, which is never a file request).
-  app.use(
-    chain(
-      scope.begin,
-      trail.mark,
-      commonHeaders(),
-      rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond, now: deps.now })),
-      maintenanceSwitch({ enabled: config.maintenance, dataDir: config.dataDir, now: deps.now }),
-      scope.admit,
-      requestChecks(config.maxRequestBytes),
-      createFileRouter({ store, versions, watch, maxWaitSeconds, keyring, clientKeys, logger }),
-    ),
+  // of them one path segment, which is never a file request). The server hands file requests to
+  // this same chain without express's router (see `serveFileRequests`).
+  const guarded = chain(
+    scope.begin,
+    trail.mark,
+    commonHeaders(),
+    rateLimit(createRateLimiter({ perMinute: config.rateLimitPerMinute, perSecond: config.rateLimitPerSecond, now: deps.now })),
+    maintenanceSwitch({ enabled: config.maintenance, dataDir: config.dataDir, now: deps.now }),
+    scope.admit,
+    requestChecks(config.maxRequestBytes),
+    createFileRouter({ store, versions, watch, maxWaitSeconds, keyring, clientKeys, logger }),
   );
+  app.use(guarded);
   app.use(createMetaRouter({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
   app.use(readyRoute({ storageDir: config.storageDir, keysDir: config.keysDir, started: () => started }));
   app.get('/metrics', metrics.handler());
-  app.use(notFoundHandler({ code: 'FILE_NOT_FOUND' }));
-  app.use(auditErrorCode());
-  app.use(errorHandler({ logger }));
+  const notFound = notFoundHandler({ code: 'FILE_NOT_FOUND' });
+  const errorHandlers = [auditErrorCode(), errorHandler({ logger })];
+  app.use(notFound);
+  app.use(...errorHandlers);
 
   const server = createServer(
     {
@@ -168,8 +170,10 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       ...TLS_POLICY,
       // A client that opens a connection and never finishes the handshake loses it.
       handshakeTimeout: config.headersTimeoutMs,
+      ...expressMessageClasses(app),
     },
-    app,
+    // File requests, the ones asked for most, skip express's router walk (same guards, same route).
+    serveFileRequests({ app, handler: guarded, notFound, errorHandlers }),
   );
   server.keepAliveTimeout = 5_000;
   // Node's own limits backstop the middleware: headers and whole requests within their deadlines;
