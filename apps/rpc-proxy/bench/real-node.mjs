@@ -64,10 +64,14 @@ function cpuMicros(pid) {
 
 const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
-/** One autocannon run; `bodyFor(n)` gives the n-th call's body (distinct parameters). CPU µs/req of `pids`. */
+/**
+ * One autocannon run; `bodyFor(n)` gives the n-th call's body (distinct parameters). CPU µs/req of
+ * `pids` and of this process (autocannon, the client).
+ */
 async function run(url, path, authorization, bodyFor, pids, duration = DURATION) {
   let n = 0;
   const before = pids.map(cpuMicros);
+  const clientBefore = process.cpuUsage();
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -81,6 +85,7 @@ async function run(url, path, authorization, bodyFor, pids, duration = DURATION)
       },
     ],
   });
+  const client = process.cpuUsage(clientBefore);
   if (result.non2xx > 0 || result.errors > 0)
     throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors at ${url}${path}`);
   return {
@@ -88,6 +93,7 @@ async function run(url, path, authorization, bodyFor, pids, duration = DURATION)
     p50: result.latency.p50,
     p99: result.latency.p99,
     cpu: pids.map((p, i) => (cpuMicros(p) - before[i]) / result.requests.total),
+    client: (client.user + client.system) / result.requests.total,
   };
 }
 
@@ -172,15 +178,21 @@ try {
     '',
     `Machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average at the end ${load}. Node: Bitcoin Core ${bitcoindVersion(found.path) ?? '?'}, regtest, ${NODE_ARGS.join(' ')} -txindex=1; proxy defaults (NODE_MAX_CONCURRENCY=16).`,
     '',
-    '| call | backend | to | req/s | of direct | p50 ms | added p50 ms | p99 ms | proxy CPU µs/req | backend CPU µs/req |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.flatMap(({ name, backend, direct, proxied }) => [
-      `| ${name} | ${backend} | direct | ${cell(col(direct, 'rps'))} | | ${cell(col(direct, 'p50'))} | | ${cell(col(direct, 'p99'))} | | ${cell(direct.map((d) => d.cpu[0]))} |`,
-      `| | | proxy | ${cell(col(proxied, 'rps'))} | ${cell(proxied.map((p, i) => (p.rps / direct[i].rps) * 100))} % | ${cell(col(proxied, 'p50'))} | ${cell(proxied.map((p, i) => p.p50 - direct[i].p50))} | ${cell(col(proxied, 'p99'))} | ${cell(proxied.map((p) => p.cpu[0]))} | ${cell(proxied.map((p) => p.cpu[1]))} |`,
-    ]),
+    '| call | backend | to | req/s | of direct | p50 ms | added p50 ms | p99 ms | proxy CPU µs/req | backend CPU µs/req | client CPU µs/req | all CPU µs/req | of direct, CPU-bound |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.flatMap(({ name, backend, direct, proxied }) => {
+      const allDirect = direct.map((d) => d.cpu[0] + d.client);
+      const allProxied = proxied.map((p) => p.cpu[0] + p.cpu[1] + p.client);
+      return [
+        `| ${name} | ${backend} | direct | ${cell(col(direct, 'rps'))} | | ${cell(col(direct, 'p50'))} | | ${cell(col(direct, 'p99'))} | | ${cell(direct.map((d) => d.cpu[0]))} | ${cell(col(direct, 'client'))} | ${cell(allDirect)} | |`,
+        `| | | proxy | ${cell(col(proxied, 'rps'))} | ${cell(proxied.map((p, i) => (p.rps / direct[i].rps) * 100))} % | ${cell(col(proxied, 'p50'))} | ${cell(proxied.map((p, i) => p.p50 - direct[i].p50))} | ${cell(col(proxied, 'p99'))} | ${cell(proxied.map((p) => p.cpu[0]))} | ${cell(proxied.map((p) => p.cpu[1]))} | ${cell(col(proxied, 'client'))} | ${cell(allProxied)} | ${cell(allProxied.map((a, i) => (allDirect[i] / a) * 100))} % |`,
+      ];
+    }),
     '',
     'Target (issue 20): through the proxy ≥ 85 % of direct throughput, ≤ 1 ms added p50, for calls it cannot merge.',
     'Ratios pair each proxy run with the direct run just before it; autocannon, the proxy and the node share the cores.',
+    '"all CPU" adds the client\'s (autocannon, this process), the proxy\'s and the backend\'s CPU per request; "of direct, CPU-bound"',
+    "is the direct run's all-CPU over the proxied run's: the throughput ratio to expect when the cores are the limit.",
   ];
   const table = lines.join('\n');
   process.stdout.write(`${table}\n`);
