@@ -13,6 +13,7 @@ import {
   type TrustProxy,
 } from '@repo/http';
 import type { Authenticator } from '../auth';
+import { requestLineWriter } from '../request-log';
 import type { ResultCache } from '../cache';
 import { countKeys, scanBody } from '../body-scan';
 import { canonicalJson, echoableId, type Coalescer } from '../coalesce';
@@ -118,6 +119,8 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
   const { logger, auth, node, cache, limiter, coalescer } = deps;
   /** Authenticated bodies being read now, in all and per address (a quarter of them each). */
   const slots = createBodySlots(deps.maxConcurrentBodies);
+  /** The request line, built by hand into the logger's destination (same bytes as pino's: src/request-log.ts). */
+  const writeRequestLine = requestLineWriter(logger);
 
   /**
    * Answers once (headers and body in one write); `headers` is a flat name/value list, given to
@@ -479,19 +482,16 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
           const url = req.url ?? '/';
           const query = url.indexOf('?');
           const path = query < 0 ? url : url.slice(0, query);
-          logger.info(
-            {
-              method: req.method,
-              path,
-              status,
-              rpc,
-              user,
-              ip: clientAddress(req, deps.trustProxy ?? TRUST_NONE),
-              request_id: id,
-              ms: Math.round(ms * 100) / 100,
-            },
-            'request',
-          );
+          writeRequestLine({
+            method: req.method,
+            path,
+            status,
+            rpc,
+            user,
+            ip: clientAddress(req, deps.trustProxy ?? TRUST_NONE),
+            request_id: id,
+            ms: Math.round(ms * 100) / 100,
+          });
         }
       })
       .catch((err: unknown) => {
