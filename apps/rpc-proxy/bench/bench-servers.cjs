@@ -42,8 +42,10 @@ async function main() {
     return;
   }
   const { createLogger, listen } = require('@repo/service');
-  const { createApp } = require('../dist/app');
-  const { loadConfig } = require('../dist/config');
+  // BENCH_PROXY_DIST: another build of the proxy (a copy of dist/), for an A/B in one run.
+  const dist = process.env.BENCH_PROXY_DIST ?? join(__dirname, '..', 'dist');
+  const { createApp } = require(join(dist, 'app'));
+  const { loadConfig } = require(join(dist, 'config'));
   // null in the JSON removes a variable (e.g. the user and password, for a node's cookie file).
   const env = {
     ...process.env,

@@ -12,6 +12,10 @@
 // The node runs with the settings of a production node: Bitcoin Core 29's defaults
 // -rpcthreads=16 and -rpcworkqueue=64 (written out), -txindex=1, -rpcservertimeout=30; the proxy
 // with its defaults, NODE_MAX_CONCURRENCY=16 (one connection per Core RPC thread).
+// BENCH_COMPARE_DIST: the absolute path of another build of the proxy (a copy of dist/ inside
+// this package, e.g. node_modules/.ab-base): a second proxy in front of Core runs from it, and
+// each Core round runs it too, after and before the proxy of dist/ in turn (an A/B of two builds
+// in one run).
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -39,11 +43,11 @@ if (found === undefined) {
 }
 
 /** A bench server process (bench-servers.cjs); the double says where it listens on stdout, the proxy on stderr. */
-function start(args, extraNodeArgs = []) {
+function start(args, extraNodeArgs = [], env = {}) {
   const stream = args[0] === 'double' ? 'stdout' : 'stderr';
   const child = spawn(process.execPath, [...extraNodeArgs, join(here, 'bench-servers.cjs'), ...args], {
     stdio: ['ignore', stream === 'stdout' ? 'pipe' : 'ignore', stream === 'stderr' ? 'pipe' : 'inherit'],
-    env: { ...process.env },
+    env: { ...process.env, ...env },
   });
   return new Promise((resolve, reject) => {
     const rl = createInterface({ input: child[stream] });
@@ -64,10 +68,14 @@ function cpuMicros(pid) {
 
 const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
-/** One autocannon run; `bodyFor(n)` gives the n-th call's body (distinct parameters). CPU µs/req of `pids`. */
+/**
+ * One autocannon run; `bodyFor(n)` gives the n-th call's body (distinct parameters). CPU µs/req of
+ * `pids` and of this process (autocannon, the client).
+ */
 async function run(url, path, authorization, bodyFor, pids, duration = DURATION) {
   let n = 0;
   const before = pids.map(cpuMicros);
+  const clientBefore = process.cpuUsage();
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -81,6 +89,7 @@ async function run(url, path, authorization, bodyFor, pids, duration = DURATION)
       },
     ],
   });
+  const client = process.cpuUsage(clientBefore);
   if (result.non2xx > 0 || result.errors > 0)
     throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors at ${url}${path}`);
   return {
@@ -88,6 +97,7 @@ async function run(url, path, authorization, bodyFor, pids, duration = DURATION)
     p50: result.latency.p50,
     p99: result.latency.p99,
     cpu: pids.map((p, i) => (cpuMicros(p) - before[i]) / result.requests.total),
+    client: (client.user + client.system) / result.requests.total,
   };
 }
 
@@ -108,15 +118,16 @@ try {
   // BENCH_PROXY_ENV: JSON of extra proxy settings (experiments: {"LOG_LEVEL":"warn"}).
   const proxyEnv = JSON.parse(process.env.BENCH_PROXY_ENV ?? '{}');
   const profiled = (process.env.BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const coreProxy = await start(
-    [
-      'proxy',
-      node.url,
-      JSON.stringify({ BITCOIND_COOKIE_FILE: node.cookieFile, BITCOIND_RPC_USER: null, BITCOIND_RPC_PASSWORD: null, ...proxyEnv }),
-    ],
-    profiled,
-  );
+  const coreProxyArgs = [
+    'proxy',
+    node.url,
+    JSON.stringify({ BITCOIND_COOKIE_FILE: node.cookieFile, BITCOIND_RPC_USER: null, BITCOIND_RPC_PASSWORD: null, ...proxyEnv }),
+  ];
+  const coreProxy = await start(coreProxyArgs, profiled);
   servers.push(coreProxy);
+  const compareDist = process.env.BENCH_COMPARE_DIST;
+  const compareProxy = compareDist ? await start(coreProxyArgs, [], { BENCH_PROXY_DIST: compareDist }) : undefined;
+  if (compareProxy) servers.push(compareProxy);
   const doubleProxy = await start(['proxy', double.info.url, JSON.stringify(proxyEnv)]);
   servers.push(doubleProxy);
   const client = auth('client', 'clientpass');
@@ -154,14 +165,22 @@ try {
   const rows = [];
   for (const [name, backend, path, bodyFor, directUrl, directAuth, proxy, backendPid] of cases) {
     if (only !== undefined && !`${name} ${backend}`.includes(only)) continue;
+    const other = backend === 'Core' ? compareProxy : undefined;
     await run(proxy.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
+    if (other) await run(other.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
     const direct = [];
     const proxied = [];
+    const compared = [];
     for (let r = 0; r < ROUNDS; r++) {
       direct.push(await run(directUrl, path, directAuth, bodyFor, [backendPid]));
-      proxied.push(await run(proxy.info.url, path, client, bodyFor, [proxy.child.pid, backendPid]));
+      // With a second build, the two proxies take turns going first.
+      const viaProxy = () => run(proxy.info.url, path, client, bodyFor, [proxy.child.pid, backendPid]);
+      const viaOther = () => run(other.info.url, path, client, bodyFor, [other.child.pid, backendPid]);
+      if (other && r % 2 === 1) compared.push(await viaOther());
+      proxied.push(await viaProxy());
+      if (other && r % 2 === 0) compared.push(await viaOther());
     }
-    rows.push({ name, backend, direct, proxied });
+    rows.push({ name, backend, direct, proxied, compared });
   }
   const col = (runs, key) => runs.map((r) => r[key]);
   const load = loadavg()
@@ -172,15 +191,25 @@ try {
     '',
     `Machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average at the end ${load}. Node: Bitcoin Core ${bitcoindVersion(found.path) ?? '?'}, regtest, ${NODE_ARGS.join(' ')} -txindex=1; proxy defaults (NODE_MAX_CONCURRENCY=16).`,
     '',
-    '| call | backend | to | req/s | of direct | p50 ms | added p50 ms | p99 ms | proxy CPU µs/req | backend CPU µs/req |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.flatMap(({ name, backend, direct, proxied }) => [
-      `| ${name} | ${backend} | direct | ${cell(col(direct, 'rps'))} | | ${cell(col(direct, 'p50'))} | | ${cell(col(direct, 'p99'))} | | ${cell(direct.map((d) => d.cpu[0]))} |`,
-      `| | | proxy | ${cell(col(proxied, 'rps'))} | ${cell(proxied.map((p, i) => (p.rps / direct[i].rps) * 100))} % | ${cell(col(proxied, 'p50'))} | ${cell(proxied.map((p, i) => p.p50 - direct[i].p50))} | ${cell(col(proxied, 'p99'))} | ${cell(proxied.map((p) => p.cpu[0]))} | ${cell(proxied.map((p) => p.cpu[1]))} |`,
-    ]),
+    '| call | backend | to | req/s | of direct | p50 ms | added p50 ms | p99 ms | proxy CPU µs/req | backend CPU µs/req | client CPU µs/req | all CPU µs/req | of direct, CPU-bound |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.flatMap(({ name, backend, direct, proxied, compared }) => {
+      const allDirect = direct.map((d) => d.cpu[0] + d.client);
+      const proxyRow = (label, runs) => {
+        const all = runs.map((p) => p.cpu[0] + p.cpu[1] + p.client);
+        return `| | | ${label} | ${cell(col(runs, 'rps'))} | ${cell(runs.map((p, i) => (p.rps / direct[i].rps) * 100))} % | ${cell(col(runs, 'p50'))} | ${cell(runs.map((p, i) => p.p50 - direct[i].p50))} | ${cell(col(runs, 'p99'))} | ${cell(runs.map((p) => p.cpu[0]))} | ${cell(runs.map((p) => p.cpu[1]))} | ${cell(col(runs, 'client'))} | ${cell(all)} | ${cell(all.map((a, i) => (allDirect[i] / a) * 100))} % |`;
+      };
+      return [
+        `| ${name} | ${backend} | direct | ${cell(col(direct, 'rps'))} | | ${cell(col(direct, 'p50'))} | | ${cell(col(direct, 'p99'))} | | ${cell(direct.map((d) => d.cpu[0]))} | ${cell(col(direct, 'client'))} | ${cell(allDirect)} | |`,
+        proxyRow('proxy', proxied),
+        ...(compared.length > 0 ? [proxyRow('proxy, BENCH_COMPARE_DIST', compared)] : []),
+      ];
+    }),
     '',
     'Target (issue 20): through the proxy ≥ 85 % of direct throughput, ≤ 1 ms added p50, for calls it cannot merge.',
     'Ratios pair each proxy run with the direct run just before it; autocannon, the proxy and the node share the cores.',
+    '"all CPU" adds the client\'s (autocannon, this process), the proxy\'s and the backend\'s CPU per request; "of direct, CPU-bound"',
+    "is the direct run's all-CPU over the proxied run's: the throughput ratio to expect when the cores are the limit.",
   ];
   const table = lines.join('\n');
   process.stdout.write(`${table}\n`);

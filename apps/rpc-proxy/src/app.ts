@@ -94,16 +94,25 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     authFailureDelayMs: config.authFailureDelayMs,
     cacheMinConfirmations: config.cacheMinConfirmations,
     trustProxy: config.trustProxy,
+    record: (req, status, seconds) => instrumented.record(req, status, seconds),
   });
   // bitcoind closes idle RPC connections after -rpcservertimeout (30 s).
   const ops = createOpsHandler({ node, logger });
   // The OpenRPC document (docs/rpc-proxy.md, "API document"): GET or HEAD, no authentication, no rate limit.
   const document = documentHandler(OPENRPC);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    const url = req.url ?? '/';
+    const read = req.method === 'GET' || req.method === 'HEAD';
+    const path = url.split('?', 1)[0];
+    if (!((read && (url === '/metrics' || path === '/openrpc.json')) || path === '/health' || path === '/ready')) {
+      // The JSON-RPC handler puts the request id in its answer's headers and records the request itself.
+      handler(req, res);
+      return;
+    }
     // Every answer carries the request's id (docs/README.md, "Request ids") and is counted by route.
     assignRequestId(req, res, config.trustProxy);
     instrumented.track(req, res);
-    if (req.url === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+    if (url === '/metrics' && read) {
       req.resume();
       metrics.serve(req, res).catch((err: unknown) => {
         logger.error({ err }, 'metrics failed');
@@ -111,10 +120,10 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
       });
       return;
     }
-    if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/openrpc.json' || req.url?.startsWith('/openrpc.json?'))) {
+    if (read && path === '/openrpc.json') {
       req.resume();
       document(req, res);
-    } else if (!ops(req, res)) handler(req, res);
+    } else ops(req, res);
   });
   // docs/rpc-proxy.md, "Limits": a per-address cap below the global one with a reserve for new
   // addresses, header and request deadlines, and protocol errors answered with a JSON-RPC envelope.

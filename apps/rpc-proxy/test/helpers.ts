@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger, listen } from '@repo/service';
+import { createSilentLogger, listen, type Logger } from '@repo/service';
 import { startChainDouble, type ChainDouble, type ChainDoubleOptions } from '@repo/chain-double';
 import { createApp, type ProxyApp } from '../src/app';
 import { contract } from './contract';
@@ -22,8 +22,12 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Starts a double and a proxy (port 0, temp DATA_DIR) with `env` on top of the defaults. */
-export async function startHarness(env: Record<string, string> = {}, nodeOptions: ChainDoubleOptions = {}): Promise<Harness> {
+/** Starts a double and a proxy (port 0, temp DATA_DIR) with `env` on top of the defaults; silent unless given a `logger`. */
+export async function startHarness(
+  env: Record<string, string> = {},
+  nodeOptions: ChainDoubleOptions = {},
+  logger: Logger = createSilentLogger(),
+): Promise<Harness> {
   const creds = nodeOptions.cookieFile === undefined ? { user: NODE_USER, password: NODE_PASSWORD } : {};
   const node = await startChainDouble({ ...creds, initialBlocks: 101, authFailureDelayMs: 0, ...nodeOptions });
   const dataDir = mkdtempSync(join(tmpdir(), 'rpc-proxy-'));
@@ -39,7 +43,7 @@ export async function startHarness(env: Record<string, string> = {}, nodeOptions
     AUTH_FAILURE_DELAY_MS: '20',
     ...env,
   });
-  const app = createApp(config, { logger: createSilentLogger() });
+  const app = createApp(config, { logger });
   await app.start();
   contract.attach(app.servers.http);
   const address = await listen(app.servers.http, 0, '127.0.0.1');

@@ -1,4 +1,5 @@
 import { sampleValue, scrape } from '@repo/metrics/testing';
+import { createMemoryLogger, type LogRecord } from '@repo/service';
 import { basic, call, post, startGate, startHarness, until, type Gate, type Harness } from './helpers';
 
 // Operations (docs/README.md, "Operations"): metrics, request ids and trusted proxies, over real sockets.
@@ -71,5 +72,78 @@ describe('rpc-proxy behind a trusted proxy', () => {
     } finally {
       await h.close();
     }
+  });
+});
+
+// docs/README.md, "Request ids" and "Logging": the JSON-RPC handler writes the request id with
+// its answer's headers and records each request itself (no listener per request).
+describe('rpc-proxy request records', () => {
+  let h: Harness;
+  let gate: Gate;
+  let lines: LogRecord[];
+  beforeAll(async () => {
+    gate = await startGate();
+    const memory = createMemoryLogger('info');
+    lines = memory.lines;
+    h = await startHarness({ BITCOIND_RPC_URL: gate.url }, { initialBlocks: 5 }, memory.logger);
+    gate.target = h.node.url;
+    gate.release(true);
+  });
+  afterAll(async () => {
+    await h.close();
+    await gate.close();
+  });
+  const requestLines = () => lines.filter((l) => l.msg === 'request');
+
+  it('logs every JSON-RPC answer with the request id it carries', async () => {
+    const answers = [
+      await call(h.url, 'getblockcount', []),
+      await call(h.url, 'getblockcount', [], { path: '/wallet/w1', auth: null }),
+      await post(h.url, { jsonrpc: '2.0', method: 'getblockcount', params: [] }),
+      await post(h.url, '{}', { path: '/nowhere?secret=1' }),
+      await post(h.url, 'not json'),
+      await post(h.url, [{ jsonrpc: '2.0', id: 1, method: 'getblockcount' }]),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 401, 204, 404, 500, 200]);
+    await until(() => requestLines().length === answers.length);
+    const logged = requestLines();
+    answers.forEach((a, i) => {
+      const id = a.headers.get('x-request-id');
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(logged[i]).toMatchObject({ request_id: id, status: a.status, method: 'POST', ip: '127.0.0.1', service: 'test' });
+      expect(typeof logged[i]?.ms).toBe('number');
+    });
+    expect(logged.map((l) => [l.path, l.rpc, l.user])).toEqual([
+      ['/', 'getblockcount', 'alice'],
+      ['/wallet/w1', '-', undefined],
+      ['/', 'getblockcount', 'alice'],
+      ['/nowhere', '-', undefined],
+      ['/', '-', 'alice'],
+      ['/', 'batch(1)', 'alice'],
+    ]);
+    const families = await scrape(`${h.url}/metrics`);
+    expect(sampleValue(families, 'http_requests_total', { method: 'POST', route: '/', status: '204' })).toBe(1);
+    expect(sampleValue(families, 'http_requests_total', { method: 'POST', route: 'unmatched', status: '404' })).toBe(1);
+    expect(sampleValue(families, 'http_requests_total', { method: 'POST', route: '/wallet/:name', status: '401' })).toBe(1);
+  });
+
+  it('counts a request whose client left before the answer with status 0', async () => {
+    gate.release(false);
+    const before = sampleValue(await scrape(`${h.url}/metrics`), 'http_requests_total', { method: 'POST', route: '/', status: '0' }) ?? 0;
+    const abort = new AbortController();
+    const pending = fetch(h.url, {
+      method: 'POST',
+      headers: { Authorization: basic('alice', 'alice-secret') },
+      body: '{"jsonrpc":"1.0","id":7,"method":"getblockcount","params":[]}',
+      signal: abort.signal,
+    }).catch(() => 'aborted');
+    await until(() => gate.held === 1);
+    const logged = requestLines().length;
+    abort.abort();
+    expect(await pending).toBe('aborted');
+    gate.release(true);
+    await until(() => requestLines().length === logged + 1);
+    const families = await scrape(`${h.url}/metrics`);
+    expect(sampleValue(families, 'http_requests_total', { method: 'POST', route: '/', status: '0' })).toBe(before + 1);
   });
 });

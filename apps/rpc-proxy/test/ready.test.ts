@@ -7,7 +7,7 @@ import { createMemoryLogger, listen, type LogRecord } from '@repo/service';
 import { createApp, type ProxyApp } from '../src/app';
 import { contract } from './contract';
 import { loadConfig } from '../src/config';
-import { call, startHarness, type Harness } from './helpers';
+import { call, startGate, startHarness, until, type Harness } from './helpers';
 
 async function get(url: string, path: string, method = 'GET'): Promise<{ status: number; body: any }> {
   const res = await fetch(url + path, { method });
@@ -47,6 +47,27 @@ describe('GET /health and GET /ready', () => {
     h.node.setInitialBlockDownload({ headers: 500, progress: 0.1 });
     await new Promise((r) => setTimeout(r, 600));
     expect(await get(h.url, '/ready')).toMatchObject({ status: 200, body: { node: { initialblockdownload: true, headers: 500 } } });
+  });
+
+  it('/ready: 503 proxy-queue-full while the proxy’s own queue toward the node is full', async () => {
+    // One slot, no queue: a call held at the node leaves no room for the probe.
+    const gate = await startGate();
+    try {
+      h = await startHarness({ BITCOIND_RPC_URL: gate.url, NODE_MAX_CONCURRENCY: '1', NODE_QUEUE_LIMIT: '0' }, { initialBlocks: 1 });
+      gate.target = h.node.url;
+      const held = call(h.url, 'getblockcount');
+      await until(() => gate.held === 1);
+      expect(await get(h.url, '/ready')).toEqual({
+        status: 503,
+        body: { status: 'unready', reason: 'proxy-queue-full', message: 'proxy queue full: too many requests waiting for the node' },
+      });
+      gate.release(true);
+      expect((await held).json().result).toBe(1);
+      await new Promise((r) => setTimeout(r, 600)); // past the reuse of the last probe's answer
+      expect((await get(h.url, '/ready')).status).toBe(200);
+    } finally {
+      await gate.close(); // the proxy is closed by afterEach
+    }
   });
 
   it('/ready: 503 credentials-refused when the node refuses the proxy’s credentials', async () => {

@@ -6,12 +6,14 @@ import {
   createBodySlots,
   jsonDepth,
   rateLimitHeaders,
+  REQUEST_ID_HEADER,
   requestIdOf,
   TRUST_NONE,
   type RateLimiter,
   type TrustProxy,
 } from '@repo/http';
 import type { Authenticator } from '../auth';
+import { requestLineWriter } from '../request-log';
 import type { ResultCache } from '../cache';
 import { countKeys, scanBody } from '../body-scan';
 import { canonicalJson, echoableId, type Coalescer } from '../coalesce';
@@ -52,6 +54,11 @@ export interface JsonRpcHandlerDeps {
   cacheMinConfirmations: number;
   /** Whose `X-Forwarded-For` names the client, for the rate limit and the log (docs/README.md, "Trusted proxies"). */
   trustProxy?: TrustProxy;
+  /**
+   * Records each request once answered (or given up: status 0 when the client left first), in
+   * place of a `close` listener per request; `seconds` from its arrival.
+   */
+  record?: (req: IncomingMessage, status: number, seconds: number) => void;
 }
 
 const JSON_TYPE = 'application/json';
@@ -112,16 +119,22 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
   const { logger, auth, node, cache, limiter, coalescer } = deps;
   /** Authenticated bodies being read now, in all and per address (a quarter of them each). */
   const slots = createBodySlots(deps.maxConcurrentBodies);
+  /** The request line, built by hand into the logger's destination (same bytes as pino's: src/request-log.ts). */
+  const writeRequestLine = requestLineWriter(logger);
 
-  /** Answers once (headers and body in one write); `headers` is a flat name/value list. */
-  function send(res: ServerResponse, status: number, body: string | Buffer, headers: readonly string[] = JSON_HEADERS): void {
+  /**
+   * Answers once (headers and body in one write); `headers` is a flat name/value list, given to
+   * `writeHead` whole with the request id (docs/README.md, "Request ids"): no `setHeader` before
+   * it, which would send Node's header handling down its slow path for every answer.
+   */
+  function send(res: ServerResponse, id: string, status: number, body: string | Buffer, headers: readonly string[] = JSON_HEADERS): void {
     if (res.destroyed || res.headersSent) return;
     if (status === 204) {
-      res.writeHead(204).end();
+      res.writeHead(204, [REQUEST_ID_HEADER, id]).end();
       return;
     }
     const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-    res.writeHead(status, [...headers, 'Content-Length', String(length)]);
+    res.writeHead(status, [...headers, REQUEST_ID_HEADER, id, 'Content-Length', String(length)]);
     res.end(body);
   }
 
@@ -373,28 +386,24 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     return { status: 200, text: `[${out.join(',')}]\n`, rpc };
   }
 
-  async function handle(
-    req: IncomingMessage,
-    res: ServerResponse,
-    started: number,
-  ): Promise<{ status: number; rpc: string; user?: string }> {
+  async function handle(req: IncomingMessage, res: ServerResponse, id: string): Promise<{ status: number; rpc: string; user?: string }> {
     // bitcoind's HTTP server answers unknown paths itself, before authentication.
     const path = (req.url ?? '/').split('?')[0] as string;
     if (path !== '/' && !path.startsWith('/wallet/')) {
       req.resume();
-      send(res, 404, '', HTML_HEADERS);
+      send(res, id, 404, '', HTML_HEADERS);
       return { status: 404, rpc: '-' };
     }
     if (req.method !== 'POST') {
       req.resume();
-      send(res, 405, 'JSONRPC server handles only POST requests', HTML_HEADERS);
+      send(res, id, 405, 'JSONRPC server handles only POST requests', HTML_HEADERS);
       return { status: 405, rpc: '-' };
     }
     const decision = limiter.take(clientAddress(req, deps.trustProxy ?? TRUST_NONE));
     if (!decision.allowed) {
       req.resume();
       const body = `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, `rate limit exceeded: retry after ${decision.retryAfter} s`, initialState())}\n`;
-      send(res, 429, body, [...JSON_HEADERS, ...Object.entries(rateLimitHeaders(decision)).flat()]);
+      send(res, id, 429, body, [...JSON_HEADERS, ...Object.entries(rateLimitHeaders(decision)).flat()]);
       return { status: 429, rpc: '-' };
     }
     const who = auth.check(req.headers.authorization);
@@ -403,7 +412,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       // Like bitcoind, wrong credentials are answered late to slow down guessing; none at all, at once.
       if (who.reason === 'invalid' && deps.authFailureDelayMs > 0) await new Promise((r) => setTimeout(r, deps.authFailureDelayMs));
       const message = who.reason === 'missing' ? 'authentication required' : 'incorrect credentials';
-      send(res, 401, `${errorText(RPC_ERROR_CODES.MISC_ERROR, message, idOf(body))}\n`, [
+      send(res, id, 401, `${errorText(RPC_ERROR_CODES.MISC_ERROR, message, idOf(body))}\n`, [
         ...JSON_HEADERS,
         'WWW-Authenticate',
         'Basic realm="jsonrpc"',
@@ -416,6 +425,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       res.setHeader('Connection', 'close');
       send(
         res,
+        id,
         503,
         `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'too many request bodies being read: retry after 1 s', initialState())}\n`,
         [...JSON_HEADERS, 'Retry-After', '1'],
@@ -432,6 +442,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       res.setHeader('Connection', 'close');
       send(
         res,
+        id,
         413,
         `${errorText(RPC_ERROR_CODES.INVALID_REQUEST, `request body larger than ${deps.maxBodyBytes} bytes`, initialState())}\n`,
       );
@@ -443,7 +454,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new Error('nested too deep');
       value = JSON.parse(body.toString('utf8'));
     } catch {
-      send(res, 500, `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error', initialState())}\n`);
+      send(res, id, 500, `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error', initialState())}\n`);
       return { status: 500, rpc: '-', user: who.user };
     }
     let outcome: { status: number; text: string | Buffer; rpc: string };
@@ -455,38 +466,39 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
         rpc: '-',
       };
     } else outcome = await handleSingle(path, body, value, allowed);
-    send(res, outcome.status, outcome.text);
-    void started;
+    send(res, id, outcome.status, outcome.text);
     return { status: outcome.status, rpc: outcome.rpc, user: who.user };
   }
 
   return function jsonRpc(req, res) {
     const started = performance.now();
-    handle(req, res, started)
+    const id = requestIdOf(req, deps.trustProxy);
+    handle(req, res, id)
       .then(({ status, rpc, user }) => {
+        const ms = performance.now() - started;
+        deps.record?.(req, res.headersSent ? status : 0, ms / 1000);
         if (logger.isLevelEnabled('info')) {
           // The path without its query string, which may carry secrets (as @repo/http's requestLogger).
           const url = req.url ?? '/';
           const query = url.indexOf('?');
           const path = query < 0 ? url : url.slice(0, query);
-          logger.info(
-            {
-              method: req.method,
-              path,
-              status,
-              rpc,
-              user,
-              ip: clientAddress(req, deps.trustProxy ?? TRUST_NONE),
-              request_id: requestIdOf(req, deps.trustProxy),
-              ms: Math.round((performance.now() - started) * 100) / 100,
-            },
-            'request',
-          );
+          writeRequestLine({
+            method: req.method,
+            path,
+            status,
+            rpc,
+            user,
+            ip: clientAddress(req, deps.trustProxy ?? TRUST_NONE),
+            request_id: id,
+            ms: Math.round(ms * 100) / 100,
+          });
         }
       })
       .catch((err: unknown) => {
         logger.error({ err }, 'unexpected error');
-        send(res, 500, `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'internal error', initialState())}\n`);
+        const recorded = res.headersSent;
+        send(res, id, 500, `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'internal error', initialState())}\n`);
+        if (!recorded) deps.record?.(req, res.headersSent ? 500 : 0, (performance.now() - started) / 1000);
       });
   };
 }

@@ -42,6 +42,7 @@ const PROBE_BODY = '{"jsonrpc":"1.0","id":"rpc-proxy-ready","method":"getblockch
  *   block download is ready for the proxy: it answers), else 503
  *   `{"status":"unready","reason":…,"message":…}` (reason: node-unreachable,
  *   credentials-refused, cookie-unreadable, node-timeout, node-busy, node-garbage,
+ *   proxy-queue-full when the probe finds the proxy's own queue toward the node full,
  *   node-error for a JSON-RPC error such as -28 while the node loads).
  * Returns false for any other request (left to the JSON-RPC handler).
  */
