@@ -33,7 +33,7 @@ import { createFileRouter } from './routes/files';
 import { createRequestScope } from './request-scope';
 import { OPENAPI } from './openapi';
 import { createMetaRouter } from './routes/meta';
-import { createConfigServerMetrics, readyRoute } from './operations';
+import { createConfigServerMetrics, createReadyRouter } from './operations';
 import type { ServiceMetrics } from '@repo/metrics';
 import { masterKeySource, persistKey, readOrCreateKey, versionKeySource, type PendingKey } from './keys';
 import { createVersionStore } from './versions';
@@ -157,7 +157,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   );
   app.use(guarded);
   app.use(createMetaRouter({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
-  app.use(readyRoute({ storageDir: config.storageDir, keysDir: config.keysDir, started: () => started }));
+  app.use(createReadyRouter({ storageDir: config.storageDir, keysDir: config.keysDir, started: () => started }));
   app.get('/metrics', metrics.handler());
   const notFound = notFoundHandler({ code: 'FILE_NOT_FOUND' });
   const errorHandlers = [auditErrorCode(), errorHandler({ logger })];

@@ -55,7 +55,7 @@ export function createConfigServerMetrics(watch: WatchHub): ConfigServerMetrics 
 }
 
 /** What `/ready` checks. */
-export interface ReadyOptions {
+export interface ReadyRouterDeps {
   storageDir: string;
   keysDir: string;
   /** Whether `start()` has loaded the keys and the certificate. */
@@ -63,7 +63,7 @@ export interface ReadyOptions {
 }
 
 /** Why the server is not ready, or undefined. */
-export async function unreadyReason(options: ReadyOptions): Promise<{ reason: string; message: string } | undefined> {
+export async function unreadyReason(options: ReadyRouterDeps): Promise<{ reason: string; message: string } | undefined> {
   if (!options.started()) return { reason: 'starting', message: 'keys and certificate not loaded yet' };
   try {
     await access(options.storageDir, constants.R_OK | constants.X_OK);
@@ -89,7 +89,7 @@ export async function unreadyReason(options: ReadyOptions): Promise<{ reason: st
  * `{status: "unready", reason, message}` otherwise (reasons: `starting`, `storage-unavailable`,
  * `keys-unavailable`).
  */
-export function readyRoute(options: ReadyOptions): Router {
+export function createReadyRouter(options: ReadyRouterDeps): Router {
   const router = Router();
   router.get('/ready', async (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');

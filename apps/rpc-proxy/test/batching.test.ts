@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createSilentLogger, listen } from '@repo/service';
 import { createNodeClient, NodeError, type NodeClient } from '../src/node-client';
-import { NODE_PASSWORD, NODE_USER } from './helpers';
+import { NODE_PASSWORD, NODE_USER } from './support/helpers';
 
 /** A node client toward `url` with the proxy's defaults. */
 function clientFor(url: string): NodeClient {

@@ -1,7 +1,7 @@
 import { listBitcoindFixtures, loadBitcoindFixture } from '@repo/chain-double';
 import { initialState, parseCall, splitSuccessReply, successReply } from '@repo/json-rpc';
 import { canonicalJson, echoableId, scanCoalescable } from '../src/coalesce';
-import { basic, NODE_PASSWORD, NODE_USER, post, startGate, startHarness, until, type Gate, type Harness } from './helpers';
+import { basic, NODE_PASSWORD, NODE_USER, post, startGate, startHarness, until, type Gate, type Harness } from './support/helpers';
 
 // Every recorded single call of Core 29.2 answered 200: the result is cut out of the reply
 // exactly when it is a success, and wrapping it again gives the recorded bytes.

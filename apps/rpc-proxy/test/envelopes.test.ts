@@ -1,5 +1,5 @@
 import { loadBitcoindFixture } from '@repo/chain-double';
-import { basic, NODE_PASSWORD, NODE_USER, post, startHarness, type Harness } from './helpers';
+import { basic, NODE_PASSWORD, NODE_USER, post, startHarness, type Harness } from './support/helpers';
 
 // The proxy must answer exactly as the node behind it: each recorded request is sent both
 // through the proxy (client credentials) and straight to the double (node credentials),

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { holdSlowConnections, rawExchange } from '@repo/http/testing';
-import { basic, CLIENT_PASSWORD, CLIENT_USER, post, startHarness, type Harness } from './helpers';
+import { basic, CLIENT_PASSWORD, CLIENT_USER, post, startHarness, type Harness } from './support/helpers';
 
 // docs/rpc-proxy.md, "Limits": one address cannot take every slot, slow requests meet deadlines,
 // parsing is bounded, protocol errors get a JSON-RPC envelope.
@@ -30,7 +30,10 @@ describe('rpc-proxy hardening', () => {
     await start({ MAX_CONCURRENT_BODIES: '1000' });
     held.push(...(await holdSlowConnections(port, 125, '127.0.0.2', '/', 100_000, AUTH)));
     expect(h.app.connections.count('127.0.0.2')).toBe(32);
-    expect(held.length).toBeLessThanOrEqual(32);
+    // On a busy machine the server may close the excess connections after the client's settle time.
+    for (let waited = 0; held.filter((s) => !s.destroyed).length > 32 && waited < 5_000; waited += 20)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(held.filter((s) => !s.destroyed).length).toBeLessThanOrEqual(32);
     const r = await getblockcount('127.0.0.3');
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body)).toMatchObject({ result: 101, error: null });

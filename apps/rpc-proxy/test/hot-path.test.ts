@@ -3,7 +3,7 @@ import { createSilentLogger } from '@repo/service';
 import { constantTimeStringEqual, createAuthenticator, VERIFIED_HEADER_CACHE_SIZE } from '../src/auth';
 import { createResultCache } from '../src/cache';
 import { createNodeClient, looksLikeJson, NodeError, type NodeClient } from '../src/node-client';
-import { basic } from './helpers';
+import { basic } from './support/helpers';
 
 describe('looksLikeJson', () => {
   it.each([

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { createSilentLogger, listen } from '@repo/service';
 import { createApp, type ProxyApp } from '../src/app';
 import { loadConfig } from '../src/config';
-import { contract } from './contract';
-import { CLIENT_PASSWORD, CLIENT_USER, post } from './helpers';
+import { contract } from './support/contract';
+import { CLIENT_PASSWORD, CLIENT_USER, post } from './support/helpers';
 
 /**
  * A node that holds `waitfornewblock` until `releaseBlock()` (or for ever) and answers every

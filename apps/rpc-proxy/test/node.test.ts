@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
 import { createServer } from 'node:net';
 import { loadConfig, DEFAULT_NODE_URL } from '../src/config';
-import { call, post, startHarness, type Harness } from './helpers';
+import { call, post, startHarness, type Harness } from './support/helpers';
 
 describe('the node failing', () => {
   let h: Harness;

@@ -2,7 +2,7 @@ import { validateOpenApiDocument, validateOpenRpcDocument } from '@repo/api-cont
 import { RPC_ERROR_CODES } from '@repo/errors';
 import { CHECKED_PARAMS, OPENRPC } from '../src/openrpc';
 import { checkParams, DEFAULT_ALLOWED_METHODS, ParamError, SPEC_METHODS } from '../src/policy';
-import { call, startHarness, type Harness } from './helpers';
+import { call, startHarness, type Harness } from './support/helpers';
 
 describe('the OpenRPC document', () => {
   let h: Harness;

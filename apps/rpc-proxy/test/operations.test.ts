@@ -1,6 +1,6 @@
 import { sampleValue, scrape } from '@repo/metrics/testing';
 import { createMemoryLogger, type LogRecord } from '@repo/service';
-import { basic, call, post, startGate, startHarness, until, type Gate, type Harness } from './helpers';
+import { basic, call, post, startGate, startHarness, until, type Gate, type Harness } from './support/helpers';
 
 // Operations (docs/README.md, "Operations"): metrics, request ids and trusted proxies, over real sockets.
 describe('rpc-proxy GET /metrics', () => {

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createMemoryLogger, listen, type LogRecord } from '@repo/service';
 import { createApp, type ProxyApp } from '../src/app';
-import { contract } from './contract';
+import { contract } from './support/contract';
 import { loadConfig } from '../src/config';
-import { call, startGate, startHarness, until, type Harness } from './helpers';
+import { call, startGate, startHarness, until, type Harness } from './support/helpers';
 
 async function get(url: string, path: string, method = 'GET'): Promise<{ status: number; body: any }> {
   const res = await fetch(url + path, { method });

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { signSpend } from '@repo/chain-double';
 import { makeRpcAuthLine } from '../src/auth';
-import { basic, call, NODE_PASSWORD, NODE_USER, post, startHarness, type Harness } from './helpers';
+import { basic, call, NODE_PASSWORD, NODE_USER, post, startHarness, type Harness } from './support/helpers';
 
 describe('client authentication', () => {
   let h: Harness;

@@ -33,6 +33,12 @@ interface Probe {
 const PROBE_REUSE_MS = 500;
 const PROBE_BODY = '{"jsonrpc":"1.0","id":"rpc-proxy-ready","method":"getblockchaininfo","params":[]}';
 
+/** What {@link createOpsHandler} needs. */
+export interface OpsHandlerDeps {
+  node: NodeClient;
+  logger: Logger;
+}
+
 /**
  * The proxy's own endpoints (docs/rpc-proxy.md, "Health and readiness"), answered before the
  * JSON-RPC endpoint, without authentication:
@@ -46,7 +52,7 @@ const PROBE_BODY = '{"jsonrpc":"1.0","id":"rpc-proxy-ready","method":"getblockch
  *   node-error for a JSON-RPC error such as -28 while the node loads).
  * Returns false for any other request (left to the JSON-RPC handler).
  */
-export function createOpsHandler(deps: { node: NodeClient; logger: Logger }): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function createOpsHandler(deps: OpsHandlerDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
   let inFlight: Promise<Probe> | undefined;
   let last: { at: number; probe: Probe } | undefined;
   let lastReason: string | undefined = 'starting';

@@ -1,5 +1,5 @@
 import { createContractRecorder, createOpenRpcCheck } from '@repo/api-contract/testing';
-import { OPENRPC } from '../src/openrpc';
+import { OPENRPC } from '../../src/openrpc';
 
 /**
  * Every answer a test of this suite gets is checked against the OpenRPC document: the HTTP side

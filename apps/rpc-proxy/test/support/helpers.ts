@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSilentLogger, listen, type Logger } from '@repo/service';
 import { startChainDouble, type ChainDouble, type ChainDoubleOptions } from '@repo/chain-double';
-import { createApp, type ProxyApp } from '../src/app';
+import { createApp, type ProxyApp } from '../../src/app';
 import { contract } from './contract';
-import { loadConfig } from '../src/config';
+import { loadConfig } from '../../src/config';
 
 export const NODE_USER = 'proxytest';
 export const NODE_PASSWORD = 'proxytestpass';
