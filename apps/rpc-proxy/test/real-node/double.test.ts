@@ -8,7 +8,7 @@ import {
   type RegtestNode,
   type RegtestWallet,
 } from '@repo/regtest';
-import { send, basic } from './support';
+import { send, basic } from '../support/real-node';
 
 const USER = 'double';
 const PASSWORD = 'double-pass';

@@ -6,7 +6,7 @@ import {
   type RegtestNode,
   type RegtestWallet,
 } from '@repo/regtest';
-import { basic, both, proxyCookieAuth, send, startProxy, v1, type RealProxy } from './support';
+import { basic, both, proxyCookieAuth, send, startProxy, v1, type RealProxy } from '../support/real-node';
 
 /**
  * The proxy in front of a real Bitcoin Core 29 on regtest: every answer the proxy promises to

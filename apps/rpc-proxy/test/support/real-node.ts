@@ -5,6 +5,7 @@ import { createMemoryLogger, listen, type LogRecord } from '@repo/service';
 import type { RawReply, RegtestNode } from '@repo/regtest';
 import { createApp, type ProxyApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
+import { basic } from './helpers';
 
 export const CLIENT_USER = 'alice';
 export const CLIENT_PASSWORD = 'alice-secret';
@@ -46,10 +47,7 @@ export async function startProxy(node: { url: string; cookieFile: string }, env:
   };
 }
 
-/** Basic authorization value. */
-export function basic(user: string, password: string): string {
-  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-}
+export { basic };
 
 /** POSTs `body` as written (or GETs with method GET) to `url + path`; status, content type, exact bytes. */
 export async function send(
