@@ -57,12 +57,13 @@ export interface ScanPoolOptions {
 }
 
 /**
- * The default of SCAN_WORKERS: cores − 1, at least 1, leaving a core to the node (often on the
- * same host) and the rest of the service. On 2 cores a second worker cost about 20 % more CPU in
- * the catch-up bench (3.5 s against 2.9 s for 25,000 transactions) for no wall time measured.
+ * The default of SCAN_WORKERS: one worker a core. Catching up on 2 cores with the node on the same
+ * host, an idle machine measured 1.94 s with 2 workers against 2.44 s with 1 for 25,000
+ * transactions (the node's serving fits between the scans); on a machine loaded by other work a
+ * second worker bought nothing and cost ~20 % more CPU (apps/silent-payments README, "Catch-up against the node's pace").
  */
 export function defaultScanWorkers(): number {
-  return Math.max(1, availableParallelism() - 1);
+  return Math.max(1, availableParallelism());
 }
 
 // The worker: its own receiver (the native scanner's tables are built once per process and
