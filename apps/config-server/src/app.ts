@@ -12,15 +12,7 @@ import {
   type Logger,
   type ServiceApp,
 } from '@repo/service';
-import {
-  answerProtocolErrors,
-  chain,
-  createRateLimiter,
-  limitConnectionsPerAddress,
-  rateLimit,
-  requestLogger,
-  type ConnectionCounter,
-} from '@repo/http';
+import { chain, createRateLimiter, guardServer, rateLimit, requestLogger, type ConnectionCounter } from '@repo/http';
 import { auditTrail, createAuditLog, type AuditFields } from './audit';
 import type { ConfigServerConfig } from './config';
 import { API_VERSION, COMMON_HEADERS } from './constants';
@@ -179,14 +171,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   // Node's own limits backstop the middleware: headers and whole requests within their deadlines;
   // one address cannot take every slot (a reserve is kept for new addresses); protocol errors get
   // the error record (docs/config-server.md, "Limits").
-  const connections = limitConnectionsPerAddress(server, {
-    maxPerAddress: config.maxConnectionsPerIp,
-    maxTotal: config.maxConnections,
-    headersTimeoutMs: config.headersTimeoutMs,
-    requestTimeoutMs: config.requestTimeoutMs,
-    logger,
-  });
-  answerProtocolErrors(server);
+  const connections = guardServer(server, config, { logger });
 
   return {
     app,

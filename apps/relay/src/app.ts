@@ -18,15 +18,7 @@ import {
   type Logger,
   type ServiceApp,
 } from '@repo/service';
-import {
-  answerProtocolErrors,
-  createRateLimiter,
-  jsonBody,
-  limitConnectionsPerAddress,
-  overloadGuard,
-  rateLimit,
-  requestTimeout,
-} from '@repo/http';
+import { createRateLimiter, jsonBody, guardServer, overloadGuard, rateLimit, requestTimeout } from '@repo/http';
 import { createExpressApp } from '@repo/http/express';
 import type { ServiceMetrics } from '@repo/metrics';
 import { createRelayMetrics, readyHandler } from './prometheus';
@@ -172,21 +164,19 @@ export function createApp(config: RelayConfig, deps: RelayDeps): RelayApp {
   // One address cannot take every slot (docs/relay.md, "HTTP limits"): a per-address cap, a
   // reserve for new addresses, header and request deadlines, protocol errors in the error record.
   const deadlines = { headersTimeoutMs: config.limits.headersTimeoutMs, requestTimeoutMs: config.limits.requestTimeoutMs };
-  limitConnectionsPerAddress(httpServer, {
-    maxPerAddress: config.limits.maxHttpConnectionsPerIp,
-    maxTotal: config.limits.maxHttpConnections,
-    ...deadlines,
-    logger,
-  });
-  answerProtocolErrors(httpServer, toNestedErrorRecord);
+  const guard = { logger, errorBody: toNestedErrorRecord };
+  guardServer(
+    httpServer,
+    { maxConnectionsPerIp: config.limits.maxHttpConnectionsPerIp, maxConnections: config.limits.maxHttpConnections, ...deadlines },
+    guard,
+  );
   // TCP room above MAX_WS_CONNECTIONS, so an upgrade past it still gets the relay's 503 answer.
-  limitConnectionsPerAddress(wsServer, {
-    maxPerAddress: config.limits.maxWsConnectionsPerIp,
-    maxTotal: config.limits.maxWsConnections + Math.max(10, Math.ceil(config.limits.maxWsConnections / 10)),
-    ...deadlines,
-    logger,
-  });
-  answerProtocolErrors(wsServer, toNestedErrorRecord);
+  const wsRoom = Math.max(10, Math.ceil(config.limits.maxWsConnections / 10));
+  guardServer(
+    wsServer,
+    { maxConnectionsPerIp: config.limits.maxWsConnectionsPerIp, maxConnections: config.limits.maxWsConnections + wsRoom, ...deadlines },
+    guard,
+  );
 
   const servers = { ws: wsServer, http: httpServer };
   return {

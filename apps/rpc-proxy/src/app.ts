@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { documentHandler } from '@repo/api-contract';
 import { keyFingerprint } from '@repo/crypto';
 import { closeServers, once, writeSecretFile, type Logger, type ServiceApp } from '@repo/service';
-import { answerProtocolErrors, assignRequestId, createRateLimiter, limitConnectionsPerAddress, type ConnectionCounter } from '@repo/http';
+import { assignRequestId, createRateLimiter, guardServer, type ConnectionCounter } from '@repo/http';
 import type { ServiceMetrics } from '@repo/metrics';
 import { RPC_ERROR_CODES } from '@repo/errors';
 import { COOKIE_USER, createAuthenticator } from './auth';
@@ -127,21 +127,17 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   });
   // docs/rpc-proxy.md, "Limits": a per-address cap below the global one with a reserve for new
   // addresses, header and request deadlines, and protocol errors answered with a JSON-RPC envelope.
-  const connections = limitConnectionsPerAddress(server, {
-    maxPerAddress: config.maxConnectionsPerIp,
-    maxTotal: config.maxConnections,
-    headersTimeoutMs: config.headersTimeoutMs,
-    requestTimeoutMs: config.requestTimeoutMs,
+  const connections = guardServer(server, config, {
     logger,
+    errorBody: (error) => ({
+      result: null,
+      error: {
+        code: error.status === 431 || error.status === 400 ? RPC_ERROR_CODES.INVALID_REQUEST : RPC_ERROR_CODES.MISC_ERROR,
+        message: error.message,
+      },
+      id: null,
+    }),
   });
-  answerProtocolErrors(server, (error) => ({
-    result: null,
-    error: {
-      code: error.status === 431 || error.status === 400 ? RPC_ERROR_CODES.INVALID_REQUEST : RPC_ERROR_CODES.MISC_ERROR,
-      message: error.message,
-    },
-    id: null,
-  }));
   const servers = { http: server };
   return {
     servers,

@@ -6,16 +6,7 @@ import { bytesToHex } from '@repo/crypto';
 import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
-import {
-  answerProtocolErrors,
-  createRateLimiter,
-  jsonBody,
-  limitConnectionsPerAddress,
-  overloadGuard,
-  rateLimit,
-  requestTimeout,
-  type ConnectionCounter,
-} from '@repo/http';
+import { createRateLimiter, jsonBody, guardServer, overloadGuard, rateLimit, requestTimeout, type ConnectionCounter } from '@repo/http';
 import { createExpressApp } from '@repo/http/express';
 import { createAddressBook, type AddressBook } from './address-book';
 import { requireBearerForWrites } from './write-auth';
@@ -177,14 +168,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   const server = createServer(app);
   // docs/silent-payments.md, "Limits": a per-address cap below the global one with a reserve for
   // new addresses, header and request deadlines, protocol errors in the error record.
-  const connections = limitConnectionsPerAddress(server, {
-    maxPerAddress: config.limits.maxConnectionsPerIp,
-    maxTotal: config.limits.maxConnections,
-    headersTimeoutMs: config.limits.headersTimeoutMs,
-    requestTimeoutMs: config.limits.requestTimeoutMs,
-    logger,
-  });
-  answerProtocolErrors(server);
+  const connections = guardServer(server, config.limits, { logger });
 
   const servers = { http: server };
   return {

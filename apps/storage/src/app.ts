@@ -3,16 +3,7 @@ import type { Express } from 'express';
 import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
-import {
-  answerProtocolErrors,
-  createRateLimiter,
-  jsonBody,
-  limitConnectionsPerAddress,
-  overloadGuard,
-  rateLimit,
-  requestTimeout,
-  type ConnectionCounter,
-} from '@repo/http';
+import { createRateLimiter, jsonBody, guardServer, overloadGuard, rateLimit, requestTimeout, type ConnectionCounter } from '@repo/http';
 import { createExpressApp } from '@repo/http/express';
 import type { ServiceMetrics } from '@repo/metrics';
 import type { StorageBackend } from './backends/backend';
@@ -107,14 +98,7 @@ export function createApp(config: StorageConfig, deps: StorageDeps): StorageApp 
   app.use(errorHandler({ logger }));
 
   const server = createServer(app);
-  const connections = limitConnectionsPerAddress(server, {
-    maxPerAddress: config.maxConnectionsPerIp,
-    maxTotal: config.maxConnections,
-    headersTimeoutMs: config.headersTimeoutMs,
-    requestTimeoutMs: config.requestTimeoutMs,
-    logger,
-  });
-  answerProtocolErrors(server);
+  const connections = guardServer(server, config, { logger });
 
   const sweeper = createSweeper({ backend, now, intervalMs: config.sweepIntervalMs, batchSize: config.sweepBatchSize, logger });
   const servers = { http: server };

@@ -134,3 +134,15 @@ function applyDeadlines(server: Server, headersTimeoutMs: number, requestTimeout
   http.headersTimeout = Math.max(1, Math.min(headersTimeoutMs, request));
   http.connectionsCheckingInterval = Math.max(50, Math.min(1_000, Math.floor(http.headersTimeout / 4)));
 }
+
+/** What {@link guardServer} needs: the service's connection limits and deadlines, as its configuration names them. */
+export interface ServerLimits {
+  /** MAX_CONNECTIONS_PER_IP. */
+  maxConnectionsPerIp: number;
+  /** MAX_CONNECTIONS (0: no global cap). */
+  maxConnections: number;
+  /** HEADERS_TIMEOUT_MS. */
+  headersTimeoutMs: number;
+  /** REQUEST_TIMEOUT_MS. */
+  requestTimeoutMs: number;
+}

@@ -7,7 +7,8 @@ export {
   type RateLimiterOptions,
   type RateLimitDecision,
 } from './rate-limit';
-export { limitConnectionsPerAddress, type ConnectionCounter, type ConnectionLimitOptions } from './connection-limit';
+export { limitConnectionsPerAddress, type ConnectionCounter, type ConnectionLimitOptions, type ServerLimits } from './connection-limit';
+export { guardServer } from './guard-server';
 export { requestTimeout, overloadGuard } from './timeout';
 export { chain } from './chain';
 export { parseTrustProxy, readTrustProxy, clientAddress, fromTrustedProxy, TRUST_NONE, type TrustProxy } from './trust-proxy';

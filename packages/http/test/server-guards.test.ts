@@ -4,8 +4,8 @@ import type { Socket } from 'node:net';
 import request from 'supertest';
 import { errorHandler } from '@repo/errors';
 import { closeGracefully, listen } from '@repo/service';
-import { limitConnectionsPerAddress, overloadGuard, requestTimeout } from '../src';
-import { openConnection } from '../src/testing';
+import { guardServer, limitConnectionsPerAddress, overloadGuard, requestTimeout } from '../src';
+import { openConnection, rawExchange } from '../src/testing';
 
 describe('limitConnectionsPerAddress', () => {
   let server: Server;
@@ -77,5 +77,28 @@ describe('overloadGuard', () => {
     } finally {
       await closeGracefully(server, 100);
     }
+  });
+});
+
+describe('guardServer', () => {
+  let server: Server;
+  const sockets: Socket[] = [];
+  afterEach(async () => {
+    for (const s of sockets.splice(0)) s.destroy();
+    await closeGracefully(server, 100);
+  });
+
+  it('applies the configured caps and deadlines and answers protocol errors with the error record', async () => {
+    server = createServer((_req, res) => res.end('ok'));
+    const counter = guardServer(server, { maxConnectionsPerIp: 2, maxConnections: 10, headersTimeoutMs: 1_500, requestTimeoutMs: 3_000 });
+    expect(counter.limits).toEqual({ maxPerAddress: 2, maxTotal: 10, reserve: 1 });
+    expect(server.headersTimeout).toBe(1_500);
+    expect(server.requestTimeout).toBe(3_000);
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const bad = await rawExchange(port, 'NOT HTTP\r\n\r\n');
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body)).toMatchObject({ error: 'malformed HTTP request' });
+    for (let i = 0; i < 2; i++) sockets.push((await openConnection(port)).socket);
+    expect((await openConnection(port)).closedAtOnce).toBe(true);
   });
 });

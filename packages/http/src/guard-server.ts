@@ -1,0 +1,26 @@
+import type { Server } from 'node:net';
+import type { Logger } from 'pino';
+import { limitConnectionsPerAddress, type ConnectionCounter, type ServerLimits } from './connection-limit';
+import { answerProtocolErrors, flatErrorBody, type ProtocolErrorBody } from './protocol-errors';
+
+/**
+ * The protection every listener of the services gets (docs/README.md, "Limits and refusals"): the
+ * per-address cap below the global one with a reserve for new addresses, the header and request
+ * deadlines ({@link limitConnectionsPerAddress}), and protocol errors answered with the service's
+ * error record ({@link answerProtocolErrors}). Returns the live connection counts.
+ */
+export function guardServer(
+  server: Server,
+  limits: ServerLimits,
+  options: { logger?: Logger; errorBody?: ProtocolErrorBody } = {},
+): ConnectionCounter {
+  const connections = limitConnectionsPerAddress(server, {
+    maxPerAddress: limits.maxConnectionsPerIp,
+    maxTotal: limits.maxConnections,
+    headersTimeoutMs: limits.headersTimeoutMs,
+    requestTimeoutMs: limits.requestTimeoutMs,
+    logger: options.logger,
+  });
+  answerProtocolErrors(server, options.errorBody ?? flatErrorBody);
+  return connections;
+}
