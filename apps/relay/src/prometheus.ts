@@ -58,14 +58,7 @@ export function createRelayMetrics(relay: Relay, eventLog: EventLog): RelayMetri
   gauge('relay_peers', 'Relays linked (inbound and outbound).', 'connected_relays');
   gauge('relay_mesh_health', 'Share of the configured peers linked now (1 with none configured).', 'mesh_health');
   for (const [from, name, help] of COUNTERS) {
-    metrics.counter({
-      name,
-      help,
-      collect() {
-        this.reset();
-        this.inc(field(from));
-      },
-    });
+    metrics.readCounter(name, help, () => field(from));
   }
   metrics.gauge({
     name: 'relay_replay_backlog_events',

@@ -58,15 +58,7 @@ export function createProxyMetrics(deps: {
     labelNames: ['reason'] as const,
   });
   // Counters kept by the cache and the coalescer, read at each scrape.
-  const fromStats = (name: string, help: string, read: () => number) =>
-    metrics.counter({
-      name,
-      help,
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
+  const fromStats = metrics.readCounter;
   fromStats('rpc_proxy_cache_hits_total', 'Calls answered from the result cache of immutable answers.', () => deps.cache.hits);
   fromStats('rpc_proxy_cache_misses_total', 'Cacheable calls the cache could not answer.', () => deps.cache.misses);
   fromStats(

@@ -36,15 +36,7 @@ export function createSilentPaymentsMetrics(publisher: Publisher): SilentPayment
   const metrics = createMetrics({ service: 'silent-payments' });
   const blocks = metrics.counter({ name: 'silent_payments_blocks_scanned_total', help: 'Blocks scanned.' });
   const found = metrics.counter({ name: 'silent_payments_found_total', help: 'Silent-payment outputs found in scanned blocks.' });
-  const fromPublisher = (name: string, help: string, read: () => number) =>
-    metrics.counter({
-      name,
-      help,
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
+  const fromPublisher = metrics.readCounter;
   metrics.gauge({
     name: 'silent_payments_events_queued',
     help: 'Events waiting for the relay to acknowledge them.',

@@ -36,6 +36,8 @@ export interface ServiceMetrics {
   counter<L extends string = never>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L>;
   gauge<L extends string = never>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L>;
   histogram<L extends string = never>(config: Omit<HistogramConfiguration<L>, 'registers'>): Histogram<L>;
+  /** A counter whose value is kept elsewhere (a cache's hits, a queue's drops): `read()` at each scrape. */
+  readonly readCounter: (name: string, help: string, read: () => number) => Counter;
   /**
    * `read`, called at most once per scrape (through {@link handler} or {@link serve}): for many
    * series read from one record, so they agree with each other.
@@ -129,6 +131,16 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     },
     counter: (config) => new Counter({ ...config, registers: [registry] }),
     gauge: (config) => new Gauge({ ...config, registers: [registry] }),
+    readCounter: (name, help, read) =>
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      }),
     histogram: (config) => new Histogram({ ...config, registers: [registry] }),
     perScrape<T>(read: () => T) {
       let at = -1;

@@ -82,3 +82,17 @@ describe('process metrics', () => {
     expect(after.has('nodejs_eventloop_lag_seconds')).toBe(true);
   });
 });
+
+describe('readCounter', () => {
+  it('reports the value kept elsewhere at each scrape', async () => {
+    const metrics = createMetrics({ service: 'test', processMetrics: false });
+    let hits = 3;
+    metrics.readCounter('test_cache_hits_total', 'hits kept by a cache', () => hits);
+    const server = express();
+    server.get('/metrics', metrics.handler());
+    const scrape = async () => sampleValue(parseMetrics((await request(server).get('/metrics').expect(200)).text), 'test_cache_hits_total');
+    expect(await scrape()).toBe(3);
+    hits = 10;
+    expect(await scrape()).toBe(10);
+  });
+});
