@@ -1,4 +1,5 @@
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -55,11 +56,25 @@ export function findBitcoind(env: NodeJS.ProcessEnv = process.env): FoundBitcoin
   return undefined;
 }
 
-/** `bitcoind -version`'s version (`29.2.0`), or undefined when it cannot be run. */
-export function bitcoindVersion(path: string): string | undefined {
-  const out = spawnSync(path, ['-version'], { encoding: 'utf8', timeout: 10_000 });
-  const match = /version v?(\d+\.\d+(?:\.\d+)?)/.exec(out.stdout ?? '');
-  return match?.[1];
+/**
+ * `bitcoind -version`'s version (`29.2.0`), or undefined when it cannot be run.
+ *
+ * Bitcoin Core reads and rewrites `settings.json` in its data directory even for `-version`
+ * (`$HOME/.bitcoin` by default, created when missing). Two gates asking at once (turbo starts
+ * the real-node suites side by side) then race on `settings.json.tmp` and one of them fails with
+ * "Settings file could not be written". Each call therefore gets a data directory of its own,
+ * removed afterwards: the answer does not depend on what else runs, and the user's home is left
+ * alone.
+ */
+export function bitcoindVersion(path: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const datadir = mkdtempSync(join(tmpdir(), 'bitcoind-version-'));
+  try {
+    const out = spawnSync(path, [`-datadir=${datadir}`, '-version'], { encoding: 'utf8', timeout: 10_000, env });
+    const match = /version v?(\d+\.\d+(?:\.\d+)?)/.exec(out.stdout ?? '');
+    return match?.[1];
+  } finally {
+    rmSync(datadir, { recursive: true, force: true });
+  }
 }
 
 /** The path of bitcoind for a test suite; throws with the gate's explanation when there is none. */

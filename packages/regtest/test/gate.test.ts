@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findBitcoind, notRunMessage } from '../src/find';
+import { bitcoindVersion, findBitcoind, notRunMessage } from '../src/find';
 
 const GATE = join(__dirname, '..', 'bin', 'regtest-gate.js');
 
@@ -54,6 +54,38 @@ describe('findBitcoind', () => {
     expect(() => findBitcoind({ BITCOIND: join(dir, 'missing') })).toThrow(/BITCOIND=.*missing: no executable file there/);
     writeFileSync(join(dir, 'plain'), 'x');
     expect(() => findBitcoind({ BITCOIND: join(dir, 'plain') })).toThrow(/no executable file/);
+  });
+});
+
+describe('bitcoindVersion', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'gate-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('asks with a data directory of its own, removed afterwards, never the default one', () => {
+    // Bitcoin Core rewrites settings.json in its data directory even for -version; the fake
+    // records its arguments and whether the data directory it was given exists.
+    const path = join(dir, 'bitcoind');
+    const log = join(dir, 'args');
+    writeFileSync(
+      path,
+      `#!/bin/sh\necho "$@" > ${log}\nd=\${1#-datadir=}\n[ -d "$d" ] && echo exists >> ${log}\necho "Bitcoin Core daemon version v29.2.0"\n`,
+    );
+    chmodSync(path, 0o755);
+    expect(bitcoindVersion(path)).toBe('29.2.0');
+    const [args, exists] = readFileSync(log, 'utf8').trim().split('\n');
+    expect(args).toMatch(/^-datadir=\S*bitcoind-version-\S+ -version$/);
+    expect(exists).toBe('exists');
+    expect(existsSync(args!.split(' ')[0]!.slice('-datadir='.length))).toBe(false);
+  });
+
+  it('is undefined when the file cannot be run or prints no version', () => {
+    writeFileSync(join(dir, 'silent'), '#!/bin/sh\nexit 0\n');
+    chmodSync(join(dir, 'silent'), 0o755);
+    expect(bitcoindVersion(join(dir, 'silent'))).toBeUndefined();
+    expect(bitcoindVersion(join(dir, 'missing'))).toBeUndefined();
   });
 });
 
