@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
 import * as btc from '@scure/btc-signer';
+import { compactSize, concatBytes, readCompactSize, u32le, u64le } from '@repo/bip352';
 import { bytesToHex, hexToBytes } from '@repo/crypto';
 import type { SpNetwork } from './config';
 
@@ -39,42 +40,11 @@ export class PsbtError extends Error {
   override readonly name = 'PsbtError';
 }
 
-function compactSize(n: number): Uint8Array {
-  if (n < 0xfd) return Uint8Array.of(n);
-  if (n <= 0xffff) return Uint8Array.of(0xfd, n & 0xff, n >> 8);
-  const out = new Uint8Array(5);
-  out[0] = 0xfe;
-  new DataView(out.buffer).setUint32(1, n, true);
-  return out;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-function u32le(n: number): Uint8Array {
-  const out = new Uint8Array(4);
-  new DataView(out.buffer).setUint32(0, n >>> 0, true);
-  return out;
-}
-
-function u64le(n: bigint): Uint8Array {
-  const out = new Uint8Array(8);
-  new DataView(out.buffer).setBigUint64(0, n, true);
-  return out;
-}
-
 /** Serialises the maps (BIP-174: magic, global map, one map per input, one per output, each ended by 0x00). */
 export function encodePsbt(maps: PsbtMaps): Uint8Array {
   const map = (records: PsbtRecord[]) =>
-    concat([...records.flatMap((r) => [compactSize(r.key.length), r.key, compactSize(r.value.length), r.value]), Uint8Array.of(0)]);
-  return concat([MAGIC, map(maps.global), ...maps.inputs.map(map), ...maps.outputs.map(map)]);
+    concatBytes(...records.flatMap((r) => [compactSize(r.key.length), r.key, compactSize(r.value.length), r.value]), Uint8Array.of(0));
+  return concatBytes(MAGIC, map(maps.global), ...maps.inputs.map(map), ...maps.outputs.map(map));
 }
 
 /**
@@ -87,15 +57,15 @@ export function decodePsbt(bytes: Uint8Array): { maps: PsbtMaps; tx: btc.Transac
     throw new PsbtError('not a PSBT (the magic bytes "psbt\\xff" are missing)');
   let at = MAGIC.length;
   const readSize = (): number => {
-    const first = bytes[at++];
-    if (first === undefined) throw new PsbtError('PSBT truncated');
-    if (first < 0xfd) return first;
-    const width = first === 0xfd ? 2 : first === 0xfe ? 4 : 8;
-    if (at + width > bytes.length) throw new PsbtError('PSBT truncated');
-    let n = 0;
-    for (let i = width - 1; i >= 0; i--) n = n * 256 + bytes[at + i]!;
-    at += width;
-    return n;
+    let read: [number, number] | undefined;
+    try {
+      read = readCompactSize(bytes, at);
+    } catch {
+      throw new PsbtError('PSBT has a size too large');
+    }
+    if (read === undefined) throw new PsbtError('PSBT truncated');
+    at = read[1];
+    return read[0];
   };
   const readBytes = (n: number): Uint8Array => {
     if (at + n > bytes.length) throw new PsbtError('PSBT truncated');
@@ -229,7 +199,7 @@ export function createSweepPsbt(inputs: SweepInput[], spendPub: Uint8Array, toSc
   if (amountSats < dust) {
     throw new PsbtError(`the outputs (${inputSats} sats) are worth less than the fee (${feeSats} sats) plus dust (${dust} sats)`);
   }
-  const unsignedTx = concat([
+  const unsignedTx = concatBytes(
     u32le(2),
     compactSize(inputs.length),
     ...inputs.flatMap((i) => [hexToBytes(i.txid).reverse(), u32le(i.vout), Uint8Array.of(0), u32le(SWEEP_SEQUENCE)]),
@@ -238,15 +208,15 @@ export function createSweepPsbt(inputs: SweepInput[], spendPub: Uint8Array, toSc
     compactSize(toScript.length),
     toScript,
     u32le(0),
-  ]);
+  );
   const fingerprint = keyFingerprint4(spendPub);
   const psbt = encodePsbt({
     global: [{ key: Uint8Array.of(PSBT_GLOBAL_UNSIGNED_TX), value: unsignedTx }],
     inputs: inputs.map((i) => {
-      const script = concat([Uint8Array.of(0x51, 0x20), hexToBytes(i.outputKey)]);
+      const script = concatBytes(Uint8Array.of(0x51, 0x20), hexToBytes(i.outputKey));
       return [
-        { key: Uint8Array.of(PSBT_IN_WITNESS_UTXO), value: concat([u64le(i.amountSats), compactSize(script.length), script]) },
-        { key: concat([Uint8Array.of(PSBT_IN_SP_SPEND_BIP32_DERIVATION), spendPub]), value: fingerprint },
+        { key: Uint8Array.of(PSBT_IN_WITNESS_UTXO), value: concatBytes(u64le(i.amountSats), compactSize(script.length), script) },
+        { key: concatBytes(Uint8Array.of(PSBT_IN_SP_SPEND_BIP32_DERIVATION), spendPub), value: fingerprint },
         { key: Uint8Array.of(PSBT_IN_SP_TWEAK), value: hexToBytes(i.tweak) },
       ];
     }),
@@ -337,7 +307,7 @@ export function signSweepPsbt(psbtBytes: Uint8Array, spendSecret: Uint8Array): S
     global: maps.global,
     inputs: maps.inputs.map((records, i) => [
       ...records.filter((r) => r.key.length === 1 && r.key[0] === PSBT_IN_WITNESS_UTXO),
-      { key: Uint8Array.of(PSBT_IN_FINAL_SCRIPTWITNESS), value: concat([compactSize(1), compactSize(64), signatures[i]!]) },
+      { key: Uint8Array.of(PSBT_IN_FINAL_SCRIPTWITNESS), value: concatBytes(compactSize(1), compactSize(64), signatures[i]!) },
     ]),
     outputs: maps.outputs,
   });

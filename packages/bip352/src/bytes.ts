@@ -32,6 +32,46 @@ export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
+/**
+ * Bitcoin's CompactSize of `n` (0 ≤ n < 2^32): one byte below 0xfd, else 0xfd/0xfe and 2 or 4
+ * bytes little-endian (transactions, witnesses, PSBT maps).
+ */
+export function compactSize(n: number): Uint8Array {
+  if (n < 0xfd) return Uint8Array.of(n);
+  if (n <= 0xffff) return Uint8Array.of(0xfd, n & 0xff, n >>> 8);
+  return Uint8Array.of(0xfe, n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0xff, (n >>> 24) & 0xff);
+}
+
+/**
+ * Reads a CompactSize at `offset`: [value, offset after it], or undefined when the bytes end
+ * first. A value above 2^53 − 1 throws a RangeError (no length or count here is that large).
+ */
+export function readCompactSize(bytes: Uint8Array, offset: number): [number, number] | undefined {
+  const first = bytes[offset];
+  if (first === undefined) return undefined;
+  if (first < 0xfd) return [first, offset + 1];
+  const size = first === 0xfd ? 2 : first === 0xfe ? 4 : 8;
+  if (offset + 1 + size > bytes.length) return undefined;
+  let value = 0;
+  for (let i = size - 1; i >= 0; i--) value = value * 256 + (bytes[offset + 1 + i] as number);
+  if (value > Number.MAX_SAFE_INTEGER) throw new RangeError('CompactSize too large');
+  return [value, offset + 1 + size];
+}
+
+/** 4 bytes, little-endian (nVersion, vout, nSequence, nLockTime). */
+export function u32le(n: number): Uint8Array {
+  const out = new Uint8Array(4);
+  new DataView(out.buffer).setUint32(0, n >>> 0, true);
+  return out;
+}
+
+/** 8 bytes, little-endian (an output's amount in satoshis). */
+export function u64le(n: bigint): Uint8Array {
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, n, true);
+  return out;
+}
+
 /** ser32(i): 4 bytes, most significant first (BIP-352 "Specification"). */
 export function ser32(i: number): Uint8Array {
   const out = new Uint8Array(4);

@@ -22,6 +22,7 @@ export {
   type ScanOutput,
 } from './inputs';
 export { scanInputsFromRpc, type RpcVin } from './rpc';
+export { compactSize, readCompactSize, u32le, u64le, concatBytes } from './bytes';
 export { computeTweakData, type TweakData } from './tweak-data';
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput } from './receiver';
 export { createSilentPaymentOutputs, createSilentPaymentGroups, type SendInput, type SendOptions, type SendGroup } from './sender';

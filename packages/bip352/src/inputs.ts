@@ -1,4 +1,4 @@
-import { assertBytes, bytesToHex, compareBytes, concatBytes, equalBytes, hexToBytes } from './bytes';
+import { assertBytes, bytesToHex, compactSize, compareBytes, concatBytes, equalBytes, hexToBytes, readCompactSize } from './bytes';
 import { NUMS_H_HEX } from './constants';
 import { hash160 } from './hash';
 
@@ -166,23 +166,16 @@ export function smallestOutpoint(inputs: readonly ScanInput[]): Uint8Array {
   return best;
 }
 
-/** Reads a Bitcoin CompactSize at `offset`; returns [value, next offset]. */
-function readCompactSize(bytes: Uint8Array, offset: number): [number, number] {
-  const first = bytes[offset];
-  if (first === undefined) throw new RangeError('witness: truncated CompactSize');
-  if (first < 0xfd) return [first, offset + 1];
-  const size = first === 0xfd ? 2 : first === 0xfe ? 4 : 8;
-  if (offset + 1 + size > bytes.length) throw new RangeError('witness: truncated CompactSize');
-  let value = 0;
-  for (let i = size - 1; i >= 0; i--) value = value * 256 + (bytes[offset + 1 + i] as number);
-  if (value > Number.MAX_SAFE_INTEGER) throw new RangeError('witness: CompactSize too large');
-  return [value, offset + 1 + size];
-}
-
-function writeCompactSize(n: number): Uint8Array {
-  if (n < 0xfd) return Uint8Array.of(n);
-  if (n <= 0xffff) return Uint8Array.of(0xfd, n & 0xff, n >>> 8);
-  return Uint8Array.of(0xfe, n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0xff, (n >>> 24) & 0xff);
+/** Reads a CompactSize of a witness at `offset` (RangeErrors name the witness). */
+function readWitnessSize(bytes: Uint8Array, offset: number): [number, number] {
+  let read: [number, number] | undefined;
+  try {
+    read = readCompactSize(bytes, offset);
+  } catch {
+    throw new RangeError('witness: CompactSize too large');
+  }
+  if (read === undefined) throw new RangeError('witness: truncated CompactSize');
+  return read;
 }
 
 /**
@@ -193,10 +186,10 @@ function writeCompactSize(n: number): Uint8Array {
 export function parseWitness(serialized: Uint8Array): Uint8Array[] {
   assertBytes(serialized, 'serialized');
   if (serialized.length === 0) return [];
-  let [count, offset] = readCompactSize(serialized, 0);
+  let [count, offset] = readWitnessSize(serialized, 0);
   const items: Uint8Array[] = [];
   while (count-- > 0) {
-    const [len, next] = readCompactSize(serialized, offset);
+    const [len, next] = readWitnessSize(serialized, offset);
     if (next + len > serialized.length) throw new RangeError('witness: truncated item');
     items.push(serialized.slice(next, next + len));
     offset = next + len;
@@ -208,8 +201,8 @@ export function parseWitness(serialized: Uint8Array): Uint8Array[] {
 /** Serialises a witness stack (inverse of {@link parseWitness}; [] → empty bytes, as in the vectors). */
 export function serializeWitness(items: readonly Uint8Array[]): Uint8Array {
   if (items.length === 0) return new Uint8Array(0);
-  const parts: Uint8Array[] = [writeCompactSize(items.length)];
-  for (const item of items) parts.push(writeCompactSize(item.length), item);
+  const parts: Uint8Array[] = [compactSize(items.length)];
+  for (const item of items) parts.push(compactSize(item.length), item);
   return concatBytes(...parts);
 }
 

@@ -3,6 +3,8 @@ import { ripemd160 } from '@noble/hashes/legacy.js';
 import { bytesToHex, concatBytes, hexToBytes } from '@noble/hashes/utils.js';
 
 export { bytesToHex, concatBytes, hexToBytes };
+// Bitcoin's serialization primitives: one copy, in @repo/bip352 (the services use it too).
+export { compactSize, u32le, u64le } from '@repo/bip352';
 
 /** Bitcoin's double SHA-256. */
 export function sha256d(data: Uint8Array): Uint8Array {
@@ -27,30 +29,6 @@ export function hashFromHex(hex: string): Uint8Array {
 /** Whether `text` is a hex string (any length, lower or upper case). */
 export function isHex(text: string): boolean {
   return /^[0-9a-fA-F]*$/.test(text);
-}
-
-/** Appends Bitcoin's CompactSize encoding of `n`. */
-export function compactSize(n: number): Uint8Array {
-  if (n < 0xfd) return Uint8Array.of(n);
-  if (n <= 0xffff) return Uint8Array.of(0xfd, n & 0xff, n >> 8);
-  const out = new Uint8Array(5);
-  out[0] = 0xfe;
-  new DataView(out.buffer).setUint32(1, n, true);
-  return out;
-}
-
-/** 32-bit little-endian. */
-export function u32le(n: number): Uint8Array {
-  const out = new Uint8Array(4);
-  new DataView(out.buffer).setUint32(0, n >>> 0, true);
-  return out;
-}
-
-/** 64-bit little-endian. */
-export function u64le(n: bigint): Uint8Array {
-  const out = new Uint8Array(8);
-  new DataView(out.buffer).setBigUint64(0, n, true);
-  return out;
 }
 
 /**
