@@ -251,6 +251,7 @@ function scanJobs(jobs) {
 }
 
 parentPort.on('message', (message) => {
+  if (message.type === 'stop') process.exit(0);
   if (message.type === 'label') {
     receiver.addLabel(message.m);
     return;
@@ -277,6 +278,33 @@ interface ParsedBlock {
   jobs: Uint8Array;
   /** Where each packed transaction starts in `jobs`. */
   offsets: number[];
+}
+
+/**
+ * How long close() waits for a worker to end by itself (after the job it runs) before terminating it.
+ * Workers are asked to exit, not terminated at once: terminating a worker while it still loads its
+ * modules (`@repo/bip352` requires ES modules) aborts the whole process on Node 20 (V8's fatal
+ * error "IsGraphAsync must be used on an instantiated module"), which a stop right after the
+ * start used to do. A message waits until the worker's code has loaded.
+ */
+const STOP_GRACE_MS = 5_000;
+
+/** Ends a worker: asked to exit once loaded and done with its job; terminated past STOP_GRACE_MS. */
+function stopWorker(worker: Worker): Promise<void> {
+  if (worker.threadId < 0) return Promise.resolve(); // already ended
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      worker.terminate().then(
+        () => resolve(),
+        () => resolve(),
+      );
+    }, STOP_GRACE_MS);
+    worker.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    worker.postMessage({ type: 'stop' });
+  });
 }
 
 /** Below this many transactions to scan, a block is not shared among workers. */
@@ -423,7 +451,7 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
       const running = workers.filter((w): w is PoolWorker => w !== undefined);
       workers.fill(undefined);
       for (const job of queue.splice(0)) job.reject(new Error('scan pool closed'));
-      await Promise.all(running.map((w) => w.worker.terminate()));
+      await Promise.all(running.map((w) => stopWorker(w.worker)));
     },
   };
 }

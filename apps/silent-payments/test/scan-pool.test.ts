@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import {
   createReceiver,
   createSilentPaymentOutputs,
@@ -158,4 +160,19 @@ describe('scan pool (worker threads)', () => {
     // the worker survives all of these
     expect((await pool!.scanBlock('f', answer('f', 2, [tx([address()])]))).hits).toHaveLength(1);
   });
+
+  it('closes at any moment after the start, even while its workers still load their modules', async () => {
+    // In a child process: a worker terminated while it loads an ES module aborts the whole process.
+    const child = spawn(process.execPath, ['-r', '@repo/ts-register', join(__dirname, 'support', 'stop-while-loading.ts')], {
+      cwd: join(__dirname, '..'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('exit', (c, s) => resolve([c, s])),
+    );
+    expect({ code, signal, output: output.split('\n')[0] }).toEqual({ code: 0, signal: null, output: 'closed 61' });
+  }, 60_000);
 });
