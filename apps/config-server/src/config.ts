@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { readBool, readInt, readOptional, readPort, readString, readHex, type Env } from '@repo/config';
-import { readTrustProxy, type TrustProxy } from '@repo/http';
+import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
 
 /** Everything the config server reads from its environment, once, at start. */
 export interface ConfigServerConfig {
@@ -76,10 +76,7 @@ export function loadConfig(env: Env = process.env): ConfigServerConfig {
     trustProxy: readTrustProxy(env),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, { min: 0 }),
     rateLimitPerSecond: readInt(env, 'RATE_LIMIT_PER_SECOND', 10, { min: 0 }),
-    maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 50, { min: 1 }),
-    maxConnections: readInt(env, 'MAX_CONNECTIONS', 500, { min: 2, max: 1_000_000 }),
-    headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
-    requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 1 }),
+    ...readServerLimits(env, { maxConnections: 500, maxConnectionsPerIp: 50 }),
     maxFileBytes: readInt(env, 'MAX_FILE_BYTES', 10 * 1024 * 1024, { min: 1 }),
     maxRequestBytes: readInt(env, 'MAX_REQUEST_BYTES', 1024 * 1024, { min: 1 }),
     maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 256, { min: 1 }),

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { normalizeSha256Fingerprint } from '@repo/crypto';
 import { ConfigError, readBool, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/config';
-import { readTrustProxy, type TrustProxy } from '@repo/http';
+import { readConnectionCap, readDeadlines, readTrustProxy, type TrustProxy } from '@repo/http';
 
 /** Settings of the relay, read once at start (README lists every variable with its default). */
 export interface RelayConfig {
@@ -194,20 +194,16 @@ export function loadConfig(env: Env = process.env): RelayConfig {
     tokenFileIntervalMs: readInt(env, 'RELAY_TOKEN_FILE_INTERVAL_MS', 1_000, { min: 50, max: 3_600_000 }),
     paymentsPublic: readBool(env, 'RELAY_PAYMENTS_PUBLIC', false),
     limits: {
-      maxWsConnections: readInt(env, 'MAX_WS_CONNECTIONS', DEFAULT_LIMITS.maxWsConnections, { min: 1, max: 1_000_000 }),
+      maxWsConnections: readConnectionCap(env, 'MAX_WS_CONNECTIONS', DEFAULT_LIMITS.maxWsConnections),
       maxMessageBytes: readInt(env, 'MAX_MESSAGE_BYTES', DEFAULT_LIMITS.maxMessageBytes, { min: 1024, max: 64 * 1024 * 1024 }),
       maxSendBufferBytes: readInt(env, 'MAX_SEND_BUFFER_BYTES', DEFAULT_LIMITS.maxSendBufferBytes, { min: 1024, max: 1024 * 1024 * 1024 }),
       rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', DEFAULT_LIMITS.rateLimitPerMinute, { min: 0, max: 1_000_000 }),
       maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, { min: 1024, max: 1024 * 1024 * 1024 }),
-      maxHttpConnections: readInt(env, 'MAX_HTTP_CONNECTIONS', DEFAULT_LIMITS.maxHttpConnections, { min: 1, max: 1_000_000 }),
-      maxHttpConnectionsPerIp: readInt(env, 'MAX_HTTP_CONNECTIONS_PER_IP', DEFAULT_LIMITS.maxHttpConnectionsPerIp, {
-        min: 1,
-        max: 1_000_000,
-      }),
-      maxWsConnectionsPerIp: readInt(env, 'MAX_WS_CONNECTIONS_PER_IP', DEFAULT_LIMITS.maxWsConnectionsPerIp, { min: 1, max: 1_000_000 }),
-      headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', DEFAULT_LIMITS.headersTimeoutMs, { min: 100, max: 3_600_000 }),
+      maxHttpConnections: readConnectionCap(env, 'MAX_HTTP_CONNECTIONS', DEFAULT_LIMITS.maxHttpConnections),
+      maxHttpConnectionsPerIp: readConnectionCap(env, 'MAX_HTTP_CONNECTIONS_PER_IP', DEFAULT_LIMITS.maxHttpConnectionsPerIp),
+      maxWsConnectionsPerIp: readConnectionCap(env, 'MAX_WS_CONNECTIONS_PER_IP', DEFAULT_LIMITS.maxWsConnectionsPerIp),
+      ...readDeadlines(env, DEFAULT_LIMITS),
       maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', DEFAULT_LIMITS.maxConcurrentBodies, { min: 1, max: 10_000 }),
-      requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', DEFAULT_LIMITS.requestTimeoutMs, { min: 100, max: 3_600_000 }),
       dedupMaxIds: readInt(env, 'RELAY_DEDUP_MAX_IDS', DEFAULT_LIMITS.dedupMaxIds, { min: 100, max: 10_000_000 }),
       dedupTtlMs: readInt(env, 'RELAY_DEDUP_TTL_MS', DEFAULT_LIMITS.dedupTtlMs, { min: 1_000, max: 86_400_000 }),
     },

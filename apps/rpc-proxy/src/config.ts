@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, readBool, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/config';
-import { readTrustProxy, type TrustProxy } from '@repo/http';
+import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
 import { DEFAULT_ALLOWED_METHODS, SPEC_METHODS } from './policy';
 import { parseRpcAuthLines, type RpcAuthEntry } from './auth';
 
@@ -134,11 +134,8 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     nodeLongPollMaxConcurrency: readInt(env, 'NODE_LONG_POLL_MAX_CONCURRENCY', 8, { min: 1, max: 1024 }),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 1000, { min: 0, max: 100_000_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 32 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
-    maxConnections: readInt(env, 'MAX_CONNECTIONS', 125, { min: 1, max: 100_000 }),
+    ...readServerLimits(env, { maxConnections: 125, maxConnectionsPerIp: 32, requestTimeoutMs: 60_000 }),
     trustProxy: readTrustProxy(env),
-    maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 32, { min: 1, max: 100_000 }),
-    headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
-    requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 60_000, { min: 100, max: 3_600_000 }),
     maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 8, { min: 1, max: 10_000 }),
     authFailureDelayMs: readInt(env, 'AUTH_FAILURE_DELAY_MS', 250, { min: 0, max: 10_000 }),
     cacheMaxBytes: readInt(env, 'CACHE_MAX_BYTES', 64 * 1024 * 1024, { min: 0, max: 16 * 1024 * 1024 * 1024 }),

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { ConfigError, readBool, readEnum, readHex, readInt, readOptional, readPort, readString, type Env } from '@repo/config';
-import { readTrustProxy, type TrustProxy } from '@repo/http';
+import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
 import { defaultScanWorkers } from './scan-pool';
 
 /** BIP-352 networks: `sp` addresses on mainnet, `tsp` on the test networks. */
@@ -167,10 +167,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       ratePerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, { min: 0 }),
       maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 64 * 1024, { min: 1_024, max: 10 * 1024 * 1024 }),
       maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 16, { min: 1, max: 10_000 }),
-      maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 20, { min: 1 }),
-      headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
-      maxConnections: readInt(env, 'MAX_CONNECTIONS', 50, { min: 1 }),
-      requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 1 }),
+      ...readServerLimits(env, { maxConnections: 50, maxConnectionsPerIp: 20 }),
       maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 256, { min: 1 }),
     },
   };

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, readBool, readEnum, readInt, readPort, readString, type Env } from '@repo/config';
-import { readTrustProxy, type TrustProxy } from '@repo/http';
+import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
 
 /** The storage backends, chosen by `STORAGE_BACKEND`. */
 export const STORAGE_BACKENDS = ['sqlite', 'redis'] as const;
@@ -103,12 +103,9 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = [])
     sweepBatchSize: readInt(env, 'STORAGE_SWEEP_BATCH', 1_000, { min: 1, max: 100_000 }),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 120_000, { min: 0 }),
     rateLimitPerSecond: readInt(env, 'RATE_LIMIT_PER_SECOND', 5_000, { min: 0 }),
-    maxConnectionsPerIp: readInt(env, 'MAX_CONNECTIONS_PER_IP', 256, { min: 1 }),
-    maxConnections: readInt(env, 'MAX_CONNECTIONS', 4_096, { min: 0 }),
-    requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 100, max: 3_600_000 }),
+    ...readServerLimits(env, { maxConnections: 4_096, maxConnectionsPerIp: 256, noGlobalCap: true }),
     maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 2_048, { min: 1 }),
     trustProxy: readTrustProxy(env),
-    headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
     maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 64, { min: 1, max: 100_000 }),
   };
 }

@@ -1,0 +1,50 @@
+import { readInt, type Env } from '@repo/config';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type ServerLimits } from './connection-limit';
+
+/** Highest connection cap a setting may name. */
+const MAX_CAP = 1_000_000;
+/** Bounds of a deadline setting, ms: 0.1 s to an hour. */
+const DEADLINE = { min: 100, max: 3_600_000 } as const;
+
+/**
+ * A connection cap setting (`MAX_CONNECTIONS`, `MAX_CONNECTIONS_PER_IP`, the relay's
+ * `MAX_HTTP_…`/`MAX_WS_…`): an integer from 1 to 1,000,000, or from 0 when `noCap` is set (0 then
+ * means no cap). One reader, so every service refuses the same values with the same message
+ * (docs/README.md, "Limits and refusals").
+ */
+export function readConnectionCap(env: Env, name: string, fallback: number, options: { noCap?: boolean } = {}): number {
+  return readInt(env, name, fallback, { min: options.noCap === true ? 0 : 1, max: MAX_CAP });
+}
+
+/** `HEADERS_TIMEOUT_MS` and `REQUEST_TIMEOUT_MS` (100 ms to an hour each; defaults 10 s and 30 s unless given). */
+export function readDeadlines(
+  env: Env,
+  defaults: { headersTimeoutMs?: number; requestTimeoutMs?: number } = {},
+): Pick<ServerLimits, 'headersTimeoutMs' | 'requestTimeoutMs'> {
+  return {
+    headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', defaults.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, DEADLINE),
+    requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', defaults.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, DEADLINE),
+  };
+}
+
+/** Defaults of {@link readServerLimits}, the service's own figures. */
+export interface ServerLimitDefaults {
+  maxConnections: number;
+  maxConnectionsPerIp: number;
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  /** `MAX_CONNECTIONS=0` turns the global cap off (the per-address cap stays). */
+  noGlobalCap?: boolean;
+}
+
+/**
+ * The settings of a service's listener that {@link guardServer} applies: `MAX_CONNECTIONS`,
+ * `MAX_CONNECTIONS_PER_IP`, `HEADERS_TIMEOUT_MS`, `REQUEST_TIMEOUT_MS`, with the service's defaults.
+ */
+export function readServerLimits(env: Env, defaults: ServerLimitDefaults): ServerLimits {
+  return {
+    maxConnections: readConnectionCap(env, 'MAX_CONNECTIONS', defaults.maxConnections, { noCap: defaults.noGlobalCap }),
+    maxConnectionsPerIp: readConnectionCap(env, 'MAX_CONNECTIONS_PER_IP', defaults.maxConnectionsPerIp),
+    ...readDeadlines(env, defaults),
+  };
+}
