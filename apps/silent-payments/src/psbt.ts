@@ -57,15 +57,13 @@ export function decodePsbt(bytes: Uint8Array): { maps: PsbtMaps; tx: btc.Transac
     throw new PsbtError('not a PSBT (the magic bytes "psbt\\xff" are missing)');
   let at = MAGIC.length;
   const readSize = (): number => {
-    let read: [number, number] | undefined;
-    try {
-      read = readCompactSize(bytes, at);
-    } catch {
-      throw new PsbtError('PSBT has a size too large');
-    }
-    if (read === undefined) throw new PsbtError('PSBT truncated');
-    at = read[1];
-    return read[0];
+    const [size, next] = readCompactSize(
+      bytes,
+      at,
+      (reason) => new PsbtError(reason === 'truncated' ? 'PSBT truncated' : 'PSBT has a size too large'),
+    );
+    at = next;
+    return size;
   };
   const readBytes = (n: number): Uint8Array => {
     if (at + n > bytes.length) throw new PsbtError('PSBT truncated');

@@ -124,6 +124,8 @@ describe('sweep PSBT (BIP-174 v0 with BIP-376 fields)', () => {
     expect(() => decodePsbt(Buffer.from('not a psbt'))).toThrow(PsbtError);
     const good = createSweepPsbt(inputs, spendPub, P2WPKH, 1).psbt;
     expect(() => decodePsbt(good.subarray(0, good.length - 3))).toThrow('PSBT truncated');
+    expect(() => decodePsbt(Buffer.from('70736274ffff', 'hex'))).toThrow(new PsbtError('PSBT truncated'));
+    expect(() => decodePsbt(Buffer.from('70736274ff' + 'ff'.repeat(9), 'hex'))).toThrow(new PsbtError('PSBT has a size too large'));
     expect(() => createSweepPsbt(inputs, spendPub, P2WPKH, 10_000)).toThrow(/worth less than the fee/);
     expect(() => addressScript('bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', 'regtest')).toThrow('not a valid regtest address');
   });

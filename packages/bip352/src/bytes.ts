@@ -43,18 +43,23 @@ export function compactSize(n: number): Uint8Array {
 }
 
 /**
- * Reads a CompactSize at `offset`: [value, offset after it], or undefined when the bytes end
- * first. A value above 2^53 − 1 throws a RangeError (no length or count here is that large).
+ * Reads a CompactSize at `offset`: [value, offset after it]. Throws what `fail` makes of the reason
+ * when the bytes end first or the value is above 2^53 − 1 (no length or count is that large);
+ * by default a RangeError.
  */
-export function readCompactSize(bytes: Uint8Array, offset: number): [number, number] | undefined {
+export function readCompactSize(
+  bytes: Uint8Array,
+  offset: number,
+  fail: (reason: 'truncated' | 'too large') => Error = (reason) => new RangeError(`CompactSize ${reason}`),
+): [number, number] {
   const first = bytes[offset];
-  if (first === undefined) return undefined;
+  if (first === undefined) throw fail('truncated');
   if (first < 0xfd) return [first, offset + 1];
   const size = first === 0xfd ? 2 : first === 0xfe ? 4 : 8;
-  if (offset + 1 + size > bytes.length) return undefined;
+  if (offset + 1 + size > bytes.length) throw fail('truncated');
   let value = 0;
   for (let i = size - 1; i >= 0; i--) value = value * 256 + (bytes[offset + 1 + i] as number);
-  if (value > Number.MAX_SAFE_INTEGER) throw new RangeError('CompactSize too large');
+  if (value > Number.MAX_SAFE_INTEGER) throw fail('too large');
   return [value, offset + 1 + size];
 }
 

@@ -166,16 +166,13 @@ export function smallestOutpoint(inputs: readonly ScanInput[]): Uint8Array {
   return best;
 }
 
-/** Reads a CompactSize of a witness at `offset` (RangeErrors name the witness). */
+/** Reads a CompactSize of a witness at `offset` (its RangeErrors name the witness). */
 function readWitnessSize(bytes: Uint8Array, offset: number): [number, number] {
-  let read: [number, number] | undefined;
-  try {
-    read = readCompactSize(bytes, offset);
-  } catch {
-    throw new RangeError('witness: CompactSize too large');
-  }
-  if (read === undefined) throw new RangeError('witness: truncated CompactSize');
-  return read;
+  return readCompactSize(
+    bytes,
+    offset,
+    (reason) => new RangeError(reason === 'truncated' ? 'witness: truncated CompactSize' : 'witness: CompactSize too large'),
+  );
 }
 
 /**

@@ -14,12 +14,15 @@ describe("Bitcoin's serialization primitives", () => {
     expect(readCompactSize(Uint8Array.of(0xaa, ...bytes, 0xbb), 1)).toEqual([n, 1 + bytes.length]);
   });
 
-  it('reads the 8-byte form, and says when the bytes end first or the value is too large', () => {
+  it("reads the 8-byte form, and throws (its own error, or the caller's) when the bytes end first or the value is too large", () => {
     expect(readCompactSize(Buffer.from('ff0000000001000000', 'hex'), 0)).toEqual([2 ** 32, 9]);
-    expect(readCompactSize(new Uint8Array(0), 0)).toBeUndefined();
-    expect(readCompactSize(Buffer.from('fd01', 'hex'), 0)).toBeUndefined();
-    expect(readCompactSize(Buffer.from('fe010000', 'hex'), 0)).toBeUndefined();
-    expect(() => readCompactSize(Buffer.from('ffffffffffffffffff', 'hex'), 0)).toThrow(RangeError);
+    expect(() => readCompactSize(new Uint8Array(0), 0)).toThrow(new RangeError('CompactSize truncated'));
+    expect(() => readCompactSize(Buffer.from('fd01', 'hex'), 0)).toThrow('CompactSize truncated');
+    expect(() => readCompactSize(Buffer.from('fe010000', 'hex'), 0)).toThrow('CompactSize truncated');
+    expect(() => readCompactSize(Buffer.from('ffffffffffffffffff', 'hex'), 0)).toThrow(new RangeError('CompactSize too large'));
+    expect(() => readCompactSize(Buffer.from('fd01', 'hex'), 0, (reason) => new TypeError(`size ${reason}`))).toThrow(
+      new TypeError('size truncated'),
+    );
   });
 
   it('writes 32- and 64-bit little-endian integers', () => {
