@@ -32,6 +32,14 @@ describe('docs/', () => {
       expect(HEADINGS.has(page)).toBe(true);
   });
 
+  it("is linked from every app's README (the operator's guide points at the interface)", () => {
+    for (const app of ['config-server', 'rpc-proxy', 'silent-payments', 'relay', 'storage'])
+      expect({ app, links: readFileSync(join(ROOT, 'apps', app, 'README.md'), 'utf8').includes(`../../docs/${app}.md`) }).toEqual({
+        app,
+        links: true,
+      });
+  });
+
   it('has every section the code cites by page and heading', () => {
     const missing: string[] = [];
     for (const file of FILES) {
