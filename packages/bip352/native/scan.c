@@ -5,8 +5,9 @@
  *
  * Why internals and not the public API: every public call that returns a point pays a field
  * inversion to make it affine, and every call that takes a compressed key a square root. The
- * scan needs exactly two inversions per transaction (A and the ECDH point, because both are
- * hashed in compressed form) and one square root per input key; everything after the ECDH stays
+ * scan needs at most two inversions per transaction (A and the ECDH point, because both are
+ * hashed in compressed form; A needs none when it is a single input key) and one square root
+ * per input key; everything after the ECDH stays
  * in Jacobian coordinates: x(P) == x_o is tested as X == x_o * Z^2. And t_k*G uses a
  * variable-time comb over a table of 32 x 255 affine points (8-bit windows, no doublings)
  * instead of the constant-time, blinded generator multiplication: t_k is a per-output value,
@@ -380,7 +381,7 @@ static uint64_t outputs_cost(size_t unlifted, size_t remaining) {
 static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsigned char *outpoint,
                    const unsigned char *xs, size_t m, uint32_t k_max, const unsigned char *fixed) {
     secp256k1_gej acc, r, t;
-    secp256k1_ge ge, *lifted;
+    secp256k1_ge ge, first, *lifted;
     secp256k1_fe *x, *dd, *ee, *pre;
     size_t *index;
     void *block = NULL;
@@ -417,7 +418,7 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
     for (i = 0; i < n; i++) {
         if (!secp256k1_eckey_pubkey_parse(&ge, keys + 33 * i, 33)) continue;
         secp256k1_gej_add_ge_var(&acc, &acc, &ge, NULL);
-        any = 1;
+        if (any++ == 0) first = ge;
     }
     if (!any || secp256k1_gej_is_infinity(&acc)) {
         result = SCAN_NOT_ELIGIBLE;
@@ -428,6 +429,8 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
     if (prelift > 0 && j < m) {
         state[j] |= 2 | (affine_lifting(&ge, &acc, &lifted[j]) ? 0 : 4);
         prelift--;
+    } else if (any == 1) {
+        ge = first; /* one key: A is that key, already affine (no inversion) */
     } else {
         secp256k1_ge_set_gej_var(&ge, &acc);
     }
