@@ -67,7 +67,12 @@ export function findBitcoind(env: NodeJS.ProcessEnv = process.env): FoundBitcoin
  * alone.
  */
 export function bitcoindVersion(path: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const datadir = mkdtempSync(join(tmpdir(), 'bitcoind-version-'));
+  let datadir: string;
+  try {
+    datadir = mkdtempSync(join(tmpdir(), 'bitcoind-version-'));
+  } catch {
+    return undefined; // no temporary folder to give it: the version cannot be asked safely
+  }
   try {
     const out = spawnSync(path, [`-datadir=${datadir}`, '-version'], { encoding: 'utf8', timeout: 10_000, env });
     const match = /version v?(\d+\.\d+(?:\.\d+)?)/.exec(out.stdout ?? '');
