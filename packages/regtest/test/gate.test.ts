@@ -22,13 +22,14 @@ function gate(env: Record<string, string>, command: string[]) {
   return { status: out.status, stdout: out.stdout, stderr: out.stderr };
 }
 
-describe('findBitcoind', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'gate-'));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+/** A fresh temporary folder for every test (fake daemons, their logs). */
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'gate-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+describe('findBitcoind', () => {
   it('takes BITCOIND first, then bitcoind on PATH, else nothing', () => {
     const path = fakeBitcoind(dir, '29.2.0');
     expect(findBitcoind({ BITCOIND: path, PATH: '/nonexistent' })).toEqual({ path, source: 'env' });
@@ -58,12 +59,6 @@ describe('findBitcoind', () => {
 });
 
 describe('bitcoindVersion', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'gate-'));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
   it('asks with a data directory of its own, removed afterwards, never the default one', () => {
     // Bitcoin Core rewrites settings.json in its data directory even for -version; the fake
     // records its arguments and whether the data directory it was given exists.
@@ -99,12 +94,6 @@ describe('bitcoindVersion', () => {
 });
 
 describe('regtest-gate', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'gate-'));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
   it('prints one line and exits 0 when no bitcoind is found, without running the command', () => {
     const marker = join(dir, 'ran');
     const r = gate({}, ['touch', marker]);
