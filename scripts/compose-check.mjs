@@ -277,11 +277,23 @@ async function until(what, condition) {
   console.log(`ok    ${what}`);
 }
 
+/**
+ * The chain path back: the proxy reaches the node, and the scanner behind it has reached it again.
+ * The scanner retries a failed node with backoff (up to 60 s between tries) and its /ready tells
+ * its last try, so after the node or the proxy restarts it turns ready on its next try, which can
+ * come after the proxy's own /ready.
+ */
+async function chainPathReady() {
+  return (
+    (await http('GET', `http://${HOST}:18443/ready`)).status === 200 && (await http('GET', `http://${HOST}:8000/ready`)).status === 200
+  );
+}
+
 /** What answers once a service is back: the probe of the service itself as a client sees it. */
 const PROBES = {
   'config-server': async () => (await httpsGet(6666, '/health', state.configFingerprint)).status === 200,
-  'rpc-proxy': async () => (await http('GET', `http://${HOST}:18443/ready`)).status === 200,
-  bitcoind: async () => (await http('GET', `http://${HOST}:18443/ready`)).status === 200,
+  'rpc-proxy': chainPathReady,
+  bitcoind: chainPathReady,
   'silent-payments': async () => (await http('GET', `http://${HOST}:8000/ready`)).status === 200,
   relay: async () => (await http('GET', `http://${HOST}:8091/health`)).status === 200,
   storage: async () => (await http('GET', `http://${HOST}:8081/storage/health`)).status === 200,
