@@ -136,8 +136,10 @@ describe('CLI', () => {
   it('run exports the file into the command, restarts it on change, passes SIGTERM on and exits with its status', async () => {
     const log = join(server.dir, 'run.log');
     writeFileSync(log, '');
-    // The command logs what it was given, and exits 7 on SIGTERM.
-    const script = `require('fs').appendFileSync(process.env.LOG, process.pid + ' ' + process.env.greeting + '\\n'); process.on('SIGTERM', () => process.exit(7)); setInterval(() => {}, 1000);`;
+    // The command exits 7 on SIGTERM and logs what it was given: the handler first, so that a
+    // logged line means the handler is in place (under load a SIGTERM forwarded between the two
+    // once found none and the command died of the signal, 143).
+    const script = `process.on('SIGTERM', () => process.exit(7)); require('fs').appendFileSync(process.env.LOG, process.pid + ' ' + process.env.greeting + '\\n'); setInterval(() => {}, 1000);`;
     writeFileSync(join(server.dir, 'storage', 'dev', 'env.conf'), 'greeting=${GREETING}\n# a comment\nMODE="run"\n');
     const cli = spawnCli(
       [
