@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,15 +14,43 @@ export const CLIENT_USER = 'alice';
 export const CLIENT_PASSWORD = 'alice-secret';
 
 /** A running proxy in front of a double. */
-export interface Harness {
+export interface Harness extends StartedProxy {
   node: ChainDouble;
+}
+
+/** A proxy started by {@link startProxyApp}. */
+export interface StartedProxy {
   app: ProxyApp;
   url: string;
   dataDir: string;
+  /** Drops its connections, closes it and removes its DATA_DIR. */
   close(): Promise<void>;
 }
 
-/** Starts a double and a proxy (port 0, temp DATA_DIR) with `env` on top of the defaults; silent unless given a `logger`. */
+/**
+ * Starts a proxy from `env` on top of a temporary DATA_DIR and the test client's credentials,
+ * listening on port 0 (`attach` sees its server first: the contract recorder). One start-up
+ * for the double's harness and the real-node suites.
+ */
+export async function startProxyApp(env: Record<string, string>, logger: Logger, attach?: (server: Server) => void): Promise<StartedProxy> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rpc-proxy-'));
+  const app = createApp(loadConfig({ DATA_DIR: dataDir, RPC_USER: CLIENT_USER, RPC_PASSWORD: CLIENT_PASSWORD, ...env }), { logger });
+  await app.start();
+  attach?.(app.servers.http);
+  const address = await listen(app.servers.http, 0, '127.0.0.1');
+  return {
+    app,
+    url: `http://127.0.0.1:${address.port}`,
+    dataDir,
+    async close() {
+      app.servers.http.closeAllConnections();
+      await app.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts a double and a proxy in front of it with `env` on top of the defaults; silent unless given a `logger`. */
 export async function startHarness(
   env: Record<string, string> = {},
   nodeOptions: ChainDoubleOptions = {},
@@ -30,34 +58,18 @@ export async function startHarness(
 ): Promise<Harness> {
   const creds = nodeOptions.cookieFile === undefined ? { user: NODE_USER, password: NODE_PASSWORD } : {};
   const node = await startChainDouble({ ...creds, initialBlocks: 101, authFailureDelayMs: 0, ...nodeOptions });
-  const dataDir = mkdtempSync(join(tmpdir(), 'rpc-proxy-'));
-  const nodeCreds = nodeOptions.cookieFile
+  const nodeCreds: Record<string, string> = nodeOptions.cookieFile
     ? { BITCOIND_COOKIE_FILE: nodeOptions.cookieFile }
     : { BITCOIND_RPC_USER: NODE_USER, BITCOIND_RPC_PASSWORD: NODE_PASSWORD };
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    BITCOIND_RPC_URL: node.url,
-    ...nodeCreds,
-    RPC_USER: CLIENT_USER,
-    RPC_PASSWORD: CLIENT_PASSWORD,
-    AUTH_FAILURE_DELAY_MS: '20',
-    ...env,
-  });
-  const app = createApp(config, { logger });
-  await app.start();
-  contract.attach(app.servers.http);
-  const address = await listen(app.servers.http, 0, '127.0.0.1');
+  const proxy = await startProxyApp({ BITCOIND_RPC_URL: node.url, ...nodeCreds, AUTH_FAILURE_DELAY_MS: '20', ...env }, logger, (server) =>
+    contract.attach(server),
+  );
   return {
+    ...proxy,
     node,
-    app,
-    url: `http://127.0.0.1:${address.port}`,
-    dataDir,
     async close() {
-      app.servers.http.closeAllConnections();
-      await new Promise((r) => app.servers.http.close(r));
-      await app.close();
+      await proxy.close();
       await node.close();
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,53 +1,24 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createMemoryLogger, listen, type LogRecord } from '@repo/service';
+import { readFileSync } from 'node:fs';
+import { createMemoryLogger, type LogRecord } from '@repo/service';
 import type { RawReply, RegtestNode } from '@repo/regtest';
-import { createApp, type ProxyApp } from '../../src/app';
-import { loadConfig } from '../../src/config';
-import { basic } from './helpers';
-
-export const CLIENT_USER = 'alice';
-export const CLIENT_PASSWORD = 'alice-secret';
+import { basic, CLIENT_PASSWORD, CLIENT_USER, startProxyApp, type StartedProxy } from './helpers';
 
 /** A proxy in front of a real node, listening on port 0, with its log lines kept. */
-export interface RealProxy {
-  app: ProxyApp;
-  url: string;
+export interface RealProxy extends StartedProxy {
   lines: LogRecord[];
-  close(): Promise<void>;
 }
 
 /** Starts the proxy in front of `node` (its cookie file), with `env` on top. */
 export async function startProxy(node: { url: string; cookieFile: string }, env: Record<string, string> = {}): Promise<RealProxy> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'rpc-proxy-real-'));
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    BITCOIND_RPC_URL: node.url,
-    BITCOIND_COOKIE_FILE: node.cookieFile,
-    RPC_USER: CLIENT_USER,
-    RPC_PASSWORD: CLIENT_PASSWORD,
-    AUTH_FAILURE_DELAY_MS: '0',
-    ...env,
-  });
   const { logger, lines } = createMemoryLogger('debug');
-  const app = createApp(config, { logger });
-  await app.start();
-  const address = await listen(app.servers.http, 0, '127.0.0.1');
-  return {
-    app,
-    url: `http://127.0.0.1:${address.port}`,
-    lines,
-    async close() {
-      app.servers.http.closeAllConnections();
-      await new Promise((r) => app.servers.http.close(r));
-      await app.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  const proxy = await startProxyApp(
+    { BITCOIND_RPC_URL: node.url, BITCOIND_COOKIE_FILE: node.cookieFile, AUTH_FAILURE_DELAY_MS: '0', ...env },
+    logger,
+  );
+  return { ...proxy, lines };
 }
 
-export { basic };
+export { basic, CLIENT_PASSWORD, CLIENT_USER };
 
 /** POSTs `body` as written (or GETs with method GET) to `url + path`; status, content type, exact bytes. */
 export async function send(
