@@ -53,6 +53,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     cookieFile: config.nodeCookieFile,
     maxConcurrency: config.nodeMaxConcurrency,
     queueLimit: config.nodeQueueLimit,
+    batchesInFlight: config.nodeBatchesInFlight,
     timeoutMs: config.nodeTimeoutMs,
     logger,
   });

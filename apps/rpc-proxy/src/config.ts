@@ -29,6 +29,8 @@ export interface ProxyConfig {
   nodeMaxConcurrency: number;
   /** Requests waiting for the node at most (NODE_QUEUE_LIMIT). */
   nodeQueueLimit: number;
+  /** Batches in flight to the node per path at most, 0 for no bound (NODE_BATCHES_IN_FLIGHT). */
+  nodeBatchesInFlight: number;
   /** How long one node request may take (NODE_TIMEOUT_MS). */
   nodeTimeoutMs: number;
   /** Largest `timeout` of a long poll (`waitfornewblock`, ms; NODE_LONG_POLL_TIMEOUT_MS). */
@@ -129,6 +131,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     nodeCookieFile: readOptional(env, 'BITCOIND_COOKIE_FILE'),
     nodeMaxConcurrency: readInt(env, 'NODE_MAX_CONCURRENCY', 16, { min: 1, max: 1024 }),
     nodeQueueLimit: readInt(env, 'NODE_QUEUE_LIMIT', 1024, { min: 0, max: 1_000_000 }),
+    nodeBatchesInFlight: readInt(env, 'NODE_BATCHES_IN_FLIGHT', 1, { min: 0, max: 1024 }),
     nodeTimeoutMs: readInt(env, 'NODE_TIMEOUT_MS', 30_000, { min: 1, max: 3_600_000 }),
     nodeLongPollTimeoutMs: readInt(env, 'NODE_LONG_POLL_TIMEOUT_MS', 60_000, { min: 1, max: 3_600_000 }),
     nodeLongPollMaxConcurrency: readInt(env, 'NODE_LONG_POLL_MAX_CONCURRENCY', 8, { min: 1, max: 1024 }),

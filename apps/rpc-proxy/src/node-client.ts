@@ -36,6 +36,12 @@ export interface NodeClientOptions {
   /** bitcoind's cookie file, re-read when it changes (a restarted node writes a new one). */
   cookieFile?: string;
   maxConcurrency: number;
+  /**
+   * Batches of {@link NodeClient.callBatched} in flight per path at most (0: no bound). Calls
+   * that arrive while that many are in flight wait for one to come back and go together in the
+   * next, so a busy node gets fewer, larger batches.
+   */
+  batchesInFlight?: number;
   queueLimit: number;
   timeoutMs: number;
   logger: Logger;
@@ -72,6 +78,8 @@ const LEGACY_ERROR_PREFIX = '{"result":null,"error":{';
 interface Gathered {
   body: Buffer;
   legacy: boolean;
+  /** Held behind its path's batches in flight: counted as waiting (NODE_QUEUE_LIMIT) until sent. */
+  held: boolean;
   resolve: (reply: NodeReply) => void;
   reject: (err: NodeError) => void;
 }
@@ -140,6 +148,11 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   /** Calls of callBatched by path, sent at the end of this turn of the event loop. */
   const gathered = new Map<string, Gathered[]>();
   let flushScheduled = false;
+  /** Exchanges of callBatched in flight, by path. */
+  const inFlight = new Map<string, number>();
+  const holdLimit = options.batchesInFlight ?? 0;
+  /** Calls held behind their path's batches in flight; with the queued ones, bounded by `queueLimit`. */
+  let held = 0;
 
   const credentials = createNodeCredentials({
     user: options.user,
@@ -160,7 +173,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
       start();
       return true;
     }
-    if (waiting.length >= options.queueLimit) return false;
+    if (waiting.length + held >= options.queueLimit) return false;
     stats.queued++;
     waiting.push(start);
     return true;
@@ -295,25 +308,45 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     return { status, body: Buffer.from(`${element}\n`) };
   }
 
-  /** Sends the calls gathered this turn: one alone as it is, several as one batch per path. */
+  /** Sends the calls gathered this turn: one alone as it is, several as one batch per path (held while the path has `batchesInFlight` out). */
   function flush(): void {
     flushScheduled = false;
     for (const [path, calls] of gathered) {
+      if (holdLimit > 0 && (inFlight.get(path) ?? 0) >= holdLimit) continue;
+      gathered.delete(path);
+      for (const c of calls) if (c.held) held--;
       for (let i = 0; i < calls.length; i += MAX_BATCH_CALLS) sendGathered(path, calls.slice(i, i + MAX_BATCH_CALLS));
     }
-    gathered.clear();
+  }
+
+  function scheduleFlush(): void {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    setImmediate(flush);
+  }
+
+  /** One exchange of gathered calls on `path`, counted in flight until it ends; held calls of the path go next. */
+  function exchangeGathered(path: string, body: Buffer, done: (err: NodeError | undefined, reply?: NodeReply) => void): void {
+    inFlight.set(path, (inFlight.get(path) ?? 0) + 1);
+    exchange(path, body, (err, reply) => {
+      const left = (inFlight.get(path) ?? 1) - 1;
+      if (left === 0) inFlight.delete(path);
+      else inFlight.set(path, left);
+      if (gathered.has(path)) scheduleFlush();
+      done(err, reply);
+    });
   }
 
   function sendGathered(path: string, calls: Gathered[]): void {
     if (calls.length === 1) {
       const [only] = calls as [Gathered];
-      exchange(path, only.body, (err, reply) => (err ? only.reject(err) : only.resolve(reply as NodeReply)));
+      exchangeGathered(path, only.body, (err, reply) => (err ? only.reject(err) : only.resolve(reply as NodeReply)));
       return;
     }
     const parts: Buffer[] = [];
     for (const c of calls) parts.push(parts.length === 0 ? OPEN : COMMA, c.body);
     parts.push(CLOSE);
-    exchange(path, Buffer.concat(parts), (err, reply) => {
+    exchangeGathered(path, Buffer.concat(parts), (err, reply) => {
       if (err) {
         for (const c of calls) c.reject(err);
         return;
@@ -338,13 +371,16 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     callBatched(path, body, legacy) {
       if (body.length > MAX_BATCHED_BODY) return call(path, body);
       return new Promise<NodeReply>((resolve, reject) => {
+        const holding = holdLimit > 0 && (inFlight.get(path) ?? 0) >= holdLimit;
+        if (holding && stats.queued + held >= options.queueLimit) {
+          reject(new NodeError('queue', 'proxy queue full: too many requests waiting for the node'));
+          return;
+        }
+        if (holding) held++;
         let list = gathered.get(path);
         if (list === undefined) gathered.set(path, (list = []));
-        list.push({ body, legacy, resolve, reject });
-        if (!flushScheduled) {
-          flushScheduled = true;
-          setImmediate(flush);
-        }
+        list.push({ body, legacy, held: holding, resolve, reject });
+        scheduleFlush();
       });
     },
     batches,

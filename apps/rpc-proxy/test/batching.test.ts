@@ -4,13 +4,14 @@ import { createSilentLogger, listen } from '@repo/service';
 import { createNodeClient, NodeError, type NodeClient } from '../src/node-client';
 import { NODE_PASSWORD, NODE_USER } from './support/helpers';
 
-/** A node client toward `url` with the proxy's defaults. */
-function clientFor(url: string): NodeClient {
+/** A node client toward `url` with the proxy's defaults (`batchesInFlight` 1, as NODE_BATCHES_IN_FLIGHT). */
+function clientFor(url: string, batchesInFlight = 1): NodeClient {
   return createNodeClient({
     url: new URL(url),
     user: NODE_USER,
     password: NODE_PASSWORD,
     maxConcurrency: 16,
+    batchesInFlight,
     queueLimit: 1024,
     timeoutMs: 5_000,
     logger: createSilentLogger(),
@@ -90,5 +91,116 @@ describe('a batch reply of another shape', () => {
       expect(err.message).toContain('batch reply does not match');
     }
     expect(requests).toBe(1);
+  });
+});
+
+describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_FLIGHT)', () => {
+  /** Each request the node got (path and body), answered only when the test releases it. */
+  const received: { path: string; body: string; answer: () => void }[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      const value = JSON.parse(body) as { id: unknown } | { id: unknown }[];
+      const one = (call: { id: unknown }) => JSON.stringify({ result: `${req.url} ${String(call.id)}`, error: null, id: call.id });
+      const text = Array.isArray(value) ? `[${value.map(one).join(',')}]` : one(value);
+      const answer = () => {
+        if (!res.headersSent && !res.destroyed) res.writeHead(200, { 'Content-Type': 'application/json' }).end(`${text}\n`);
+      };
+      received.push({ path: req.url ?? '', body, answer });
+    });
+  });
+  let port = 0;
+  beforeAll(async () => {
+    ({ port } = await listen(server, 0, '127.0.0.1'));
+  });
+  afterEach(() => {
+    for (const r of received.splice(0)) r.answer();
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  const call = (id: number) => Buffer.from(`{"jsonrpc":"1.0","id":${id},"method":"getblockhash","params":[${id}]}`);
+  const turn = () => new Promise((r) => setImmediate(r));
+  async function until(count: number): Promise<void> {
+    for (let i = 0; i < 500 && received.length < count; i++) await new Promise((r) => setTimeout(r, 2));
+    expect(received.length).toBe(count);
+  }
+  const text = async (reply: Promise<{ status: number; body: Buffer }>) => {
+    const r = await reply;
+    return `${r.status} ${r.body.toString().trim()}`;
+  };
+
+  it('sends calls that arrive while a batch of their path is out in one batch when it comes back; other paths go at once', async () => {
+    const client = clientFor(`http://127.0.0.1:${port}`, 1);
+    try {
+      const first = client.callBatched('/', call(1), true);
+      await until(1);
+      const second = client.callBatched('/', call(2), true);
+      await turn();
+      const third = client.callBatched('/', call(3), true);
+      const wallet = client.callBatched('/wallet/w', call(4), true);
+      await until(2); // the wallet call, not held behind the other path's batch
+      await new Promise((r) => setTimeout(r, 20));
+      expect(received.map((r) => r.path)).toEqual(['/', '/wallet/w']);
+      received[0]?.answer();
+      await until(3);
+      expect(received[2]?.path).toBe('/');
+      expect(JSON.parse(received[2]?.body ?? '')).toEqual([JSON.parse(call(2).toString()), JSON.parse(call(3).toString())]);
+      received[1]?.answer();
+      received[2]?.answer();
+      expect(await Promise.all([first, second, third, wallet].map(text))).toEqual([
+        '200 {"result":"/ 1","error":null,"id":1}',
+        '200 {"result":"/ 2","error":null,"id":2}',
+        '200 {"result":"/ 3","error":null,"id":3}',
+        '200 {"result":"/wallet/w 4","error":null,"id":4}',
+      ]);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('sends held calls after a batch that failed too', async () => {
+    const client = createNodeClient({
+      url: new URL(`http://127.0.0.1:${port}`),
+      user: NODE_USER,
+      password: NODE_PASSWORD,
+      maxConcurrency: 16,
+      batchesInFlight: 1,
+      queueLimit: 1024,
+      timeoutMs: 300,
+      logger: createSilentLogger(),
+    });
+    try {
+      const first = client.callBatched('/', call(1), true);
+      await until(1);
+      const second = client.callBatched('/', call(2), true);
+      await expect(first).rejects.toMatchObject({ kind: 'timeout' }); // never answered
+      await until(2);
+      received[1]?.answer();
+      expect(await text(second)).toBe('200 {"result":"/ 2","error":null,"id":2}');
+    } finally {
+      client.close();
+    }
+  });
+
+  it('with 0 (no bound), sends the calls of each turn at once', async () => {
+    const client = clientFor(`http://127.0.0.1:${port}`, 0);
+    try {
+      const first = client.callBatched('/', call(1), true);
+      await until(1);
+      const second = client.callBatched('/', call(2), true);
+      await until(2);
+      for (const r of received) r.answer();
+      expect(await Promise.all([first, second].map(text))).toEqual([
+        '200 {"result":"/ 1","error":null,"id":1}',
+        '200 {"result":"/ 2","error":null,"id":2}',
+      ]);
+    } finally {
+      client.close();
+    }
   });
 });

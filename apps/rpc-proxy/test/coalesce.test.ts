@@ -76,7 +76,8 @@ describe('coalescing identical calls in flight', () => {
 
   async function start(env: Record<string, string> = {}): Promise<void> {
     gate = await startGate();
-    h = await startHarness({ BITCOIND_RPC_URL: gate.url, NODE_MAX_CONCURRENCY: '64', ...env });
+    // The gate holds the node until every distinct call reached it: none may wait behind another's batch.
+    h = await startHarness({ BITCOIND_RPC_URL: gate.url, NODE_MAX_CONCURRENCY: '64', NODE_BATCHES_IN_FLIGHT: '0', ...env });
     gate.target = h.node.url;
   }
   beforeEach(() => start());
