@@ -7,7 +7,8 @@
  * inversion to make it affine, and every call that takes a compressed key a square root. The
  * scan needs at most two inversions per transaction (A and the ECDH point, because both are
  * hashed in compressed form; A needs none when it is a single input key) and one square root
- * per input key; everything after the ECDH stays
+ * per input key (a single key's shares the ECDH point's inversion: one_key_ecdh); everything
+ * after the ECDH stays
  * in Jacobian coordinates: x(P) == x_o is tested as X == x_o * Z^2. And t_k*G uses a
  * variable-time comb over a table of 32 x 255 affine points (8-bit windows, no doublings)
  * instead of the constant-time, blinded generator multiplication: t_k is a per-output value,
@@ -364,6 +365,67 @@ static uint64_t outputs_cost(size_t unlifted, size_t remaining) {
 }
 
 /*
+ * The ECDH point of a transaction with one input key, affine in ge: one exponentiation where the
+ * general path pays two (the key's square root when it is parsed, then the inversion of the ECDH
+ * point). With t = x^3 + 7 for the key's x and u = its y (u^2 = t), the point P' = (x t, t^2) is
+ * the image of the key P under the isomorphism (x, y) -> (u^2 x, u^3 y) onto y^2 = x^3 + 7 t^3, a
+ * curve of the same shape (a = 0: the doubling and addition formulas never read b, and the
+ * endomorphism (beta x, y) holds there too), so s P' = (x' : y' : Z') maps back to
+ * s P = (x' / (Z'^2 t), y' / (Z'^3 t u)). Both u (the square root of t, with the key's parity)
+ * and 1 / (Z' t) then come from one fe_inv_and_sqrt; 1/Z' = t / (Z' t), 1/t = Z' / (Z' t), and
+ * 1/u = u / t. A key whose x is not on the curve shows only there: the transaction is then not
+ * eligible, as when the general path cannot parse its only key. A's serialization, hashed into
+ * input_hash, is the key as given (02 or 03, then x), which is what a parse would serialize.
+ * Returns 0, or a negative SCAN_* code.
+ */
+static int one_key_ecdh(const scanner *sc, const unsigned char *key, const unsigned char *outpoint,
+                        const unsigned char *fixed, secp256k1_ge *ecdh) {
+    secp256k1_fe x, t, t2, v, inv, u, zi, zi2, ti, ui;
+    secp256k1_ge image;
+    secp256k1_gej acc, r;
+    secp256k1_scalar s;
+    unsigned char hash[32];
+    if ((key[0] != 2 && key[0] != 3) || !secp256k1_fe_set_b32(&x, key + 1)) return SCAN_NOT_ELIGIBLE;
+    if (fixed) {
+        memcpy(hash, fixed, 32);
+    } else {
+        secp256k1_sha256 h = tag_inputs;
+        secp256k1_sha256_write(&h, outpoint, 36);
+        secp256k1_sha256_write(&h, key, 33);
+        secp256k1_sha256_finalize(&h, hash);
+    }
+    if (!scalar_from(&s, hash)) return SCAN_BAD_INPUT_HASH;
+    secp256k1_scalar_mul(&s, &s, &sc->scan);
+    curve_rhs(&t, &x); /* never 0: -7 is not a cube mod p */
+    secp256k1_fe_mul(&image.x, &x, &t);
+    secp256k1_fe_sqr(&t2, &t);
+    image.y = t2;
+    image.infinity = 0;
+    secp256k1_gej_set_ge(&acc, &image);
+    secp256k1_ecmult(&ctx->ecmult_ctx, &r, &acc, &s, NULL);
+    secp256k1_scalar_clear(&s);
+    if (secp256k1_gej_is_infinity(&r)) return SCAN_NOT_ELIGIBLE; /* s = 0 mod n: not reachable */
+    secp256k1_fe_mul(&v, &r.z, &t);
+    if (!fe_inv_and_sqrt(&inv, &u, &v, &t)) return SCAN_NOT_ELIGIBLE; /* x is not on the curve */
+    if (key[0] == 3) {
+        secp256k1_fe_negate(&u, &u, 1);
+        secp256k1_fe_normalize_var(&u);
+    }
+    secp256k1_fe_mul(&zi, &inv, &t);    /* 1/Z' */
+    secp256k1_fe_mul(&ti, &inv, &r.z);  /* 1/t */
+    secp256k1_fe_mul(&ui, &u, &ti);     /* 1/u */
+    secp256k1_fe_sqr(&zi2, &zi);
+    secp256k1_fe_mul(&ecdh->x, &r.x, &zi2);
+    secp256k1_fe_mul(&ecdh->x, &ecdh->x, &ti);
+    secp256k1_fe_mul(&zi2, &zi2, &zi);  /* 1/Z'^3 */
+    secp256k1_fe_mul(&ecdh->y, &r.y, &zi2);
+    secp256k1_fe_mul(&ecdh->y, &ecdh->y, &ti);
+    secp256k1_fe_mul(&ecdh->y, &ecdh->y, &ui);
+    ecdh->infinity = 0;
+    return 0;
+}
+
+/*
  * Scans one transaction. keys: n compressed keys (33 bytes each, invalid ones skipped);
  * outpoint: the smallest outpoint (36 bytes); xs: m x-only output keys (32 bytes each).
  * Writes up to m matches to sc->out. With `fixed` (the benchmark's tight loop), every hash is
@@ -414,51 +476,57 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
     /* Many spend keys: the two inversions below lift the first two outputs for free. */
     if ((uint64_t)sc->count * (COST_ADD + remaining * COST_CMP) > outputs_cost(remaining > 2 ? remaining - 2 : 0, remaining)) prelift = 2;
 
-    secp256k1_gej_set_infinity(&acc);
-    for (i = 0; i < n; i++) {
-        if (!secp256k1_eckey_pubkey_parse(&ge, keys + 33 * i, 33)) continue;
-        secp256k1_gej_add_ge_var(&acc, &acc, &ge, NULL);
-        if (any++ == 0) first = ge;
-    }
-    if (!any || secp256k1_gej_is_infinity(&acc)) {
-        result = SCAN_NOT_ELIGIBLE;
-        goto done;
-    }
-    /* A affine (1 inversion), lifting the first remaining output with it */
-    for (j = 0; j < m && (state[j] & 3); j++) {}
-    if (prelift > 0 && j < m) {
-        state[j] |= 2 | (affine_lifting(&ge, &acc, &lifted[j]) ? 0 : 4);
-        prelift--;
-    } else if (any == 1) {
-        ge = first; /* one key: A is that key, already affine (no inversion) */
+    if (n == 1 && prelift == 0) {
+        /* One key: A is that key, and its square root can wait (see one_key_ecdh). */
+        result = one_key_ecdh(sc, keys, outpoint, fixed, &ge);
+        if (result < 0) goto done;
     } else {
-        secp256k1_ge_set_gej_var(&ge, &acc);
-    }
-    len = 33;
-    secp256k1_eckey_pubkey_serialize(&ge, a33, &len, 1);
-    if (fixed) {
-        memcpy(hash, fixed, 32);
-    } else {
-        secp256k1_sha256 h = tag_inputs;
-        secp256k1_sha256_write(&h, outpoint, 36);
-        secp256k1_sha256_write(&h, a33, 33);
-        secp256k1_sha256_finalize(&h, hash);
-    }
-    if (!scalar_from(&s, hash)) {
-        result = SCAN_BAD_INPUT_HASH;
-        goto done;
-    }
-    secp256k1_scalar_mul(&s, &s, &sc->scan);
-    /* one variable-base multiplication: (input_hash * b_scan) * A */
-    secp256k1_gej_set_ge(&acc, &ge);
-    secp256k1_ecmult(&ctx->ecmult_ctx, &r, &acc, &s, NULL);
-    secp256k1_scalar_clear(&s);
-    /* the ECDH point affine (1 inversion), lifting the next remaining output with it */
-    for (j = 0; j < m && (state[j] & 3); j++) {}
-    if (prelift > 0 && j < m && !secp256k1_gej_is_infinity(&r)) {
-        state[j] |= 2 | (affine_lifting(&ge, &r, &lifted[j]) ? 0 : 4);
-    } else {
-        secp256k1_ge_set_gej_var(&ge, &r);
+        secp256k1_gej_set_infinity(&acc);
+        for (i = 0; i < n; i++) {
+            if (!secp256k1_eckey_pubkey_parse(&ge, keys + 33 * i, 33)) continue;
+            secp256k1_gej_add_ge_var(&acc, &acc, &ge, NULL);
+            if (any++ == 0) first = ge;
+        }
+        if (!any || secp256k1_gej_is_infinity(&acc)) {
+            result = SCAN_NOT_ELIGIBLE;
+            goto done;
+        }
+        /* A affine (1 inversion), lifting the first remaining output with it */
+        for (j = 0; j < m && (state[j] & 3); j++) {}
+        if (prelift > 0 && j < m) {
+            state[j] |= 2 | (affine_lifting(&ge, &acc, &lifted[j]) ? 0 : 4);
+            prelift--;
+        } else if (any == 1) {
+            ge = first; /* one key: A is that key, already affine (no inversion) */
+        } else {
+            secp256k1_ge_set_gej_var(&ge, &acc);
+        }
+        len = 33;
+        secp256k1_eckey_pubkey_serialize(&ge, a33, &len, 1);
+        if (fixed) {
+            memcpy(hash, fixed, 32);
+        } else {
+            secp256k1_sha256 h = tag_inputs;
+            secp256k1_sha256_write(&h, outpoint, 36);
+            secp256k1_sha256_write(&h, a33, 33);
+            secp256k1_sha256_finalize(&h, hash);
+        }
+        if (!scalar_from(&s, hash)) {
+            result = SCAN_BAD_INPUT_HASH;
+            goto done;
+        }
+        secp256k1_scalar_mul(&s, &s, &sc->scan);
+        /* one variable-base multiplication: (input_hash * b_scan) * A */
+        secp256k1_gej_set_ge(&acc, &ge);
+        secp256k1_ecmult(&ctx->ecmult_ctx, &r, &acc, &s, NULL);
+        secp256k1_scalar_clear(&s);
+        /* the ECDH point affine (1 inversion), lifting the next remaining output with it */
+        for (j = 0; j < m && (state[j] & 3); j++) {}
+        if (prelift > 0 && j < m && !secp256k1_gej_is_infinity(&r)) {
+            state[j] |= 2 | (affine_lifting(&ge, &r, &lifted[j]) ? 0 : 4);
+        } else {
+            secp256k1_ge_set_gej_var(&ge, &r);
+        }
     }
     len = 33;
     secp256k1_eckey_pubkey_serialize(&ge, ecdh33, &len, 1);

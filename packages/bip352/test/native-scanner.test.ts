@@ -88,6 +88,26 @@ describe('native whole-transaction scan', () => {
     180_000,
   );
 
+  it('finds the same with one input key, either parity (the ECDH on the isomorphic curve, one exponentiation)', () => {
+    const fast = createReceiver({ scanPriv, spendPub, labels: [5], backend: native });
+    const slow = createReceiver({ scanPriv, spendPub, labels: [5], backend: stepByStep });
+    const parities = new Set<number>();
+    let found = 0;
+    let paid = 0;
+    for (let i = 0; i < 40; i++) {
+      const input = i % 2 === 0 ? p2trSpend() : p2wpkhSpend();
+      parities.add(extractInputPublicKey(input)![0]!);
+      const recipients = [address, labeled(5), labeled(0)].slice(0, 1 + (i % 3));
+      paid += recipients.length;
+      const outs = outputs(createSilentPaymentOutputs([input], recipients), i % 3);
+      const expected = slow.scanTransaction([input], outs);
+      expect(fast.scanTransaction([input], outs)).toEqual(expected);
+      found += expected.length;
+    }
+    expect(parities).toEqual(new Set([2, 3]));
+    expect(found).toBe(paid); // every payment found, by both
+  });
+
   it('skips invalid input keys and output keys that are not curve points, and finds the rest', () => {
     const inputs = [p2wpkhSpend(), p2trSpend()];
     const paid = createSilentPaymentOutputs(inputs, [address, labeled(0)]);
@@ -118,6 +138,10 @@ describe('native whole-transaction scan', () => {
     const outpoint = new Uint8Array(36);
     const xs = xonly(key());
     expect(scanner.scan(Uint8Array.of(0x02, ...new Uint8Array(32).fill(0xff)), outpoint, xs, 10)).toBeNull();
+    let offCurve = key();
+    while (native.liftX(offCurve) !== null) offCurve = key();
+    expect(scanner.scan(Uint8Array.of(0x03, ...offCurve), outpoint, xs, 10)).toBeNull(); // one key, x on no point
+    expect(scanner.scan(Uint8Array.of(0x04, ...xonly(key())), outpoint, xs, 10)).toBeNull(); // one key, not 02 or 03
     const d = key();
     const p = pub(d);
     const minusP = Uint8Array.of(p[0] === 2 ? 3 : 2, ...p.subarray(1));
