@@ -1,0 +1,85 @@
+// Bitcoin Core's own CPU per call by JSON-RPC batch size (docs/rpc-proxy.md, "Batching toward
+// the node"): `getblockhash` with distinct heights, sent straight to a regtest node in batches of
+// 1 to 64 calls by 4 and 16 concurrent HTTP clients, the node's CPU from /proc over each run. It
+// says what a batch saves the node per call, which NODE_BATCHES_IN_FLIGHT trades for waiting.
+// Needs Bitcoin Core 29 (BITCOIND or bitcoind on PATH) and Linux's /proc; prints one line otherwise.
+// `node bench/core-batches.mjs` (BENCH_BATCH_CALLS: calls per run, default 40000).
+import http from 'node:http';
+import { readFileSync, readdirSync } from 'node:fs';
+import { findBitcoind, startRegtestNode } from '@repo/regtest';
+
+const CALLS = Number(process.env.BENCH_BATCH_CALLS ?? 40_000);
+if (findBitcoind(process.env) === undefined) {
+  process.stdout.write('core-batches benchmark not run: it needs Bitcoin Core 29.x (BITCOIND=/path/to/bitcoind or bitcoind on PATH)\n');
+  process.exit(0);
+}
+
+/** CPU ms of every thread of `pid` so far. */
+function cpuMs(pid) {
+  let ticks = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return ticks * 10;
+}
+
+const node = await startRegtestNode({ args: ['-rpcthreads=16', '-rpcworkqueue=64'] });
+const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+try {
+  await node.rpc('createwallet', ['bench']);
+  await node.rpc('generatetoaddress', [100, await node.rpc('getnewaddress', [], 'bench')]);
+  const url = new URL(node.url);
+  const post = (body) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: '/',
+          method: 'POST',
+          agent,
+          headers: { authorization: node.authorization(), 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', resolve);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const rows = ['| calls a batch | HTTP clients | node CPU µs a call | calls/s |', '|---:|---:|---:|---:|'];
+  for (const size of [1, 4, 8, 16, 32, 64]) {
+    for (const clients of [4, 16]) {
+      let sent = 0;
+      const cpuBefore = cpuMs(node.pid);
+      const started = performance.now();
+      const client = async () => {
+        while (sent < CALLS) {
+          const n = Math.min(size, CALLS - sent);
+          const calls = Array.from(
+            { length: n },
+            (_, i) => `{"jsonrpc":"1.0","id":${i},"method":"getblockhash","params":[${(sent + i) % 100}]}`,
+          );
+          sent += n;
+          await post(size === 1 ? calls[0] : `[${calls.join(',')}]`);
+        }
+      };
+      await Promise.all(Array.from({ length: clients }, client));
+      const seconds = (performance.now() - started) / 1000;
+      rows.push(
+        `| ${size} | ${clients} | ${(((cpuMs(node.pid) - cpuBefore) * 1000) / CALLS).toFixed(1)} | ${Math.round(CALLS / seconds)} |`,
+      );
+    }
+  }
+  process.stdout.write(`${rows.join('\n')}\n`);
+} finally {
+  agent.destroy();
+  await node.close();
+}
