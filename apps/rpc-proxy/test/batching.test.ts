@@ -5,7 +5,7 @@ import { createNodeClient, NodeError, type NodeClient } from '../src/node-client
 import { NODE_PASSWORD, NODE_USER } from './support/helpers';
 
 /** A node client toward `url` with the proxy's defaults (`batchesInFlight` 1, as NODE_BATCHES_IN_FLIGHT). */
-function clientFor(url: string, batchesInFlight = 1): NodeClient {
+function clientFor(url: string, batchesInFlight = 1, timeoutMs = 5_000): NodeClient {
   return createNodeClient({
     url: new URL(url),
     user: NODE_USER,
@@ -13,7 +13,7 @@ function clientFor(url: string, batchesInFlight = 1): NodeClient {
     maxConcurrency: 16,
     batchesInFlight,
     queueLimit: 1024,
-    timeoutMs: 5_000,
+    timeoutMs,
     logger: createSilentLogger(),
   });
 }
@@ -134,12 +134,25 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
     return `${r.status} ${r.body.toString().trim()}`;
   };
 
-  it('sends calls that arrive while a batch of their path is out in one batch when it comes back; other paths go at once', async () => {
-    const client = clientFor(`http://127.0.0.1:${port}`, 1);
+  /** A client toward the fake node with `batchesInFlight`, given to `fn` and closed after it. */
+  async function withClient(batchesInFlight: number, fn: (client: NodeClient) => Promise<void>, timeoutMs?: number): Promise<void> {
+    const client = clientFor(`http://127.0.0.1:${port}`, batchesInFlight, timeoutMs);
     try {
-      const first = client.callBatched('/', call(1), true);
-      await until(1);
-      const second = client.callBatched('/', call(2), true);
+      await fn(client);
+    } finally {
+      client.close();
+    }
+  }
+  /** Call 1 sent and at the node, then call 2 given to the client (held or sent, as the setting says). */
+  async function oneOutThenAnother(client: NodeClient) {
+    const first = client.callBatched('/', call(1), true);
+    await until(1);
+    return [first, client.callBatched('/', call(2), true)] as const;
+  }
+
+  it('sends calls that arrive while a batch of their path is out in one batch when it comes back; other paths go at once', () =>
+    withClient(1, async (client) => {
+      const [first, second] = await oneOutThenAnother(client);
       await turn();
       const third = client.callBatched('/', call(3), true);
       const wallet = client.callBatched('/wallet/w', call(4), true);
@@ -158,49 +171,29 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
         '200 {"result":"/ 3","error":null,"id":3}',
         '200 {"result":"/wallet/w 4","error":null,"id":4}',
       ]);
-    } finally {
-      client.close();
-    }
-  });
+    }));
 
-  it('sends held calls after a batch that failed too', async () => {
-    const client = createNodeClient({
-      url: new URL(`http://127.0.0.1:${port}`),
-      user: NODE_USER,
-      password: NODE_PASSWORD,
-      maxConcurrency: 16,
-      batchesInFlight: 1,
-      queueLimit: 1024,
-      timeoutMs: 300,
-      logger: createSilentLogger(),
-    });
-    try {
-      const first = client.callBatched('/', call(1), true);
-      await until(1);
-      const second = client.callBatched('/', call(2), true);
-      await expect(first).rejects.toMatchObject({ kind: 'timeout' }); // never answered
-      await until(2);
-      received[1]?.answer();
-      expect(await text(second)).toBe('200 {"result":"/ 2","error":null,"id":2}');
-    } finally {
-      client.close();
-    }
-  });
+  it('sends held calls after a batch that failed too', () =>
+    withClient(
+      1,
+      async (client) => {
+        const [first, second] = await oneOutThenAnother(client);
+        await expect(first).rejects.toMatchObject({ kind: 'timeout' }); // never answered
+        await until(2);
+        received[1]?.answer();
+        expect(await text(second)).toBe('200 {"result":"/ 2","error":null,"id":2}');
+      },
+      300,
+    ));
 
-  it('with 0 (no bound), sends the calls of each turn at once', async () => {
-    const client = clientFor(`http://127.0.0.1:${port}`, 0);
-    try {
-      const first = client.callBatched('/', call(1), true);
-      await until(1);
-      const second = client.callBatched('/', call(2), true);
+  it('with 0 (no bound), sends the calls of each turn at once', () =>
+    withClient(0, async (client) => {
+      const [first, second] = await oneOutThenAnother(client);
       await until(2);
       for (const r of received) r.answer();
       expect(await Promise.all([first, second].map(text))).toEqual([
         '200 {"result":"/ 1","error":null,"id":1}',
         '200 {"result":"/ 2","error":null,"id":2}',
       ]);
-    } finally {
-      client.close();
-    }
-  });
+    }));
 });

@@ -364,6 +364,24 @@ static uint64_t outputs_cost(size_t unlifted, size_t remaining) {
     return (unlifted > 0 ? (uint64_t)(unlifted - 1) * COST_SQRT : COST_INV) + (uint64_t)remaining * COST_LOOKUP;
 }
 
+/* s = input_hash * b_scan, input_hash = hash_BIP0352/Inputs(outpoint || A) (with `fixed`, those
+   32 bytes instead); 0 when input_hash is not a valid scalar. */
+static int ecdh_scalar(secp256k1_scalar *s, const scanner *sc, const unsigned char *outpoint, const unsigned char *a33,
+                       const unsigned char *fixed) {
+    unsigned char hash[32];
+    if (fixed) {
+        memcpy(hash, fixed, 32);
+    } else {
+        secp256k1_sha256 h = tag_inputs;
+        secp256k1_sha256_write(&h, outpoint, 36);
+        secp256k1_sha256_write(&h, a33, 33);
+        secp256k1_sha256_finalize(&h, hash);
+    }
+    if (!scalar_from(s, hash)) return 0;
+    secp256k1_scalar_mul(s, s, &sc->scan);
+    return 1;
+}
+
 /*
  * The ECDH point of a transaction with one input key, affine in ge: one exponentiation where the
  * general path pays two (the key's square root when it is parsed, then the inversion of the ECDH
@@ -384,18 +402,8 @@ static int one_key_ecdh(const scanner *sc, const unsigned char *key, const unsig
     secp256k1_ge image;
     secp256k1_gej acc, r;
     secp256k1_scalar s;
-    unsigned char hash[32];
     if ((key[0] != 2 && key[0] != 3) || !secp256k1_fe_set_b32(&x, key + 1)) return SCAN_NOT_ELIGIBLE;
-    if (fixed) {
-        memcpy(hash, fixed, 32);
-    } else {
-        secp256k1_sha256 h = tag_inputs;
-        secp256k1_sha256_write(&h, outpoint, 36);
-        secp256k1_sha256_write(&h, key, 33);
-        secp256k1_sha256_finalize(&h, hash);
-    }
-    if (!scalar_from(&s, hash)) return SCAN_BAD_INPUT_HASH;
-    secp256k1_scalar_mul(&s, &s, &sc->scan);
+    if (!ecdh_scalar(&s, sc, outpoint, key, fixed)) return SCAN_BAD_INPUT_HASH;
     curve_rhs(&t, &x); /* never 0: -7 is not a cube mod p */
     secp256k1_fe_mul(&image.x, &x, &t);
     secp256k1_fe_sqr(&t2, &t);
@@ -503,19 +511,10 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
         }
         len = 33;
         secp256k1_eckey_pubkey_serialize(&ge, a33, &len, 1);
-        if (fixed) {
-            memcpy(hash, fixed, 32);
-        } else {
-            secp256k1_sha256 h = tag_inputs;
-            secp256k1_sha256_write(&h, outpoint, 36);
-            secp256k1_sha256_write(&h, a33, 33);
-            secp256k1_sha256_finalize(&h, hash);
-        }
-        if (!scalar_from(&s, hash)) {
+        if (!ecdh_scalar(&s, sc, outpoint, a33, fixed)) {
             result = SCAN_BAD_INPUT_HASH;
             goto done;
         }
-        secp256k1_scalar_mul(&s, &s, &sc->scan);
         /* one variable-base multiplication: (input_hash * b_scan) * A */
         secp256k1_gej_set_ge(&acc, &ge);
         secp256k1_ecmult(&ctx->ecmult_ctx, &r, &acc, &s, NULL);
