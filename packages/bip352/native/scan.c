@@ -398,7 +398,7 @@ static int ecdh_scalar(secp256k1_scalar *s, const scanner *sc, const unsigned ch
  */
 static int one_key_ecdh(const scanner *sc, const unsigned char *key, const unsigned char *outpoint,
                         const unsigned char *fixed, secp256k1_ge *ecdh) {
-    secp256k1_fe x, t, t2, v, inv, u, zi, zi2, ti, ui;
+    secp256k1_fe x, t, v, inv, u, zi, zi2, ti, ui;
     secp256k1_ge image;
     secp256k1_gej acc, r;
     secp256k1_scalar s;
@@ -406,8 +406,7 @@ static int one_key_ecdh(const scanner *sc, const unsigned char *key, const unsig
     if (!ecdh_scalar(&s, sc, outpoint, key, fixed)) return SCAN_BAD_INPUT_HASH;
     curve_rhs(&t, &x); /* never 0: -7 is not a cube mod p */
     secp256k1_fe_mul(&image.x, &x, &t);
-    secp256k1_fe_sqr(&t2, &t);
-    image.y = t2;
+    secp256k1_fe_sqr(&image.y, &t);
     image.infinity = 0;
     secp256k1_gej_set_ge(&acc, &image);
     secp256k1_ecmult(&ctx->ecmult_ctx, &r, &acc, &s, NULL);
@@ -434,6 +433,55 @@ static int one_key_ecdh(const scanner *sc, const unsigned char *key, const unsig
 }
 
 /*
+ * The ECDH point of a transaction with n input keys (invalid ones skipped), affine in ge:
+ * A = their sum, one inversion to hash A compressed (none when only one key is valid: it is
+ * affine already), the multiplication, one inversion for the ECDH point. With `prelift`, the
+ * two inversions each lift the next remaining output in the same exponentiation (state, lifted).
+ * Returns 0, or a negative SCAN_* code.
+ */
+static int keys_ecdh(const scanner *sc, const unsigned char *keys, size_t n, const unsigned char *outpoint,
+                     const unsigned char *fixed, unsigned char *state, secp256k1_ge *lifted, size_t m, size_t prelift,
+                     secp256k1_ge *ecdh) {
+    secp256k1_gej acc, r;
+    secp256k1_ge ge, first;
+    secp256k1_scalar s;
+    unsigned char a33[33];
+    size_t i, j, len = 33;
+    int any = 0;
+    secp256k1_gej_set_infinity(&acc);
+    for (i = 0; i < n; i++) {
+        if (!secp256k1_eckey_pubkey_parse(&ge, keys + 33 * i, 33)) continue;
+        secp256k1_gej_add_ge_var(&acc, &acc, &ge, NULL);
+        if (any++ == 0) first = ge;
+    }
+    if (!any || secp256k1_gej_is_infinity(&acc)) return SCAN_NOT_ELIGIBLE;
+    /* A affine (1 inversion), lifting the first remaining output with it */
+    for (j = 0; j < m && (state[j] & 3); j++) {}
+    if (prelift > 0 && j < m) {
+        state[j] |= 2 | (affine_lifting(&ge, &acc, &lifted[j]) ? 0 : 4);
+        prelift--;
+    } else if (any == 1) {
+        ge = first; /* one valid key: A is that key, already affine (no inversion) */
+    } else {
+        secp256k1_ge_set_gej_var(&ge, &acc);
+    }
+    secp256k1_eckey_pubkey_serialize(&ge, a33, &len, 1);
+    if (!ecdh_scalar(&s, sc, outpoint, a33, fixed)) return SCAN_BAD_INPUT_HASH;
+    /* one variable-base multiplication: (input_hash * b_scan) * A */
+    secp256k1_gej_set_ge(&acc, &ge);
+    secp256k1_ecmult(&ctx->ecmult_ctx, &r, &acc, &s, NULL);
+    secp256k1_scalar_clear(&s);
+    /* the ECDH point affine (1 inversion), lifting the next remaining output with it */
+    for (j = 0; j < m && (state[j] & 3); j++) {}
+    if (prelift > 0 && j < m && !secp256k1_gej_is_infinity(&r)) {
+        state[j] |= 2 | (affine_lifting(ecdh, &r, &lifted[j]) ? 0 : 4);
+    } else {
+        secp256k1_ge_set_gej_var(ecdh, &r);
+    }
+    return 0;
+}
+
+/*
  * Scans one transaction. keys: n compressed keys (33 bytes each, invalid ones skipped);
  * outpoint: the smallest outpoint (36 bytes); xs: m x-only output keys (32 bytes each).
  * Writes up to m matches to sc->out. With `fixed` (the benchmark's tight loop), every hash is
@@ -450,16 +498,16 @@ static int one_key_ecdh(const scanner *sc, const unsigned char *key, const unsig
  */
 static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsigned char *outpoint,
                    const unsigned char *xs, size_t m, uint32_t k_max, const unsigned char *fixed) {
-    secp256k1_gej acc, r, t;
-    secp256k1_ge ge, first, *lifted;
+    secp256k1_gej r, t;
+    secp256k1_ge ge, *lifted;
     secp256k1_fe *x, *dd, *ee, *pre;
     size_t *index;
     void *block = NULL;
-    secp256k1_scalar s, tweak;
-    unsigned char a33[33], ecdh33[33], hash[32], ser_k[4];
+    secp256k1_scalar tweak;
+    unsigned char ecdh33[33], hash[32], ser_k[4];
     unsigned char *state; /* per output: 1 taken; 2 lifted (or known not liftable); 4 not liftable; 8 x(O) == x(T) at this k */
     size_t i, j, len, remaining = 0, found = 0, unlifted, prelift = 0;
-    int any = 0, result;
+    int result;
     uint32_t k;
 
     /* one block for the per-output arrays (largest alignment first) */
@@ -484,49 +532,10 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
     /* Many spend keys: the two inversions below lift the first two outputs for free. */
     if ((uint64_t)sc->count * (COST_ADD + remaining * COST_CMP) > outputs_cost(remaining > 2 ? remaining - 2 : 0, remaining)) prelift = 2;
 
-    if (n == 1 && prelift == 0) {
-        /* One key: A is that key, and its square root can wait (see one_key_ecdh). */
-        result = one_key_ecdh(sc, keys, outpoint, fixed, &ge);
-        if (result < 0) goto done;
-    } else {
-        secp256k1_gej_set_infinity(&acc);
-        for (i = 0; i < n; i++) {
-            if (!secp256k1_eckey_pubkey_parse(&ge, keys + 33 * i, 33)) continue;
-            secp256k1_gej_add_ge_var(&acc, &acc, &ge, NULL);
-            if (any++ == 0) first = ge;
-        }
-        if (!any || secp256k1_gej_is_infinity(&acc)) {
-            result = SCAN_NOT_ELIGIBLE;
-            goto done;
-        }
-        /* A affine (1 inversion), lifting the first remaining output with it */
-        for (j = 0; j < m && (state[j] & 3); j++) {}
-        if (prelift > 0 && j < m) {
-            state[j] |= 2 | (affine_lifting(&ge, &acc, &lifted[j]) ? 0 : 4);
-            prelift--;
-        } else if (any == 1) {
-            ge = first; /* one key: A is that key, already affine (no inversion) */
-        } else {
-            secp256k1_ge_set_gej_var(&ge, &acc);
-        }
-        len = 33;
-        secp256k1_eckey_pubkey_serialize(&ge, a33, &len, 1);
-        if (!ecdh_scalar(&s, sc, outpoint, a33, fixed)) {
-            result = SCAN_BAD_INPUT_HASH;
-            goto done;
-        }
-        /* one variable-base multiplication: (input_hash * b_scan) * A */
-        secp256k1_gej_set_ge(&acc, &ge);
-        secp256k1_ecmult(&ctx->ecmult_ctx, &r, &acc, &s, NULL);
-        secp256k1_scalar_clear(&s);
-        /* the ECDH point affine (1 inversion), lifting the next remaining output with it */
-        for (j = 0; j < m && (state[j] & 3); j++) {}
-        if (prelift > 0 && j < m && !secp256k1_gej_is_infinity(&r)) {
-            state[j] |= 2 | (affine_lifting(&ge, &r, &lifted[j]) ? 0 : 4);
-        } else {
-            secp256k1_ge_set_gej_var(&ge, &r);
-        }
-    }
+    /* The ECDH point affine in ge. One key: A is that key, and its square root can wait. */
+    result = n == 1 && prelift == 0 ? one_key_ecdh(sc, keys, outpoint, fixed, &ge)
+                                    : keys_ecdh(sc, keys, n, outpoint, fixed, state, lifted, m, prelift, &ge);
+    if (result < 0) goto done;
     len = 33;
     secp256k1_eckey_pubkey_serialize(&ge, ecdh33, &len, 1);
 
