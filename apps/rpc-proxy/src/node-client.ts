@@ -73,6 +73,8 @@ const MAX_BATCH_CALLS = 32;
 const MAX_BATCHED_BODY = 16 * 1024;
 /** How Core starts the reply object of a failed JSON-RPC 1.0 call: `{"result":null,"error":{`. */
 const LEGACY_ERROR_PREFIX = '{"result":null,"error":{';
+/** The failure of a call with no room left to wait (NODE_QUEUE_LIMIT). */
+const QUEUE_FULL = 'proxy queue full: too many requests waiting for the node';
 
 /** A call waiting for the end of the event loop's turn to be sent with others. */
 interface Gathered {
@@ -154,6 +156,11 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   /** Calls held behind their path's batches in flight; with the queued ones, bounded by `queueLimit`. */
   let held = 0;
 
+  /** Room for one more call to wait, queued for a connection or held behind its path's batches. */
+  const roomToWait = () => waiting.length + held < options.queueLimit;
+  /** The path has `batchesInFlight` batches out: its calls are held until one comes back. */
+  const pathFull = (path: string) => holdLimit > 0 && (inFlight.get(path) ?? 0) >= holdLimit;
+
   const credentials = createNodeCredentials({
     user: options.user,
     password: options.password,
@@ -173,7 +180,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
       start();
       return true;
     }
-    if (waiting.length + held >= options.queueLimit) return false;
+    if (!roomToWait()) return false;
     stats.queued++;
     waiting.push(start);
     return true;
@@ -279,7 +286,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
         done(err, reply);
       }),
     );
-    if (!queued) done(new NodeError('queue', 'proxy queue full: too many requests waiting for the node'));
+    if (!queued) done(new NodeError('queue', QUEUE_FULL));
   }
 
   function call(path: string, body: string | Buffer): Promise<NodeReply> {
@@ -312,7 +319,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   function flush(): void {
     flushScheduled = false;
     for (const [path, calls] of gathered) {
-      if (holdLimit > 0 && (inFlight.get(path) ?? 0) >= holdLimit) continue;
+      if (pathFull(path)) continue;
       gathered.delete(path);
       for (const c of calls) if (c.held) held--;
       for (let i = 0; i < calls.length; i += MAX_BATCH_CALLS) sendGathered(path, calls.slice(i, i + MAX_BATCH_CALLS));
@@ -371,9 +378,9 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     callBatched(path, body, legacy) {
       if (body.length > MAX_BATCHED_BODY) return call(path, body);
       return new Promise<NodeReply>((resolve, reject) => {
-        const holding = holdLimit > 0 && (inFlight.get(path) ?? 0) >= holdLimit;
-        if (holding && stats.queued + held >= options.queueLimit) {
-          reject(new NodeError('queue', 'proxy queue full: too many requests waiting for the node'));
+        const holding = pathFull(path);
+        if (holding && !roomToWait()) {
+          reject(new NodeError('queue', QUEUE_FULL));
           return;
         }
         if (holding) held++;

@@ -1,20 +1,23 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createSilentLogger, listen } from '@repo/service';
-import { createNodeClient, NodeError, type NodeClient } from '../src/node-client';
+import { createNodeClient, NodeError, type NodeClient, type NodeClientOptions } from '../src/node-client';
 import { NODE_PASSWORD, NODE_USER } from './support/helpers';
 
-/** A node client toward `url` with the proxy's defaults (`batchesInFlight` 1, as NODE_BATCHES_IN_FLIGHT). */
-function clientFor(url: string, batchesInFlight = 1, timeoutMs = 5_000): NodeClient {
+type Limits = Partial<Pick<NodeClientOptions, 'batchesInFlight' | 'maxConcurrency' | 'queueLimit' | 'timeoutMs'>>;
+
+/** A node client toward `url` with the proxy's defaults (`batchesInFlight` 1, as NODE_BATCHES_IN_FLIGHT), `limits` on top. */
+function clientFor(url: string, limits: Limits = {}): NodeClient {
   return createNodeClient({
     url: new URL(url),
     user: NODE_USER,
     password: NODE_PASSWORD,
     maxConcurrency: 16,
-    batchesInFlight,
+    batchesInFlight: 1,
     queueLimit: 1024,
-    timeoutMs,
+    timeoutMs: 5_000,
     logger: createSilentLogger(),
+    ...limits,
   });
 }
 
@@ -134,9 +137,9 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
     return `${r.status} ${r.body.toString().trim()}`;
   };
 
-  /** A client toward the fake node with `batchesInFlight`, given to `fn` and closed after it. */
-  async function withClient(batchesInFlight: number, fn: (client: NodeClient) => Promise<void>, timeoutMs?: number): Promise<void> {
-    const client = clientFor(`http://127.0.0.1:${port}`, batchesInFlight, timeoutMs);
+  /** A client toward the fake node with `limits`, given to `fn` and closed after it. */
+  async function withClient(limits: Limits, fn: (client: NodeClient) => Promise<void>): Promise<void> {
+    const client = clientFor(`http://127.0.0.1:${port}`, limits);
     try {
       await fn(client);
     } finally {
@@ -147,11 +150,14 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
   async function oneOutThenAnother(client: NodeClient) {
     const first = client.callBatched('/', call(1), true);
     await until(1);
-    return [first, client.callBatched('/', call(2), true)] as const;
+    const calls = [first, client.callBatched('/', call(2), true)] as const;
+    // Marked handled: a test that fails before awaiting them must not end jest with an unhandled rejection.
+    for (const c of calls) c.catch(() => undefined);
+    return calls;
   }
 
   it('sends calls that arrive while a batch of their path is out in one batch when it comes back; other paths go at once', () =>
-    withClient(1, async (client) => {
+    withClient({}, async (client) => {
       const [first, second] = await oneOutThenAnother(client);
       await turn();
       const third = client.callBatched('/', call(3), true);
@@ -174,20 +180,34 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
     }));
 
   it('sends held calls after a batch that failed too', () =>
-    withClient(
-      1,
-      async (client) => {
-        const [first, second] = await oneOutThenAnother(client);
-        await expect(first).rejects.toMatchObject({ kind: 'timeout' }); // never answered
-        await until(2);
-        received[1]?.answer();
-        expect(await text(second)).toBe('200 {"result":"/ 2","error":null,"id":2}');
-      },
-      300,
-    ));
+    withClient({ timeoutMs: 300 }, async (client) => {
+      const [first, second] = await oneOutThenAnother(client);
+      await expect(first).rejects.toMatchObject({ kind: 'timeout' }); // never answered
+      await until(2);
+      received[1]?.answer();
+      expect(await text(second)).toBe('200 {"result":"/ 2","error":null,"id":2}');
+    }));
+
+  it('counts held calls as waiting: past NODE_QUEUE_LIMIT, a held call and a queued one both fail at once', () =>
+    withClient({ maxConcurrency: 1, queueLimit: 1 }, async (client) => {
+      const [first, second] = await oneOutThenAnother(client); // the one slot busy, call 2 held: the queue is full
+      await expect(client.callBatched('/', call(3), true)).rejects.toMatchObject({
+        kind: 'queue',
+        message: expect.stringContaining('queue full'),
+      });
+      await expect(client.call('/', call(4))).rejects.toMatchObject({ kind: 'queue' });
+      received[0]?.answer();
+      await until(2);
+      received[1]?.answer();
+      expect(await Promise.all([first, second].map(text))).toEqual([
+        '200 {"result":"/ 1","error":null,"id":1}',
+        '200 {"result":"/ 2","error":null,"id":2}',
+      ]);
+      expect(received).toHaveLength(2); // calls 3 and 4 never reached the node
+    }));
 
   it('with 0 (no bound), sends the calls of each turn at once', () =>
-    withClient(0, async (client) => {
+    withClient({ batchesInFlight: 0 }, async (client) => {
       const [first, second] = await oneOutThenAnother(client);
       await until(2);
       for (const r of received) r.answer();
