@@ -7,11 +7,12 @@
 import { spawn } from 'node:child_process';
 import https from 'node:https';
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { processCpuMicros } from '@repo/metrics';
 import { bytesToBase64, createHpkeSuite, nobleBackend, nobleX25519, nodeBackend, nodeX25519, seal, sealToBase64 } from '@repo/crypto';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -27,22 +28,12 @@ function startTarget(mode, clientKeysDir) {
   });
 }
 
-/** CPU time (user + system) of a process in µs, or NaN where /proc is not there. */
-function cpuMicros(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks (USER_HZ 100)
-  } catch {
-    return Number.NaN;
-  }
-}
-
 /** One autocannon run; with `pid`, also the CPU µs that process spent per request (steadier than req/s on a shared machine). */
 async function load(url, headers = {}, pid = undefined) {
-  const before = pid === undefined ? Number.NaN : cpuMicros(pid);
+  const before = pid === undefined ? Number.NaN : processCpuMicros(pid);
   const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION, pipelining: 1 });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  const cpu = pid === undefined ? Number.NaN : (cpuMicros(pid) - before) / result.requests.total;
+  const cpu = pid === undefined ? Number.NaN : (processCpuMicros(pid) - before) / result.requests.total;
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu };
 }
 

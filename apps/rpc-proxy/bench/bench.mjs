@@ -9,11 +9,12 @@
 // time); the proxies then get NODE_MAX_CONCURRENCY=50, the concurrency the direct runs get
 // from the double (which has no thread limit), so both sides wait on the same node.
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import autocannon from 'autocannon';
+import { processCpuMicros } from '@repo/metrics';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -35,22 +36,12 @@ function start(args, stream) {
   });
 }
 
-/** CPU time (user + system) of a process in µs, or NaN where /proc is not there. */
-function cpuMicros(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks (USER_HZ 100)
-  } catch {
-    return Number.NaN;
-  }
-}
-
 const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
 /** One autocannon run against `url`; CPU µs/req of `server` (the process answering) and of the double. */
 async function run(url, authorization, body, server, duration = DURATION) {
   const procs = server === double ? [double] : [server, double];
-  const before = procs.map((p) => cpuMicros(p.child.pid));
+  const before = procs.map((p) => processCpuMicros(p.child.pid));
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -60,7 +51,7 @@ async function run(url, authorization, body, server, duration = DURATION) {
     body,
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors for ${body}`);
-  const cpu = procs.map((p, i) => (cpuMicros(p.child.pid) - before[i]) / result.requests.total);
+  const cpu = procs.map((p, i) => (processCpuMicros(p.child.pid) - before[i]) / result.requests.total);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,

@@ -5,28 +5,13 @@
 // Needs Bitcoin Core 29 (BITCOIND or bitcoind on PATH) and Linux's /proc; prints one line otherwise.
 // `node bench/core-batches.mjs` (BENCH_BATCH_CALLS: calls per run, default 40000).
 import http from 'node:http';
-import { readFileSync, readdirSync } from 'node:fs';
+import { processCpuMicros } from '@repo/metrics';
 import { findBitcoind, startRegtestNode } from '@repo/regtest';
 
 const CALLS = Number(process.env.BENCH_BATCH_CALLS ?? 40_000);
 if (findBitcoind(process.env) === undefined) {
   process.stdout.write('core-batches benchmark not run: it needs Bitcoin Core 29.x (BITCOIND=/path/to/bitcoind or bitcoind on PATH)\n');
   process.exit(0);
-}
-
-/** CPU ms of every thread of `pid` so far. */
-function cpuMs(pid) {
-  let ticks = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // a thread that ended meanwhile
-    }
-  }
-  return ticks * 10;
 }
 
 const node = await startRegtestNode({ args: ['-rpcthreads=16', '-rpcworkqueue=64'] });
@@ -58,7 +43,7 @@ try {
   for (const size of [1, 4, 8, 16, 32, 64]) {
     for (const clients of [4, 16]) {
       let sent = 0;
-      const cpuBefore = cpuMs(node.pid);
+      const cpuBefore = processCpuMicros(node.pid);
       const started = performance.now();
       const client = async () => {
         while (sent < CALLS) {
@@ -74,7 +59,7 @@ try {
       await Promise.all(Array.from({ length: clients }, client));
       const seconds = (performance.now() - started) / 1000;
       rows.push(
-        `| ${size} | ${clients} | ${(((cpuMs(node.pid) - cpuBefore) * 1000) / CALLS).toFixed(1)} | ${Math.round(CALLS / seconds)} |`,
+        `| ${size} | ${clients} | ${((processCpuMicros(node.pid) - cpuBefore) / CALLS).toFixed(1)} | ${Math.round(CALLS / seconds)} |`,
       );
     }
   }

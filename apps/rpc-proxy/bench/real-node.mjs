@@ -17,12 +17,13 @@
 // each Core round runs it too, after and before the proxy of dist/ in turn (an A/B of two builds
 // in one run).
 import { spawn } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
+import { processCpuMicros } from '@repo/metrics';
 import { bitcoindVersion, findBitcoind, startRegtestNode, createFundedWallet } from '@repo/regtest';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -56,16 +57,6 @@ function start(args, extraNodeArgs = [], env = {}) {
   });
 }
 
-/** CPU time (user + system) of a process in µs, or NaN where /proc is not there. */
-function cpuMicros(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
 /**
@@ -74,7 +65,7 @@ const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
  */
 async function run(url, path, authorization, bodyFor, pids, duration = DURATION) {
   let n = 0;
-  const before = pids.map(cpuMicros);
+  const before = pids.map(processCpuMicros);
   const clientBefore = process.cpuUsage();
   const result = await autocannon({
     url,
@@ -96,7 +87,7 @@ async function run(url, path, authorization, bodyFor, pids, duration = DURATION)
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    cpu: pids.map((p, i) => (cpuMicros(p) - before[i]) / result.requests.total),
+    cpu: pids.map((p, i) => (processCpuMicros(p) - before[i]) / result.requests.total),
     client: (client.user + client.system) / result.requests.total,
   };
 }

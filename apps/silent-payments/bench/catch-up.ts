@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createReceiver, loadSecp256k1Backend, scanInputsFromRpc } from '@repo/bip352';
+import { processCpuMicros } from '@repo/metrics';
 import { createSilentLogger } from '@repo/service';
 import { buildDenseChain, requireBitcoind, startRegtestNode, type DenseChain, type RegtestNode } from '@repo/regtest';
 import { createApp } from '../src/app';
@@ -43,20 +44,10 @@ async function startNode(): Promise<{ node: RegtestNode; chain: DenseChain }> {
   return { node, chain };
 }
 
-/** CPU time (ms) of every thread of process `pid` so far, from /proc; undefined where there is no /proc. */
+/** CPU time (ms) of process `pid` so far, every thread included; undefined where there is no /proc. */
 function cpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined || !existsSync(`/proc/${pid}/task`)) return undefined;
-  let ticks = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-    } catch {
-      // a thread that ended meanwhile
-    }
-  }
-  return ticks * 10; // USER_HZ = 100
+  const micros = processCpuMicros(pid);
+  return Number.isNaN(micros) ? undefined : micros / 1000;
 }
 
 /** The node alone: each block's hash, then the block at verbosity 3, read whole (not parsed). */
