@@ -55,7 +55,10 @@ async function main() {
     BITCOIND_RPC_PASSWORD: 'benchpass',
     RPC_USER: 'client',
     RPC_PASSWORD: 'clientpass',
+    // The bench is one client address with up to 50 connections: no rate limit, and a
+    // per-address connection cap above that (the default, 32, closes the rest at once).
     RATE_LIMIT_PER_MINUTE: '0',
+    MAX_CONNECTIONS_PER_IP: '100',
     ...JSON.parse(process.argv[4] ?? '{}'),
   };
   for (const [k, v] of Object.entries(env)) if (v === null) delete env[k];
