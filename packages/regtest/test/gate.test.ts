@@ -77,9 +77,7 @@ describe('bitcoindVersion', () => {
   });
 
   it('is undefined when no temporary folder can be made for it (the gate then says so, no stack trace)', () => {
-    const path = join(dir, 'bitcoind');
-    writeFileSync(path, '#!/bin/sh\necho "Bitcoin Core daemon version v29.2.0"\n');
-    chmodSync(path, 0o755);
+    const path = fakeBitcoind(dir, '29.2.0');
     const r = gate({ BITCOIND: path, PATH: '/usr/bin:/bin', TMPDIR: join(dir, 'missing') }, ['true']);
     expect(r.status).toBe(1);
     expect(r.stderr).toBe(`@repo/example: ${path} is Bitcoin Core (version unknown), it needs Bitcoin Core 29.x\n`);
