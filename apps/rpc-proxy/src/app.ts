@@ -64,6 +64,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     password: config.nodePassword,
     cookieFile: config.nodeCookieFile,
     maxConcurrency: config.nodeLongPollMaxConcurrency,
+    batchesInFlight: 0, // long polls are never batched
     queueLimit: 0,
     timeoutMs: config.nodeLongPollTimeoutMs + config.nodeTimeoutMs,
     logger,

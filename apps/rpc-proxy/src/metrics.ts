@@ -33,7 +33,7 @@ export function proxyRoute(url: string | undefined): string {
  * `_misses_total` / `rpc_proxy_cache_bytes`, `rpc_proxy_coalesced_total` (calls answered by another
  * call's flight instead of the node) and `rpc_proxy_coalesce_flights_total`,
  * `rpc_proxy_auth_failures_total{reason}` (missing, invalid), `rpc_proxy_node_queue` (calls waiting
- * for a node connection).
+ * for the node: queued for a connection or held behind their path's batch).
  */
 export function createProxyMetrics(deps: {
   node: NodeClient;
@@ -80,9 +80,9 @@ export function createProxyMetrics(deps: {
   });
   metrics.gauge({
     name: 'rpc_proxy_node_queue',
-    help: 'Calls waiting for a connection to the node.',
+    help: "Calls waiting for the node: queued for a connection or held behind their path's batch (NODE_QUEUE_LIMIT bounds them).",
     collect() {
-      this.set(deps.node.stats.queued);
+      this.set(deps.node.stats.queued + deps.node.stats.held);
     },
   });
 

@@ -39,9 +39,10 @@ export interface NodeClientOptions {
   /**
    * Batches of {@link NodeClient.callBatched} in flight per path at most (0: no bound). Calls
    * that arrive while that many are in flight wait for one to come back and go together in the
-   * next, so a busy node gets fewer, larger batches.
+   * next, so a busy node gets fewer, larger batches. Required: the proxy's setting
+   * (NODE_BATCHES_IN_FLIGHT) must reach its client, not a default of this module.
    */
-  batchesInFlight?: number;
+  batchesInFlight: number;
   queueLimit: number;
   timeoutMs: number;
   logger: Logger;
@@ -60,7 +61,8 @@ export interface NodeClient {
   callBatched(path: string, body: Buffer, legacy: boolean): Promise<NodeReply>;
   /** HTTP requests that carried several calls gathered by {@link callBatched}, and those calls. */
   readonly batches: { requests: number; calls: number };
-  readonly stats: { active: number; queued: number; maxActive: number };
+  /** Calls in flight, queued for a connection, held behind their path's batches, and the most ever in flight. */
+  readonly stats: { active: number; queued: number; held: number; maxActive: number };
   /** The errno code (`EACCES`, `ENOENT`, …) of the last failed read of the node's cookie file; undefined when it was read. */
   cookieError(): string | undefined;
   close(): void;
@@ -144,7 +146,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     keepAliveTimeout: 20_000,
     keepAliveMaxTimeout: 25_000,
   });
-  const stats = { active: 0, queued: 0, maxActive: 0 };
+  const stats = { active: 0, queued: 0, held: 0, maxActive: 0 };
   const batches = { requests: 0, calls: 0 };
   const waiting: (() => void)[] = [];
   /** Calls of callBatched by path, sent at the end of this turn of the event loop. */
@@ -152,12 +154,9 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   let flushScheduled = false;
   /** Exchanges of callBatched in flight, by path. */
   const inFlight = new Map<string, number>();
-  const holdLimit = options.batchesInFlight ?? 0;
-  /** Calls held behind their path's batches in flight; with the queued ones, bounded by `queueLimit`. */
-  let held = 0;
-
+  const holdLimit = options.batchesInFlight;
   /** Room for one more call to wait, queued for a connection or held behind its path's batches. */
-  const roomToWait = () => waiting.length + held < options.queueLimit;
+  const roomToWait = () => stats.queued + stats.held < options.queueLimit;
   /** The path has `batchesInFlight` batches out: its calls are held until one comes back. */
   const pathFull = (path: string) => holdLimit > 0 && (inFlight.get(path) ?? 0) >= holdLimit;
 
@@ -321,7 +320,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     for (const [path, calls] of gathered) {
       if (pathFull(path)) continue;
       gathered.delete(path);
-      for (const c of calls) if (c.held) held--;
+      for (const c of calls) if (c.held) stats.held--;
       for (let i = 0; i < calls.length; i += MAX_BATCH_CALLS) sendGathered(path, calls.slice(i, i + MAX_BATCH_CALLS));
     }
   }
@@ -383,7 +382,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
           reject(new NodeError('queue', QUEUE_FULL));
           return;
         }
-        if (holding) held++;
+        if (holding) stats.held++;
         let list = gathered.get(path);
         if (list === undefined) gathered.set(path, (list = []));
         list.push({ body, legacy, held: holding, resolve, reject });

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createSilentLogger, listen } from '@repo/service';
 import { createNodeClient, NodeError, type NodeClient, type NodeClientOptions } from '../src/node-client';
-import { NODE_PASSWORD, NODE_USER } from './support/helpers';
+import { sampleValue, scrape } from '@repo/metrics/testing';
+import { basic, call, NODE_PASSWORD, NODE_USER, startGate, startHarness, until } from './support/helpers';
 
 type Limits = Partial<Pick<NodeClientOptions, 'batchesInFlight' | 'maxConcurrency' | 'queueLimit' | 'timeoutMs'>>;
 
@@ -216,4 +217,32 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
         '200 {"result":"/ 2","error":null,"id":2}',
       ]);
     }));
+});
+
+describe('through the proxy, with its defaults (NODE_BATCHES_IN_FLIGHT=1)', () => {
+  it('holds the calls that arrive while a batch is out at the node, shows them waiting in /metrics, and sends them in the next batch', async () => {
+    const gate = await startGate();
+    const h = await startHarness({ BITCOIND_RPC_URL: gate.url });
+    gate.target = h.node.url;
+    try {
+      const expected = await Promise.all(
+        [1, 2, 3].map(async (n) => (await call(h.node.url, 'getblockhash', [n], { auth: basic(NODE_USER, NODE_PASSWORD) })).text),
+      );
+      const first = call(h.url, 'getblockhash', [1]);
+      await until(() => gate.held === 1);
+      const later = [2, 3].map((n) => call(h.url, 'getblockhash', [n]));
+      await until(() => h.app.node.stats.held === 2);
+      expect(sampleValue(await scrape(`${h.url}/metrics`), 'rpc_proxy_node_queue')).toBe(2);
+      expect(gate.received).toBe(1); // held at the proxy, not sent
+      const before = { ...h.app.node.batches };
+      gate.release(true);
+      expect((await Promise.all([first, ...later])).map((r) => r.text)).toEqual(expected);
+      expect(gate.received).toBe(2); // the two held calls in one request
+      expect(h.app.node.batches).toEqual({ requests: before.requests + 1, calls: before.calls + 2 });
+      expect(h.app.node.stats.held).toBe(0);
+    } finally {
+      await h.close();
+      await gate.close();
+    }
+  });
 });
