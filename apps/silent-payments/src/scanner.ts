@@ -698,9 +698,12 @@ export function createScanner(options: ScannerOptions): Scanner {
         if (answer.hash !== lastHash) {
           logger.debug({ height: answer.height, hash: answer.hash }, 'new block announced by waitfornewblock');
           blockSignal = true;
-          wakeUp?.();
+          if (state !== 'initial_block_download') wakeUp?.();
         }
         lastHash = answer.hash;
+        // A node in its initial block download finds blocks many times a second: the main loop
+        // checks it at the poll interval, and the long poll waits as long between its calls.
+        if (state === 'initial_block_download') await longPollPause(pollIntervalMs);
       } catch (err) {
         if (stopped) break;
         if (err instanceof ChainRpcError && err.kind === 'rpc' && err.rpcCode === -32601) {
@@ -719,17 +722,22 @@ export function createScanner(options: ScannerOptions): Scanner {
         longPollState = 'retrying';
         if (lpFailures === 1 || lpFailures % 10 === 0)
           logger.debug({ failures: lpFailures, err: (err as Error).message }, 'long poll failed: retrying');
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, backoff(lpFailures - 1, { minMs: minBackoff, maxMs: maxBackoff }));
-          function done() {
-            clearTimeout(timer);
-            longPollWake = undefined;
-            resolve();
-          }
-          longPollWake = done;
-        });
+        await longPollPause(backoff(lpFailures - 1, { minMs: minBackoff, maxMs: maxBackoff }));
       }
     }
+  }
+
+  /** A wait between two long polls that stop() cuts short. */
+  function longPollPause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        longPollWake = undefined;
+        resolve();
+      }
+      longPollWake = done;
+    });
   }
 
   async function loop(): Promise<void> {
@@ -754,7 +762,9 @@ export function createScanner(options: ScannerOptions): Scanner {
         failures = 0;
         lastError = null;
         failure = undefined;
-        if (!stopped && !blockSignal) await sleep(scanMempool ? mempoolInterval : pollIntervalMs);
+        // Caught up: the mempool (and the tip's height) at its interval. Waiting for the node's
+        // initial block download or for SP_START_HEIGHT: the chain at the poll interval.
+        if (!stopped && !blockSignal) await sleep(scanMempool && (state as ScannerState) === 'synced' ? mempoolInterval : pollIntervalMs);
       } catch (err) {
         if (stopped) break;
         failures++;

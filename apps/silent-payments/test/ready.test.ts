@@ -57,6 +57,20 @@ describe('the node in its initial block download, GET /ready', () => {
     });
   });
 
+  it('asks a node in its initial block download at SCAN_POLL_INTERVAL_MS, not at the mempool interval', async () => {
+    node.setInitialBlockDownload({ headers: 900, progress: 0.125 });
+    running = await startService(env({ SCAN_POLL_INTERVAL_MS: '400', SCAN_MEMPOOL_INTERVAL_MS: '10' }));
+    await waitFor(() => status().state === 'initial_block_download', 5_000, 'the wait for the initial block download');
+    node.clearRequests();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const asked = node.requests.filter((r) => r.body.includes('getblockchaininfo')).length;
+    // Every 400 ms: 2 or 3 in a second (every 10 ms would be about 100).
+    expect(asked).toBeGreaterThanOrEqual(1);
+    expect(asked).toBeLessThanOrEqual(4);
+    node.setInitialBlockDownload(undefined);
+    await waitFor(() => status().state === 'synced', 5_000, 'synced');
+  });
+
   it('honours SP_START_HEIGHT once the node is synced', async () => {
     node.setInitialBlockDownload({ headers: 300, progress: 0.5 });
     running = await startService(env({ SP_START_HEIGHT: '90' }));
