@@ -204,7 +204,14 @@ export async function startGate(): Promise<Gate> {
   };
 }
 
-/** Waits until `condition()` holds (polling every 5 ms; jest's timeout bounds it). */
-export async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((r) => setTimeout(r, 5));
+/**
+ * Waits until `condition()` holds, polling every 5 ms; past `timeoutMs` it throws, naming `what`
+ * (rather than spinning on until jest's timeout, after the test too).
+ */
+export async function until(condition: () => boolean, what = 'the condition', timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what} did not hold within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
