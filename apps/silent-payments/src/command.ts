@@ -71,8 +71,9 @@ export const COMMAND: CommandSpec = {
     },
     {
       name: 'SCAN_LONG_POLL_TIMEOUT_MS',
-      default: '30000',
-      description: "the timeout of each waitfornewblock call; at most the rpc-proxy's NODE_LONG_POLL_TIMEOUT_MS (60000)",
+      default: '10000',
+      description:
+        "the timeout of each waitfornewblock call; at most the rpc-proxy's NODE_LONG_POLL_TIMEOUT_MS (60000); Bitcoin Core 29's stop waits for a pending call",
     },
     {
       name: 'INVOICE_TOLERANCE_SATS',

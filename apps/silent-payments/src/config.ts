@@ -52,7 +52,11 @@ export interface SilentPaymentsConfig {
     mempoolIntervalMs: number;
     /** Follow new blocks with the node's long poll `waitfornewblock` (SCAN_LONG_POLL). */
     longPoll: boolean;
-    /** The `timeout` of each `waitfornewblock` call (ms); at most the rpc-proxy's NODE_LONG_POLL_TIMEOUT_MS. */
+    /**
+     * The `timeout` of each `waitfornewblock` call (ms); at most the rpc-proxy's
+     * NODE_LONG_POLL_TIMEOUT_MS. Bitcoin Core 29 finishes a waiting call before it stops, so this
+     * is also how much longer a node's stop can take (docs/silent-payments.md).
+     */
     longPollTimeoutMs: number;
     /** Longest wait between two attempts while the node is unreachable (ms). */
     maxBackoffMs: number;
@@ -149,7 +153,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       mempool: readBool(env, 'SCAN_MEMPOOL', true),
       mempoolIntervalMs: readInt(env, 'SCAN_MEMPOOL_INTERVAL_MS', 250, { min: 10, max: 600_000 }),
       longPoll: readBool(env, 'SCAN_LONG_POLL', true),
-      longPollTimeoutMs: readInt(env, 'SCAN_LONG_POLL_TIMEOUT_MS', 30_000, { min: 100, max: 3_600_000 }),
+      longPollTimeoutMs: readInt(env, 'SCAN_LONG_POLL_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
       maxBackoffMs: readInt(env, 'SCAN_MAX_BACKOFF_MS', 60_000, { min: 10, max: 3_600_000 }),
       backend,
       workers: readInt(env, 'SCAN_WORKERS', defaultScanWorkers(), { min: 0, max: 64 }),

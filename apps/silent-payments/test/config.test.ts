@@ -18,6 +18,7 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10_000,
     });
     expect(config.relay.url).toBeUndefined();
+    expect(config.scanner).toMatchObject({ pollIntervalMs: 5_000, longPoll: true, longPollTimeoutMs: 10_000 });
   });
 
   it('reads every variable', () => {
