@@ -46,13 +46,23 @@ async function step(name, fn) {
 const SERVICES_WITH_HEALTH = ['bitcoind', 'config-server', 'rpc-proxy', 'relay', 'silent-payments', 'storage', 'proxy'];
 
 /**
- * `docker compose up -d`, then every health check passing. Not `up --wait`: it gives up at once on
- * a container that is still unhealthy from a dependency's restart (the scanner while the node
- * restarts), where an operator would wait for the next check.
+ * Every health check passing. Waited for, where `up --wait` gives up at once on a container that
+ * is still unhealthy from a dependency's restart (the scanner while the node restarts) and an
+ * operator would wait for the next check.
+ */
+async function allHealthy() {
+  await until('every container is healthy', async () => SERVICES_WITH_HEALTH.every((service) => healthOf(service) === 'healthy'));
+}
+
+/**
+ * `docker compose up -d` on a stack whose containers are all created anew, then every health
+ * check passing. Never after a restart: `up` refuses to go on while a dependency is unhealthy
+ * ("dependency failed to start"), and the proxy is, for a while, after the node's restart (a
+ * Bitcoin Core 29 node's stop waits for the scanner's pending long poll, refusing calls meanwhile).
  */
 async function upAndWait() {
   compose('up', '-d');
-  await until('every container is healthy', async () => SERVICES_WITH_HEALTH.every((service) => healthOf(service) === 'healthy'));
+  await allHealthy();
 }
 
 async function http(method, url, body, headers = {}) {
@@ -332,7 +342,7 @@ await step('each service used from the host', everything);
 for (const service of [...APP_SERVICES, 'bitcoind', 'proxy']) {
   await step(`docker compose restart ${service}: state kept`, async () => {
     compose('restart', service);
-    await upAndWait();
+    await allHealthy();
     await answering(service);
     await everything();
   });
@@ -355,7 +365,7 @@ await step('node stopped: the proxy and the scanner say they are not ready, and 
 });
 await step('storage recreated (new container): the reverse proxy finds it again', async () => {
   compose('up', '-d', '--force-recreate', '--no-deps', 'storage');
-  await upAndWait();
+  await allHealthy();
   await answering('storage');
   await storage();
 });
