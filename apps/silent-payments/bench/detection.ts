@@ -66,8 +66,14 @@ async function main(): Promise<void> {
   try {
     await service.start();
     await until(async () => service.scanner.status().state === 'synced' && service.scanner.longPollState() === 'waiting', 'the scanner');
-    const address = service.book.labelAddress(1);
-    service.book.addLabel(1, address);
+    // A labelled address, as a wallet gets one.
+    const created = await fetch(`${url}/generate-address`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ label: 'bench', amount: 0.0015 }),
+    });
+    if (created.status !== 201) throw new Error(`POST /generate-address answered ${created.status}: ${await created.text()}`);
+    const { address } = (await created.json()) as { address: string };
     // One confirmed P2WPKH coin per payment, funded up front.
     const coins: FundedOutput[] = [];
     const miner = await wallet.newAddress();
