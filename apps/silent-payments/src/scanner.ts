@@ -115,6 +115,19 @@ const YIELD_EVERY = 64;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Waits `ms`; the function handed to `setWake` ends the wait early (it is unset when the wait ends). */
+function wakeableDelay(ms: number, setWake: (wake: (() => void) | undefined) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      setWake(undefined);
+      resolve();
+    }
+    setWake(done);
+  });
+}
+
 function isP2trHex(hex: string): boolean {
   // OP_1 OP_PUSHBYTES_32 <32 bytes> (BIP-341); only taproot outputs can be silent payments.
   return hex.length === 68 && hex.startsWith('5120');
@@ -171,17 +184,11 @@ export function createScanner(options: ScannerOptions): Scanner {
   // inputs only those reach SQLite. About 100 bytes a payment; removed payments stay (harmless).
   let paymentTxids: Set<string> | undefined;
 
-  function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wakeUp = undefined;
-        resolve();
-      }
-      wakeUp = done;
+  /** The main loop's wait; wakeUp() (a new block, wake(), stop()) ends it early. */
+  const sleep = (ms: number) =>
+    wakeableDelay(ms, (wake) => {
+      wakeUp = wake;
     });
-  }
 
   function blocksPerSecond(): number {
     const now = Date.now();
@@ -727,18 +734,11 @@ export function createScanner(options: ScannerOptions): Scanner {
     }
   }
 
-  /** A wait between two long polls that stop() cuts short. */
-  function longPollPause(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        longPollWake = undefined;
-        resolve();
-      }
-      longPollWake = done;
+  /** A wait between two long polls; longPollWake() (stop()) ends it early. */
+  const longPollPause = (ms: number) =>
+    wakeableDelay(ms, (wake) => {
+      longPollWake = wake;
     });
-  }
 
   async function loop(): Promise<void> {
     state = 'starting';

@@ -1,18 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { startChainDouble, type ChainDouble } from '@repo/chain-double';
-import { createSilentLogger } from '@repo/service';
-import { createAddressBook } from '../src/address-book';
-import { createChainRpcClient, type ChainRpcClient } from '../src/chain-rpc';
-import { createNoopPublisher } from '../src/publisher';
-import { createScanner, type Scanner } from '../src/scanner';
-import { openStore, type Store } from '../src/store';
+import type { ChainRpcClient } from '../src/chain-rpc';
 import { waitFor } from './support/fake-relay';
+import { randomAddressBook, useScannerParts } from './support/scanner-parts';
 
-const USER = 'longpoll';
-const PASSWORD = 'longpollpass';
 const POLL_MS = 400;
 
 /**
@@ -22,40 +11,11 @@ const POLL_MS = 400;
  * block by block.
  */
 describe('scanner long poll, node in its initial block download', () => {
-  let node: ChainDouble;
-  let dir: string;
-  let store: Store;
-  let rpc: ChainRpcClient;
-  let scanner: Scanner | undefined;
-
-  beforeEach(async () => {
-    node = await startChainDouble({ port: 0, host: '127.0.0.1', user: USER, password: PASSWORD, chain: 'regtest' });
-    dir = mkdtempSync(join(tmpdir(), 'sp-longpoll-'));
-    store = openStore(join(dir, 'sp.sqlite'));
-    rpc = createChainRpcClient({ url: node.url, user: USER, password: PASSWORD });
-  });
-  afterEach(async () => {
-    await scanner?.stop();
-    scanner = undefined;
-    rpc.close();
-    store.close();
-    await node.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const t = useScannerParts('sp-longpoll-');
 
   it('waits SCAN_POLL_INTERVAL_MS between two long polls, and a block they announce does not wake the main loop', async () => {
-    const scanPriv = secp256k1.utils.randomSecretKey();
-    const book = createAddressBook({
-      keys: {
-        scanPriv,
-        scanPub: secp256k1.getPublicKey(scanPriv, true),
-        spendPub: secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), true),
-        source: 'env',
-      },
-      network: 'regtest',
-      labels: [],
-      backend: 'native',
-    });
+    const { node, rpc } = t;
+    const { book } = randomAddressBook();
     // A node in its download: every waitfornewblock answers at once with a new block.
     let height = node.tipHeight();
     let longPolls = 0;
@@ -70,18 +30,13 @@ describe('scanner long poll, node in its initial block download', () => {
       },
     };
     node.setInitialBlockDownload({ headers: 5_000, progress: 0.3 });
-    scanner = createScanner({
-      rpc,
-      store,
+    const scanner = t.start({
       book,
-      publisher: createNoopPublisher(),
-      logger: createSilentLogger(),
       pollIntervalMs: POLL_MS,
       mempoolIntervalMs: 10,
       longPoll: { rpc: downloading, timeoutMs: 30_000 },
     });
-    scanner.start();
-    await waitFor(() => scanner!.status().state === 'initial_block_download' && longPolls > 0, 5_000, 'the wait');
+    await waitFor(() => scanner.status().state === 'initial_block_download' && longPolls > 0, 5_000, 'the wait');
     node.clearRequests();
     const before = longPolls;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -95,7 +50,7 @@ describe('scanner long poll, node in its initial block download', () => {
 
     // Once the download is over, the scanner takes its start height and follows the chain.
     node.setInitialBlockDownload(undefined);
-    await waitFor(() => scanner!.status().state === 'synced', 5_000, 'synced');
+    await waitFor(() => scanner.status().state === 'synced', 5_000, 'synced');
     expect(scanner.status().start_height).toBe(node.tipHeight());
   });
 });

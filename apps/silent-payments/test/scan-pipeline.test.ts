@@ -1,19 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { buildSilentPayment, plainScript, startChainDouble, type ChainDouble } from '@repo/chain-double';
+import { buildSilentPayment, plainScript } from '@repo/chain-double';
 import { createSilentLogger } from '@repo/service';
-import { createAddressBook, type AddressBook } from '../src/address-book';
-import { createChainRpcClient, type ChainRpcClient } from '../src/chain-rpc';
+import type { AddressBook } from '../src/address-book';
+import type { ChainRpcClient } from '../src/chain-rpc';
 import { createNoopPublisher, type Publisher } from '../src/publisher';
 import { createScanPool, type ScanPool } from '../src/scan-pool';
-import { createScanner, type Scanner } from '../src/scanner';
-import { openStore, type Store } from '../src/store';
 import { waitFor } from './support/fake-relay';
+import { randomAddressBook, useScannerParts } from './support/scanner-parts';
 
-const USER = 'pipeline';
-const PASSWORD = 'pipelinepass';
 const BLOCKS = 9;
 
 /**
@@ -21,27 +14,17 @@ const BLOCKS = 9;
  * are made to come back out of block order, against the chain double.
  */
 describe('scanner catch-up pipeline', () => {
-  let node: ChainDouble;
-  let dir: string;
-  let store: Store;
+  const t = useScannerParts('sp-pipeline-');
   let book: AddressBook;
-  let rpc: ChainRpcClient;
   let pool: ScanPool;
-  let scanner: Scanner | undefined;
   let first: number;
   // txid of the payment mined in each block, by height
   const paid = new Map<number, string>();
 
-  beforeAll(async () => {
-    node = await startChainDouble({ port: 0, host: '127.0.0.1', user: USER, password: PASSWORD, chain: 'regtest' });
-    const scanPriv = secp256k1.utils.randomSecretKey();
-    const keys = {
-      scanPriv,
-      scanPub: secp256k1.getPublicKey(scanPriv, true),
-      spendPub: secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), true),
-      source: 'env' as const,
-    };
-    book = createAddressBook({ keys, network: 'regtest', labels: [], backend: 'native' });
+  beforeAll(() => {
+    const { node } = t;
+    const keys = randomAddressBook();
+    book = keys.book;
     const coins = Array.from({ length: BLOCKS }, () => node.fund('p2wpkh'));
     first = node.tipHeight() + 1;
     coins.forEach((coin, i) => {
@@ -49,23 +32,17 @@ describe('scanner catch-up pipeline', () => {
       node.mine(1, [tx.hex]);
       paid.set(first + i, tx.txid);
     });
-    pool = createScanPool({ workers: 2, scanPriv, spendPub: keys.spendPub, labels: [], backend: 'native', logger: createSilentLogger() });
+    pool = createScanPool({
+      workers: 2,
+      scanPriv: keys.scanPriv,
+      spendPub: keys.spendPub,
+      labels: [],
+      backend: 'native',
+      logger: createSilentLogger(),
+    });
   });
   afterAll(async () => {
     await pool.close();
-    await node.close();
-  });
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'sp-pipeline-'));
-    store = openStore(join(dir, 'sp.sqlite'));
-    rpc = createChainRpcClient({ url: node.url, user: USER, password: PASSWORD });
-  });
-  afterEach(async () => {
-    await scanner?.stop();
-    scanner = undefined;
-    rpc.close();
-    store.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   /**
@@ -90,6 +67,7 @@ describe('scanner catch-up pipeline', () => {
   /** Records BlockScanned events and checks, as each is published, that its block is stored whole and nothing above it. */
   function checkingPublisher(events: number[], problems: string[]): Publisher {
     const noop = createNoopPublisher();
+    const { store } = t;
     return {
       ...noop,
       publish(type, data) {
@@ -112,6 +90,7 @@ describe('scanner catch-up pipeline', () => {
     const events: number[] = [];
     const problems: string[] = [];
     const prefetch = 3;
+    const { rpc, store } = t;
     const publisher = checkingPublisher(events, problems);
     // counts the blocks asked of the node that are not applied yet
     let inFlight = 0;
@@ -139,19 +118,16 @@ describe('scanner catch-up pipeline', () => {
         return publisher.publish(type, data);
       },
     };
-    scanner = createScanner({
+    const scanner = t.start({
       rpc: counted,
-      store,
       book,
       publisher: tracked,
-      logger: createSilentLogger(),
       startHeight: first,
       mempool: false,
       pool: reversingPool(prefetch, order),
       prefetchBlocks: prefetch,
     });
-    scanner.start();
-    await waitFor(() => scanner!.status().state === 'synced', 20_000, 'the catch-up');
+    await waitFor(() => scanner.status().state === 'synced', 20_000, 'the catch-up');
 
     const heights = Array.from({ length: BLOCKS }, (_, i) => first + i);
     expect(order).not.toEqual(heights); // the scans did complete out of order
@@ -180,20 +156,16 @@ describe('scanner catch-up pipeline', () => {
         return block;
       },
     };
-    scanner = createScanner({
-      rpc,
-      store,
+    const scanner = t.start({
       book,
       publisher: checkingPublisher(events, problems),
-      logger: createSilentLogger(),
       startHeight: first,
       mempool: false,
       minBackoffMs: 10,
       pool: failing,
       prefetchBlocks: 4,
     });
-    scanner.start();
-    await waitFor(() => scanner!.status().state === 'synced', 20_000, 'the catch-up');
+    await waitFor(() => scanner.status().state === 'synced', 20_000, 'the catch-up');
     expect(failed).toBe(true);
     expect(events).toEqual(Array.from({ length: BLOCKS }, (_, i) => first + i));
     expect(problems).toEqual([]);
