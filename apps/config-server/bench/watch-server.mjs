@@ -1,5 +1,6 @@
 // The config server for bench/watch.mjs, in its own process so that its memory is its own:
-// a 4 KB file with substitution, limits raised for 1,000 clients from one address. Run with
+// a 4 KB file with substitution, limits raised for 1,000 clients from one address (the
+// connection caps too: MAX_CONNECTIONS, default 500, and MAX_CONNECTIONS_PER_IP). Run with
 // --expose-gc. Sends {port, file} over IPC, then answers 'mem' with its memory after a full
 // collection and the watch hub's counts.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -27,6 +28,7 @@ const config = loadConfig({
   CONFIG_MASTER_KEY: master,
   RATE_LIMIT_PER_MINUTE: '0',
   RATE_LIMIT_PER_SECOND: '0',
+  MAX_CONNECTIONS: String(clients * 2), // a tenth of it is kept for other addresses
   MAX_CONNECTIONS_PER_IP: String(clients + 100),
   MAX_IN_FLIGHT: String(clients * 2),
   MAX_WAITING: String(clients * 2),

@@ -18,6 +18,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 const server = fork(join(here, 'watch-server.mjs'), [String(CLIENTS)], { execArgv: ['--expose-gc'] });
+// Should the bench fail, the server goes with it (else it holds the output `pnpm bench` waits on).
+process.on('exit', () => server.kill());
 const { port, file, ca } = await new Promise((resolve) => server.once('message', resolve));
 const ask = (message) =>
   new Promise((resolve) => {
