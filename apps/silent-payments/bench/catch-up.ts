@@ -3,7 +3,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createReceiver, loadSecp256k1Backend, scanInputsFromRpc } from '@repo/bip352';
-import { processCpuMicros } from '@repo/metrics';
+import { processCpuMicros, threadCpuMicros } from '@repo/metrics';
 import { createSilentLogger } from '@repo/service';
 import { buildDenseChain, requireBitcoind, startRegtestNode, type DenseChain, type RegtestNode } from '@repo/regtest';
 import { createApp } from '../src/app';
@@ -22,7 +22,10 @@ import type { RpcTransaction } from '../src/scanner';
 // the rounds (1.0: the scanner keeps the node's pace); SCAN_WORKERS = the default, 0, cores − 1, cores.
 // On Linux it also reports the CPU time (from /proc) of bitcoind and of this process (the service:
 // its own thread, its scan workers, V8's helper threads) in each catch-up, which on a shared
-// machine says more than the wall clock: the catch-up cannot beat (node + scanner CPU) / cores.
+// machine says more than the wall clock: the catch-up cannot beat (node + scanner CPU) / cores;
+// and the service's CPU by thread: its main thread, the threads the catch-up started (the scan
+// workers) and the process's other threads (V8's helpers for garbage collection and compilation,
+// libuv's pool), read from /proc just before the service stops (an ended thread is not listed).
 
 const BLOCKS = Number(process.env.BENCH_DENSE_BLOCKS ?? 10);
 const TXS = Number(process.env.BENCH_DENSE_TXS ?? 2_500);
@@ -48,6 +51,30 @@ async function startNode(): Promise<{ node: RegtestNode; chain: DenseChain }> {
 function cpuMs(pid: number | undefined): number | undefined {
   const micros = processCpuMicros(pid);
   return Number.isNaN(micros) ? undefined : micros / 1000;
+}
+
+/** CPU ms of the service's threads over a catch-up (Linux). */
+interface ThreadSplit {
+  main: number;
+  /** Threads that did not exist before the catch-up: its scan workers. */
+  started: number;
+  startedCount: number;
+  /** Threads that existed before, but the main one: V8's helpers, libuv's pool. */
+  others: number;
+}
+
+function threadSplit(before: Map<number, number>, after: Map<number, number>): ThreadSplit | undefined {
+  if (after.size === 0) return undefined;
+  const split: ThreadSplit = { main: 0, started: 0, startedCount: 0, others: 0 };
+  for (const [tid, micros] of after) {
+    const ms = (micros - (before.get(tid) ?? 0)) / 1000;
+    if (tid === process.pid) split.main = ms;
+    else if (!before.has(tid)) {
+      split.started += ms;
+      split.startedCount++;
+    } else split.others += ms;
+  }
+  return split;
 }
 
 /** The node alone: each block's hash, then the block at verbosity 3, read whole (not parsed). */
@@ -100,7 +127,11 @@ async function scanAlone(node: RegtestNode, chain: DenseChain): Promise<{ cpuMs:
 }
 
 /** The service's catch-up from the first dense block to the tip: wall time, and CPU time of the node and of this process. */
-async function catchUp(node: RegtestNode, chain: DenseChain, workers: number): Promise<{ ms: number; nodeCpu?: number; ownCpu?: number }> {
+async function catchUp(
+  node: RegtestNode,
+  chain: DenseChain,
+  workers: number,
+): Promise<{ ms: number; nodeCpu?: number; ownCpu?: number; threads?: ThreadSplit }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sp-catch-up-'));
   const service = createApp(
     loadConfig({
@@ -119,6 +150,7 @@ async function catchUp(node: RegtestNode, chain: DenseChain, workers: number): P
   try {
     const nodeBefore = cpuMs(node.pid);
     const ownBefore = cpuMs(process.pid);
+    const threadsBefore = threadCpuMicros(process.pid);
     const started = performance.now();
     await service.start();
     while (service.scanner.status().scanned_height !== chain.tipHeight) {
@@ -128,7 +160,9 @@ async function catchUp(node: RegtestNode, chain: DenseChain, workers: number): P
     const ms = performance.now() - started;
     const nodeAfter = cpuMs(node.pid);
     const ownAfter = cpuMs(process.pid);
+    const threads = threadSplit(threadsBefore, threadCpuMicros(process.pid));
     return {
+      threads,
       ms,
       nodeCpu: nodeBefore === undefined || nodeAfter === undefined ? undefined : nodeAfter - nodeBefore,
       ownCpu: ownBefore === undefined || ownAfter === undefined ? undefined : ownAfter - ownBefore,
@@ -153,7 +187,7 @@ async function main(): Promise<void> {
     const load = loadavg();
     const alone: number[] = [];
     const byWorkers = new Map<number, number[]>(configs.map((w) => [w, []]));
-    const cpuByWorkers = new Map<number, Array<{ nodeCpu?: number; ownCpu?: number }>>(configs.map((w) => [w, []]));
+    const cpuByWorkers = new Map<number, Array<{ nodeCpu?: number; ownCpu?: number; threads?: ThreadSplit }>>(configs.map((w) => [w, []]));
     // node alone / catch-up of each pair run one after the other: the load of a shared machine changes between pairs
     const pairedByWorkers = new Map<number, number[]>(configs.map((w) => [w, []]));
     let bytes = 0;
@@ -199,6 +233,17 @@ async function main(): Promise<void> {
         const ownCpu = cpu.every((c) => c.ownCpu !== undefined) ? median(cpu.map((c) => c.ownCpu!)).toFixed(0) : '–';
         const name = `${w === 0 ? '0 (main thread)' : w}${w === defaultScanWorkers() ? ' (default)' : ''}`;
         return `| ${name} | ${median(times).toFixed(0)} | ${Math.min(...times).toFixed(0)}–${Math.max(...times).toFixed(0)} | ${nodeMs.toFixed(0)} | ${ratio.toFixed(2)} | ${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)} | ${ratio >= 0.9 ? 'yes' : 'no'} | ${nodeCpu} / ${ownCpu} |`;
+      }),
+      '',
+      "The service's CPU in the catch-up by thread (ms, median of the rounds; from /proc just before the service stops): its main thread (receiving the blocks, storing), the threads the catch-up started (its scan workers: parse, pack, scan), and the process's other threads (V8's helpers for garbage collection and compilation, libuv's pool).",
+      '',
+      '| SCAN_WORKERS | main thread | threads started (count) | other threads |',
+      '|---:|---:|---:|---:|',
+      ...configs.map((w) => {
+        const splits = cpuByWorkers.get(w)!.flatMap((c) => (c.threads === undefined ? [] : [c.threads]));
+        if (splits.length === 0) return `| ${w} | – | – | – |`;
+        const m = (key: 'main' | 'started' | 'others') => median(splits.map((t) => t[key])).toFixed(0);
+        return `| ${w} | ${m('main')} | ${m('started')} (${median(splits.map((t) => t.startedCount))}) | ${m('others')} |`;
       }),
       '',
       `The floor under any catch-up: the scan alone (${scans[0]!.scanned.toLocaleString('en-US')} transactions with a taproot output, parsed beforehand, scanned on one thread by the native receiver, change label; no HTTP, JSON, packing or storage) took ${scanMs.toFixed(0)} ms of CPU (median of ${ROUNDS}; range ${Math.min(...scans.map((r) => r.cpuMs)).toFixed(0)}–${Math.max(...scans.map((r) => r.cpuMs)).toFixed(0)}), and the node ${Number.isNaN(nodeCpuMs) ? '–' : nodeCpuMs.toFixed(0)} ms of CPU to serve the blocks during a catch-up. A catch-up on c cores shared with the node takes at least max(node alone, (node CPU + scan CPU) / c), so node alone / catch-up can be at most (for this machine's core count a bound from this run's figures; for the others an estimate that keeps this run's node alone, which on fewer cores is slowed by the bench's own client):`,

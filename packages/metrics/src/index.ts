@@ -13,7 +13,7 @@ import {
 } from 'prom-client';
 
 export { Counter, Gauge, Histogram, Registry };
-export { processCpuMicros } from './process-cpu';
+export { processCpuMicros, threadCpuMicros } from './process-cpu';
 
 /** Seconds buckets for HTTP requests: 1 ms to 10 s. */
 export const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
