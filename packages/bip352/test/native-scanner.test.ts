@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ser32 } from '../src/bytes';
 import { taggedHash } from '../src/hash';
+import { loadScanAddon } from '../src/backends/native';
 import {
   computeTweakData,
   createReceiver,
@@ -193,6 +194,14 @@ describe('native whole-transaction scan', () => {
     expect(() => addon.scan(handle, new Uint8Array(33), new Uint8Array(36), new Uint8Array(32))).toThrow(
       /scan\(handle, keys, outpoint, xs, kMax/,
     );
+  });
+});
+
+describe('native field inversion by divsteps (the label search batch)', () => {
+  it('gives the inverse libsecp256k1 gives, and x · 1/x = 1, on edge values (0, 1, 2, 3, p − 1, p − 2, 2^64, 2^255) and 300,000 others', () => {
+    // runs in C: 8 edge values, then pseudo-random ones: a quarter each with a run of 64 zero
+    // bits inside, a multiple of 2^128 (long runs of shifts), below 2^128, and as drawn
+    expect(loadScanAddon().inverseSelfTest(300_000)).toBe(0);
   });
 });
 

@@ -32,6 +32,8 @@ interface ScanAddon {
   addSpendKey(handle: object, point: Uint8Array | null, slot: number): void;
   /** the matches (44 bytes each), or 0 for none, or a negative code. */
   scan(handle: object, keys: Uint8Array, outpoint: Uint8Array, xs: Uint8Array, kMax: number, ecOnly: boolean): Buffer | number;
+  /** For the tests: the scanner's divsteps inversion against libsecp256k1's on n values; how many differ. */
+  inverseSelfTest(n: number): number;
 }
 
 /** Where the build puts the addon; the same path from src/ (tests) and dist/ (the build). */
