@@ -1,7 +1,9 @@
 'use strict';
-// Child process of bench.mjs: starts the chain double (argv[2] === 'double') or the proxy
+// Child process of bench.mjs: starts the chain double (argv[2] === 'double'), the proxy
 // (argv[2] === 'proxy', node URL in argv[3], then the proxy's environment on top of the
-// process's) and prints one JSON line with what it listens on.
+// process's) or the bare forwarder (argv[2] === 'forwarder', node URL and its Authorization
+// header in argv[3] and argv[4]) or a bare exchange (argv[2] === 'exchange', argv[3] 'http' or
+// 'net') and prints one JSON line with what it listens on.
 const { mkdtempSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -27,7 +29,92 @@ function mineFullBlock(node, signSpend) {
   return node.mine(1, txHexes)[0];
 }
 
+/** Listens on a free loopback port and says where on stderr (the parent reads that line). */
+async function announce(server) {
+  const { listen } = require('@repo/service');
+  const address = await listen(server, 0, '127.0.0.1');
+  process.stderr.write(`${JSON.stringify({ url: `http://127.0.0.1:${address.port}` })}\n`);
+}
+
+/** Calls `done` with a request's whole body. */
+function readBody(req, done) {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => done(Buffer.concat(chunks)));
+}
+
+/**
+ * The least any HTTP proxy does, as a reference for the proxy's cost: a node:http server that
+ * reads each request's body and sends it to the node over an undici Pool (16 connections, as the
+ * proxy's NODE_MAX_CONCURRENCY), then writes the node's answer back. No authentication, checks,
+ * batching, metrics or log line.
+ */
+async function forwarder(nodeUrl, authorization) {
+  const { createServer } = require('node:http');
+  const { Pool } = require('undici');
+  const pool = new Pool(nodeUrl, { connections: 16, pipelining: 1 });
+  const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    readBody(req, (body) => {
+      pool
+        .request({ method: 'POST', path: req.url, headers: { authorization, 'content-type': 'application/json' }, body })
+        .then(async ({ statusCode, body }) => {
+          const answer = Buffer.from(await body.arrayBuffer());
+          res.writeHead(statusCode, ['content-type', 'application/json', 'content-length', String(answer.length)]).end(answer);
+        })
+        .catch(() => res.writeHead(502).end());
+    });
+  });
+  process.once('SIGTERM', () => {
+    server.close();
+    void pool.close().finally(() => process.exit(0));
+  });
+  await announce(server);
+}
+
+/**
+ * The HTTP exchange alone, as the floor under any server's cost per call: each request's body is
+ * read and a fixed JSON-RPC answer (a getblockhash result) written back. `http`: node:http, as the
+ * proxy and the forwarder; `net`: a bare socket server that finds the head's end and its
+ * Content-Length and nothing else (not a usable HTTP server: what would be left if node:http cost
+ * nothing above the sockets).
+ */
+async function exchange(kind) {
+  const answer = Buffer.from('{"result":"0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206","error":null,"id":1}');
+  let server;
+  if (kind === 'http') {
+    server = require('node:http').createServer({ keepAliveTimeout: 30_000 }, (req, res) =>
+      readBody(req, () => res.writeHead(200, ['content-type', 'application/json', 'content-length', String(answer.length)]).end(answer)),
+    );
+  } else {
+    const whole = Buffer.concat([
+      Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${answer.length}\r\n\r\n`),
+      answer,
+    ]);
+    server = require('node:net').createServer((socket) => {
+      let pending = Buffer.alloc(0);
+      socket.setNoDelay(true);
+      socket.on('error', () => socket.destroy());
+      socket.on('data', (data) => {
+        pending = pending.length > 0 ? Buffer.concat([pending, data]) : data;
+        for (;;) {
+          const end = pending.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          const length = /content-length: *(\d+)/i.exec(pending.toString('latin1', 0, end));
+          const size = end + 4 + (length ? Number(length[1]) : 0);
+          if (pending.length < size) return;
+          pending = pending.subarray(size);
+          socket.write(whole);
+        }
+      });
+    });
+  }
+  process.once('SIGTERM', () => process.exit(0));
+  await announce(server);
+}
+
 async function main() {
+  if (process.argv[2] === 'exchange') return exchange(process.argv[3]);
+  if (process.argv[2] === 'forwarder') return forwarder(process.argv[3], process.argv[4]);
   if (process.argv[2] === 'double') {
     const { startChainDouble, signSpend } = require('@repo/chain-double');
     const node = await startChainDouble({ user: 'bench', password: 'benchpass' });
@@ -41,7 +128,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify({ url: node.url, hash, bigHash, bigBytes, height: node.tipHeight() })}\n`);
     return;
   }
-  const { createLogger, listen } = require('@repo/service');
+  const { createLogger } = require('@repo/service');
   // BENCH_PROXY_DIST: another build of the proxy (a copy of dist/), for an A/B in one run.
   const dist = process.env.BENCH_PROXY_DIST ?? join(__dirname, '..', 'dist');
   const { createApp } = require(join(dist, 'app'));
@@ -68,8 +155,7 @@ async function main() {
   await app.start();
   // A clean exit on SIGTERM, so a --cpu-prof run writes its profile.
   process.once('SIGTERM', () => void app.close().finally(() => process.exit(0)));
-  const address = await listen(app.servers.http, 0, '127.0.0.1');
-  process.stderr.write(`${JSON.stringify({ url: `http://127.0.0.1:${address.port}` })}\n`);
+  await announce(app.servers.http);
 }
 
 main();

@@ -16,6 +16,9 @@
 // this package, e.g. node_modules/.ab-base): a second proxy in front of Core runs from it, and
 // each Core round runs it too, after and before the proxy of dist/ in turn (an A/B of two builds
 // in one run).
+// Each Core row also has the bare forwarder (bench-servers.cjs): a node:http server that sends
+// each call to the node over undici and writes the answer back, with nothing else; it shows what
+// any proxy built on node:http costs here, whatever it does per call.
 import { spawn } from 'node:child_process';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -121,6 +124,8 @@ try {
   if (compareProxy) servers.push(compareProxy);
   const doubleProxy = await start(['proxy', double.info.url, JSON.stringify(proxyEnv)]);
   servers.push(doubleProxy);
+  const forwarder = await start(['forwarder', node.url, node.authorization()]);
+  servers.push(forwarder);
   const client = auth('client', 'clientpass');
   const corePid = node.pid;
   const getblockhash = (n) => `{"jsonrpc":"1.0","id":${n},"method":"getblockhash","params":[${n % CHAIN_HEIGHT}]}`;
@@ -157,11 +162,14 @@ try {
   for (const [name, backend, path, bodyFor, directUrl, directAuth, proxy, backendPid] of cases) {
     if (only !== undefined && !`${name} ${backend}`.includes(only)) continue;
     const other = backend === 'Core' ? compareProxy : undefined;
+    const bare = backend === 'Core' ? forwarder : undefined;
     await run(proxy.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
     if (other) await run(other.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
+    if (bare) await run(bare.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
     const direct = [];
     const proxied = [];
     const compared = [];
+    const forwarded = [];
     for (let r = 0; r < ROUNDS; r++) {
       direct.push(await run(directUrl, path, directAuth, bodyFor, [backendPid]));
       // With a second build, the two proxies take turns going first.
@@ -170,8 +178,18 @@ try {
       if (other && r % 2 === 1) compared.push(await viaOther());
       proxied.push(await viaProxy());
       if (other && r % 2 === 0) compared.push(await viaOther());
+      if (bare) forwarded.push(await run(bare.info.url, path, client, bodyFor, [bare.child.pid, backendPid]));
     }
-    rows.push({ name, backend, direct, proxied, compared });
+    rows.push({ name, backend, direct, proxied, compared, forwarded });
+  }
+  // The HTTP exchange alone, same client settings: [node:http runs, bare socket runs].
+  const floor = [[], []];
+  if (only === undefined) {
+    const exchanges = [await start(['exchange', 'http']), await start(['exchange', 'net'])];
+    servers.push(...exchanges);
+    for (const e of exchanges) await run(e.info.url, '/', client, getblockhash, [], WARM_UP_SECONDS);
+    for (let r = 0; r < ROUNDS; r++)
+      for (const [i, e] of exchanges.entries()) floor[i].push(await run(e.info.url, '/', client, getblockhash, [e.child.pid]));
   }
   const col = (runs, key) => runs.map((r) => r[key]);
   const load = loadavg()
@@ -184,7 +202,7 @@ try {
     '',
     '| call | backend | to | req/s | of direct | p50 ms | added p50 ms | p99 ms | proxy CPU µs/req | backend CPU µs/req | client CPU µs/req | all CPU µs/req | of direct, CPU-bound |',
     '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.flatMap(({ name, backend, direct, proxied, compared }) => {
+    ...rows.flatMap(({ name, backend, direct, proxied, compared, forwarded }) => {
       const allDirect = direct.map((d) => d.cpu[0] + d.client);
       const proxyRow = (label, runs) => {
         const all = runs.map((p) => p.cpu[0] + p.cpu[1] + p.client);
@@ -194,6 +212,7 @@ try {
         `| ${name} | ${backend} | direct | ${cell(col(direct, 'rps'))} | | ${cell(col(direct, 'p50'))} | | ${cell(col(direct, 'p99'))} | | ${cell(direct.map((d) => d.cpu[0]))} | ${cell(col(direct, 'client'))} | ${cell(allDirect)} | |`,
         proxyRow('proxy', proxied),
         ...(compared.length > 0 ? [proxyRow('proxy, BENCH_COMPARE_DIST', compared)] : []),
+        ...(forwarded.length > 0 ? [proxyRow('bare forwarder (reference)', forwarded)] : []),
       ];
     }),
     '',
@@ -201,6 +220,25 @@ try {
     'Ratios pair each proxy run with the direct run just before it; autocannon, the proxy and the node share the cores.',
     '"all CPU" adds the client\'s (autocannon, this process), the proxy\'s and the backend\'s CPU per request; "of direct, CPU-bound"',
     "is the direct run's all-CPU over the proxied run's: the throughput ratio to expect when the cores are the limit.",
+    '"bare forwarder" (Core rows): a node:http server that sends each call to the node over undici and writes the answer back, nothing',
+    'else (no authentication, checks, batching, metrics or log line): what any proxy built on node:http costs on this machine; its',
+    '"proxy CPU" column is the forwarder\'s.',
+    ...(floor[0].length > 0
+      ? [
+          '',
+          'The HTTP exchange alone (the same client and calls; the server reads each body and writes a fixed answer):',
+          '',
+          '| server | req/s | server CPU µs/req | client CPU µs/req |',
+          '|---|---:|---:|---:|',
+          ...[
+            ['node:http (what the proxy and the forwarder are built on)', floor[0]],
+            ['bare sockets (finds the head and Content-Length, nothing else)', floor[1]],
+          ].map(
+            ([label, runs]) =>
+              `| ${label} | ${cell(col(runs, 'rps'))} | ${cell(runs.map((x) => x.cpu[0]))} | ${cell(col(runs, 'client'))} |`,
+          ),
+        ]
+      : []),
   ];
   const table = lines.join('\n');
   process.stdout.write(`${table}\n`);
