@@ -2,7 +2,8 @@
 # The production stack, checked as an operator runs it (README, "Production"): brings
 # docker-compose.yml up for real, waits for every health check, uses each service from the host
 # as a client would, restarts each service and then the whole stack and checks that every piece
-# of state survived, and ends with `down -v`.
+# of state survived, and ends with `down -v`. It starts with `down -v` too when an earlier run of
+# its project was cut off before its cleanup.
 #
 # It runs under its own compose project name (COMPOSE_CHECK_PROJECT, default signet-infra-check)
 # with its own settings file, so it never touches the volumes or the `.env` of a stack you run
@@ -43,6 +44,15 @@ trap cleanup EXIT
   echo "RELAY_PUBLISH_TOKEN=$(node -e "console.log(require('crypto').randomBytes(32).toString('hex'))")"
   echo "PUBLISH_ADDRESS=127.0.0.1"
 } >"$settings"
+
+# A check killed before its cleanup (a machine restarted mid-run) leaves its project's containers
+# and volumes behind, and the next run would start on that state: the scanner's labels, the
+# relay's log. The check's own project is taken down first, so every run starts from nothing.
+leftovers=$(docker compose --env-file "$settings" ps -aq 2>/dev/null; docker volume ls -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")
+if [ -n "$leftovers" ]; then
+  echo "compose-check: removing what an earlier run of project $COMPOSE_PROJECT_NAME left (containers and volumes)"
+  docker compose --env-file "$settings" down -v --remove-orphans >/dev/null
+fi
 
 echo "compose-check: building the images"
 build_started=$(date +%s)
