@@ -5,10 +5,12 @@
 // judged here: speed belongs to `pnpm bench`. What it catches is a benchmark that no longer runs,
 // as the rpc-proxy's once did for a whole issue, unnoticed, because nothing ran it.
 //
-// The reports it writes (each package's bench-report.md and the root's) replace those of a real
-// run: they are not committed, and the root report says "smoke run" at its top.
+// The reports of your last real run are left as they were: each bench-report.md (the packages'
+// and the root's; bench-report-watch.md too) is set aside before the smoke run and put back after
+// it, whatever its outcome; the smoke run's own reports are kept beside them as
+// bench-report.smoke.md (not committed).
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,30 +35,79 @@ const SHORT = {
   BENCH_DENSE_TXS: '40',
 };
 
-const run = spawnSync('pnpm', ['run', 'bench'], {
-  cwd: root,
-  env: { ...process.env, ...SHORT },
-  stdio: 'inherit',
-});
-const seconds = ((Date.now() - started) / 1000).toFixed(0);
-if (run.status !== 0) {
-  console.error(`bench-smoke: pnpm bench failed (exit ${run.status ?? run.signal}) after ${seconds} s`);
-  process.exit(1);
+/** The folders whose bench-report.md `pnpm bench` writes: the root and each package with a bench script. */
+function reportFolders() {
+  const folders = [root];
+  for (const group of ['apps', 'packages']) {
+    for (const name of readdirSync(join(root, group)).sort()) {
+      const pkg = join(root, group, name, 'package.json');
+      if (existsSync(pkg) && JSON.parse(readFileSync(pkg, 'utf8')).scripts?.bench) folders.push(join(root, group, name));
+    }
+  }
+  return folders;
 }
 
-// The root report has one section a package; bench-report.mjs says which wrote nothing this run.
-const reportPath = join(root, 'bench-report.md');
-const report = readFileSync(reportPath, 'utf8');
-const sections = report.split(/^## /m).slice(1);
-const missing = sections
-  .filter((s) => s.split('\n', 1)[0].endsWith('(report from an earlier run)') || s.includes('No report: its benchmark did not write'))
-  .map((s) => s.split('\n', 1)[0]);
-writeFileSync(
-  reportPath,
-  report.replace(/^# Benchmark report/, '# Benchmark report (smoke run: shortest settings, figures not meaningful)'),
-);
-if (sections.length === 0 || missing.length > 0) {
-  console.error(`bench-smoke: no fresh report from: ${missing.join(', ') || 'any package'}`);
-  process.exit(1);
+const folders = reportFolders();
+/** A report a bench writes: bench-report.md, or bench-report-<name>.md (the config server's watch bench). */
+const REPORT = /^bench-report(-[\w-]+)?\.md$/;
+const KEPT = /^(bench-report(-[\w-]+)?)\.kept\.md$/;
+const SMOKE = /^bench-report(-[\w-]+)?\.smoke\.md$/;
+const named = (folder, pattern) => readdirSync(folder).filter((name) => pattern.test(name));
+
+/** Each kept report back under its own name. */
+function restoreKept(folder) {
+  for (const name of named(folder, KEPT)) renameSync(join(folder, name), join(folder, name.replace(KEPT, '$1.md')));
 }
-console.log(`bench-smoke: ${sections.length} benchmarks ran and wrote their reports in ${seconds} s`);
+
+// A kept report left by a smoke run that could not put it back (killed) is the real one: restore it first.
+for (const folder of folders) restoreKept(folder);
+for (const folder of folders) {
+  for (const name of named(folder, REPORT)) renameSync(join(folder, name), join(folder, name.replace(/\.md$/, '.kept.md')));
+}
+
+/** The smoke reports to bench-report*.smoke.md, the real ones back where they were. */
+function putBack() {
+  for (const folder of folders) {
+    for (const name of named(folder, SMOKE)) rmSync(join(folder, name));
+    for (const name of named(folder, REPORT)) renameSync(join(folder, name), join(folder, name.replace(/\.md$/, '.smoke.md')));
+    restoreKept(folder);
+  }
+}
+
+// Ctrl-C or a kill reaches the benches too; this process stays to put the reports back once they end.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => {});
+
+let status = 1;
+try {
+  status = check(spawnSync('pnpm', ['run', 'bench'], { cwd: root, env: { ...process.env, ...SHORT }, stdio: 'inherit' }));
+} finally {
+  putBack();
+}
+process.exit(status);
+
+function check(run) {
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  if (run.status !== 0) {
+    console.error(`bench-smoke: pnpm bench failed (exit ${run.status ?? run.signal}) after ${seconds} s`);
+    return 1;
+  }
+  // The root report has one section a package; bench-report.mjs says which wrote nothing this run.
+  const reportPath = join(root, 'bench-report.md');
+  const report = readFileSync(reportPath, 'utf8');
+  const sections = report.split(/^## /m).slice(1);
+  const missing = sections
+    .filter((s) => s.split('\n', 1)[0].endsWith('(report from an earlier run)') || s.includes('No report: its benchmark did not write'))
+    .map((s) => s.split('\n', 1)[0]);
+  writeFileSync(
+    reportPath,
+    report.replace(/^# Benchmark report/, '# Benchmark report (smoke run: shortest settings, figures not meaningful)'),
+  );
+  if (sections.length === 0 || missing.length > 0) {
+    console.error(`bench-smoke: no fresh report from: ${missing.join(', ') || 'any package'}`);
+    return 1;
+  }
+  console.log(
+    `bench-smoke: ${sections.length} benchmarks ran and wrote their reports in ${seconds} s (bench-report.smoke.md; your own bench-report.md files are as they were)`,
+  );
+  return 0;
+}
