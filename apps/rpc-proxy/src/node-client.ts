@@ -84,6 +84,9 @@ interface Gathered {
   legacy: boolean;
   /** Held behind its path's batches in flight: counted as waiting (NODE_QUEUE_LIMIT) until sent. */
   held: boolean;
+  /** When its `timeoutMs` runs out (performance.now()), counted from its arrival. */
+  deadline: number;
+  /** Answers the call; for a held one, once (a batch's answer after it timed out is dropped). */
   resolve: (reply: NodeReply) => void;
   reject: (err: NodeError) => void;
 }
@@ -134,7 +137,9 @@ function errorCode(err: Error): string {
  * alive): cheaper per call than `http.request` with an Agent. Calls beyond `maxConcurrency`
  * wait in a FIFO queue here, never in the pool (bitcoind itself answers 503 past its
  * -rpcworkqueue, so the proxy queues instead of overrunning it); past `queueLimit` waiting, a
- * call fails at once with kind `queue`. Each call has one timer of `timeoutMs` in all.
+ * call fails at once with kind `queue`. Each call has one timer of `timeoutMs` in all, from its
+ * arrival: the time it waits for a connection or behind its path's batch counts, and a call whose
+ * time runs out while it waits fails without being sent.
  */
 export function createNodeClient(options: NodeClientOptions): NodeClient {
   const pool = new Pool(options.url.origin, {
@@ -171,19 +176,30 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   });
   const authorization = () => credentials.authorization();
 
-  /** Runs `start` at once when a slot is free, else when one frees up (FIFO); false when the queue is full. */
-  function acquire(start: () => void): boolean {
+  /** Runs `start` at once when a slot is free, else when one frees up (FIFO); `full` when the queue is. */
+  function acquire(start: () => void): 'started' | 'queued' | 'full' {
     if (stats.active < options.maxConcurrency) {
       stats.active++;
       if (stats.active > stats.maxActive) stats.maxActive = stats.active;
       start();
-      return true;
+      return 'started';
     }
-    if (!roomToWait()) return false;
+    if (!roomToWait()) return 'full';
     stats.queued++;
     waiting.push(start);
+    return 'queued';
+  }
+
+  /** Takes `start` out of the queue; false when it is no longer there (started). */
+  function unqueue(start: () => void): boolean {
+    const at = waiting.indexOf(start);
+    if (at < 0) return false;
+    waiting.splice(at, 1);
+    stats.queued--;
     return true;
   }
+
+  const timedOutError = () => new NodeError('timeout', `node timed out after ${options.timeoutMs} ms`);
 
   function release(): void {
     const next = waiting.shift();
@@ -193,10 +209,11 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     } else stats.active--;
   }
 
-  /** One HTTP exchange; `done` is called exactly once. */
+  /** One HTTP exchange, failed with `timeout` at `deadline` (performance.now()); `done` is called exactly once. */
   function send(
     path: string,
     body: string | Buffer,
+    deadline: number,
     retried: { reset: boolean; auth: boolean },
     done: (err: NodeError | undefined, reply?: NodeReply) => void,
   ): void {
@@ -210,11 +227,14 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     let abort: ((err?: Error) => void) | undefined;
     let chunk: Buffer | undefined;
     let chunks: Buffer[] | undefined;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      if (abort) abort(new NodeError('timeout', `node timed out after ${options.timeoutMs} ms`));
-      else finish(new NodeError('timeout', `node timed out after ${options.timeoutMs} ms`));
-    }, options.timeoutMs);
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        if (abort) abort(timedOutError());
+        else finish(timedOutError());
+      },
+      Math.max(0, deadline - performance.now()),
+    );
 
     function finish(err: NodeError | undefined, reply?: NodeReply): void {
       if (finished) return;
@@ -226,7 +246,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     const handler: Dispatcher.DispatchHandlers = {
       onConnect(a) {
         abort = a;
-        if (timedOut) a(new NodeError('timeout', `node timed out after ${options.timeoutMs} ms`));
+        if (timedOut) a(timedOutError());
       },
       onHeaders(statusCode) {
         status = statusCode;
@@ -244,7 +264,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
           if (!retried.auth && credentials.refreshAfterRefusal()) {
             clearTimeout(timer);
             finished = true;
-            send(path, body, { ...retried, auth: true }, done);
+            send(path, body, deadline, { ...retried, auth: true }, done);
             return;
           }
           const refusal = credentials.refusal(status);
@@ -257,14 +277,14 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
       },
       onError(err: Error & { code?: string; socket?: { bytesRead?: number } }) {
         if (finished) return;
-        if (timedOut || err instanceof NodeError) return finish(new NodeError('timeout', `node timed out after ${options.timeoutMs} ms`));
+        if (timedOut || err instanceof NodeError) return finish(timedOutError());
         if (headersSeen) return finish(new NodeError('unreachable', 'node unreachable (connection closed mid-answer)'));
         const code = errorCode(err);
         // A kept-alive connection the node closed while idle: the request never reached it, send again once.
         if (err.code === 'UND_ERR_SOCKET' && (err.socket?.bytesRead ?? 0) > 0 && !retried.reset) {
           clearTimeout(timer);
           finished = true;
-          send(path, body, { ...retried, reset: true }, done);
+          send(path, body, deadline, { ...retried, reset: true }, done);
           return;
         }
         finish(new NodeError('unreachable', `node unreachable (${code})`));
@@ -277,20 +297,40 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     }
   }
 
-  /** One HTTP exchange in a slot (waiting for one when all are busy). */
-  function exchange(path: string, body: string | Buffer, done: (err: NodeError | undefined, reply?: NodeReply) => void): void {
-    const queued = acquire(() =>
-      send(path, body, { reset: false, auth: false }, (err, reply) => {
+  /**
+   * One HTTP exchange in a slot (waiting for one when all are busy), failed with `timeout` at
+   * `deadline` (performance.now()) whether it is still queued or out.
+   */
+  function exchange(
+    path: string,
+    body: string | Buffer,
+    deadline: number,
+    done: (err: NodeError | undefined, reply?: NodeReply) => void,
+  ): void {
+    let queueTimer: NodeJS.Timeout | undefined;
+    const start = () => {
+      clearTimeout(queueTimer);
+      send(path, body, deadline, { reset: false, auth: false }, (err, reply) => {
         release();
         done(err, reply);
-      }),
-    );
-    if (!queued) done(new NodeError('queue', QUEUE_FULL));
+      });
+    };
+    const outcome = acquire(start);
+    if (outcome === 'full') done(new NodeError('queue', QUEUE_FULL));
+    else if (outcome === 'queued') {
+      queueTimer = setTimeout(
+        () => {
+          if (unqueue(start)) done(timedOutError());
+        },
+        Math.max(0, deadline - performance.now()),
+      );
+    }
   }
 
   function call(path: string, body: string | Buffer): Promise<NodeReply> {
+    const deadline = performance.now() + options.timeoutMs;
     return new Promise<NodeReply>((resolve, reject) =>
-      exchange(path, body, (err, reply) => (err ? reject(err) : resolve(reply as NodeReply))),
+      exchange(path, body, deadline, (err, reply) => (err ? reject(err) : resolve(reply as NodeReply))),
     );
   }
 
@@ -331,10 +371,18 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     setImmediate(flush);
   }
 
-  /** One exchange of gathered calls on `path`, counted in flight until it ends; held calls of the path go next. */
-  function exchangeGathered(path: string, body: Buffer, done: (err: NodeError | undefined, reply?: NodeReply) => void): void {
+  /**
+   * One exchange of gathered calls on `path`, counted in flight until it ends (at the latest at
+   * `deadline`, the last of its calls'); held calls of the path go next.
+   */
+  function exchangeGathered(
+    path: string,
+    body: Buffer,
+    deadline: number,
+    done: (err: NodeError | undefined, reply?: NodeReply) => void,
+  ): void {
     inFlight.set(path, (inFlight.get(path) ?? 0) + 1);
-    exchange(path, body, (err, reply) => {
+    exchange(path, body, deadline, (err, reply) => {
       const left = (inFlight.get(path) ?? 1) - 1;
       if (left === 0) inFlight.delete(path);
       else inFlight.set(path, left);
@@ -346,13 +394,15 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   function sendGathered(path: string, calls: Gathered[]): void {
     if (calls.length === 1) {
       const [only] = calls as [Gathered];
-      exchangeGathered(path, only.body, (err, reply) => (err ? only.reject(err) : only.resolve(reply as NodeReply)));
+      exchangeGathered(path, only.body, only.deadline, (err, reply) => (err ? only.reject(err) : only.resolve(reply as NodeReply)));
       return;
     }
     const parts: Buffer[] = [];
     for (const c of calls) parts.push(parts.length === 0 ? OPEN : COMMA, c.body);
     parts.push(CLOSE);
-    exchangeGathered(path, Buffer.concat(parts), (err, reply) => {
+    // Each call fails at its own deadline (its timer, set on arrival); the exchange ends at the last.
+    const deadline = Math.max(...calls.map((c) => c.deadline));
+    exchangeGathered(path, Buffer.concat(parts), deadline, (err, reply) => {
       if (err) {
         for (const c of calls) c.reject(err);
         return;
@@ -372,6 +422,39 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     });
   }
 
+  /**
+   * A held call's own timer, from its arrival: when it runs out, the call fails, taken out of the
+   * held calls (never sent) or, if it went out in a batch since, with its element of the reply
+   * dropped. A call that is not held needs none: it goes out this turn, in an exchange whose timer
+   * runs to its deadline.
+   */
+  function timeHeld(path: string, entry: Gathered): void {
+    const { resolve, reject } = entry;
+    let settled = false;
+    const timer = setTimeout(() => {
+      const list = gathered.get(path);
+      const at = list?.indexOf(entry) ?? -1;
+      if (list !== undefined && at >= 0) {
+        list.splice(at, 1);
+        if (list.length === 0) gathered.delete(path);
+        stats.held--;
+      }
+      entry.reject(timedOutError());
+    }, options.timeoutMs);
+    entry.resolve = (reply) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(reply);
+    };
+    entry.reject = (err) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(err);
+    };
+  }
+
   return {
     call,
     callBatched(path, body, legacy) {
@@ -385,7 +468,9 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
         if (holding) stats.held++;
         let list = gathered.get(path);
         if (list === undefined) gathered.set(path, (list = []));
-        list.push({ body, legacy, held: holding, resolve, reject });
+        const entry: Gathered = { body, legacy, held: holding, deadline: performance.now() + options.timeoutMs, resolve, reject };
+        if (holding) timeHeld(path, entry);
+        list.push(entry);
         scheduleFlush();
       });
     },

@@ -181,12 +181,48 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
     }));
 
   it('sends held calls after a batch that failed too', () =>
-    withClient({ timeoutMs: 300 }, async (client) => {
-      const [first, second] = await oneOutThenAnother(client);
+    withClient({ timeoutMs: 600 }, async (client) => {
+      const first = client.callBatched('/', call(1), true);
+      first.catch(() => undefined);
+      await until(1);
+      // half its time left when the batch before it fails: each call's timer runs from its arrival
+      await new Promise((r) => setTimeout(r, 300));
+      const second = client.callBatched('/', call(2), true);
       await expect(first).rejects.toMatchObject({ kind: 'timeout' }); // never answered
       await until(2);
       received[1]?.answer();
       expect(await text(second)).toBe('200 {"result":"/ 2","error":null,"id":2}');
+    }));
+
+  it('times a held call from its arrival: NODE_TIMEOUT_MS in all, not its wait plus its own exchange', () =>
+    withClient({ timeoutMs: 1_000 }, async (client) => {
+      const first = client.callBatched('/', call(1), true);
+      first.catch(() => undefined);
+      await until(1);
+      await new Promise((r) => setTimeout(r, 500));
+      const arrived = performance.now();
+      const second = client.callBatched('/', call(2), true);
+      second.catch(() => undefined);
+      await expect(first).rejects.toMatchObject({ kind: 'timeout' });
+      await until(2); // sent when the first failed, with the half of its time it had left
+      await expect(second).rejects.toMatchObject({ kind: 'timeout', message: 'node timed out after 1000 ms' });
+      // its own 1,000 ms (its exchange alone would have taken it to ~1,500 ms since it arrived)
+      expect(performance.now() - arrived).toBeLessThan(1_400);
+    }));
+
+  it('times a call queued for a connection from its arrival: three calls behind one slot all fail at NODE_TIMEOUT_MS', () =>
+    withClient({ timeoutMs: 1_000, maxConcurrency: 1 }, async (client) => {
+      const started = performance.now();
+      const calls = [1, 2, 3].map((id) => client.call('/', call(id)));
+      for (const c of calls) c.catch(() => undefined);
+      const ended: number[] = [];
+      for (const c of calls) {
+        await expect(c).rejects.toMatchObject({ kind: 'timeout' });
+        ended.push(performance.now() - started);
+      }
+      // one after the other, each with a timer of its own, they would end at ~1, 2 and 3 s
+      expect(Math.max(...ended)).toBeLessThan(1_500);
+      expect(client.stats).toMatchObject({ active: 0, queued: 0 });
     }));
 
   it('counts held calls as waiting: past NODE_QUEUE_LIMIT, a held call and a queued one both fail at once', () =>
