@@ -147,10 +147,11 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
       client.close();
     }
   }
-  /** Call 1 sent and at the node, then call 2 given to the client (held or sent, as the setting says). */
-  async function oneOutThenAnother(client: NodeClient) {
+  /** Call 1 sent and at the node, then (`afterMs` later) call 2 given to the client (held or sent, as the setting says). */
+  async function oneOutThenAnother(client: NodeClient, afterMs = 0) {
     const first = client.callBatched('/', call(1), true);
     await until(1);
+    if (afterMs > 0) await new Promise((r) => setTimeout(r, afterMs));
     const calls = [first, client.callBatched('/', call(2), true)] as const;
     // Marked handled: a test that fails before awaiting them must not end jest with an unhandled rejection.
     for (const c of calls) c.catch(() => undefined);
@@ -182,12 +183,8 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
 
   it('sends held calls after a batch that failed too', () =>
     withClient({ timeoutMs: 600 }, async (client) => {
-      const first = client.callBatched('/', call(1), true);
-      first.catch(() => undefined);
-      await until(1);
       // half its time left when the batch before it fails: each call's timer runs from its arrival
-      await new Promise((r) => setTimeout(r, 300));
-      const second = client.callBatched('/', call(2), true);
+      const [first, second] = await oneOutThenAnother(client, 300);
       await expect(first).rejects.toMatchObject({ kind: 'timeout' }); // never answered
       await until(2);
       received[1]?.answer();
@@ -196,13 +193,8 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
 
   it('times a held call from its arrival: NODE_TIMEOUT_MS in all, not its wait plus its own exchange', () =>
     withClient({ timeoutMs: 1_000 }, async (client) => {
-      const first = client.callBatched('/', call(1), true);
-      first.catch(() => undefined);
-      await until(1);
-      await new Promise((r) => setTimeout(r, 500));
-      const arrived = performance.now();
-      const second = client.callBatched('/', call(2), true);
-      second.catch(() => undefined);
+      const [first, second] = await oneOutThenAnother(client, 500);
+      const arrived = performance.now(); // the second call's, give or take a microsecond
       await expect(first).rejects.toMatchObject({ kind: 'timeout' });
       await until(2); // sent when the first failed, with the half of its time it had left
       await expect(second).rejects.toMatchObject({ kind: 'timeout', message: 'node timed out after 1000 ms' });
