@@ -176,26 +176,17 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   });
   const authorization = () => credentials.authorization();
 
-  /** Runs `start` at once when a slot is free, else when one frees up (FIFO); `full` when the queue is. */
-  function acquire(start: () => void): 'started' | 'queued' | 'full' {
+  /** Runs `start` at once when a slot is free, else when one frees up (FIFO); false when the queue is full. */
+  function acquire(start: () => void): boolean {
     if (stats.active < options.maxConcurrency) {
       stats.active++;
       if (stats.active > stats.maxActive) stats.maxActive = stats.active;
       start();
-      return 'started';
+      return true;
     }
-    if (!roomToWait()) return 'full';
+    if (!roomToWait()) return false;
     stats.queued++;
     waiting.push(start);
-    return 'queued';
-  }
-
-  /** Takes `start` out of the queue; false when it is no longer there (started). */
-  function unqueue(start: () => void): boolean {
-    const at = waiting.indexOf(start);
-    if (at < 0) return false;
-    waiting.splice(at, 1);
-    stats.queued--;
     return true;
   }
 
@@ -227,14 +218,17 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     let abort: ((err?: Error) => void) | undefined;
     let chunk: Buffer | undefined;
     let chunks: Buffer[] | undefined;
-    const timer = setTimeout(
-      () => {
-        timedOut = true;
-        if (abort) abort(timedOutError());
-        else finish(timedOutError());
-      },
-      Math.max(0, deadline - performance.now()),
-    );
+    // Out of time before it could go (it waited for a slot, or is a retry): fails unsent.
+    const left = deadline - performance.now();
+    if (left <= 0) {
+      done(timedOutError());
+      return;
+    }
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (abort) abort(timedOutError());
+      else finish(timedOutError());
+    }, left);
 
     function finish(err: NodeError | undefined, reply?: NodeReply): void {
       if (finished) return;
@@ -299,7 +293,9 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
 
   /**
    * One HTTP exchange in a slot (waiting for one when all are busy), failed with `timeout` at
-   * `deadline` (performance.now()) whether it is still queued or out.
+   * `deadline` (performance.now()). The queue needs no timer of its own: it is FIFO and every
+   * call of this client has the same `timeoutMs`, so what holds the slots arrived earlier and
+   * frees them by its own deadline, before this one's; `send` fails it unsent if none is left.
    */
   function exchange(
     path: string,
@@ -307,24 +303,13 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     deadline: number,
     done: (err: NodeError | undefined, reply?: NodeReply) => void,
   ): void {
-    let queueTimer: NodeJS.Timeout | undefined;
-    const start = () => {
-      clearTimeout(queueTimer);
+    const queued = acquire(() =>
       send(path, body, deadline, { reset: false, auth: false }, (err, reply) => {
         release();
         done(err, reply);
-      });
-    };
-    const outcome = acquire(start);
-    if (outcome === 'full') done(new NodeError('queue', QUEUE_FULL));
-    else if (outcome === 'queued') {
-      queueTimer = setTimeout(
-        () => {
-          if (unqueue(start)) done(timedOutError());
-        },
-        Math.max(0, deadline - performance.now()),
-      );
-    }
+      }),
+    );
+    if (!queued) done(new NodeError('queue', QUEUE_FULL));
   }
 
   function call(path: string, body: string | Buffer): Promise<NodeReply> {

@@ -202,6 +202,22 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
       expect(performance.now() - arrived).toBeLessThan(1_400);
     }));
 
+  it('fails a held call at its own deadline inside the batch it went out in, and answers the later call of that batch', () =>
+    withClient({ timeoutMs: 1_000 }, async (client) => {
+      // call 2 held 20 ms after call 1 went out, call 3 500 ms after: when call 1 times out, 2 and 3 go together
+      const [first, second] = await oneOutThenAnother(client, 20);
+      await new Promise((r) => setTimeout(r, 500));
+      const third = client.callBatched('/', call(3), true);
+      await expect(first).rejects.toMatchObject({ kind: 'timeout' });
+      await until(2);
+      expect(JSON.parse(received[1]?.body ?? '')).toEqual([JSON.parse(call(2).toString()), JSON.parse(call(3).toString())]);
+      // call 2 had ~20 ms left: it fails while the batch is out; the batch lives to call 3's deadline
+      await expect(second).rejects.toMatchObject({ kind: 'timeout' });
+      received[1]?.answer();
+      expect(await text(third)).toBe('200 {"result":"/ 3","error":null,"id":3}');
+      expect(client.stats).toMatchObject({ active: 0, held: 0 });
+    }));
+
   it('times a call queued for a connection from its arrival: three calls behind one slot all fail at NODE_TIMEOUT_MS', () =>
     withClient({ timeoutMs: 1_000, maxConcurrency: 1 }, async (client) => {
       const started = performance.now();
