@@ -3,26 +3,23 @@
 // so they do not compete for the two cores), then this script gathers each package's
 // bench-report.md into one report, bench-report.md at the root. Every figure in it stands next to
 // a reference measured in the same run, with the ratio.
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
+import { benchPackages } from './bench-packages.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const started = Number(process.argv[2] ?? 0);
 const sections = [];
-for (const group of ['apps', 'packages']) {
-  for (const name of readdirSync(join(root, group)).sort()) {
-    const pkg = join(root, group, name, 'package.json');
-    if (!existsSync(pkg) || !JSON.parse(readFileSync(pkg, 'utf8')).scripts?.bench) continue;
-    const report = join(root, group, name, 'bench-report.md');
-    if (!existsSync(report)) {
-      sections.push(`## ${group}/${name}\n\nNo report: its benchmark did not write bench-report.md.\n`);
-      continue;
-    }
-    const stale = statSync(report).mtimeMs < started;
-    sections.push(`## ${group}/${name}${stale ? ' (report from an earlier run)' : ''}\n\n${readFileSync(report, 'utf8').trim()}\n`);
+for (const { id, dir } of benchPackages(root)) {
+  const report = join(dir, 'bench-report.md');
+  if (!existsSync(report)) {
+    sections.push(`## ${id}\n\nNo report: its benchmark did not write bench-report.md.\n`);
+    continue;
   }
+  const stale = statSync(report).mtimeMs < started;
+  sections.push(`## ${id}${stale ? ' (report from an earlier run)' : ''}\n\n${readFileSync(report, 'utf8').trim()}\n`);
 }
 const header = [
   '# Benchmark report',

@@ -10,9 +10,10 @@
 // it, whatever its outcome; the smoke run's own reports are kept beside them as
 // bench-report.smoke.md (not committed).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchPackages } from './bench-packages.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const started = Date.now();
@@ -35,19 +36,8 @@ const SHORT = {
   BENCH_DENSE_TXS: '40',
 };
 
-/** The folders whose bench-report.md `pnpm bench` writes: the root and each package with a bench script. */
-function reportFolders() {
-  const folders = [root];
-  for (const group of ['apps', 'packages']) {
-    for (const name of readdirSync(join(root, group)).sort()) {
-      const pkg = join(root, group, name, 'package.json');
-      if (existsSync(pkg) && JSON.parse(readFileSync(pkg, 'utf8')).scripts?.bench) folders.push(join(root, group, name));
-    }
-  }
-  return folders;
-}
-
-const folders = reportFolders();
+/** The folders whose reports `pnpm bench` writes: the root and each package with a bench script. */
+const folders = [root, ...benchPackages(root).map((p) => p.dir)];
 /** A report a bench writes: bench-report.md, or bench-report-<name>.md (the config server's watch bench). */
 const REPORT = /^bench-report(-[\w-]+)?\.md$/;
 const KEPT = /^(bench-report(-[\w-]+)?)\.kept\.md$/;
