@@ -2,14 +2,14 @@
   # The BIP-352 scanner addon. It compiles the libsecp256k1 source shipped by the `secp256k1`
   # npm package (the same library the `native` backend's binding uses) into the addon itself,
   # with the configuration that binding uses on x86-64 (64-bit limbs, assembly field code, the
-  # GLV endomorphism, 15-bit ecmult tables).
+  # GLV endomorphism, 15-bit ecmult tables), and the reader of getblock answers (rpc-block.c).
   'variables': {
     'secp256k1_src': '<!(node -p "require(\'path\').join(require(\'path\').dirname(require.resolve(\'secp256k1/package.json\', { paths: [\'..\'] })), \'src\', \'secp256k1\')")',
   },
   'targets': [
     {
       'target_name': 'bip352_scan',
-      'sources': ['scan.c'],
+      'sources': ['scan.c', 'rpc-block.c'],
       'include_dirs': ['<(secp256k1_src)', '<(secp256k1_src)/src'],
       'cflags': ['-O2', '-Wno-unused-function', '-Wno-nonnull-compare', '-Wno-unused-parameter', '-Wno-sign-compare'],
       'defines': [

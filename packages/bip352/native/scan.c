@@ -1102,13 +1102,19 @@ static napi_value js_inverse_self_test(napi_env env, napi_callback_info info) {
     return out;
 }
 
+/* rpc-block.c */
+napi_value bip352_pack_block_answer(napi_env env, napi_callback_info info);
+void bip352_rpc_block_init(void);
+
 static napi_value init(napi_env env, napi_value exports) {
     napi_property_descriptor props[] = {
+        {"packBlockAnswer", NULL, bip352_pack_block_answer, NULL, NULL, NULL, napi_default, NULL},
         {"createScanner", NULL, js_create_scanner, NULL, NULL, NULL, napi_default, NULL},
         {"addSpendKey", NULL, js_add_spend_key, NULL, NULL, NULL, napi_default, NULL},
         {"scan", NULL, js_scan, NULL, NULL, NULL, napi_default, NULL},
         {"inverseSelfTest", NULL, js_inverse_self_test, NULL, NULL, NULL, napi_default, NULL},
     };
+    bip352_rpc_block_init();
     NAPI_CHECK(napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props));
     return exports;
 }

@@ -22,6 +22,7 @@ export {
   type ScanOutput,
 } from './inputs';
 export { scanInputsFromRpc, type RpcVin } from './rpc';
+export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
 export { compactSize, readCompactSize, u32le, u64le, concatBytes } from './bytes';
 export { computeTweakData, type TweakData } from './tweak-data';
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput } from './receiver';

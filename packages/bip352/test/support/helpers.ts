@@ -14,3 +14,9 @@ export function loadCoreBlock(): {
   const fixture = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'core-getblock-verbosity3.json'), 'utf8'));
   return fixture.body.result;
 }
+
+/** The same answer as the node sent it: the body's bytes as text, and the id of the call. */
+export function loadCoreBlockAnswer(): { body: string; id: string } {
+  const fixture = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'core-getblock-verbosity3.json'), 'utf8'));
+  return { body: fixture.body_raw, id: fixture.request.id };
+}
