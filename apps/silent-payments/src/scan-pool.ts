@@ -53,6 +53,11 @@ export interface ScanPoolOptions {
   labels: readonly number[];
   /** The `@repo/bip352` backend (SP_SCAN_BACKEND); undefined: its default. */
   backend?: string | undefined;
+  /**
+   * Read blocks with `@repo/bip352`'s packBlockAnswer (native, from the bytes) and JSON.parse
+   * only what it leaves (default true); false: JSON.parse every block (the tests compare the two).
+   */
+  nativeParse?: boolean;
   logger: Logger;
 }
 
@@ -69,11 +74,14 @@ export function defaultScanWorkers(): number {
 // The worker: its own receiver (the native scanner's tables are built once per process and
 // shared by every thread), labels in the order the main thread sends them, one job at a time.
 // Two kinds of job (docs/silent-payments.md, "Catching up"):
-// - `parse`: a block as the node sent it (bytes moved here, not copied). JSON.parse and the garbage
-//   of the parsed block stay off the thread that fetches the next blocks. What comes back is what
-//   the scanner stores (hash, height, the outpoints spent) and the scan inputs of the transactions
-//   with a taproot output, packed in one transferable buffer (the hex fields decoded once, by
-//   Buffer's native decoder): about 300 bytes a transaction instead of the ~2.6 KB of its JSON.
+// - `parse`: a block as the node sent it (bytes moved here, not copied), read off the thread that
+//   fetches the next blocks. What comes back is what the scanner stores (hash, height, the
+//   outpoints spent) and the scan inputs of the transactions with a taproot output, packed in one
+//   transferable buffer: about 300 bytes a transaction instead of the ~2.6 KB of its JSON.
+//   `@repo/bip352`'s packBlockAnswer reads the bytes natively (no string of the body, no object
+//   graph to collect); an answer it does not handle (an error, anything unexpected) goes through
+//   parseBlock below: JSON.parse, the hex fields decoded by Buffer's native decoder. The two give
+//   the same result (test/block-answer.test.ts).
 // - `scan`: a run of packed transactions, so every worker can take a share of one block (the last
 //   block of a catch-up is then scanned by all of them at once).
 // Packed transaction: txid (32) · inputs (u32) · outputs (u32) · per input: txid (32), vout (u32),
@@ -262,7 +270,11 @@ parentPort.on('message', (message) => {
   else {
     try {
       const body = message.bytes;
-      answer = parseBlock(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'), message.rpcId);
+      const packed = workerData.nativeParse ? bip352.packBlockAnswer(body, message.rpcId) : undefined;
+      if (packed !== undefined) {
+        const { hash, height, previousblockhash, nTx, spends, jobs, offsets } = packed;
+        answer = { block: { hash, height, previousblockhash, nTx, hits: [], spends, skipped: [] }, jobs, offsets };
+      } else answer = parseBlock(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'), message.rpcId);
     } catch (err) {
       answer = garbage('getblock: the answer is not a block (' + String(err && err.message) + ')');
     }
@@ -359,7 +371,14 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
       eval: true,
       // Plain JavaScript: not the parent's preloads (a `-r` TypeScript hook would cost each worker a compiler).
       execArgv: [],
-      workerData: { bip352, scanPriv: options.scanPriv, spendPub: options.spendPub, labels, backend: options.backend },
+      workerData: {
+        bip352,
+        scanPriv: options.scanPriv,
+        spendPub: options.spendPub,
+        labels,
+        backend: options.backend,
+        nativeParse: options.nativeParse ?? true,
+      },
     });
     const entry: PoolWorker = { worker, job: undefined };
     const fail = (err: Error) => {

@@ -7,6 +7,7 @@ import {
   encodeSilentPaymentAddress,
   labeledSpendPub,
   loadSecp256k1Backend,
+  packBlockAnswer,
   scanInputsFromRpc,
   type RpcVin,
 } from '@repo/bip352';
@@ -113,6 +114,38 @@ describe('scan pool (worker threads)', () => {
     pool!.addLabel(7);
     const again = await Promise.all(['b', 'c', 'd'].map((id) => pool!.scanBlock(id, answer(id, 1, paying7))));
     for (const result of again) expect(result.hits.map((h) => h.found.map((f) => f.label))).toEqual([[7], [7]]);
+  });
+
+  it('reads a block natively (the default) as JSON.parse does, and leaves to JSON.parse a block it does not handle', async () => {
+    open(1, [1]);
+    const parsed = createScanPool({
+      workers: 1,
+      scanPriv,
+      spendPub,
+      labels: [1],
+      backend: 'native',
+      nativeParse: false,
+      logger: createSilentLogger(),
+    });
+    try {
+      const txs = [coinbase(), tx([]), tx([address()]), tx([address(1), address()]), tx([address()])];
+      const good = answer('n', 7, txs);
+      expect(packBlockAnswer(good, 'n')).toBeDefined();
+      const bad = tx([address()]);
+      bad.vin[0]!.prevout!.scriptPubKey.hex = 'not hex';
+      const withBad = answer('n', 8, [...txs, bad]);
+      expect(packBlockAnswer(withBad, 'n')).toBeUndefined();
+      for (const bytes of [good, withBad]) {
+        const natively = await pool!.scanBlock('n', bytes.slice());
+        expect(natively).toEqual(await parsed.scanBlock('n', bytes.slice()));
+        expect(natively.hits.map((h) => h.found.length)).toEqual([1, 2, 1]);
+      }
+      expect((await pool!.scanBlock('n', withBad.slice())).skipped).toEqual([
+        { txid: bad.txid, error: expect.stringContaining('prevout') as string },
+      ]);
+    } finally {
+      await parsed.close();
+    }
   });
 
   it('moves the bytes to the worker without a copy when they own their memory, and copies a slice of a shared buffer', async () => {
