@@ -432,7 +432,8 @@ export function createScanner(options: ScannerOptions): Scanner {
 
   /**
    * Scans a fetched block. With the pool, the node's answer goes to a worker as bytes, unparsed:
-   * the JSON.parse, the conversion to scan inputs and the EC work all happen there.
+   * reading it (natively, or JSON.parse for what that reader leaves), the conversion to scan
+   * inputs and the EC work all happen there.
    */
   function scanFetched(fetched: { id: string; body: Buffer } | RpcBlock): Promise<ScannedBlock> {
     if (pool === undefined) return scanHere(fetched as RpcBlock);
