@@ -90,12 +90,16 @@ static int room(outbuf *o, size_t n) {
     return 1;
 }
 
+static void set_u32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
 static int put_u32(outbuf *o, uint32_t v) {
     if (!room(o, 4)) return 0;
-    o->b[o->n] = (unsigned char)v;
-    o->b[o->n + 1] = (unsigned char)(v >> 8);
-    o->b[o->n + 2] = (unsigned char)(v >> 16);
-    o->b[o->n + 3] = (unsigned char)(v >> 24);
+    set_u32(o->b + o->n, v);
     o->n += 4;
     return 1;
 }
@@ -124,7 +128,7 @@ static int put_hex(outbuf *o, span h) {
 
 /* u32 length, then the bytes of hex h. */
 static int put_var_hex(outbuf *o, span h) {
-    return h.n % 2 == 0 && put_u32(o, (uint32_t)(h.n / 2)) && put_hex(o, h);
+    return put_u32(o, (uint32_t)(h.n / 2)) && put_hex(o, h); /* odd or not hex: put_hex refuses */
 }
 
 /* ---- JSON ------------------------------------------------------------------------------ */
@@ -280,19 +284,24 @@ static int skip(cursor *c, int depth) {
         (seen) |= (bit); \
     } while (0)
 
-/* {"hex": "..."} (other members skipped) */
-static int hex_object(cursor *c, span *hex) {
+/* The string at `path` (member names, NULL-ended) in the object at c, other members skipped:
+   {"hex": …} for {"hex", NULL}, {"scriptPubKey": {"hex": …}} for {"scriptPubKey", "hex", NULL}. */
+static int string_at(cursor *c, const char *const *path, int depth, span *out) {
     span key;
     int first = 1, r, seen = 0;
+    size_t n = strlen(path[0]);
     if (!eat(c, '{')) return 0;
     while ((r = member(c, &first, &key)) == 1) {
-        if (IS(key, "hex")) {
+        if (key.n == n && memcmp(key.s, path[0], n) == 0) {
             ONCE(seen, 1);
-            if (!plain_str(c, hex)) return 0;
-        } else if (!skip(c, 2)) return 0;
+            if (!(path[1] == NULL ? plain_str(c, out) : string_at(c, path + 1, depth + 1, out))) return 0;
+        } else if (!skip(c, depth)) return 0;
     }
     return r == 0 && seen;
 }
+
+static const char *const HEX_PATH[] = {"hex", NULL};
+static const char *const PREVOUT_SCRIPT_PATH[] = {"scriptPubKey", "hex", NULL};
 
 /* A non-negative integer below 2^32, as JSON.parse and a u32 write read it. */
 static int u32_of(span n, uint32_t *v) {
@@ -340,20 +349,6 @@ static int lower_hex64(span s) {
 
 /* ---- a block --------------------------------------------------------------------------- */
 
-/* prevout: {"scriptPubKey": {"hex": ...}} */
-static int read_prevout(cursor *c, vin_rec *v) {
-    span key;
-    int first = 1, r, seen = 0;
-    if (!eat(c, '{')) return 0;
-    while ((r = member(c, &first, &key)) == 1) {
-        if (IS(key, "scriptPubKey")) {
-            ONCE(seen, 1);
-            if (!hex_object(c, &v->spk)) return 0;
-        } else if (!skip(c, 3)) return 0;
-    }
-    return r == 0 && seen;
-}
-
 static int read_vin(cursor *c, vin_rec *v) {
     span key, s;
     int first = 1, r, seen = 0;
@@ -374,7 +369,7 @@ static int read_vin(cursor *c, vin_rec *v) {
             v->coinbase = 1;
         } else if (IS(key, "scriptSig")) {
             ONCE(seen, 8);
-            if (!hex_object(c, &v->script_sig)) return 0;
+            if (!string_at(c, HEX_PATH, 3, &v->script_sig)) return 0;
             v->has_script_sig = 1;
         } else if (IS(key, "txinwitness")) {
             int f = 1, ri;
@@ -389,7 +384,7 @@ static int read_vin(cursor *c, vin_rec *v) {
             v->has_witness = 1;
         } else if (IS(key, "prevout")) {
             ONCE(seen, 32);
-            if (!read_prevout(c, v)) return 0;
+            if (!string_at(c, PREVOUT_SCRIPT_PATH, 3, &v->spk)) return 0;
             v->has_prevout = 1;
         } else if (!skip(c, 3)) return 0;
     }
@@ -410,7 +405,7 @@ static int read_vout(cursor *c, tap_rec *t, int *taproot) {
             if (!num(c, &t->value)) return 0;
         } else if (IS(key, "scriptPubKey")) {
             ONCE(seen, 4);
-            if (!hex_object(c, &t->script)) return 0;
+            if (!string_at(c, HEX_PATH, 3, &t->script)) return 0;
         } else if (!skip(c, 3)) return 0;
     }
     if (r != 0 || !(seen & 4)) return 0;
@@ -469,10 +464,7 @@ static int pack(reader *rd, span txid, size_t nvin, size_t ntap) {
                 if (!plain_str(&w, &s) || !put_var_hex(o, s)) return 0;
                 count++;
             }
-            o->b[count_at] = (unsigned char)count;
-            o->b[count_at + 1] = (unsigned char)(count >> 8);
-            o->b[count_at + 2] = (unsigned char)(count >> 16);
-            o->b[count_at + 3] = (unsigned char)(count >> 24);
+            set_u32(o->b + count_at, count);
         } else if (!put_u32(o, 0)) return 0;
         if (!put_var_hex(o, v->spk)) return 0;
     }
@@ -627,7 +619,6 @@ napi_value bip352_pack_block_answer(napi_env env, napi_callback_info info) {
     reader rd;
     block_head h;
     uint32_t height, ntx;
-    int ok;
     memset(&rd, 0, sizeof(rd));
     memset(&h, 0, sizeof(h));
     if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
@@ -643,10 +634,9 @@ napi_value bip352_pack_block_answer(napi_env env, napi_callback_info info) {
     if (id_len >= sizeof(id) - 1) goto done; /* maybe cut: leave it to JSON.parse */
     rd.c.p = data != NULL ? data : (const unsigned char *)"";
     rd.c.end = rd.c.p + length;
-    ok = read_answer(&rd, &h, id, id_len) && u32_of(h.height, &height);
-    if (ok && h.has_ntx) ok = u32_of(h.ntx, &ntx);
-    else ntx = (uint32_t)h.txs;
-    if (!ok) goto done;
+    if (!read_answer(&rd, &h, id, id_len) || !u32_of(h.height, &height)) goto done;
+    if (!h.has_ntx) ntx = (uint32_t)h.txs;
+    else if (!u32_of(h.ntx, &ntx)) goto done;
     NAPI_OK(napi_create_object(env, &value));
     {
         napi_value field;
