@@ -48,15 +48,15 @@ trap cleanup EXIT
 # A check killed before its cleanup (a machine restarted mid-run) leaves its project's containers
 # and volumes behind, and the next run would start on that state: the scanner's labels, the
 # relay's log. The check's own project is taken down first, so every run starts from nothing.
-leftovers=$(docker compose --env-file "$settings" ps -aq 2>/dev/null; docker volume ls -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")
 project_volumes() { docker volume ls -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME"; }
-if [ -n "$leftovers" ]; then
+project_leftovers() { docker compose --env-file "$settings" ps -aq 2>/dev/null; project_volumes; }
+if [ -n "$(project_leftovers)" ]; then
   echo "compose-check: removing what an earlier run of project $COMPOSE_PROJECT_NAME left (containers and volumes)"
   docker compose --env-file "$settings" down -v --remove-orphans >/dev/null
   # and its volumes that this compose file does not declare (down -v leaves those)
   stale=$(project_volumes)
   [ -z "$stale" ] || docker volume rm $stale >/dev/null
-  left=$(docker compose --env-file "$settings" ps -aq; project_volumes)
+  left=$(project_leftovers)
   [ -z "$left" ] || { echo "compose-check: could not remove what project $COMPOSE_PROJECT_NAME left: $left" >&2; exit 1; }
 fi
 

@@ -386,7 +386,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     for (const c of calls) parts.push(parts.length === 0 ? OPEN : COMMA, c.body);
     parts.push(CLOSE);
     // Each call fails at its own deadline (its timer, set on arrival); the exchange ends at the last.
-    const deadline = Math.max(...calls.map((c) => c.deadline));
+    const deadline = calls.reduce((last, c) => Math.max(last, c.deadline), 0);
     exchangeGathered(path, Buffer.concat(parts), deadline, (err, reply) => {
       if (err) {
         for (const c of calls) c.reject(err);
