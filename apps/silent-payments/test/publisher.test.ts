@@ -1,6 +1,7 @@
 import { createSilentLogger } from '@repo/service';
 import { createNoopPublisher, createRelayPublisher, messageText, type Publisher, type RelayPublisherOptions } from '../src/publisher';
-import { freePort, startFakeRelay, waitFor, type FakeRelay } from './support/fake-relay';
+import { freePort } from '@repo/regtest';
+import { startFakeRelay, waitFor, type FakeRelay } from './support/fake-relay';
 
 const TOKEN = 'publish-token-for-tests';
 const logger = createSilentLogger();

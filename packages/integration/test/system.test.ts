@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { buildSilentPayment, plainScript, startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createConfigClient } from '@repo/config-client';
+import { freePort } from '@repo/regtest';
 import { certificateFingerprint } from '@repo/service';
-import { eventually, freePort, ROOT, startService, type ServiceProcess } from './support/processes';
+import { eventually, ROOT, startService, type ServiceProcess } from './support/processes';
 import { subscribeToRelay, type RelaySubscriber } from './support/relay-subscriber';
 
 const run = promisify(execFile);

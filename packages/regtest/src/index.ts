@@ -1,5 +1,6 @@
+export { freePort, FREE_PORT_FROM, ephemeralLow } from './port';
 export { findBitcoind, requireBitcoind, bitcoindVersion, notRunMessage, BITCOIND_ENV, BITCOIND_MAJOR, type FoundBitcoind } from './find';
-export { startRegtestNode, freePort, NodeRpcError, type RegtestNode, type RegtestNodeOptions, type RawReply } from './node';
+export { startRegtestNode, NodeRpcError, type RegtestNode, type RegtestNodeOptions, type RawReply } from './node';
 export { createWallet, createFundedWallet, satsToBtcString, type RegtestWallet, type FundingOutput } from './wallet';
 export {
   makeSilentPayment,

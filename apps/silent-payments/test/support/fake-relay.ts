@@ -110,11 +110,3 @@ export async function waitFor(predicate: () => boolean, timeoutMs = 10_000, what
     await new Promise((r) => setTimeout(r, 20));
   }
 }
-
-/** A TCP port that was free a moment ago. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  const { port } = await listen(server, 0, '127.0.0.1');
-  await closeGracefully(server, 10);
-  return port;
-}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createFundedWallet, makeSilentPayment, startRegtestNode, type RegtestNode, type RegtestWallet } from '@repo/regtest';
-import { eventually, freePort, startService, type ServiceProcess } from '../support/processes';
+import { createFundedWallet, freePort, makeSilentPayment, startRegtestNode, type RegtestNode, type RegtestWallet } from '@repo/regtest';
+import { eventually, startService, type ServiceProcess } from '../support/processes';
 import { subscribeToRelay, type RelaySubscriber } from '../support/relay-subscriber';
 
 /**

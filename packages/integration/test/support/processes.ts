@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -20,49 +19,6 @@ export interface ServiceProcess {
   waitForLog(predicate: (line: ServiceLog) => boolean, timeoutMs?: number): Promise<ServiceLog>;
   /** SIGTERM, then waits for the exit (SIGKILL after 10 s). Resolves with the exit code. */
   stop(): Promise<number | null>;
-}
-
-/** Binds `port` (0: one the OS picks) on the loopback and releases it: the port, or undefined when it is taken. */
-function probePort(port: number): Promise<number | undefined> {
-  return new Promise((done) => {
-    const server = createServer();
-    server.once('error', () => done(undefined));
-    server.listen(port, '127.0.0.1', () => {
-      const address = server.address() as { port: number };
-      server.close(() => done(address.port));
-    });
-  });
-}
-
-/** The first port of the OS's ephemeral range (Linux: ip_local_port_range; 32768 elsewhere, its default there). */
-function ephemeralLow(): number {
-  try {
-    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    return Number.isInteger(low) && low > 0 ? low : 32_768;
-  } catch {
-    return 32_768;
-  }
-}
-
-/** Lowest port {@link freePort} draws from. */
-const DRAW_FROM = 15_000;
-
-/**
- * A TCP port free on the loopback now, for a service started later. It is drawn below the OS's
- * ephemeral range: a port the OS picked (listen(0)) could be handed out again, before the service
- * binds it, as the source port of a connection another test process opens (the suites run side by
- * side), and the service would then fail to start with EADDRINUSE. Falls back to a port the OS
- * picks when none of 50 draws is free.
- */
-export async function freePort(): Promise<number> {
-  const low = ephemeralLow();
-  for (let attempt = 0; attempt < 50 && low > DRAW_FROM + 1; attempt++) {
-    const port = await probePort(DRAW_FROM + Math.floor(Math.random() * (low - DRAW_FROM)));
-    if (port !== undefined) return port;
-  }
-  const port = await probePort(0);
-  if (port === undefined) throw new Error('no free TCP port on 127.0.0.1');
-  return port;
 }
 
 /**
