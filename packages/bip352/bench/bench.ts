@@ -17,7 +17,7 @@ import { createReceiver } from '../src/receiver';
 import { createSilentPaymentOutputs } from '../src/sender';
 import { encodeSilentPaymentAddress } from '../src/address';
 import { K_MAX } from '../src/constants';
-import { labelTweak } from '../src/labels';
+import { labelTweak } from '../src/tweak';
 import { smallestOutpoint, type ScanInput, type ScanOutput } from '../src/inputs';
 import { eligibleInputKeys } from '../src/tweak';
 

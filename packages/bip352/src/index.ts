@@ -8,7 +8,8 @@ export {
   type Network,
   type DecodedSilentPaymentAddress,
 } from './address';
-export { labelTweak, labeledSpendPub } from './labels';
+export { labeledSpendPub } from './labels';
+export { labelTweak } from './tweak';
 export {
   extractInputPublicKey,
   parseWitness,

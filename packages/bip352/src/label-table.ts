@@ -1,7 +1,6 @@
 import type { Secp256k1Backend, TransactionScanner } from './backend';
 import { assertLabel } from './bytes';
-import { labelTweak } from './labels';
-import { assertValidScalar } from './tweak';
+import { assertValidScalar, labelTweak } from './tweak';
 
 /**
  * A receiver's labels, kept compact so that a receiver with 100,000 labels costs a few megabytes:

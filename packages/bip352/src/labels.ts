@@ -1,19 +1,8 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { assertBytes, assertLabel, bytesToBigInt, ser32 } from './bytes';
+import { assertBytes, bytesToBigInt } from './bytes';
 import { CURVE_ORDER } from './constants';
 import { SilentPaymentError } from './errors';
-import { taggedHash } from './hash';
-
-/**
- * The label tweak hash_BIP0352/Label(ser256(b_scan) || ser32(m)) (BIP-352 "Address encoding").
- * m = 0 is the change label, never to be handed out.
- * @throws {TypeError|RangeError} for a scan key that is not 32 bytes or an m outside 0..2^32-1.
- */
-export function labelTweak(scanPriv: Uint8Array, m: number): Uint8Array {
-  assertBytes(scanPriv, 'scanPriv', 32);
-  assertLabel(m);
-  return taggedHash('BIP0352/Label', scanPriv, ser32(m));
-}
+import { labelTweak } from './tweak';
 
 /**
  * B_m = B_spend + labelTweak(b_scan, m)·G, compressed (33 bytes): the spend key of a labelled address.

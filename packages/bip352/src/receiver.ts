@@ -5,8 +5,7 @@ import { K_MAX } from './constants';
 import { taggedHash } from './hash';
 import { isP2tr, smallestOutpoint, type ScanInput, type ScanOutput } from './inputs';
 import { createLabelTable } from './label-table';
-import { labelTweak } from './labels';
-import { assertValidScalar, computeInputData, eligibleInputKeys } from './tweak';
+import { assertValidScalar, computeInputData, eligibleInputKeys, labelTweak } from './tweak';
 
 /** An output of a scanned transaction that belongs to the receiver. */
 export interface FoundOutput {

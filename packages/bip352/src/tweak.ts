@@ -1,5 +1,5 @@
 import type { Secp256k1Backend } from './backend';
-import { bigIntTo32 } from './bytes';
+import { assertBytes, assertLabel, bigIntTo32, ser32 } from './bytes';
 import { CURVE_ORDER } from './constants';
 import { SilentPaymentError } from './errors';
 import { taggedHash } from './hash';
@@ -67,4 +67,15 @@ export function computeInputData<P>(backend: Secp256k1Backend<P>, inputs: readon
   const inputHash = taggedHash('BIP0352/Inputs', smallestOutpoint(inputs), backend.toCompressed(sum));
   assertValidScalar(inputHash, 'input_hash');
   return { sum, inputHash };
+}
+
+/**
+ * The label tweak hash_BIP0352/Label(ser256(b_scan) || ser32(m)) (BIP-352 "Address encoding").
+ * m = 0 is the change label, never to be handed out.
+ * @throws {TypeError|RangeError} for a scan key that is not 32 bytes or an m outside 0..2^32-1.
+ */
+export function labelTweak(scanPriv: Uint8Array, m: number): Uint8Array {
+  assertBytes(scanPriv, 'scanPriv', 32);
+  assertLabel(m);
+  return taggedHash('BIP0352/Label', scanPriv, ser32(m));
 }

@@ -1,5 +1,5 @@
 import { createLabelTable } from '../src/label-table';
-import { labelTweak } from '../src/labels';
+import { labelTweak } from '../src/tweak';
 import { loadSecp256k1Backend } from '../src/load-backend';
 import type { TransactionScanner } from '../src/backend';
 
