@@ -72,8 +72,9 @@ export function defaultScanWorkers(): number {
 }
 
 // The worker: its own receiver from `@repo/bip352/scan` (the receiving side only: a worker starts
-// in ~80 ms of CPU instead of ~110 with the whole package; the native scanner's tables are built
-// once per process and shared by every thread), labels in the order the main thread sends them, one job at a time.
+// on ~80 ms of CPU instead of ~110 with the whole package; the native scanner's tables are built
+// once per process and shared by every thread), labels in the order the main thread sends them,
+// one job at a time.
 // Two kinds of job (docs/silent-payments.md, "Catching up"):
 // - `parse`: a block as the node sent it (bytes moved here, not copied), read off the thread that
 //   fetches the next blocks. What comes back is what the scanner stores (hash, height, the
