@@ -13,6 +13,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { AnySecp256k1Backend, BackendName } from '../src/backend';
 import { isBackendAvailable, loadSecp256k1Backend } from '../src/load-backend';
+import { loadScanAddon } from '../src/backends/native';
 import { createReceiver } from '../src/receiver';
 import { createSilentPaymentOutputs } from '../src/sender';
 import { encodeSilentPaymentAddress } from '../src/address';
@@ -281,6 +282,51 @@ function benchBackend(name: BackendName, txs: Tx[], labelCount: number, oneInput
   };
 }
 
+/** Transactions a scanTransactions call gets in benchMany: what the silent-payment service's scan workers pass. */
+const MANY_RUN = 64;
+
+interface ManyRow {
+  shape: string;
+  one: number;
+  many: number;
+  ratio: number;
+  range: [number, number];
+}
+
+/**
+ * Native, change label: the same transactions scanned one by one (`scanTransaction`) and in runs
+ * of MANY_RUN (`scanTransactions`, whose native scanner multiplies 8 at once where the CPU has
+ * AVX-512 IFMA), in alternating rounds; the figure is the median of the paired rate ratios.
+ */
+function benchMany(txs: Tx[], shape: string): ManyRow {
+  const backend = loadSecp256k1Backend('native');
+  const scanPriv = seeded('scan', 0);
+  const spendPub = backend.toCompressed(backend.baseMul(seeded('spend', 0)));
+  const receiver = createReceiver({ scanPriv, spendPub, backend });
+  const oneByOne = (): void => {
+    for (const tx of txs) receiver.scanTransaction(tx.inputs, tx.outputs);
+  };
+  const inRuns = (): void => {
+    for (let at = 0; at < txs.length; at += MANY_RUN) receiver.scanTransactions(txs.slice(at, at + MANY_RUN));
+  };
+  const same = JSON.stringify(txs.map((tx) => receiver.scanTransaction(tx.inputs, tx.outputs)));
+  if (JSON.stringify(receiver.scanTransactions(txs)) !== same) throw new Error('scanTransactions differs from scanTransaction');
+  oneByOne(); // warm up
+  inRuns();
+  const ones: number[] = [];
+  const manys: number[] = [];
+  const ratios: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const first = round % 2 === 0 ? rate(ROUND_MS, txs.length, oneByOne) : undefined;
+    const many = rate(ROUND_MS, txs.length, inRuns);
+    const one = first ?? rate(ROUND_MS, txs.length, oneByOne);
+    ones.push(one.cpu);
+    manys.push(many.cpu);
+    ratios.push(many.cpu / one.cpu);
+  }
+  return { shape, one: median(ones), many: median(manys), ratio: median(ratios), range: [Math.min(...ratios), Math.max(...ratios)] };
+}
+
 const KMAX_ROUNDS = 7;
 
 interface KmaxRow {
@@ -372,6 +418,7 @@ function main(): void {
   const all = buildTransactions(noble);
   const rows: Row[] = [];
   const kmax: KmaxRow[] = [];
+  const many: ManyRow[] = [];
   for (const name of names) {
     const txs = name === 'noble' ? all.slice(0, 16) : all;
     const runs: { txs: Tx[]; oneInput: boolean; labelCounts: number[] }[] =
@@ -392,6 +439,16 @@ function main(): void {
       }
     }
     if (name === 'native') {
+      for (const [shape, oneInput] of [
+        ['2 inputs', false],
+        ['1 input', true],
+      ] as const) {
+        const row = benchMany(buildTransactions(noble, oneInput), shape);
+        many.push(row);
+        console.error(
+          `native, ${shape}: one by one ${row.one.toFixed(0)} tx/s, in runs of ${MANY_RUN} ${row.many.toFixed(0)} tx/s (${row.ratio.toFixed(2)})`,
+        );
+      }
       for (const labelCount of [0, 1000, 100_000]) {
         const row = benchKmax(labelCount);
         kmax.push(row);
@@ -428,6 +485,19 @@ function main(): void {
     '',
     `Labels cost nothing extra when the cost column stays ≤ 10 %. Its reference is a change-only receiver on the same backend and transactions, its rounds paired with the labelled row's (one right before or after each round, alternately): the median of the ${ROUNDS} paired ratios. The change-only rows, measured seconds apart, can differ from it by more than the cost on a shared machine.`,
     '',
+    ...(many.length === 0
+      ? []
+      : [
+          `Many transactions at once, native, change label: \`scanTransactions\` in runs of ${MANY_RUN} against \`scanTransaction\` one by one, the same transactions, alternating rounds (the ratio: the median of the paired ones). This machine's scanner multiplies ${loadScanAddon().lanes() || 'one'} at a time (8: AVX-512 IFMA lanes; one: libsecp256k1's multiplication, no such instructions or BIP352_SCAN_LANES=0).`,
+          '',
+          '| transactions | one by one (tx/s CPU) | in runs (tx/s CPU) | in runs / one by one | range |',
+          '|---|---:|---:|---:|---:|',
+          ...many.map(
+            (r) =>
+              `| ${r.shape} | ${Math.round(r.one).toLocaleString('en-US')} | ${Math.round(r.many).toLocaleString('en-US')} | ${r.ratio.toFixed(2)} | ${r.range[0].toFixed(2)}–${r.range[1].toFixed(2)} |`,
+          ),
+          '',
+        ]),
     `K_max worst case, native: one transaction with ${K_MAX.toLocaleString('en-US')} taproot outputs all paying the receiver (k = 0 … ${K_MAX - 1}), time of one scan (CPU), median of ${KMAX_ROUNDS} scans, min–max beside it:`,
     '',
     '| labels | ms a scan (CPU) | range (ms) |',

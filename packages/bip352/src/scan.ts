@@ -5,7 +5,7 @@
  * it is asked for), so a worker thread starts on about a quarter less CPU than one that loads
  * the whole package (README, "Entry points"). Everything here is also exported by the main entry.
  */
-export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput } from './receiver';
+export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan } from './receiver';
 export { loadSecp256k1Backend, DEFAULT_BACKEND } from './load-backend';
 export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
 export { SilentPaymentError, type SilentPaymentErrorCode } from './errors';

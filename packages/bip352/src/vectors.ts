@@ -163,6 +163,12 @@ function runReceiving(test: VectorCase['receiving'][number], backendName: Backen
   const receiver = createReceiver({ scanPriv, spendPub, labels, backend });
   const scanOutputs = outputs.map((x, index) => ({ index, script: hexToBytes('5120' + x) }));
   const found = receiver.scanTransaction(inputs, scanOutputs);
+  // the same transaction eight times in one call: the native scanner then multiplies in its lanes (where the CPU has them)
+  for (const answer of receiver.scanTransactions(Array.from({ length: 8 }, () => ({ inputs, outputs: scanOutputs })))) {
+    if (answer instanceof Error) fail(`scanTransactions failed: ${answer.message}`);
+    if (JSON.stringify(answer) !== JSON.stringify(found))
+      fail(`scanTransactions found ${JSON.stringify(answer)}, scanTransaction ${JSON.stringify(found)}`);
+  }
   const want = expected.n_outputs ?? expected.outputs?.length ?? 0;
   if (found.length !== want) fail(`found ${found.length} outputs, expected ${want}`);
   for (const out of found) {

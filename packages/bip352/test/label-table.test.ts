@@ -52,6 +52,7 @@ describe('the compact label table with a whole-transaction scanner', () => {
     const scanner: TransactionScanner<ReturnType<typeof backend.baseMul>> = {
       addSpendKey: (point, slot) => handed.push([Buffer.from(backend.toCompressed(point)).toString('hex'), slot]),
       scan: () => null,
+      scanMany: () => [],
     };
     const table = createLabelTable(backend, spend, backend.toCompressed(spend), scanner);
     for (const m of [0, 9, 9, 2]) table.add(scanPriv, m);

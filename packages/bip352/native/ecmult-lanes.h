@@ -1,0 +1,338 @@
+/*
+ * Eight variable-base multiplications at once, one in each 64-bit lane of AVX-512 registers,
+ * with the 52-bit multiply-accumulate instructions (AVX-512 IFMA: Intel since Ice Lake, AMD
+ * since Zen 4). Included by scan.c after the libsecp256k1 source; scan_many uses it for the ECDH
+ * multiplications of a run of transactions when the CPU has those instructions
+ * (ecmult_lanes_available), and libsecp256k1's secp256k1_ecmult otherwise.
+ *
+ * Why: the ECDH multiplication is about 60 % of a transaction's scan (README, "Scanning"). Field
+ * elements are 5 limbs of 52 bits, libsecp256k1's own radix (field_5x52), so a lane converts to
+ * and from a secp256k1_fe limb for limb. A vector field multiplication (8 products) costs about
+ * what 2 scalar ones do.
+ *
+ * The algorithm is libsecp256k1's secp256k1_ecmult_const, run in lockstep in every lane: q split
+ * by the GLV endomorphism into two ~128-bit halves, each written with secp256k1_wnaf_const in 33
+ * odd signed 4-bit digits (none zero, so every lane adds at every window: no lane waits for
+ * another), a table of the odd multiples 1A..15A per lane at one global Z (so the table points
+ * act as affine ones: mixed additions), then 32 times 4 doublings and two additions. What differs:
+ * - not constant time: the ECDH scalar of a scan is input_hash * b_scan, and the scan already
+ *   uses libsecp256k1's variable-time secp256k1_ecmult for it (README, "Side channels"); the
+ *   digits pick table entries by a gather;
+ * - the addition is the plain mixed one (madd-2007-bl), which cannot add a point to itself or
+ *   to its negation: both give Z = 0, and Z stays 0 through every later step. A lane whose
+ *   final Z is 0 is recomputed by secp256k1_ecmult (never seen with random inputs; the self-test
+ *   counts them), so every lane's answer is the scalar one's.
+ *
+ * Bounds: every vector field element is kept with limbs 0-3 below 2^52 and limb 4 below
+ * 2^48 + 2^6 (vfe_carry), which is what the multiply-accumulate instructions need (they read the
+ * low 52 bits of each operand) and leaves room for the sums below.
+ */
+
+/* x86-64 with GCC or Clang (the target attribute, the CPU check) and the library's 5x52 field */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && defined(USE_FIELD_5X52)
+#define ECMULT_LANES 8
+
+#include <immintrin.h>
+
+#define LANES_TARGET __attribute__((target("avx512f,avx512dq,avx512ifma"), always_inline)) static inline
+#define LANES_ENTRY __attribute__((target("avx512f,avx512dq,avx512ifma"))) static
+
+typedef struct { __m512i v[5]; } vfe;
+typedef struct { vfe x, y, z; } vgej;
+
+#define LIMB52 0xFFFFFFFFFFFFFULL
+#define LIMB48 0xFFFFFFFFFFFFULL
+#define FOLD256 0x1000003D1ULL  /* 2^256 mod p */
+#define FOLD260 0x1000003D10ULL /* 2^260 mod p: the weight of limb 5 of a product */
+
+/* 2p in 52-bit limbs: each limb above any carried limb, so a + 2p - b never goes negative. */
+static const uint64_t TWO_P[5] = {0x1FFFFDFFFFF85EULL, 0x1FFFFFFFFFFFFEULL, 0x1FFFFFFFFFFFFEULL, 0x1FFFFFFFFFFFFEULL, 0x1FFFFFFFFFFFEULL};
+
+/* Limbs below 2^62 back to limbs 0-3 below 2^52 and limb 4 below 2^48 + 2^6 (the same value mod p). */
+LANES_TARGET void vfe_carry(vfe *a) {
+    const __m512i m52 = _mm512_set1_epi64(LIMB52);
+    __m512i top = _mm512_srli_epi64(a->v[4], 48);
+    a->v[4] = _mm512_and_si512(a->v[4], _mm512_set1_epi64(LIMB48));
+    a->v[0] = _mm512_madd52lo_epu64(a->v[0], top, _mm512_set1_epi64(FOLD256)); /* top < 2^14: the product fits 52 bits */
+    a->v[1] = _mm512_add_epi64(a->v[1], _mm512_srli_epi64(a->v[0], 52));
+    a->v[0] = _mm512_and_si512(a->v[0], m52);
+    a->v[2] = _mm512_add_epi64(a->v[2], _mm512_srli_epi64(a->v[1], 52));
+    a->v[1] = _mm512_and_si512(a->v[1], m52);
+    a->v[3] = _mm512_add_epi64(a->v[3], _mm512_srli_epi64(a->v[2], 52));
+    a->v[2] = _mm512_and_si512(a->v[2], m52);
+    a->v[4] = _mm512_add_epi64(a->v[4], _mm512_srli_epi64(a->v[3], 52));
+    a->v[3] = _mm512_and_si512(a->v[3], m52);
+}
+
+/* The 10 columns of a product (each below 10 * 2^52) reduced mod p into r (carried). */
+LANES_TARGET void vfe_reduce(vfe *r, __m512i c[10]) {
+    const __m512i m52 = _mm512_set1_epi64(LIMB52), fold = _mm512_set1_epi64(FOLD260);
+    __m512i top;
+    int i;
+    /* columns 5-9 (weights 2^260 and up) carried to 52 bits: the multiplier operand must be */
+    _Pragma("GCC unroll 4") for (i = 5; i < 9; i++) {
+        c[i + 1] = _mm512_add_epi64(c[i + 1], _mm512_srli_epi64(c[i], 52));
+        c[i] = _mm512_and_si512(c[i], m52);
+    }
+    /* c[i] 2^(52 i) = c[i] 2^260 2^(52 (i - 5)) = c[i] FOLD260 2^(52 (i - 5)) mod p */
+    _Pragma("GCC unroll 4") for (i = 5; i < 9; i++) {
+        c[i - 5] = _mm512_madd52lo_epu64(c[i - 5], c[i], fold);
+        c[i - 4] = _mm512_madd52hi_epu64(c[i - 4], c[i], fold);
+    }
+    c[4] = _mm512_madd52lo_epu64(c[4], c[9], fold);
+    top = _mm512_madd52hi_epu64(_mm512_setzero_si512(), c[9], fold); /* below 2^37, at 2^260 */
+    c[0] = _mm512_madd52lo_epu64(c[0], top, fold);
+    c[1] = _mm512_madd52hi_epu64(c[1], top, fold);
+    _Pragma("GCC unroll 5") for (i = 0; i < 5; i++) r->v[i] = c[i];
+    vfe_carry(r);
+}
+
+LANES_TARGET void vfe_mul(vfe *r, const vfe *a, const vfe *b) {
+    __m512i c[10];
+    int i, j;
+    _Pragma("GCC unroll 10") for (i = 0; i < 10; i++) c[i] = _mm512_setzero_si512();
+    _Pragma("GCC unroll 5") for (i = 0; i < 5; i++) {
+        _Pragma("GCC unroll 5") for (j = 0; j < 5; j++) {
+            c[i + j] = _mm512_madd52lo_epu64(c[i + j], a->v[i], b->v[j]);
+            c[i + j + 1] = _mm512_madd52hi_epu64(c[i + j + 1], a->v[i], b->v[j]);
+        }
+    }
+    vfe_reduce(r, c);
+}
+
+/* The cross products once, doubled, then the squares: 30 multiply-accumulates instead of 50. */
+LANES_TARGET void vfe_sqr(vfe *r, const vfe *a) {
+    __m512i c[10], d[10];
+    int i, j;
+    _Pragma("GCC unroll 10") for (i = 0; i < 10; i++) c[i] = d[i] = _mm512_setzero_si512();
+    _Pragma("GCC unroll 5") for (i = 0; i < 5; i++) {
+        _Pragma("GCC unroll 5") for (j = i + 1; j < 5; j++) {
+            c[i + j] = _mm512_madd52lo_epu64(c[i + j], a->v[i], a->v[j]);
+            c[i + j + 1] = _mm512_madd52hi_epu64(c[i + j + 1], a->v[i], a->v[j]);
+        }
+        d[2 * i] = _mm512_madd52lo_epu64(d[2 * i], a->v[i], a->v[i]);
+        d[2 * i + 1] = _mm512_madd52hi_epu64(d[2 * i + 1], a->v[i], a->v[i]);
+    }
+    _Pragma("GCC unroll 10") for (i = 0; i < 10; i++) c[i] = _mm512_add_epi64(_mm512_slli_epi64(c[i], 1), d[i]);
+    vfe_reduce(r, c);
+}
+
+LANES_TARGET void vfe_add(vfe *r, const vfe *a, const vfe *b) {
+    int i;
+    _Pragma("GCC unroll 5") for (i = 0; i < 5; i++) r->v[i] = _mm512_add_epi64(a->v[i], b->v[i]);
+    vfe_carry(r);
+}
+
+/* r = a - b + 2p */
+LANES_TARGET void vfe_sub(vfe *r, const vfe *a, const vfe *b) {
+    int i;
+    _Pragma("GCC unroll 5") for (i = 0; i < 5; i++) {
+        r->v[i] = _mm512_sub_epi64(_mm512_add_epi64(a->v[i], _mm512_set1_epi64((long long)TWO_P[i])), b->v[i]);
+    }
+    vfe_carry(r);
+}
+
+/* r = a * 2^s, s <= 3 */
+LANES_TARGET void vfe_shl(vfe *r, const vfe *a, int s) {
+    int i;
+    _Pragma("GCC unroll 5") for (i = 0; i < 5; i++) r->v[i] = _mm512_slli_epi64(a->v[i], s);
+    vfe_carry(r);
+}
+
+/* r = 2p (Jacobian, a = 0: dbl-2009-l, 2M + 5S) */
+LANES_TARGET void vgej_double(vgej *r, const vgej *p) {
+    vfe a, b, c, d, e, f, t;
+    vfe_sqr(&a, &p->x);
+    vfe_sqr(&b, &p->y);
+    vfe_sqr(&c, &b);
+    vfe_add(&t, &p->x, &b);
+    vfe_sqr(&t, &t);
+    vfe_sub(&t, &t, &a);
+    vfe_sub(&t, &t, &c);
+    vfe_shl(&d, &t, 1); /* D = 2 ((X + B)^2 - A - C) */
+    vfe_add(&e, &a, &a);
+    vfe_add(&e, &e, &a); /* E = 3A */
+    vfe_sqr(&f, &e);
+    vfe_mul(&r->z, &p->y, &p->z);
+    vfe_shl(&r->z, &r->z, 1);
+    vfe_shl(&t, &d, 1);
+    vfe_sub(&r->x, &f, &t);
+    vfe_sub(&t, &d, &r->x);
+    vfe_mul(&t, &e, &t);
+    vfe_shl(&c, &c, 3);
+    vfe_sub(&r->y, &t, &c);
+}
+
+/* r = p + (x2, y2) with (x2, y2) affine (madd-2007-bl, 7M + 4S). Equal x gives Z = 0. */
+LANES_TARGET void vgej_add_ge(vgej *r, const vgej *p, const vfe *x2, const vfe *y2) {
+    vfe z1z1, u2, s2, h, hh, i4, j, rr, v, t, x3;
+    vfe_sqr(&z1z1, &p->z);
+    vfe_mul(&u2, x2, &z1z1);
+    vfe_mul(&t, &p->z, &z1z1);
+    vfe_mul(&s2, y2, &t);
+    vfe_sub(&h, &u2, &p->x);
+    vfe_sqr(&hh, &h);
+    vfe_shl(&i4, &hh, 2);
+    vfe_mul(&j, &h, &i4);
+    vfe_sub(&rr, &s2, &p->y);
+    vfe_shl(&rr, &rr, 1);
+    vfe_mul(&v, &p->x, &i4);
+    vfe_sqr(&t, &rr);
+    vfe_sub(&t, &t, &j);
+    vfe_shl(&x3, &v, 1);
+    vfe_sub(&x3, &t, &x3); /* X3 = r^2 - J - 2V */
+    vfe_add(&t, &p->z, &h);
+    vfe_sqr(&t, &t);
+    vfe_sub(&t, &t, &z1z1);
+    vfe_sub(&r->z, &t, &hh); /* Z3 = (Z1 + H)^2 - Z1Z1 - HH */
+    vfe_sub(&t, &v, &x3);
+    vfe_mul(&t, &rr, &t);
+    vfe_mul(&j, &p->y, &j);
+    vfe_shl(&j, &j, 1);
+    vfe_sub(&r->y, &t, &j); /* Y3 = r (V - X3) - 2 Y1 J */
+    r->x = x3;
+}
+
+#define LANES_TABLE ECMULT_TABLE_SIZE(WINDOW_A)          /* 8 odd multiples */
+#define LANES_DIGITS WNAF_SIZE_BITS(128, WINDOW_A - 1)   /* 32 windows above the first digit */
+
+/* The per-lane inputs of a run: each lane's tables (A's odd multiples, and their images under the
+   endomorphism) as 52-bit limbs x0..x4 y0..y4, its digits, skews and global Z. */
+typedef struct {
+    uint64_t table[2][ECMULT_LANES][LANES_TABLE][10];
+    long long digits[2][LANES_DIGITS + 1][ECMULT_LANES];
+    int skew[2][ECMULT_LANES];
+    secp256k1_fe globalz[ECMULT_LANES];
+} lanes_input;
+
+static void fe_to_limbs(uint64_t *out, const secp256k1_fe *a) {
+    secp256k1_fe t = *a;
+    secp256k1_fe_normalize_var(&t);
+    memcpy(out, t.n, 5 * sizeof(uint64_t));
+}
+
+/* The entries picked by each lane's digit (odd, signed: entry |d| / 2, y negated when d < 0). */
+LANES_TARGET void lanes_pick(vfe *x, vfe *y, const lanes_input *in, int half, int window) {
+    const long long *base = (const long long *)&in->table[half][0][0][0];
+    __m512i d = _mm512_loadu_si512(in->digits[half][window]);
+    __m512i lane = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(LANES_TABLE * 10));
+    __m512i at = _mm512_add_epi64(lane, _mm512_mullo_epi64(_mm512_srli_epi64(_mm512_abs_epi64(d), 1), _mm512_set1_epi64(10)));
+    __mmask8 negative = _mm512_cmplt_epi64_mask(d, _mm512_setzero_si512());
+    vfe negy;
+    int i;
+    _Pragma("GCC unroll 5") for (i = 0; i < 5; i++) {
+        x->v[i] = _mm512_i64gather_epi64(_mm512_add_epi64(at, _mm512_set1_epi64(i)), base, 8);
+        y->v[i] = _mm512_i64gather_epi64(_mm512_add_epi64(at, _mm512_set1_epi64(5 + i)), base, 8);
+        negy.v[i] = _mm512_sub_epi64(_mm512_set1_epi64((long long)TWO_P[i]), y->v[i]);
+    }
+    vfe_carry(&negy);
+    _Pragma("GCC unroll 5") for (i = 0; i < 5; i++) y->v[i] = _mm512_mask_blend_epi64(negative, y->v[i], negy.v[i]);
+}
+
+/* The lockstep loop of secp256k1_ecmult_const over the prepared lanes; the result in out[coordinate][limb][lane]. */
+LANES_ENTRY void lanes_run(uint64_t out[3][5][ECMULT_LANES], const lanes_input *in) {
+    vgej acc;
+    vfe x, y;
+    int i, j;
+    lanes_pick(&acc.x, &acc.y, in, 0, LANES_DIGITS);
+    _Pragma("GCC unroll 5") for (j = 0; j < 5; j++) acc.z.v[j] = _mm512_set1_epi64(j == 0);
+    lanes_pick(&x, &y, in, 1, LANES_DIGITS);
+    vgej_add_ge(&acc, &acc, &x, &y);
+    for (i = LANES_DIGITS - 1; i >= 0; i--) {
+        for (j = 0; j < WINDOW_A - 1; j++) vgej_double(&acc, &acc);
+        lanes_pick(&x, &y, in, 0, i);
+        vgej_add_ge(&acc, &acc, &x, &y);
+        lanes_pick(&x, &y, in, 1, i);
+        vgej_add_ge(&acc, &acc, &x, &y);
+    }
+    for (j = 0; j < 5; j++) {
+        _mm512_storeu_si512(out[0][j], acc.x.v[j]);
+        _mm512_storeu_si512(out[1][j], acc.y.v[j]);
+        _mm512_storeu_si512(out[2][j], acc.z.v[j]);
+    }
+}
+
+/*
+ * r[i] = q[i] * a[i] for i < count (count <= ECMULT_LANES; unused lanes repeat lane 0), each
+ * equal to secp256k1_ecmult's answer. a[i] not infinity. Returns the number of lanes recomputed
+ * by secp256k1_ecmult (Z = 0 met on the way).
+ */
+static int ecmult_lanes(secp256k1_gej *r, const secp256k1_ge *a, const secp256k1_scalar *q, int count) {
+    lanes_input in_; /* ~14 KB */
+    uint64_t out[3][5][ECMULT_LANES];
+    int l, i, k, recomputed = 0;
+    for (l = 0; l < ECMULT_LANES; l++) {
+        int src = l < count ? l : 0;
+        secp256k1_scalar q1, qlam;
+        secp256k1_gej aj;
+        secp256k1_ge pre[LANES_TABLE];
+        int digits[2][LANES_DIGITS + 1];
+        secp256k1_scalar_split_lambda(&q1, &qlam, &q[src]);
+        in_.skew[0][l] = secp256k1_wnaf_const(digits[0], &q1, WINDOW_A - 1, 128);
+        in_.skew[1][l] = secp256k1_wnaf_const(digits[1], &qlam, WINDOW_A - 1, 128);
+        for (i = 0; i <= LANES_DIGITS; i++) {
+            in_.digits[0][i][l] = digits[0][i];
+            in_.digits[1][i][l] = digits[1][i];
+        }
+        secp256k1_gej_set_ge(&aj, &a[src]);
+        secp256k1_ecmult_odd_multiples_table_globalz_windowa(pre, &in_.globalz[l], &aj);
+        for (i = 0; i < LANES_TABLE; i++) {
+            secp256k1_ge lam;
+            fe_to_limbs(&in_.table[0][l][i][0], &pre[i].x);
+            fe_to_limbs(&in_.table[0][l][i][5], &pre[i].y);
+            secp256k1_ge_mul_lambda(&lam, &pre[i]);
+            fe_to_limbs(&in_.table[1][l][i][0], &lam.x);
+            memcpy(&in_.table[1][l][i][5], &in_.table[0][l][i][5], 5 * sizeof(uint64_t));
+        }
+    }
+    lanes_run(out, &in_);
+    for (l = 0; l < count; l++) {
+        secp256k1_gej *g = &r[l];
+        /* the library's own 5x52 limbs: limb 4 up to 2^48 + 2^6 is magnitude 2, which its
+           multiplication and secp256k1_fe_normalizes_to_zero_var accept */
+        for (i = 0; i < 5; i++) {
+            g->x.n[i] = out[0][i][l];
+            g->y.n[i] = out[1][i][l];
+            g->z.n[i] = out[2][i][l];
+        }
+#ifdef VERIFY
+        g->x.magnitude = g->y.magnitude = g->z.magnitude = 2;
+        g->x.normalized = g->y.normalized = g->z.normalized = 0;
+#endif
+        g->infinity = 0;
+        if (secp256k1_fe_normalizes_to_zero_var(&g->z)) {
+            secp256k1_gej aj;
+            secp256k1_gej_set_ge(&aj, &a[l]);
+            secp256k1_ecmult(&ctx->ecmult_ctx, g, &aj, &q[l], NULL);
+            recomputed++;
+            continue;
+        }
+        secp256k1_fe_mul(&g->z, &g->z, &in_.globalz[l]);
+        /* the wNAF skews: minus A (or 2A) for the first half, minus lambda A (or 2 lambda A) for the second */
+        for (k = 0; k < 2; k++) {
+            secp256k1_ge c = a[l];
+            if (in_.skew[k][l] == 2) {
+                secp256k1_gej t;
+                secp256k1_gej_set_ge(&t, &c);
+                secp256k1_gej_double_var(&t, &t, NULL);
+                secp256k1_ge_set_gej_var(&c, &t);
+            }
+            secp256k1_ge_neg(&c, &c);
+            if (k == 1) secp256k1_ge_mul_lambda(&c, &c);
+            secp256k1_gej_add_ge_var(g, g, &c, NULL);
+        }
+    }
+    return recomputed;
+}
+
+/* Whether this CPU (and the OS, for the AVX-512 state) runs the lanes; BIP352_SCAN_LANES=0 turns them off. */
+static int ecmult_lanes_available(void) {
+    const char *off = getenv("BIP352_SCAN_LANES");
+    if (off != NULL && strcmp(off, "0") == 0) return 0;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512ifma");
+}
+
+#else
+#define ECMULT_LANES 0
+#endif
