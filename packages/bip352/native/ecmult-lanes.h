@@ -308,18 +308,174 @@ static int ecmult_lanes(secp256k1_gej *r, const secp256k1_ge *a, const secp256k1
             continue;
         }
         secp256k1_fe_mul(&g->z, &g->z, &in_.globalz[l]);
-        /* the wNAF skews: minus A (or 2A) for the first half, minus lambda A (or 2 lambda A) for the second */
+        /* the wNAF skews: minus A (or 2A) for the first half, minus lambda A (or 2 lambda A) for
+           the second, as one or two mixed additions (2A made affine would cost an inversion) */
         for (k = 0; k < 2; k++) {
-            secp256k1_ge c = a[l];
-            if (in_.skew[k][l] == 2) {
-                secp256k1_gej t;
-                secp256k1_gej_set_ge(&t, &c);
-                secp256k1_gej_double_var(&t, &t, NULL);
-                secp256k1_ge_set_gej_var(&c, &t);
-            }
-            secp256k1_ge_neg(&c, &c);
+            secp256k1_ge c;
+            int times;
+            secp256k1_ge_neg(&c, &a[l]);
             if (k == 1) secp256k1_ge_mul_lambda(&c, &c);
-            secp256k1_gej_add_ge_var(g, g, &c, NULL);
+            for (times = 0; times < in_.skew[k][l]; times++) secp256k1_gej_add_ge_var(g, g, &c, NULL);
+        }
+    }
+    return recomputed;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* a^((p-3)/4) for eight field elements at once: scan.c's fe_pow_p3d4 chain, in the lanes. */
+
+LANES_TARGET void vfe_sqr_n(vfe *r, const vfe *a, int n) {
+    int i;
+    *r = *a;
+    for (i = 0; i < n; i++) vfe_sqr(r, r);
+}
+
+LANES_ENTRY void pow_run(uint64_t out[5][ECMULT_LANES], const uint64_t in[5][ECMULT_LANES]) {
+    vfe a, x2, x3, x6, x9, x11, x22, x44, x88, x176, x220, x223, t1;
+    int j;
+    for (j = 0; j < 5; j++) a.v[j] = _mm512_loadu_si512(in[j]);
+    vfe_sqr(&x2, &a);
+    vfe_mul(&x2, &x2, &a);
+    vfe_sqr(&x3, &x2);
+    vfe_mul(&x3, &x3, &a);
+    vfe_sqr_n(&x6, &x3, 3);
+    vfe_mul(&x6, &x6, &x3);
+    vfe_sqr_n(&x9, &x6, 3);
+    vfe_mul(&x9, &x9, &x3);
+    vfe_sqr_n(&x11, &x9, 2);
+    vfe_mul(&x11, &x11, &x2);
+    vfe_sqr_n(&x22, &x11, 11);
+    vfe_mul(&x22, &x22, &x11);
+    vfe_sqr_n(&x44, &x22, 22);
+    vfe_mul(&x44, &x44, &x22);
+    vfe_sqr_n(&x88, &x44, 44);
+    vfe_mul(&x88, &x88, &x44);
+    vfe_sqr_n(&x176, &x88, 88);
+    vfe_mul(&x176, &x176, &x88);
+    vfe_sqr_n(&x220, &x176, 44);
+    vfe_mul(&x220, &x220, &x44);
+    vfe_sqr_n(&x223, &x220, 3);
+    vfe_mul(&x223, &x223, &x3);
+    vfe_sqr_n(&t1, &x223, 23);
+    vfe_mul(&t1, &t1, &x22);
+    vfe_sqr_n(&t1, &t1, 5);
+    vfe_mul(&t1, &t1, &a); /* ...0000 1 */
+    vfe_sqr_n(&t1, &t1, 2); /* 0 */
+    vfe_mul(&t1, &t1, &a);  /* 1 */
+    vfe_sqr(&t1, &t1);
+    vfe_mul(&t1, &t1, &a);  /* 1 */
+    for (j = 0; j < 5; j++) _mm512_storeu_si512(out[j], t1.v[j]);
+}
+
+/* r[i] = a[i]^((p-3)/4) for i < count (count <= ECMULT_LANES), as fe_pow_p3d4 gives; r may be a. */
+static void fe_pow_p3d4_lanes(secp256k1_fe *r, const secp256k1_fe *a, int count) {
+    uint64_t in[5][ECMULT_LANES], out[5][ECMULT_LANES], limbs[5];
+    int l, i;
+    for (l = 0; l < ECMULT_LANES; l++) {
+        fe_to_limbs(limbs, &a[l < count ? l : 0]);
+        for (i = 0; i < 5; i++) in[i][l] = limbs[i];
+    }
+    pow_run(out, in);
+    for (l = 0; l < count; l++) {
+        for (i = 0; i < 5; i++) r[l].n[i] = out[i][l];
+#ifdef VERIFY
+        r[l].magnitude = 2;
+        r[l].normalized = 0;
+#endif
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* t G for eight scalars at once: comb_mul's comb (32 windows of 8 bits, at most 32 mixed
+   additions, no doubling) in lockstep, over a copy of its table in 52-bit limbs. */
+
+static uint64_t (*comb_limbs)[256][10]; /* comb_limbs[i][j] = comb[i][j] as x0..x4 y0..y4; [i][0] = [i][1] (never used) */
+
+/* Builds comb_limbs from scan.c's comb (once, with it); 0 when out of memory. */
+static int lanes_comb_table(void) {
+    int i, j;
+    comb_limbs = malloc(sizeof(*comb_limbs) * 32);
+    if (comb_limbs == NULL) return 0;
+    for (i = 0; i < 32; i++) {
+        for (j = 1; j < 256; j++) {
+            secp256k1_ge p;
+            secp256k1_ge_from_storage(&p, &comb[i][j]);
+            fe_to_limbs(&comb_limbs[i][j][0], &p.x);
+            fe_to_limbs(&comb_limbs[i][j][5], &p.y);
+        }
+        memcpy(comb_limbs[i][0], comb_limbs[i][1], sizeof(comb_limbs[i][0]));
+    }
+    return 1;
+}
+
+/* The comb over the lanes: per lane, its 32 bytes (big-endian scalar); the result in out[coordinate][limb][lane]
+   and, per lane, whether it is still the point at infinity (no non-zero byte). */
+LANES_ENTRY void comb_run(uint64_t out[3][5][ECMULT_LANES], __mmask8 *infinite, const long long bytes[32][ECMULT_LANES]) {
+    const long long *base = (const long long *)&comb_limbs[0][0][0];
+    vgej acc, sum;
+    vfe x, y;
+    __mmask8 inf = 0xFF;
+    int i, j;
+    _Pragma("GCC unroll 5") for (j = 0; j < 5; j++) acc.x.v[j] = acc.y.v[j] = acc.z.v[j] = _mm512_setzero_si512();
+    for (i = 0; i < 32; i++) {
+        __m512i b = _mm512_loadu_si512(bytes[i]);
+        __m512i at = _mm512_mullo_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)i * 256), b), _mm512_set1_epi64(10));
+        __mmask8 nonzero = _mm512_cmpneq_epi64_mask(b, _mm512_setzero_si512());
+        __mmask8 take = nonzero & inf, add = nonzero & (__mmask8)~inf;
+        _Pragma("GCC unroll 5") for (j = 0; j < 5; j++) {
+            x.v[j] = _mm512_i64gather_epi64(_mm512_add_epi64(at, _mm512_set1_epi64(j)), base, 8);
+            y.v[j] = _mm512_i64gather_epi64(_mm512_add_epi64(at, _mm512_set1_epi64(5 + j)), base, 8);
+        }
+        vgej_add_ge(&sum, &acc, &x, &y);
+        _Pragma("GCC unroll 5") for (j = 0; j < 5; j++) {
+            acc.x.v[j] = _mm512_mask_blend_epi64(take, _mm512_mask_blend_epi64(add, acc.x.v[j], sum.x.v[j]), x.v[j]);
+            acc.y.v[j] = _mm512_mask_blend_epi64(take, _mm512_mask_blend_epi64(add, acc.y.v[j], sum.y.v[j]), y.v[j]);
+            acc.z.v[j] = _mm512_mask_blend_epi64(take, _mm512_mask_blend_epi64(add, acc.z.v[j], sum.z.v[j]), _mm512_set1_epi64(j == 0));
+        }
+        inf &= (__mmask8)~nonzero;
+    }
+    for (j = 0; j < 5; j++) {
+        _mm512_storeu_si512(out[0][j], acc.x.v[j]);
+        _mm512_storeu_si512(out[1][j], acc.y.v[j]);
+        _mm512_storeu_si512(out[2][j], acc.z.v[j]);
+    }
+    *infinite = inf;
+}
+
+/*
+ * r[i] = s[i] G for i < count (count <= ECMULT_LANES), each what comb_mul gives (the same point),
+ * s[i] 32 bytes big-endian. A lane whose mixed addition met its own point or its negation (Z = 0)
+ * is recomputed by comb_mul. Returns the number recomputed.
+ */
+static int comb_lanes(secp256k1_gej *r, const unsigned char *const *s, int count) {
+    long long bytes[32][ECMULT_LANES];
+    uint64_t out[3][5][ECMULT_LANES];
+    __mmask8 infinite;
+    int l, i, recomputed = 0;
+    for (l = 0; l < ECMULT_LANES; l++) {
+        const unsigned char *s32 = s[l < count ? l : 0];
+        for (i = 0; i < 32; i++) bytes[i][l] = s32[31 - i];
+    }
+    comb_run(out, &infinite, bytes);
+    for (l = 0; l < count; l++) {
+        secp256k1_gej *g = &r[l];
+        if (infinite & (1u << l)) {
+            secp256k1_gej_set_infinity(g);
+            continue;
+        }
+        for (i = 0; i < 5; i++) {
+            g->x.n[i] = out[0][i][l];
+            g->y.n[i] = out[1][i][l];
+            g->z.n[i] = out[2][i][l];
+        }
+#ifdef VERIFY
+        g->x.magnitude = g->y.magnitude = g->z.magnitude = 2;
+        g->x.normalized = g->y.normalized = g->z.normalized = 0;
+#endif
+        g->infinity = 0;
+        if (secp256k1_fe_normalizes_to_zero_var(&g->z)) {
+            comb_mul(g, s[l]);
+            recomputed++;
         }
     }
     return recomputed;

@@ -36,6 +36,8 @@ static secp256k1_ge_storage (*comb)[256];      /* comb[i][j] = j * 256^i * G (j 
 static secp256k1_sha256 tag_inputs, tag_shared; /* SHA256(tag) || SHA256(tag) absorbed */
 static int lanes;                               /* ECMULT_LANES when scan_many multiplies in lanes, else 0 */
 
+static void comb_mul(secp256k1_gej *r, const unsigned char *s32);
+
 #include "ecmult-lanes.h"
 
 static void tagged_midstate(secp256k1_sha256 *h, const char *tag) {
@@ -77,7 +79,7 @@ static void build_tables(void) {
     tagged_midstate(&tag_shared, "BIP0352/SharedSecret");
     ctx = secp256k1_context_create(SECP256K1_CONTEXT_VERIFY);
 #if ECMULT_LANES
-    lanes = ecmult_lanes_available() ? ECMULT_LANES : 0;
+    lanes = ecmult_lanes_available() && lanes_comb_table() ? ECMULT_LANES : 0;
 #endif
 }
 
@@ -160,15 +162,21 @@ static void fe_pow_p3d4(secp256k1_fe *r, const secp256k1_fe *a) {
  * s^2 = chi(u) / (u v^2), so u s v is a square root of u when chi(u) = 1 and u s^2 v = chi(u) / v.
  * u and v non-zero (u = x^3 + 7 never is on this curve; v is a Z coordinate or a product of them).
  */
-static int fe_inv_and_sqrt(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_fe *v, const secp256k1_fe *u) {
-    secp256k1_fe w, s, t;
+static int fe_inv_and_sqrt(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_fe *v, const secp256k1_fe *u);
+
+/* w = u v^2: what fe_inv_and_sqrt raises to (p-3)/4 (scan_many raises eight at once). */
+static void inv_sqrt_base(secp256k1_fe *w, const secp256k1_fe *v, const secp256k1_fe *u) {
+    secp256k1_fe_sqr(w, v);
+    secp256k1_fe_mul(w, w, u);
+}
+
+/* fe_inv_and_sqrt from s = (u v^2)^((p-3)/4). */
+static int inv_sqrt_finish(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_fe *v, const secp256k1_fe *u, const secp256k1_fe *s) {
+    secp256k1_fe t;
     int ok;
-    secp256k1_fe_sqr(&w, v);
-    secp256k1_fe_mul(&w, &w, u);
-    fe_pow_p3d4(&s, &w);
-    secp256k1_fe_mul(&t, &s, v);
+    secp256k1_fe_mul(&t, s, v);
     secp256k1_fe_mul(y, &t, u);  /* u s v */
-    secp256k1_fe_mul(inv, y, &s); /* u s^2 v */
+    secp256k1_fe_mul(inv, y, s); /* u s^2 v */
     secp256k1_fe_sqr(&t, y);
     secp256k1_fe_normalize_weak(&t);
     ok = secp256k1_fe_equal_var(&t, u);
@@ -183,6 +191,13 @@ static int fe_inv_and_sqrt(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_f
         secp256k1_fe_normalize_var(y);
     }
     return 1;
+}
+
+static int fe_inv_and_sqrt(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_fe *v, const secp256k1_fe *u) {
+    secp256k1_fe w, s;
+    inv_sqrt_base(&w, v, u);
+    fe_pow_p3d4(&s, &w);
+    return inv_sqrt_finish(inv, y, v, u, &s);
 }
 
 /* u = x^3 + 7 */
@@ -587,6 +602,8 @@ typedef struct {
     secp256k1_fe t;
     secp256k1_ge a;
     secp256k1_scalar s;
+    unsigned char ecdh33[33]; /* from scan_shared on: the ECDH point compressed, and t_0's hash */
+    unsigned char hash0[32];
 } tx_scan;
 
 /*
@@ -618,12 +635,22 @@ static int one_key_begin(const scanner *sc, tx_scan *st, const unsigned char *ke
     return 0;
 }
 
-static int one_key_end(tx_scan *st, secp256k1_gej *r, secp256k1_ge *ecdh) {
+/* The base one_key_end raises to (p-3)/4 for r (not infinity): w = t (Z' t)^2. */
+static void one_key_pow_base(const tx_scan *st, const secp256k1_gej *r, secp256k1_fe *w) {
+    secp256k1_fe v;
+    secp256k1_fe_mul(&v, &r->z, &st->t);
+    inv_sqrt_base(w, &v, &st->t);
+}
+
+/* With pow, that power already raised (one_key_pow_base, then (p-3)/4); else raised here. */
+static int one_key_end(tx_scan *st, secp256k1_gej *r, secp256k1_ge *ecdh, const secp256k1_fe *pow) {
     secp256k1_fe v, inv, u, zi, zi2, ti, ui;
     const secp256k1_fe *t = &st->t;
+    int ok;
     if (secp256k1_gej_is_infinity(r)) return SCAN_NOT_ELIGIBLE; /* s = 0 mod n: not reachable */
     secp256k1_fe_mul(&v, &r->z, t);
-    if (!fe_inv_and_sqrt(&inv, &u, &v, t)) return SCAN_NOT_ELIGIBLE; /* x is not on the curve */
+    ok = pow != NULL ? inv_sqrt_finish(&inv, &u, &v, t, pow) : fe_inv_and_sqrt(&inv, &u, &v, t);
+    if (!ok) return SCAN_NOT_ELIGIBLE; /* x is not on the curve */
     if (st->odd) {
         secp256k1_fe_negate(&u, &u, 1);
         secp256k1_fe_normalize_var(&u);
@@ -749,32 +776,60 @@ static int scan_begin(const scanner *sc, tx_scan *st, const unsigned char *keys,
     return result;
 }
 
-/* The rest of a transaction's scan from r = st->s * st->a: the ECDH point affine, then the
-   outputs, k by k. Writes up to m matches to out (MATCH_BYTES each); frees st's arrays. Returns
-   the number of matches, or a negative SCAN_* code. */
-static int scan_end(const scanner *sc, tx_scan *st, secp256k1_gej *product, uint32_t k_max, const unsigned char *fixed,
-                    unsigned char *out) {
+/* The ECDH point from r = st->s * st->a, affine, then compressed (st->ecdh33), and the hash of
+   t_0 (st->hash0); pow: one_key_end's power, already raised, or NULL. Returns 0, or a negative
+   SCAN_* code (st's arrays then freed). */
+static int scan_shared(tx_scan *st, secp256k1_gej *product, const unsigned char *fixed, const secp256k1_fe *pow) {
+    secp256k1_ge ge;
+    size_t len = 33;
+    int result = st->one_key ? one_key_end(st, product, &ge, pow) : keys_end(st, product, &ge);
+    if (result < 0) {
+        free(st->block);
+        st->block = NULL;
+        return result;
+    }
+    secp256k1_eckey_pubkey_serialize(&ge, st->ecdh33, &len, 1);
+    if (fixed) {
+        memcpy(st->hash0, fixed, 32);
+    } else {
+        static const unsigned char zero[4] = {0, 0, 0, 0};
+        secp256k1_sha256 h = tag_shared;
+        secp256k1_sha256_write(&h, st->ecdh33, 33);
+        secp256k1_sha256_write(&h, zero, 4);
+        secp256k1_sha256_finalize(&h, st->hash0);
+    }
+    return 0;
+}
+
+/* Whether the k loop of scan_outputs will run at all (and need t_0 G). */
+static int scan_needs_t0(const tx_scan *st, uint32_t k_max) {
+    return k_max > 0 && st->remaining > 0;
+}
+
+/* The outputs, k by k, after scan_shared; with t0, t_0 G already computed (else comb_mul).
+   Writes up to m matches to out (MATCH_BYTES each); frees st's arrays. Returns the number of
+   matches, or a negative SCAN_* code. */
+static int scan_outputs(const scanner *sc, tx_scan *st, uint32_t k_max, const unsigned char *fixed, unsigned char *out,
+                        const secp256k1_gej *t0) {
     secp256k1_gej r, t;
-    secp256k1_ge ge, *lifted = st->lifted;
+    secp256k1_ge *lifted = st->lifted;
     secp256k1_fe *x = st->x, *dd = st->dd, *ee = st->ee, *pre = st->pre;
     size_t *index = st->index;
     unsigned char *state = st->state;
     size_t m = st->m, remaining = st->remaining;
     secp256k1_scalar tweak;
-    unsigned char ecdh33[33], hash[32], ser_k[4];
+    unsigned char hash[32], ser_k[4];
+    const unsigned char *ecdh33 = st->ecdh33;
     size_t i, j, len, found = 0, unlifted;
     int result;
     uint32_t k;
 
-    result = st->one_key ? one_key_end(st, product, &ge) : keys_end(st, product, &ge);
-    if (result < 0) goto done;
-    len = 33;
-    secp256k1_eckey_pubkey_serialize(&ge, ecdh33, &len, 1);
-
     for (k = 0; k < k_max && remaining > 0; k++) {
         size_t best = SIZE_MAX;
         int32_t best_label = -1;
-        if (fixed) {
+        if (k == 0) {
+            memcpy(hash, st->hash0, 32);
+        } else if (fixed) {
             memcpy(hash, fixed, 32);
         } else {
             secp256k1_sha256 h = tag_shared;
@@ -787,7 +842,8 @@ static int scan_end(const scanner *sc, tx_scan *st, secp256k1_gej *product, uint
             result = SCAN_BAD_TK;
             goto done;
         }
-        comb_mul(&t, hash);
+        if (k == 0 && t0 != NULL) t = *t0;
+        else comb_mul(&t, hash);
 
         unlifted = 0;
         for (j = 0; j < m; j++) if (!(state[j] & 3)) unlifted++;
@@ -954,6 +1010,13 @@ done:
     return result;
 }
 
+/* The rest of a transaction's scan from r = st->s * st->a (scan_shared, then scan_outputs). */
+static int scan_end(const scanner *sc, tx_scan *st, secp256k1_gej *product, uint32_t k_max, const unsigned char *fixed,
+                    unsigned char *out) {
+    int result = scan_shared(st, product, fixed, NULL);
+    return result < 0 ? result : scan_outputs(sc, st, k_max, fixed, out, NULL);
+}
+
 /*
  * Scans one transaction. keys: n compressed keys (33 bytes each, invalid ones skipped);
  * outpoint: the smallest outpoint (36 bytes); xs: m x-only output keys (32 bytes each).
@@ -994,6 +1057,13 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
     secp256k1_scalar s[ECMULT_LANES];
     secp256k1_gej r[ECMULT_LANES];
     unsigned char *slot[ECMULT_LANES];
+    const unsigned char *hashes[ECMULT_LANES];
+    secp256k1_gej t0[ECMULT_LANES];
+    const secp256k1_gej *with_t0[ECMULT_LANES] = {NULL};
+    size_t which[ECMULT_LANES];
+    secp256k1_fe pow[ECMULT_LANES];
+    const secp256k1_fe *with_pow[ECMULT_LANES] = {NULL};
+    size_t pows;
     const size_t run = lanes ? ECMULT_LANES : 1;
 #else
     tx_scan st[1];
@@ -1001,9 +1071,13 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
     secp256k1_scalar s[1];
     secp256k1_gej r[1];
     unsigned char *slot[1];
+    const unsigned char *hashes[1];
+    const secp256k1_gej *with_t0[1] = {NULL};
+    const secp256k1_fe *with_pow[1] = {NULL};
+    size_t which[1];
     const size_t run = 1;
 #endif
-    size_t i = 0, p, pending;
+    size_t i = 0, p, pending, combs, c;
     while (i < count) {
         /* the first halves of up to `run` transactions that get as far as their multiplication */
         for (pending = 0; pending < run && i < count; i++) {
@@ -1035,10 +1109,46 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
                 secp256k1_ecmult(&ctx->ecmult_ctx, &r[p], &acc, &s[p], NULL);
             }
         }
+        /* the ECDH points affine (a one-key transaction's exponentiation in the lanes too) and
+           t_0 hashed; then t_0 G of those that look at their outputs, in the lanes too */
+#if ECMULT_LANES
+        pows = 0;
         for (p = 0; p < pending; p++) {
+            with_pow[p] = NULL;
+            if (lanes && st[p].one_key && !secp256k1_gej_is_infinity(&r[p])) {
+                one_key_pow_base(&st[p], &r[p], &pow[pows]);
+                which[pows++] = p;
+            }
+        }
+        if (pows >= LANES_FROM) {
+            fe_pow_p3d4_lanes(pow, pow, (int)pows);
+            for (c = 0; c < pows; c++) with_pow[which[c]] = &pow[c];
+        }
+#endif
+        combs = 0;
+        for (p = 0; p < pending; p++) {
+            int result;
             secp256k1_scalar_clear(&s[p]);
             secp256k1_scalar_clear(&st[p].s);
-            put_u32(slot[p], (uint32_t)scan_end(sc, &st[p], &r[p], k_max, fixed, slot[p] + 4));
+            result = scan_shared(&st[p], &r[p], fixed, with_pow[p]);
+            if (result < 0) {
+                put_u32(slot[p], (uint32_t)result);
+                slot[p] = NULL;
+            } else if (scan_needs_t0(&st[p], k_max)) {
+                which[combs] = p;
+                hashes[combs++] = st[p].hash0;
+            }
+        }
+#if ECMULT_LANES
+        if (lanes && combs >= LANES_FROM) {
+            comb_lanes(t0, hashes, (int)combs);
+            for (c = 0; c < combs; c++) with_t0[which[c]] = &t0[c];
+        }
+#endif
+        for (p = 0; p < pending; p++) {
+            if (slot[p] == NULL) continue;
+            put_u32(slot[p], (uint32_t)scan_outputs(sc, &st[p], k_max, fixed, slot[p] + 4, with_t0[p]));
+            with_t0[p] = NULL;
         }
     }
     return 0;
@@ -1263,9 +1373,10 @@ static napi_value js_lanes(napi_env env, napi_callback_info info) {
     return out;
 }
 
-/* lanesSelfTest(n) -> [differing, recomputed]: ecmult_lanes against secp256k1_ecmult on n pairs
-   (edge scalars first, then pseudo-random points and scalars from a fixed xorshift), or null
-   without the lanes. For the tests. */
+/* lanesSelfTest(n) -> [differing, recomputed]: ecmult_lanes against secp256k1_ecmult on n pairs,
+   fe_pow_p3d4_lanes against fe_pow_p3d4 on the n points' x, and comb_lanes against comb_mul on
+   the same n scalars (edge scalars first, then pseudo-random points and scalars from a fixed
+   xorshift), or null without the lanes. For the tests. */
 static napi_value js_lanes_self_test(napi_env env, napi_callback_info info) {
     size_t argc = 1;
     napi_value argv[1], out, v;
@@ -1314,6 +1425,8 @@ static napi_value js_lanes_self_test(napi_env env, napi_callback_info info) {
         secp256k1_ge a[ECMULT_LANES];
         secp256k1_scalar q[ECMULT_LANES];
         secp256k1_gej got[ECMULT_LANES], want;
+        unsigned char bytes[ECMULT_LANES][32];
+        const unsigned char *byte_rows[ECMULT_LANES];
         uint32_t done = 0;
         int l;
         while (done < n) {
@@ -1342,12 +1455,35 @@ static napi_value js_lanes_self_test(napi_env env, napi_callback_info info) {
                     }
                 }
                 secp256k1_scalar_set_b32(&q[l], b, &overflow);
+                memcpy(bytes[l], b, 32);
+                byte_rows[l] = bytes[l];
             }
             recomputed += (uint32_t)ecmult_lanes(got, a, q, count);
             for (l = 0; l < count; l++) {
                 secp256k1_gej aj, d;
                 secp256k1_gej_set_ge(&aj, &a[l]);
                 secp256k1_ecmult(&ctx->ecmult_ctx, &want, &aj, &q[l], NULL);
+                secp256k1_gej_neg(&d, &want);
+                secp256k1_gej_add_var(&d, &d, &got[l], NULL);
+                if (!secp256k1_gej_is_infinity(&d)) bad++;
+            }
+            /* the points' x through the exponentiation */
+            {
+                secp256k1_fe xs[ECMULT_LANES], pw[ECMULT_LANES], one;
+                for (l = 0; l < count; l++) xs[l] = a[l].x;
+                fe_pow_p3d4_lanes(pw, xs, count);
+                for (l = 0; l < count; l++) {
+                    fe_pow_p3d4(&one, &xs[l]);
+                    secp256k1_fe_negate(&one, &one, 1);
+                    secp256k1_fe_add(&one, &pw[l]);
+                    if (!secp256k1_fe_normalizes_to_zero_var(&one)) bad++;
+                }
+            }
+            /* the same scalars' bytes through the comb: b G */
+            recomputed += (uint32_t)comb_lanes(got, byte_rows, count);
+            for (l = 0; l < count; l++) {
+                secp256k1_gej d;
+                comb_mul(&want, bytes[l]);
                 secp256k1_gej_neg(&d, &want);
                 secp256k1_gej_add_var(&d, &d, &got[l], NULL);
                 if (!secp256k1_gej_is_infinity(&d)) bad++;
