@@ -1,5 +1,5 @@
 import { RpcError } from '@repo/errors';
-import { scanInputsFromRpc, type FoundOutput, type RpcVin, type ScanOutput } from '@repo/bip352';
+import { scanInputsFromRpc, type FoundOutput, type RpcVin, type ScanInput, type ScanOutput } from '@repo/bip352';
 import { backoff, type Logger } from '@repo/service';
 import type { AddressBook } from './address-book';
 import { btcToSats, satsToBtc } from './amount';
@@ -404,13 +404,31 @@ export function createScanner(options: ScannerOptions): Scanner {
     const hits: ScannedBlock['hits'] = [];
     const spends: string[] = [];
     const skippedTxs: ScannedBlock['skipped'] = [];
-    for (let i = 0; i < block.tx.length; i++) {
-      const tx = block.tx[i]!;
-      for (const s of spendsOf(tx)) spends.push(s.id, s.spentTxid);
-      const result = findInTransaction(tx);
-      if (result !== undefined && 'error' in result) skippedTxs.push({ txid: tx.txid, error: result.error });
-      else if (result !== undefined && result.found.length > 0) hits.push({ txid: tx.txid, ...result });
-      if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
+    // YIELD_EVERY transactions at a time: one call of the receiver for all of them (its native
+    // scanner then multiplies several at once), then the event loop
+    for (let start = 0; start < block.tx.length; start += YIELD_EVERY) {
+      const run: Array<{ tx: RpcTransaction; inputs: ScanInput[]; outputs: ScanOutput[] }> = [];
+      for (const tx of block.tx.slice(start, start + YIELD_EVERY)) {
+        for (const s of spendsOf(tx)) spends.push(s.id, s.spentTxid);
+        const outs = taprootOutputs(tx);
+        if (outs === undefined) continue;
+        try {
+          run.push({
+            tx,
+            inputs: scanInputsFromRpc(tx.vin),
+            outputs: outs.map(([index, hex]) => ({ index, script: Buffer.from(hex, 'hex') })),
+          });
+        } catch (err) {
+          skippedTxs.push({ txid: tx.txid, error: (err as Error).message });
+        }
+      }
+      book.receiver.scanTransactions(run).forEach((found, i) => {
+        const { tx } = run[i]!;
+        if (found instanceof Error) skippedTxs.push({ txid: tx.txid, error: found.message });
+        else if (found.length > 0)
+          hits.push({ txid: tx.txid, found, values: found.map((f) => tx.vout.find((o) => o.n === f.index)!.value) });
+      });
+      if (start + YIELD_EVERY < block.tx.length) await yieldToEventLoop();
     }
     return {
       hash: block.hash,
