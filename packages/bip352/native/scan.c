@@ -602,6 +602,7 @@ typedef struct {
     secp256k1_fe t;
     secp256k1_ge a;
     secp256k1_scalar s;
+    int lift_outputs;     /* scan_begin's lift_later: the caller lifts the outputs (all with state 0) */
     unsigned char ecdh33[33]; /* from scan_shared on: the ECDH point compressed, and t_0's hash */
     unsigned char hash0[32];
 } tx_scan;
@@ -738,7 +739,7 @@ static int keys_end(tx_scan *st, secp256k1_gej *r, secp256k1_ge *ecdh) {
  * field multiplications.
  */
 static int scan_begin(const scanner *sc, tx_scan *st, const unsigned char *keys, size_t n, const unsigned char *outpoint,
-                      const unsigned char *xs, size_t m, const unsigned char *fixed) {
+                      const unsigned char *xs, size_t m, const unsigned char *fixed, int lift_later) {
     size_t j;
     int result;
     /* one block for the per-output arrays (largest alignment first) */
@@ -763,9 +764,12 @@ static int scan_begin(const scanner *sc, tx_scan *st, const unsigned char *keys,
             st->state[j] = 1; /* x >= p: no point, pays no one */
         }
     }
-    /* Many spend keys: the two inversions of the ECDH lift the first two outputs for free. */
+    /* Many spend keys: the two inversions of the ECDH lift the first two outputs for free; or,
+       with lift_later, the caller lifts every output (scan_many: eight square roots at once). */
+    st->lift_outputs = 0;
     if ((uint64_t)sc->count * (COST_ADD + st->remaining * COST_CMP) > outputs_cost(st->remaining > 2 ? st->remaining - 2 : 0, st->remaining)) {
-        st->prelift = 2;
+        if (lift_later) st->lift_outputs = 1;
+        else st->prelift = 2;
     }
     /* One key: A is that key, and its square root can wait. */
     result = n == 1 && st->prelift == 0 ? one_key_begin(sc, st, keys, outpoint, fixed) : keys_begin(sc, st, keys, n, outpoint, fixed);
@@ -1028,7 +1032,7 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
                    const unsigned char *xs, size_t m, uint32_t k_max, const unsigned char *fixed) {
     tx_scan st;
     secp256k1_gej acc, r;
-    int result = scan_begin(sc, &st, keys, n, outpoint, xs, m, fixed);
+    int result = scan_begin(sc, &st, keys, n, outpoint, xs, m, fixed, 0);
     if (result < 0) return result;
     /* one variable-base multiplication: (input_hash * b_scan) * A */
     secp256k1_gej_set_ge(&acc, &st.a);
@@ -1040,6 +1044,36 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
 /* Below this many transactions waiting for their multiplication, the lanes (whose cost is that of
    eight) are not worth it: secp256k1_ecmult one by one. */
 #define LANES_FROM 3
+
+#if ECMULT_LANES
+/* Lifts output at[i] of tx[i] (even y) for i < count, its x^3 + 7 in u[i] (s[i] scratch): the
+   square roots as u^((p+1)/4) = u * u^((p-3)/4), the powers eight at once (fewer than
+   LANES_FROM: one by one). An x on no point is marked not liftable, as secp256k1_ge_set_xo_var
+   would find. */
+static void lift_outputs_now(tx_scan *const *tx, const size_t *at, const secp256k1_fe *u, secp256k1_fe *s, size_t count) {
+    size_t i;
+    if (count >= LANES_FROM) fe_pow_p3d4_lanes(s, s, (int)count);
+    else for (i = 0; i < count; i++) fe_pow_p3d4(&s[i], &u[i]); /* not in place: fe_mul must not write to its second operand */
+    for (i = 0; i < count; i++) {
+        secp256k1_ge *o = &tx[i]->lifted[at[i]];
+        secp256k1_fe y, y2;
+        secp256k1_fe_mul(&y, &s[i], &u[i]);
+        secp256k1_fe_sqr(&y2, &y);
+        tx[i]->state[at[i]] |= 2;
+        if (!secp256k1_fe_equal_var(&y2, &u[i])) {
+            tx[i]->state[at[i]] |= 4;
+            continue;
+        }
+        secp256k1_fe_normalize_var(&y);
+        if (secp256k1_fe_is_odd(&y)) {
+            secp256k1_fe_negate(&y, &y, 1);
+            secp256k1_fe_normalize_var(&y);
+        }
+        o->y = y;
+        o->infinity = 0;
+    }
+}
+#endif
 
 /*
  * Scans count transactions (the keys, outpoints and x-only keys of each one after the other,
@@ -1063,7 +1097,10 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
     size_t which[ECMULT_LANES];
     secp256k1_fe pow[ECMULT_LANES];
     const secp256k1_fe *with_pow[ECMULT_LANES] = {NULL};
-    size_t pows;
+    size_t pows, lifts, j;
+    tx_scan *lift_tx[ECMULT_LANES];
+    size_t lift_at[ECMULT_LANES];
+    secp256k1_fe lift_u[ECMULT_LANES], lift_s[ECMULT_LANES];
     const size_t run = lanes ? ECMULT_LANES : 1;
 #else
     tx_scan st[1];
@@ -1081,7 +1118,7 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
     while (i < count) {
         /* the first halves of up to `run` transactions that get as far as their multiplication */
         for (pending = 0; pending < run && i < count; i++) {
-            int result = scan_begin(sc, &st[pending], keys, nkeys[i], outpoints + 36 * i, xs, nxs[i], fixed);
+            int result = scan_begin(sc, &st[pending], keys, nkeys[i], outpoints + 36 * i, xs, nxs[i], fixed, lanes != 0);
             if (result == SCAN_NO_MEMORY) break;
             if (result < 0) put_u32(out, (uint32_t)result);
             else slot[pending++] = out;
@@ -1124,6 +1161,23 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
             fe_pow_p3d4_lanes(pow, pow, (int)pows);
             for (c = 0; c < pows; c++) with_pow[which[c]] = &pow[c];
         }
+        /* the outputs of those whose search looks them up (many labels), lifted eight at a time */
+        lifts = 0;
+        for (p = 0; p < pending; p++) {
+            if (!st[p].lift_outputs) continue;
+            for (j = 0; j < st[p].m; j++) {
+                if (st[p].state[j] & 3) continue;
+                lift_tx[lifts] = &st[p];
+                lift_at[lifts] = j;
+                curve_rhs(&lift_u[lifts], &st[p].x[j]);
+                lift_s[lifts] = lift_u[lifts];
+                if (++lifts == ECMULT_LANES) {
+                    lift_outputs_now(lift_tx, lift_at, lift_u, lift_s, lifts);
+                    lifts = 0;
+                }
+            }
+        }
+        lift_outputs_now(lift_tx, lift_at, lift_u, lift_s, lifts);
 #endif
         combs = 0;
         for (p = 0; p < pending; p++) {

@@ -112,7 +112,7 @@ describe('Receiver.scanTransactions', () => {
     ['change label only', [] as number[]],
     ['3 labels', [1, 2, 3]],
     [
-      '1,000 labels (the outputs lifted by the ECDH inversions: the general path even for one key)',
+      '1,000 labels (the search over the outputs: all of them lifted, eight square roots at once)',
       Array.from({ length: 1000 }, (_, i) => i + 1),
     ],
   ])(
