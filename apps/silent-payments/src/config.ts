@@ -62,7 +62,7 @@ export interface SilentPaymentsConfig {
     maxBackoffMs: number;
     /** `native`, `wasm` or `noble`: the secp256k1 backend of `@repo/bip352`; undefined: its default. */
     backend: string | undefined;
-    /** Worker threads that parse and scan blocks (SCAN_WORKERS; 0: on the main thread); default one a core. */
+    /** Worker threads that parse and scan blocks (SCAN_WORKERS; 0: on the main thread); default one a core but one (at least one). */
     workers: number;
     /** Blocks fetched ahead while catching up (SCAN_PREFETCH_BLOCKS): the memory bound, ~5.5 MB of JSON a dense block held. */
     prefetchBlocks: number;

@@ -62,13 +62,15 @@ export interface ScanPoolOptions {
 }
 
 /**
- * The default of SCAN_WORKERS: one worker a core. Catching up on 2 cores with the node on the same
- * host, an idle machine measured 1.94 s with 2 workers against 2.44 s with 1 for 25,000
- * transactions (the node's serving fits between the scans); on a machine loaded by other work a
- * second worker bought nothing and cost ~20 % more CPU (apps/silent-payments README, "Catch-up against the node's pace").
+ * The default of SCAN_WORKERS: one worker a core but one (at least one), the core left to the
+ * node on the same host, which serves blocks one at a time on one thread. Since the scan
+ * multiplies eight transactions at once (AVX-512 IFMA), one worker kept pace with the node on 2
+ * cores where two competed with it: catching up 25,000 transactions, node alone / catch-up a
+ * median of 0.95 with one worker against 0.82 with two over five runs, on 20 % less CPU
+ * (apps/silent-payments README, "Catch-up against the node's pace").
  */
 export function defaultScanWorkers(): number {
-  return Math.max(1, availableParallelism());
+  return Math.max(1, availableParallelism() - 1);
 }
 
 // The worker: its own receiver from `@repo/bip352/scan` (the receiving side only: a worker starts
