@@ -322,7 +322,7 @@ static int ecmult_lanes(secp256k1_gej *r, const secp256k1_ge *a, const secp256k1
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* a^((p-3)/4) for eight field elements at once: scan.c's fe_pow_p3d4 chain, in the lanes. */
+/* a^((p-3)/4) for eight field elements at once: the chain of pow-p3d4.h, in the lanes. */
 
 LANES_TARGET void vfe_sqr_n(vfe *r, const vfe *a, int n) {
     int i;
@@ -331,40 +331,11 @@ LANES_TARGET void vfe_sqr_n(vfe *r, const vfe *a, int n) {
 }
 
 LANES_ENTRY void pow_run(uint64_t out[5][ECMULT_LANES], const uint64_t in[5][ECMULT_LANES]) {
-    vfe a, x2, x3, x6, x9, x11, x22, x44, x88, x176, x220, x223, t1;
+    vfe a, r;
     int j;
     for (j = 0; j < 5; j++) a.v[j] = _mm512_loadu_si512(in[j]);
-    vfe_sqr(&x2, &a);
-    vfe_mul(&x2, &x2, &a);
-    vfe_sqr(&x3, &x2);
-    vfe_mul(&x3, &x3, &a);
-    vfe_sqr_n(&x6, &x3, 3);
-    vfe_mul(&x6, &x6, &x3);
-    vfe_sqr_n(&x9, &x6, 3);
-    vfe_mul(&x9, &x9, &x3);
-    vfe_sqr_n(&x11, &x9, 2);
-    vfe_mul(&x11, &x11, &x2);
-    vfe_sqr_n(&x22, &x11, 11);
-    vfe_mul(&x22, &x22, &x11);
-    vfe_sqr_n(&x44, &x22, 22);
-    vfe_mul(&x44, &x44, &x22);
-    vfe_sqr_n(&x88, &x44, 44);
-    vfe_mul(&x88, &x88, &x44);
-    vfe_sqr_n(&x176, &x88, 88);
-    vfe_mul(&x176, &x176, &x88);
-    vfe_sqr_n(&x220, &x176, 44);
-    vfe_mul(&x220, &x220, &x44);
-    vfe_sqr_n(&x223, &x220, 3);
-    vfe_mul(&x223, &x223, &x3);
-    vfe_sqr_n(&t1, &x223, 23);
-    vfe_mul(&t1, &t1, &x22);
-    vfe_sqr_n(&t1, &t1, 5);
-    vfe_mul(&t1, &t1, &a); /* ...0000 1 */
-    vfe_sqr_n(&t1, &t1, 2); /* 0 */
-    vfe_mul(&t1, &t1, &a);  /* 1 */
-    vfe_sqr(&t1, &t1);
-    vfe_mul(&t1, &t1, &a);  /* 1 */
-    for (j = 0; j < 5; j++) _mm512_storeu_si512(out[j], t1.v[j]);
+    POW_P3D4_CHAIN(vfe, vfe_sqr_n, vfe_mul, &r, &a);
+    for (j = 0; j < 5; j++) _mm512_storeu_si512(out[j], r.v[j]);
 }
 
 /* r[i] = a[i]^((p-3)/4) for i < count (count <= ECMULT_LANES), as fe_pow_p3d4 gives; r may be a. */

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "secp256k1.c"
+#include "pow-p3d4.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Process-wide tables, built once. */
@@ -108,60 +109,17 @@ static void comb_mul(secp256k1_gej *r, const unsigned char *s32) {
 /* One exponentiation for an inverse and a square root (the label search's lifts ride on the
    inversions the scan pays anyway). */
 
-/* r = a^((p-3)/4). (p-3)/4 in binary: 223 ones, 0, 22 ones, 0000, 1011 (the chain of
-   libsecp256k1's fe_sqrt, whose exponent (p+1)/4 ends in 0000 1100 instead). */
-static void fe_pow_p3d4(secp256k1_fe *r, const secp256k1_fe *a) {
-    secp256k1_fe x2, x3, x6, x9, x11, x22, x44, x88, x176, x220, x223, t1;
-    int j;
-    secp256k1_fe_sqr(&x2, a);
-    secp256k1_fe_mul(&x2, &x2, a);
-    secp256k1_fe_sqr(&x3, &x2);
-    secp256k1_fe_mul(&x3, &x3, a);
-    x6 = x3;
-    for (j = 0; j < 3; j++) secp256k1_fe_sqr(&x6, &x6);
-    secp256k1_fe_mul(&x6, &x6, &x3);
-    x9 = x6;
-    for (j = 0; j < 3; j++) secp256k1_fe_sqr(&x9, &x9);
-    secp256k1_fe_mul(&x9, &x9, &x3);
-    x11 = x9;
-    for (j = 0; j < 2; j++) secp256k1_fe_sqr(&x11, &x11);
-    secp256k1_fe_mul(&x11, &x11, &x2);
-    x22 = x11;
-    for (j = 0; j < 11; j++) secp256k1_fe_sqr(&x22, &x22);
-    secp256k1_fe_mul(&x22, &x22, &x11);
-    x44 = x22;
-    for (j = 0; j < 22; j++) secp256k1_fe_sqr(&x44, &x44);
-    secp256k1_fe_mul(&x44, &x44, &x22);
-    x88 = x44;
-    for (j = 0; j < 44; j++) secp256k1_fe_sqr(&x88, &x88);
-    secp256k1_fe_mul(&x88, &x88, &x44);
-    x176 = x88;
-    for (j = 0; j < 88; j++) secp256k1_fe_sqr(&x176, &x176);
-    secp256k1_fe_mul(&x176, &x176, &x88);
-    x220 = x176;
-    for (j = 0; j < 44; j++) secp256k1_fe_sqr(&x220, &x220);
-    secp256k1_fe_mul(&x220, &x220, &x44);
-    x223 = x220;
-    for (j = 0; j < 3; j++) secp256k1_fe_sqr(&x223, &x223);
-    secp256k1_fe_mul(&x223, &x223, &x3);
-    t1 = x223;
-    for (j = 0; j < 23; j++) secp256k1_fe_sqr(&t1, &t1);
-    secp256k1_fe_mul(&t1, &t1, &x22);
-    for (j = 0; j < 5; j++) secp256k1_fe_sqr(&t1, &t1);
-    secp256k1_fe_mul(&t1, &t1, a); /* ...0000 1 */
-    secp256k1_fe_sqr(&t1, &t1);    /* 0 */
-    secp256k1_fe_sqr(&t1, &t1);
-    secp256k1_fe_mul(&t1, &t1, a); /* 1 */
-    secp256k1_fe_sqr(&t1, &t1);
-    secp256k1_fe_mul(r, &t1, a);   /* 1 */
+/* r = a^(2^n); r may be a. */
+static void fe_sqr_n(secp256k1_fe *r, const secp256k1_fe *a, int n) {
+    *r = *a;
+    while (n-- > 0) secp256k1_fe_sqr(r, r);
 }
 
-/*
- * inv = 1/v and, when u is a square, y = its square root with even parity (returns 1; else 0,
- * inv still right), for the price of one exponentiation: s = (u v^2)^((p-3)/4) gives
- * s^2 = chi(u) / (u v^2), so u s v is a square root of u when chi(u) = 1 and u s^2 v = chi(u) / v.
- * u and v non-zero (u = x^3 + 7 never is on this curve; v is a Z coordinate or a product of them).
- */
+/* r = a^((p-3)/4) (pow-p3d4.h); r not a. */
+static void fe_pow_p3d4(secp256k1_fe *r, const secp256k1_fe *a) {
+    POW_P3D4_CHAIN(secp256k1_fe, fe_sqr_n, secp256k1_fe_mul, r, a);
+}
+
 static int fe_inv_and_sqrt(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_fe *v, const secp256k1_fe *u);
 
 /* w = u v^2: what fe_inv_and_sqrt raises to (p-3)/4 (scan_many raises eight at once). */

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { ser32 } from '../src/bytes';
 import { taggedHash } from '../src/hash';
 import { loadScanAddon } from '../src/backends/native';
@@ -12,8 +11,8 @@ import {
   loadSecp256k1Backend,
   smallestOutpoint,
   type ScanOutput,
-  type SendInput,
 } from '../src';
+import { key, p2tr, p2trSpend, p2wpkhSpend, pub, xonly } from './support/spends';
 
 /**
  * The native whole-transaction scanner (native/scan.c) against the step-by-step scan of
@@ -22,33 +21,6 @@ import {
 const native = loadSecp256k1Backend('native');
 const noble = loadSecp256k1Backend('noble');
 const stepByStep = { ...native, createTransactionScanner: undefined };
-
-const key = (): Uint8Array => new Uint8Array(randomBytes(32));
-const pub = (d: Uint8Array): Uint8Array => noble.toCompressed(noble.baseMul(d));
-const xonly = (d: Uint8Array): Uint8Array => noble.toXOnly(noble.baseMul(d));
-const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
-const p2tr = (x: Uint8Array): Uint8Array => Uint8Array.from([0x51, 0x20, ...x]);
-
-function p2wpkhSpend(d = key()): SendInput {
-  return {
-    txid: hex(key()),
-    vout: 1,
-    privateKey: d,
-    scriptSig: new Uint8Array(0),
-    witness: [new Uint8Array(71), pub(d)],
-    prevoutScript: Uint8Array.from([0, 0x14, ...new Uint8Array(20)]),
-  };
-}
-function p2trSpend(d = key()): SendInput {
-  return {
-    txid: hex(key()),
-    vout: 0,
-    privateKey: d,
-    scriptSig: new Uint8Array(0),
-    witness: [new Uint8Array(64)],
-    prevoutScript: p2tr(xonly(d)),
-  };
-}
 
 const scanPriv = key();
 const spendPriv = key();

@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadScanAddon } from '../src/backends/native';
@@ -10,9 +9,9 @@ import {
   labeledSpendPub,
   loadSecp256k1Backend,
   type ScanOutput,
-  type SendInput,
   type TransactionToScan,
 } from '../src';
+import { hex, key, p2tr, p2trSpend, p2wpkhSpend, pub, xonly } from './support/spends';
 
 /**
  * Receiver.scanTransactions (README, "Scanning many transactions"): the native scanner's
@@ -23,35 +22,6 @@ import {
 const native = loadSecp256k1Backend('native');
 const noble = loadSecp256k1Backend('noble');
 const addon = loadScanAddon();
-
-const key = (): Uint8Array => new Uint8Array(randomBytes(32));
-const pub = (d: Uint8Array): Uint8Array => noble.toCompressed(noble.baseMul(d));
-const xonly = (d: Uint8Array): Uint8Array => noble.toXOnly(noble.baseMul(d));
-const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
-const p2tr = (x: Uint8Array): Uint8Array => Uint8Array.from([0x51, 0x20, ...x]);
-
-function p2wpkhSpend(): SendInput {
-  const d = key();
-  return {
-    txid: hex(key()),
-    vout: 1,
-    privateKey: d,
-    scriptSig: new Uint8Array(0),
-    witness: [new Uint8Array(71), pub(d)],
-    prevoutScript: Uint8Array.from([0, 0x14, ...new Uint8Array(20)]),
-  };
-}
-function p2trSpend(): SendInput {
-  const d = key();
-  return {
-    txid: hex(key()),
-    vout: 0,
-    privateKey: d,
-    scriptSig: new Uint8Array(0),
-    witness: [new Uint8Array(64)],
-    prevoutScript: p2tr(xonly(d)),
-  };
-}
 
 const scanPriv = key();
 const spendPub = pub(key());
