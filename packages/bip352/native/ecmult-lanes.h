@@ -252,6 +252,25 @@ LANES_ENTRY void lanes_run(uint64_t out[3][5][ECMULT_LANES], const lanes_input *
     }
 }
 
+/* Lane l of a vector result (out[coordinate][limb][lane]) as a point, in the library's own 5x52
+   limbs (limb 4 up to 2^48 + 2^6 is magnitude 2, which its multiplication and
+   secp256k1_fe_normalizes_to_zero_var accept); 0 when its Z is 0 (a mixed addition met its own
+   point or its negation on the way: the caller recomputes that lane). */
+static int gej_from_lane(secp256k1_gej *g, uint64_t out[3][5][ECMULT_LANES], int l) {
+    int i;
+    for (i = 0; i < 5; i++) {
+        g->x.n[i] = out[0][i][l];
+        g->y.n[i] = out[1][i][l];
+        g->z.n[i] = out[2][i][l];
+    }
+#ifdef VERIFY
+    g->x.magnitude = g->y.magnitude = g->z.magnitude = 2;
+    g->x.normalized = g->y.normalized = g->z.normalized = 0;
+#endif
+    g->infinity = 0;
+    return !secp256k1_fe_normalizes_to_zero_var(&g->z);
+}
+
 /*
  * r[i] = q[i] * a[i] for i < count (count <= ECMULT_LANES; unused lanes repeat lane 0), each
  * equal to secp256k1_ecmult's answer. a[i] not infinity. Returns the number of lanes recomputed
@@ -288,19 +307,7 @@ static int ecmult_lanes(secp256k1_gej *r, const secp256k1_ge *a, const secp256k1
     lanes_run(out, &in_);
     for (l = 0; l < count; l++) {
         secp256k1_gej *g = &r[l];
-        /* the library's own 5x52 limbs: limb 4 up to 2^48 + 2^6 is magnitude 2, which its
-           multiplication and secp256k1_fe_normalizes_to_zero_var accept */
-        for (i = 0; i < 5; i++) {
-            g->x.n[i] = out[0][i][l];
-            g->y.n[i] = out[1][i][l];
-            g->z.n[i] = out[2][i][l];
-        }
-#ifdef VERIFY
-        g->x.magnitude = g->y.magnitude = g->z.magnitude = 2;
-        g->x.normalized = g->y.normalized = g->z.normalized = 0;
-#endif
-        g->infinity = 0;
-        if (secp256k1_fe_normalizes_to_zero_var(&g->z)) {
+        if (!gej_from_lane(g, out, l)) {
             secp256k1_gej aj;
             secp256k1_gej_set_ge(&aj, &a[l]);
             secp256k1_ecmult(&ctx->ecmult_ctx, g, &aj, &q[l], NULL);
@@ -434,17 +441,7 @@ static int comb_lanes(secp256k1_gej *r, const unsigned char *const *s, int count
             secp256k1_gej_set_infinity(g);
             continue;
         }
-        for (i = 0; i < 5; i++) {
-            g->x.n[i] = out[0][i][l];
-            g->y.n[i] = out[1][i][l];
-            g->z.n[i] = out[2][i][l];
-        }
-#ifdef VERIFY
-        g->x.magnitude = g->y.magnitude = g->z.magnitude = 2;
-        g->x.normalized = g->y.normalized = g->z.normalized = 0;
-#endif
-        g->infinity = 0;
-        if (secp256k1_fe_normalizes_to_zero_var(&g->z)) {
+        if (!gej_from_lane(g, out, l)) {
             comb_mul(g, s[l]);
             recomputed++;
         }
