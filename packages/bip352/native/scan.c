@@ -120,8 +120,6 @@ static void fe_pow_p3d4(secp256k1_fe *r, const secp256k1_fe *a) {
     POW_P3D4_CHAIN(secp256k1_fe, fe_sqr_n, secp256k1_fe_mul, r, a);
 }
 
-static int fe_inv_and_sqrt(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_fe *v, const secp256k1_fe *u);
-
 /* w = u v^2: what fe_inv_and_sqrt raises to (p-3)/4 (scan_many raises eight at once). */
 static void inv_sqrt_base(secp256k1_fe *w, const secp256k1_fe *v, const secp256k1_fe *u) {
     secp256k1_fe_sqr(w, v);
@@ -151,6 +149,12 @@ static int inv_sqrt_finish(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_f
     return 1;
 }
 
+/*
+ * inv = 1/v and, when u is a square, y = its square root with even parity (returns 1; else 0,
+ * inv still right), for the price of one exponentiation: s = (u v^2)^((p-3)/4) gives
+ * s^2 = chi(u) / (u v^2), so u s v is a square root of u when chi(u) = 1 and u s^2 v = chi(u) / v.
+ * u and v non-zero (u = x^3 + 7 never is on this curve; v is a Z coordinate or a product of them).
+ */
 static int fe_inv_and_sqrt(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_fe *v, const secp256k1_fe *u) {
     secp256k1_fe w, s;
     inv_sqrt_base(&w, v, u);
@@ -1009,25 +1013,20 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
    LANES_FROM: one by one). An x on no point is marked not liftable, as secp256k1_ge_set_xo_var
    would find. */
 static void lift_outputs_now(tx_scan *const *tx, const size_t *at, const secp256k1_fe *u, secp256k1_fe *s, size_t count) {
+    secp256k1_fe one;
     size_t i;
     if (count >= LANES_FROM) fe_pow_p3d4_lanes(s, s, (int)count);
     else for (i = 0; i < count; i++) fe_pow_p3d4(&s[i], &u[i]); /* not in place: fe_mul must not write to its second operand */
+    secp256k1_fe_set_int(&one, 1);
     for (i = 0; i < count; i++) {
         secp256k1_ge *o = &tx[i]->lifted[at[i]];
-        secp256k1_fe y, y2;
-        secp256k1_fe_mul(&y, &s[i], &u[i]);
-        secp256k1_fe_sqr(&y2, &y);
+        secp256k1_fe unused;
         tx[i]->state[at[i]] |= 2;
-        if (!secp256k1_fe_equal_var(&y2, &u[i])) {
+        /* with v = 1: y = u s, of even parity, when u is a square */
+        if (!inv_sqrt_finish(&unused, &o->y, &one, &u[i], &s[i])) {
             tx[i]->state[at[i]] |= 4;
             continue;
         }
-        secp256k1_fe_normalize_var(&y);
-        if (secp256k1_fe_is_odd(&y)) {
-            secp256k1_fe_negate(&y, &y, 1);
-            secp256k1_fe_normalize_var(&y);
-        }
-        o->y = y;
         o->infinity = 0;
     }
 }
