@@ -1007,6 +1007,9 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
    eight) are not worth it: secp256k1_ecmult one by one. */
 #define LANES_FROM 3
 
+/* Transactions scan_many takes at a time: the lanes, or one. */
+#define RUN_MAX (ECMULT_LANES > 0 ? ECMULT_LANES : 1)
+
 #if ECMULT_LANES
 /* Lifts output at[i] of tx[i] (even y) for i < count, its x^3 + 7 in u[i] (s[i] scratch): the
    square roots as u^((p+1)/4) = u * u^((p-3)/4), the powers eight at once (fewer than
@@ -1042,36 +1045,22 @@ static void lift_outputs_now(tx_scan *const *tx, const size_t *at, const secp256
  */
 static int scan_many(const scanner *sc, size_t count, const unsigned char *keys, const uint32_t *nkeys, const unsigned char *outpoints,
                      const unsigned char *xs, const uint32_t *nxs, uint32_t k_max, const unsigned char *fixed, unsigned char *out) {
+    tx_scan st[RUN_MAX];
+    secp256k1_ge a[RUN_MAX];
+    secp256k1_scalar s[RUN_MAX];
+    secp256k1_gej r[RUN_MAX];
+    unsigned char *slot[RUN_MAX]; /* where each pending transaction's answer goes; NULL once written */
+    const secp256k1_fe *with_pow[RUN_MAX]; /* one_key_end's power, raised in the lanes */
+    const secp256k1_gej *with_t0[RUN_MAX]; /* t_0 G, computed in the lanes */
+    const size_t run = lanes ? RUN_MAX : 1;
+    size_t i = 0, p, pending;
 #if ECMULT_LANES
-    tx_scan st[ECMULT_LANES];
-    secp256k1_ge a[ECMULT_LANES];
-    secp256k1_scalar s[ECMULT_LANES];
-    secp256k1_gej r[ECMULT_LANES];
-    unsigned char *slot[ECMULT_LANES];
-    const unsigned char *hashes[ECMULT_LANES];
+    secp256k1_fe pow[ECMULT_LANES], lift_u[ECMULT_LANES], lift_s[ECMULT_LANES];
     secp256k1_gej t0[ECMULT_LANES];
-    const secp256k1_gej *with_t0[ECMULT_LANES] = {NULL};
-    size_t which[ECMULT_LANES];
-    secp256k1_fe pow[ECMULT_LANES];
-    const secp256k1_fe *with_pow[ECMULT_LANES] = {NULL};
-    size_t pows, lifts, j;
+    const unsigned char *hashes[ECMULT_LANES];
     tx_scan *lift_tx[ECMULT_LANES];
-    size_t lift_at[ECMULT_LANES];
-    secp256k1_fe lift_u[ECMULT_LANES], lift_s[ECMULT_LANES];
-    const size_t run = lanes ? ECMULT_LANES : 1;
-#else
-    tx_scan st[1];
-    secp256k1_ge a[1];
-    secp256k1_scalar s[1];
-    secp256k1_gej r[1];
-    unsigned char *slot[1];
-    const unsigned char *hashes[1];
-    const secp256k1_gej *with_t0[1] = {NULL};
-    const secp256k1_fe *with_pow[1] = {NULL};
-    size_t which[1];
-    const size_t run = 1;
+    size_t which[ECMULT_LANES], lift_at[ECMULT_LANES], n, c, j, lifts;
 #endif
-    size_t i = 0, p, pending, combs, c;
     while (i < count) {
         /* the first halves of up to `run` transactions that get as far as their multiplication */
         for (pending = 0; pending < run && i < count; i++) {
@@ -1090,6 +1079,8 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
         for (p = 0; p < pending; p++) {
             a[p] = st[p].a;
             s[p] = st[p].s;
+            with_pow[p] = NULL;
+            with_t0[p] = NULL;
         }
 #if ECMULT_LANES
         if (lanes && pending >= LANES_FROM) {
@@ -1103,40 +1094,37 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
                 secp256k1_ecmult(&ctx->ecmult_ctx, &r[p], &acc, &s[p], NULL);
             }
         }
-        /* the ECDH points affine (a one-key transaction's exponentiation in the lanes too) and
-           t_0 hashed; then t_0 G of those that look at their outputs, in the lanes too */
 #if ECMULT_LANES
-        pows = 0;
-        for (p = 0; p < pending; p++) {
-            with_pow[p] = NULL;
-            if (lanes && st[p].one_key && !secp256k1_gej_is_infinity(&r[p])) {
-                one_key_pow_base(&st[p], &r[p], &pow[pows]);
-                which[pows++] = p;
+        if (lanes) {
+            /* each one-key transaction's exponentiation (its ECDH point's inverse and its key's square root) */
+            for (n = 0, p = 0; p < pending; p++) {
+                if (!st[p].one_key || secp256k1_gej_is_infinity(&r[p])) continue;
+                one_key_pow_base(&st[p], &r[p], &pow[n]);
+                which[n++] = p;
             }
-        }
-        if (pows >= LANES_FROM) {
-            fe_pow_p3d4_lanes(pow, pow, (int)pows);
-            for (c = 0; c < pows; c++) with_pow[which[c]] = &pow[c];
-        }
-        /* the outputs of those whose search looks them up (many labels), lifted eight at a time */
-        lifts = 0;
-        for (p = 0; p < pending; p++) {
-            if (!st[p].lift_outputs) continue;
-            for (j = 0; j < st[p].m; j++) {
-                if (st[p].state[j] & 3) continue;
-                lift_tx[lifts] = &st[p];
-                lift_at[lifts] = j;
-                curve_rhs(&lift_u[lifts], &st[p].x[j]);
-                lift_s[lifts] = lift_u[lifts];
-                if (++lifts == ECMULT_LANES) {
-                    lift_outputs_now(lift_tx, lift_at, lift_u, lift_s, lifts);
-                    lifts = 0;
+            if (n >= LANES_FROM) {
+                fe_pow_p3d4_lanes(pow, pow, (int)n);
+                for (c = 0; c < n; c++) with_pow[which[c]] = &pow[c];
+            }
+            /* the outputs of those whose search looks them up (many labels), eight square roots at a time */
+            for (lifts = 0, p = 0; p < pending; p++) {
+                if (!st[p].lift_outputs) continue;
+                for (j = 0; j < st[p].m; j++) {
+                    if (st[p].state[j] & 3) continue;
+                    lift_tx[lifts] = &st[p];
+                    lift_at[lifts] = j;
+                    curve_rhs(&lift_u[lifts], &st[p].x[j]);
+                    lift_s[lifts] = lift_u[lifts];
+                    if (++lifts == ECMULT_LANES) {
+                        lift_outputs_now(lift_tx, lift_at, lift_u, lift_s, lifts);
+                        lifts = 0;
+                    }
                 }
             }
+            lift_outputs_now(lift_tx, lift_at, lift_u, lift_s, lifts);
         }
-        lift_outputs_now(lift_tx, lift_at, lift_u, lift_s, lifts);
 #endif
-        combs = 0;
+        /* the ECDH points affine, compressed, t_0 hashed */
         for (p = 0; p < pending; p++) {
             int result;
             secp256k1_scalar_clear(&s[p]);
@@ -1145,21 +1133,24 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
             if (result < 0) {
                 put_u32(slot[p], (uint32_t)result);
                 slot[p] = NULL;
-            } else if (scan_needs_t0(&st[p], k_max)) {
-                which[combs] = p;
-                hashes[combs++] = st[p].hash0;
             }
         }
 #if ECMULT_LANES
-        if (lanes && combs >= LANES_FROM) {
-            comb_lanes(t0, hashes, (int)combs);
-            for (c = 0; c < combs; c++) with_t0[which[c]] = &t0[c];
+        /* t_0 G of those that look at their outputs */
+        if (lanes) {
+            for (n = 0, p = 0; p < pending; p++) {
+                if (slot[p] == NULL || !scan_needs_t0(&st[p], k_max)) continue;
+                which[n] = p;
+                hashes[n++] = st[p].hash0;
+            }
+            if (n >= LANES_FROM) {
+                comb_lanes(t0, hashes, (int)n);
+                for (c = 0; c < n; c++) with_t0[which[c]] = &t0[c];
+            }
         }
 #endif
         for (p = 0; p < pending; p++) {
-            if (slot[p] == NULL) continue;
-            put_u32(slot[p], (uint32_t)scan_outputs(sc, &st[p], k_max, fixed, slot[p] + 4, with_t0[p]));
-            with_t0[p] = NULL;
+            if (slot[p] != NULL) put_u32(slot[p], (uint32_t)scan_outputs(sc, &st[p], k_max, fixed, slot[p] + 4, with_t0[p]));
         }
     }
     return 0;
@@ -1390,7 +1381,7 @@ static napi_value js_lanes(napi_env env, napi_callback_info info) {
    xorshift), or null without the lanes. For the tests. */
 static napi_value js_lanes_self_test(napi_env env, napi_callback_info info) {
     size_t argc = 1;
-    napi_value argv[1], out, v;
+    napi_value argv[1], out;
     uint32_t n, bad = 0, recomputed = 0;
     NAPI_CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
     if (argc < 1 || napi_get_value_uint32(env, argv[0], &n) != napi_ok) return throw_type(env, "lanesSelfTest(n)");
@@ -1501,6 +1492,7 @@ static napi_value js_lanes_self_test(napi_env env, napi_callback_info info) {
             }
             done += (uint32_t)count;
         }
+        napi_value v;
         NAPI_CHECK(napi_create_array_with_length(env, 2, &out));
         NAPI_CHECK(napi_create_uint32(env, bad, &v));
         NAPI_CHECK(napi_set_element(env, out, 0, v));
