@@ -175,8 +175,7 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
     const pending: Array<{ at: number; taproot: ScanOutput[] }> = [];
     txs.forEach((tx, at) => {
       try {
-        if (!Array.isArray(tx.inputs)) throw new TypeError('"inputs" expected an array of ScanInput');
-        if (!Array.isArray(tx.outputs)) throw new TypeError('"outputs" expected an array of ScanOutput');
+        assertTransaction(tx.inputs, tx.outputs);
         const prepared = scanJob(tx.inputs, tx.outputs);
         if (prepared === null) answers[at] = [];
         else {
@@ -184,7 +183,7 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
           pending.push({ at, taproot: prepared.taproot });
         }
       } catch (err) {
-        answers[at] = err instanceof Error ? err : new Error(String(err));
+        answers[at] = asError(err);
       }
     });
     if (jobs.length === 0) return answers;
@@ -297,8 +296,7 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
     labels: () => labels.list(),
     backendName: backend.name,
     scanTransaction(inputs, outputs) {
-      if (!Array.isArray(inputs)) throw new TypeError('"inputs" expected an array of ScanInput');
-      if (!Array.isArray(outputs)) throw new TypeError('"outputs" expected an array of ScanOutput');
+      assertTransaction(inputs, outputs);
       return scanTransaction(inputs, outputs);
     },
     scanTransactions(txs) {
@@ -306,13 +304,23 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
       if (txScanner) return scanMany(txScanner, txs);
       return txs.map((tx) => {
         try {
-          if (!Array.isArray(tx.inputs)) throw new TypeError('"inputs" expected an array of ScanInput');
-          if (!Array.isArray(tx.outputs)) throw new TypeError('"outputs" expected an array of ScanOutput');
+          assertTransaction(tx.inputs, tx.outputs);
           return scanTransaction(tx.inputs, tx.outputs);
         } catch (err) {
-          return err instanceof Error ? err : new Error(String(err));
+          return asError(err);
         }
       });
     },
   };
+}
+
+/** The arguments of a transaction's scan: arrays (what is inside them, the scan checks). */
+function assertTransaction(inputs: unknown, outputs: unknown): void {
+  if (!Array.isArray(inputs)) throw new TypeError('"inputs" expected an array of ScanInput');
+  if (!Array.isArray(outputs)) throw new TypeError('"outputs" expected an array of ScanOutput');
+}
+
+/** What was thrown, as an Error (scanTransactions returns it in the transaction's place). */
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }
