@@ -298,18 +298,33 @@ export function createScanner(options: ScannerOptions): Scanner {
     logger.error({ txid, err: message }, 'transaction skipped: cannot be scanned');
   }
 
-  /** What the receiver finds in `tx` with the value (BTC) of each output found; an error: the library refused it. */
-  function findInTransaction(tx: RpcTransaction): { found: FoundOutput[]; values: number[] } | { error: string } | undefined {
+  /** What the receiver needs of `tx`: its inputs and taproot outputs; undefined when it cannot pay us; an error: the library refused its inputs. */
+  function scanInputOf(tx: RpcTransaction): { inputs: ScanInput[]; outputs: ScanOutput[] } | { error: string } | undefined {
     const outs = taprootOutputs(tx);
     if (outs === undefined) return undefined;
-    const outputs: ScanOutput[] = outs.map(([index, hex]) => ({ index, script: Buffer.from(hex, 'hex') }));
-    let found;
     try {
-      found = book.receiver.scanTransaction(scanInputsFromRpc(tx.vin), outputs);
+      return { inputs: scanInputsFromRpc(tx.vin), outputs: outs.map(([index, hex]) => ({ index, script: Buffer.from(hex, 'hex') })) };
     } catch (err) {
       return { error: (err as Error).message };
     }
-    return { found, values: found.map((f) => tx.vout.find((o) => o.n === f.index)!.value) };
+  }
+
+  /** The value (BTC) of each output found in `tx`. */
+  function valuesOf(tx: RpcTransaction, found: FoundOutput[]): number[] {
+    return found.map((f) => tx.vout.find((o) => o.n === f.index)!.value);
+  }
+
+  /** What the receiver finds in `tx` with the value (BTC) of each output found; an error: the library refused it. */
+  function findInTransaction(tx: RpcTransaction): { found: FoundOutput[]; values: number[] } | { error: string } | undefined {
+    const input = scanInputOf(tx);
+    if (input === undefined || 'error' in input) return input;
+    let found;
+    try {
+      found = book.receiver.scanTransaction(input.inputs, input.outputs);
+    } catch (err) {
+      return { error: (err as Error).message };
+    }
+    return { found, values: valuesOf(tx, found) };
   }
 
   function scanTransaction(tx: RpcTransaction): NewPayment[] {
@@ -410,23 +425,15 @@ export function createScanner(options: ScannerOptions): Scanner {
       const run: Array<{ tx: RpcTransaction; inputs: ScanInput[]; outputs: ScanOutput[] }> = [];
       for (const tx of block.tx.slice(start, start + YIELD_EVERY)) {
         for (const s of spendsOf(tx)) spends.push(s.id, s.spentTxid);
-        const outs = taprootOutputs(tx);
-        if (outs === undefined) continue;
-        try {
-          run.push({
-            tx,
-            inputs: scanInputsFromRpc(tx.vin),
-            outputs: outs.map(([index, hex]) => ({ index, script: Buffer.from(hex, 'hex') })),
-          });
-        } catch (err) {
-          skippedTxs.push({ txid: tx.txid, error: (err as Error).message });
-        }
+        const input = scanInputOf(tx);
+        if (input === undefined) continue;
+        if ('error' in input) skippedTxs.push({ txid: tx.txid, error: input.error });
+        else run.push({ tx, ...input });
       }
       book.receiver.scanTransactions(run).forEach((found, i) => {
         const { tx } = run[i]!;
         if (found instanceof Error) skippedTxs.push({ txid: tx.txid, error: found.message });
-        else if (found.length > 0)
-          hits.push({ txid: tx.txid, found, values: found.map((f) => tx.vout.find((o) => o.n === f.index)!.value) });
+        else if (found.length > 0) hits.push({ txid: tx.txid, found, values: valuesOf(tx, found) });
       });
       if (start + YIELD_EVERY < block.tx.length) await yieldToEventLoop();
     }
