@@ -1,4 +1,5 @@
 import { ConfigError } from '@repo/config';
+import { availableParallelism } from 'node:os';
 import { loadConfig } from '../src/config';
 
 describe('loadConfig', () => {
@@ -18,7 +19,9 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10_000,
     });
     expect(config.relay.url).toBeUndefined();
-    expect(config.scanner).toMatchObject({ pollIntervalMs: 5_000, longPoll: true, longPollTimeoutMs: 10_000 });
+    expect(config.scanner).toMatchObject({ pollIntervalMs: 5_000, longPoll: true, longPollTimeoutMs: 10_000, prefetchBlocks: 4 });
+    // one scan worker a core but one, the core left to the node (README, "Catch-up against the node's pace")
+    expect(config.scanner.workers).toBe(Math.max(1, availableParallelism() - 1));
   });
 
   it('reads every variable', () => {
