@@ -1,6 +1,7 @@
 /*
- * BIP-352 scanning of one transaction in one call (or of many: scan_many, whose ECDH
- * multiplications go eight at a time where the CPU allows, ecmult-lanes.h), on libsecp256k1's
+ * BIP-352 scanning of one transaction in one call (or of many: scan_many, whose runs of eight
+ * share their inversions, and their multiplications and exponentiations go eight at a time where
+ * the CPU allows, ecmult-lanes.h), on libsecp256k1's
  * own field and group arithmetic (the library source that the `secp256k1` npm package ships,
  * compiled here as one translation unit so that its internal functions are reachable).
  *
@@ -564,7 +565,16 @@ typedef struct {
     secp256k1_fe t;
     secp256k1_ge a;
     secp256k1_scalar s;
-    int lift_outputs;     /* scan_begin's lift_later: the caller lifts the outputs (all with state 0) */
+    int lift_outputs;     /* scan_begin's in_run: the caller lifts the outputs (all with state 0) */
+    /* keys_defer (scan_many, several input keys): the keys (33 bytes each) and the outpoint, read
+       again by keys_sum and keys_hash; per key, x^3 + 7, then its power from the run (ky), and
+       whether it is no key at all (kbad); the sum when A is left to the run's inversion */
+    const unsigned char *keys, *outpoint;
+    size_t nkeys;
+    secp256k1_fe *ky;
+    unsigned char *kbad;
+    secp256k1_gej acc;
+    int a_pending;        /* keys_sum: A is st->acc, waiting for the run's inversion */
     unsigned char ecdh33[33]; /* from scan_shared on: the ECDH point compressed, and t_0's hash */
     unsigned char hash0[32];
 } tx_scan;
@@ -640,12 +650,21 @@ static int one_key_end(tx_scan *st, secp256k1_gej *r, secp256k1_ge *ecdh, const 
  * st->lifted). keys_begin leaves s A to do; keys_end takes r = s A. Each returns 0, or a negative
  * SCAN_* code.
  */
+/* A (affine) into st->a, and st->s = input_hash * b_scan with A compressed; 0, or SCAN_BAD_INPUT_HASH. */
+static int keys_hash(const scanner *sc, tx_scan *st, secp256k1_ge *a, const unsigned char *outpoint, const unsigned char *fixed) {
+    unsigned char a33[33];
+    size_t len = 33;
+    secp256k1_eckey_pubkey_serialize(a, a33, &len, 1);
+    st->a = *a;
+    st->one_key = 0;
+    return ecdh_scalar(&st->s, sc, outpoint, a33, fixed) ? 0 : SCAN_BAD_INPUT_HASH;
+}
+
 static int keys_begin(const scanner *sc, tx_scan *st, const unsigned char *keys, size_t n, const unsigned char *outpoint,
                       const unsigned char *fixed) {
     secp256k1_gej acc;
     secp256k1_ge ge, first;
-    unsigned char a33[33];
-    size_t i, j, len = 33;
+    size_t i, j;
     int any = 0;
     secp256k1_gej_set_infinity(&acc);
     for (i = 0; i < n; i++) {
@@ -664,15 +683,16 @@ static int keys_begin(const scanner *sc, tx_scan *st, const unsigned char *keys,
     } else {
         secp256k1_ge_set_gej_var(&ge, &acc);
     }
-    secp256k1_eckey_pubkey_serialize(&ge, a33, &len, 1);
-    if (!ecdh_scalar(&st->s, sc, outpoint, a33, fixed)) return SCAN_BAD_INPUT_HASH;
-    st->a = ge;
-    st->one_key = 0;
-    return 0;
+    return keys_hash(sc, st, &ge, outpoint, fixed);
 }
 
-static int keys_end(tx_scan *st, secp256k1_gej *r, secp256k1_ge *ecdh) {
+/* With zinv, 1 / Z of r already computed (scan_many: one inversion for the run). */
+static int keys_end(tx_scan *st, secp256k1_gej *r, secp256k1_ge *ecdh, const secp256k1_fe *zinv) {
     size_t j;
+    if (zinv != NULL) {
+        secp256k1_ge_set_gej_zinv(ecdh, r, zinv);
+        return 0;
+    }
     /* the ECDH point affine (1 inversion), lifting the next remaining output with it */
     for (j = 0; j < st->m && (st->state[j] & 3); j++) {}
     if (st->prelift > 0 && j < st->m && !secp256k1_gej_is_infinity(r)) {
@@ -684,13 +704,70 @@ static int keys_end(tx_scan *st, secp256k1_gej *r, secp256k1_ge *ecdh) {
 }
 
 /*
+ * keys_begin in three steps for scan_many, so that a run of transactions shares the costly
+ * parts: the keys' square roots go eight at a time (pow_queue) and the inversions of the runs'
+ * A (and later of its ECDH points) are one (fe_inv_many). keys_defer notes which keys can be
+ * keys at all (prefix 02 or 03, x < p) and leaves x^3 + 7 in st->ky for the run to raise;
+ * keys_sum checks each root and adds the keys (0, or SCAN_NOT_ELIGIBLE), leaving A in st->a
+ * when one key is valid or in st->acc for the run to invert (st->a_pending); keys_hash then
+ * hashes A. The same answers as keys_begin.
+ */
+static void keys_defer(tx_scan *st, const unsigned char *keys, size_t n, const unsigned char *outpoint) {
+    secp256k1_fe x;
+    size_t i;
+    st->keys = keys;
+    st->nkeys = n;
+    st->outpoint = outpoint;
+    st->one_key = 0;
+    st->a_pending = 0;
+    for (i = 0; i < n; i++) {
+        const unsigned char *key = keys + 33 * i;
+        st->kbad[i] = (key[0] != 2 && key[0] != 3) || !secp256k1_fe_set_b32(&x, key + 1);
+        if (!st->kbad[i]) curve_rhs(&st->ky[i], &x);
+    }
+}
+
+static int keys_sum(tx_scan *st) {
+    secp256k1_gej acc;
+    secp256k1_ge ge, first;
+    secp256k1_fe u, one, unused, pow;
+    size_t i;
+    int any = 0;
+    secp256k1_fe_set_int(&one, 1);
+    secp256k1_gej_set_infinity(&acc);
+    for (i = 0; i < st->nkeys; i++) {
+        const unsigned char *key = st->keys + 33 * i;
+        if (st->kbad[i]) continue;
+        secp256k1_fe_set_b32(&ge.x, key + 1);
+        curve_rhs(&u, &ge.x);
+        pow = st->ky[i];
+        if (!inv_sqrt_finish(&unused, &ge.y, &one, &u, &pow)) continue; /* x on no point: no key */
+        if (key[0] == 3) {
+            secp256k1_fe_negate(&ge.y, &ge.y, 1);
+            secp256k1_fe_normalize_var(&ge.y);
+        }
+        ge.infinity = 0;
+        secp256k1_gej_add_ge_var(&acc, &acc, &ge, NULL);
+        if (any++ == 0) first = ge;
+    }
+    if (!any || secp256k1_gej_is_infinity(&acc)) return SCAN_NOT_ELIGIBLE;
+    if (any == 1) st->a = first; /* A is that key, already affine */
+    else st->acc = acc;
+    st->a_pending = any > 1;
+    return 0;
+}
+
+/*
  * A transaction's scan in two halves around its one variable-base multiplication, so that
  * scan_many can do the multiplications of several transactions together (ecmult-lanes.h).
  * scan_begin: keys: n compressed keys (33 bytes each, invalid ones skipped); outpoint: the
  * smallest outpoint (36 bytes); xs: m x-only output keys (32 bytes each). Returns 0 with
  * st->s * st->a left to do, or a negative SCAN_* code (nothing left to free). With `fixed` (the
  * benchmark's tight loop), every hash is replaced by those 32 bytes: the same elliptic-curve
- * work, no hashing.
+ * work, no hashing. With in_run (scan_many), the run does what transactions can share: it lifts
+ * the outputs to look up (eight square roots at once), and of a transaction with several keys it
+ * takes the keys' square roots and A's inversion too (keys_defer: st->a and st->s are then left
+ * to the run).
  *
  * Two searches, chosen per k by their cost: x(T + B) for each spend key B against each output
  * (few keys), or for each output O the x of O - T and -O - T looked up among the spend keys
@@ -701,19 +778,22 @@ static int keys_end(tx_scan *st, secp256k1_gej *r, secp256k1_ge *ecdh) {
  * field multiplications.
  */
 static int scan_begin(const scanner *sc, tx_scan *st, const unsigned char *keys, size_t n, const unsigned char *outpoint,
-                      const unsigned char *xs, size_t m, const unsigned char *fixed, int lift_later) {
-    size_t j;
+                      const unsigned char *xs, size_t m, const unsigned char *fixed, int in_run) {
+    size_t j, nk = in_run && n > 1 ? n : 0; /* keys deferred to the run */
     int result;
-    /* one block for the per-output arrays (largest alignment first) */
-    st->block = malloc((sizeof(secp256k1_ge) + sizeof(secp256k1_fe) * 4 + sizeof(size_t) + 1) * (m + 1));
+    /* one block for the per-output and per-key arrays (largest alignment first) */
+    st->block = malloc((sizeof(secp256k1_ge) + sizeof(secp256k1_fe) * 4 + sizeof(size_t) + 1) * (m + 1) + (sizeof(secp256k1_fe) + 1) * nk);
     if (st->block == NULL) return SCAN_NO_MEMORY;
     st->lifted = st->block;
     st->x = (secp256k1_fe *)(st->lifted + (m + 1));
     st->dd = st->x + (m + 1);
     st->ee = st->dd + (m + 1);
     st->pre = st->ee + (m + 1);
-    st->index = (size_t *)(st->pre + (m + 1));
+    st->ky = st->pre + (m + 1);
+    st->index = (size_t *)(st->ky + nk);
     st->state = (unsigned char *)(st->index + (m + 1));
+    st->kbad = st->state + (m + 1);
+    st->nkeys = 0;
     st->m = m;
     st->remaining = 0;
     st->prelift = 0;
@@ -727,14 +807,19 @@ static int scan_begin(const scanner *sc, tx_scan *st, const unsigned char *keys,
         }
     }
     /* Many spend keys: the two inversions of the ECDH lift the first two outputs for free; or,
-       with lift_later, the caller lifts every output (scan_many: eight square roots at once). */
+       in a run, the run lifts every output (scan_many: eight square roots at once). */
     st->lift_outputs = 0;
     if ((uint64_t)sc->count * (COST_ADD + st->remaining * COST_CMP) > outputs_cost(st->remaining > 2 ? st->remaining - 2 : 0, st->remaining)) {
-        if (lift_later) st->lift_outputs = 1;
+        if (in_run) st->lift_outputs = 1;
         else st->prelift = 2;
     }
     /* One key: A is that key, and its square root can wait. */
-    result = n == 1 && st->prelift == 0 ? one_key_begin(sc, st, keys, outpoint, fixed) : keys_begin(sc, st, keys, n, outpoint, fixed);
+    if (nk > 0) {
+        keys_defer(st, keys, n, outpoint);
+        result = 0;
+    } else {
+        result = n == 1 && st->prelift == 0 ? one_key_begin(sc, st, keys, outpoint, fixed) : keys_begin(sc, st, keys, n, outpoint, fixed);
+    }
     if (result < 0) {
         free(st->block);
         st->block = NULL;
@@ -743,12 +828,12 @@ static int scan_begin(const scanner *sc, tx_scan *st, const unsigned char *keys,
 }
 
 /* The ECDH point from r = st->s * st->a, affine, then compressed (st->ecdh33), and the hash of
-   t_0 (st->hash0); pow: one_key_end's power, already raised, or NULL. Returns 0, or a negative
-   SCAN_* code (st's arrays then freed). */
-static int scan_shared(tx_scan *st, secp256k1_gej *product, const unsigned char *fixed, const secp256k1_fe *pow) {
+   t_0 (st->hash0); pow: one_key_end's power, already raised, or NULL; zinv: keys_end's 1 / Z,
+   already computed, or NULL. Returns 0, or a negative SCAN_* code (st's arrays then freed). */
+static int scan_shared(tx_scan *st, secp256k1_gej *product, const unsigned char *fixed, const secp256k1_fe *pow, const secp256k1_fe *zinv) {
     secp256k1_ge ge;
     size_t len = 33;
-    int result = st->one_key ? one_key_end(st, product, &ge, pow) : keys_end(st, product, &ge);
+    int result = st->one_key ? one_key_end(st, product, &ge, pow) : keys_end(st, product, &ge, zinv);
     if (result < 0) {
         free(st->block);
         st->block = NULL;
@@ -979,7 +1064,7 @@ done:
 /* The rest of a transaction's scan from r = st->s * st->a (scan_shared, then scan_outputs). */
 static int scan_end(const scanner *sc, tx_scan *st, secp256k1_gej *product, uint32_t k_max, const unsigned char *fixed,
                     unsigned char *out) {
-    int result = scan_shared(st, product, fixed, NULL);
+    int result = scan_shared(st, product, fixed, NULL, NULL);
     return result < 0 ? result : scan_outputs(sc, st, k_max, fixed, out, NULL);
 }
 
@@ -1003,44 +1088,97 @@ static int scan_tx(scanner *sc, const unsigned char *keys, size_t n, const unsig
     return scan_end(sc, &st, &r, k_max, fixed, sc->out);
 }
 
-/* Below this many transactions waiting for their multiplication, the lanes (whose cost is that of
-   eight) are not worth it: secp256k1_ecmult one by one. */
+/* Below this many transactions waiting for their multiplication (or powers to raise), the lanes
+   (whose cost is that of eight) are not worth it: one by one. */
 #define LANES_FROM 3
 
-/* Transactions scan_many takes at a time: the lanes, or one. */
-#define RUN_MAX (ECMULT_LANES > 0 ? ECMULT_LANES : 1)
+/* Transactions scan_many takes at a time: they share their multiplications (the lanes), their
+   powers (the lanes) and their inversions (one for the run). */
+#define RUN_MAX 8
 
-#if ECMULT_LANES
-/* Lifts output at[i] of tx[i] (even y) for i < count, its x^3 + 7 in u[i] (s[i] scratch): the
-   square roots as u^((p+1)/4) = u * u^((p-3)/4), the powers eight at once (fewer than
-   LANES_FROM: one by one). An x on no point is marked not liftable, as secp256k1_ge_set_xo_var
-   would find. */
-static void lift_outputs_now(tx_scan *const *tx, const size_t *at, const secp256k1_fe *u, secp256k1_fe *s, size_t count) {
-    secp256k1_fe one;
+/* r[i] = 1 / a[i] for i < n (none zero), with one inversion for all of them (prefix products,
+   then back: 3 multiplications each); r not a. */
+static void fe_inv_many(secp256k1_fe *r, const secp256k1_fe *a, size_t n) {
+    secp256k1_fe inv;
     size_t i;
-    if (count >= LANES_FROM) fe_pow_p3d4_lanes(s, s, (int)count);
-    else for (i = 0; i < count; i++) fe_pow_p3d4(&s[i], &u[i]); /* not in place: fe_mul must not write to its second operand */
-    secp256k1_fe_set_int(&one, 1);
-    for (i = 0; i < count; i++) {
-        secp256k1_ge *o = &tx[i]->lifted[at[i]];
-        secp256k1_fe unused;
-        tx[i]->state[at[i]] |= 2;
-        /* with v = 1: y = u s, of even parity, when u is a square */
-        if (!inv_sqrt_finish(&unused, &o->y, &one, &u[i], &s[i])) {
-            tx[i]->state[at[i]] |= 4;
-            continue;
-        }
-        o->infinity = 0;
+    if (n == 0) return;
+    r[0] = a[0];
+    for (i = 1; i < n; i++) secp256k1_fe_mul(&r[i], &r[i - 1], &a[i]);
+    fe_inv_fast(&inv, &r[n - 1]);
+    for (i = n - 1; i > 0; i--) {
+        secp256k1_fe_mul(&r[i], &r[i - 1], &inv); /* a[0..i-1] / a[0..i] */
+        secp256k1_fe_mul(&inv, &inv, &a[i]);      /* 1 / a[0..i-1] */
     }
+    r[0] = inv;
 }
+
+/* Elements to raise to (p-3)/4, in place, eight at a time in the lanes (fewer than LANES_FROM, or
+   no lanes: one by one). pow_push queues one (flushing when full), pow_flush raises the rest. */
+typedef struct {
+    secp256k1_fe *at[RUN_MAX];
+    secp256k1_fe value[RUN_MAX];
+    size_t count;
+} pow_queue;
+
+static void pow_flush(pow_queue *q) {
+    size_t i;
+#if ECMULT_LANES
+    if (lanes && q->count >= LANES_FROM) fe_pow_p3d4_lanes(q->value, q->value, (int)q->count);
+    else
 #endif
+    for (i = 0; i < q->count; i++) fe_pow_p3d4(q->at[i], &q->value[i]); /* not in place: fe_mul must not write to its second operand */
+#if ECMULT_LANES
+    if (lanes && q->count >= LANES_FROM) for (i = 0; i < q->count; i++) *q->at[i] = q->value[i];
+#endif
+    q->count = 0;
+}
+
+static void pow_push(pow_queue *q, secp256k1_fe *at) {
+    q->value[q->count] = *at;
+    q->at[q->count] = at;
+    if (++q->count == RUN_MAX) pow_flush(q);
+}
+
+/* Output j of st lifted (even y) from its power in lifted[j].y (pow_push of x^3 + 7); an x on no
+   point is marked not liftable, as secp256k1_ge_set_xo_var would find. */
+static void lift_output_from(tx_scan *st, size_t j) {
+    secp256k1_ge *o = &st->lifted[j];
+    secp256k1_fe u, one, unused, pow = o->y;
+    secp256k1_fe_set_int(&one, 1);
+    curve_rhs(&u, &st->x[j]);
+    st->state[j] |= 2;
+    /* with v = 1: y = u s, of even parity, when u is a square */
+    if (!inv_sqrt_finish(&unused, &o->y, &one, &u, &pow)) st->state[j] |= 4;
+    o->infinity = 0;
+}
+
+/* Keeps the first n transactions of a run whose slot is still open (the others answered). */
+static size_t run_compact(tx_scan *st, unsigned char **slot, size_t n) {
+    size_t p, q = 0;
+    for (p = 0; p < n; p++) {
+        if (slot[p] == NULL) continue;
+        st[q] = st[p];
+        slot[q++] = slot[p];
+    }
+    return q;
+}
+
+/* Transaction p of a run answered with a negative SCAN_* code; its arrays freed. */
+static void run_fail(tx_scan *st, unsigned char **slot, size_t p, int result) {
+    put_u32(slot[p], (uint32_t)result);
+    slot[p] = NULL;
+    free(st[p].block);
+    st[p].block = NULL;
+}
 
 /*
  * Scans count transactions (the keys, outpoints and x-only keys of each one after the other,
  * nkeys[i] keys and nxs[i] outputs for transaction i). Transaction i's answer goes to out at
  * 4 i + MATCH_BYTES (nxs[0] + ... + nxs[i - 1]): its scan_tx result (a big-endian int32), then
- * that many matches. The same answers as scan_tx one by one; the multiplications of up to
- * ECMULT_LANES transactions at a time are done together when the CPU has the lanes. Returns 0,
+ * that many matches. The same answers as scan_tx one by one, in runs of RUN_MAX transactions
+ * that share their work: the square roots and exponentiations eight at a time in the lanes where
+ * the CPU has them (ecmult-lanes.h), the inversions of A and of the ECDH points of those with
+ * several keys one for the run, the multiplications eight at a time in the lanes. Returns 0,
  * or SCAN_NO_MEMORY.
  */
 static int scan_many(const scanner *sc, size_t count, const unsigned char *keys, const uint32_t *nkeys, const unsigned char *outpoints,
@@ -1050,21 +1188,22 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
     secp256k1_scalar s[RUN_MAX];
     secp256k1_gej r[RUN_MAX];
     unsigned char *slot[RUN_MAX]; /* where each pending transaction's answer goes; NULL once written */
-    const secp256k1_fe *with_pow[RUN_MAX]; /* one_key_end's power, raised in the lanes */
+    secp256k1_fe pow[RUN_MAX], zs[RUN_MAX], zinv[RUN_MAX];
+    const secp256k1_fe *with_pow[RUN_MAX]; /* one_key_end's power, raised in the run */
+    const secp256k1_fe *with_zinv[RUN_MAX]; /* keys_end's 1 / Z, from the run's inversion */
     const secp256k1_gej *with_t0[RUN_MAX]; /* t_0 G, computed in the lanes */
-    const size_t run = lanes ? RUN_MAX : 1;
-    size_t i = 0, p, pending;
+    size_t which[RUN_MAX], i = 0, p, pending, n, c, j, k;
+    int result;
+    pow_queue queue;
 #if ECMULT_LANES
-    secp256k1_fe pow[ECMULT_LANES], lift_u[ECMULT_LANES], lift_s[ECMULT_LANES];
-    secp256k1_gej t0[ECMULT_LANES];
-    const unsigned char *hashes[ECMULT_LANES];
-    tx_scan *lift_tx[ECMULT_LANES];
-    size_t which[ECMULT_LANES], lift_at[ECMULT_LANES], n, c, j, lifts;
+    secp256k1_gej t0[RUN_MAX];
+    const unsigned char *hashes[RUN_MAX];
 #endif
+    queue.count = 0;
     while (i < count) {
-        /* the first halves of up to `run` transactions that get as far as their multiplication */
-        for (pending = 0; pending < run && i < count; i++) {
-            int result = scan_begin(sc, &st[pending], keys, nkeys[i], outpoints + 36 * i, xs, nxs[i], fixed, lanes != 0);
+        /* the first halves of up to RUN_MAX transactions that get as far as their multiplication */
+        for (pending = 0; pending < RUN_MAX && i < count; i++) {
+            result = scan_begin(sc, &st[pending], keys, nkeys[i], outpoints + 36 * i, xs, nxs[i], fixed, 1);
             if (result == SCAN_NO_MEMORY) break;
             if (result < 0) put_u32(out, (uint32_t)result);
             else slot[pending++] = out;
@@ -1072,14 +1211,47 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
             xs += 32 * (size_t)nxs[i];
             out += 4 + MATCH_BYTES * (size_t)nxs[i];
         }
-        if (i < count && pending < run) {
+        if (i < count && pending < RUN_MAX) {
             for (p = 0; p < pending; p++) free(st[p].block);
             return SCAN_NO_MEMORY;
         }
+        /* the square roots of the keys of those with several, and of the outputs to look up (many labels) */
+        for (p = 0; p < pending; p++) {
+            for (k = 0; k < st[p].nkeys; k++) if (!st[p].kbad[k]) pow_push(&queue, &st[p].ky[k]);
+            if (!st[p].lift_outputs) continue;
+            for (j = 0; j < st[p].m; j++) {
+                if (st[p].state[j] & 3) continue;
+                curve_rhs(&st[p].lifted[j].y, &st[p].x[j]);
+                pow_push(&queue, &st[p].lifted[j].y);
+            }
+        }
+        pow_flush(&queue);
+        /* A of those with several keys: their sums, one inversion for them all, their hashes */
+        for (n = 0, p = 0; p < pending; p++) {
+            if (st[p].lift_outputs)
+                for (j = 0; j < st[p].m; j++) if (!(st[p].state[j] & 3)) lift_output_from(&st[p], j);
+            if (st[p].nkeys == 0) continue;
+            result = keys_sum(&st[p]);
+            if (result < 0) run_fail(st, slot, p, result);
+            else if (st[p].a_pending) {
+                zs[n] = st[p].acc.z;
+                which[n++] = p;
+            }
+        }
+        fe_inv_many(zinv, zs, n);
+        for (c = 0; c < n; c++) secp256k1_ge_set_gej_zinv(&st[which[c]].a, &st[which[c]].acc, &zinv[c]);
+        for (p = 0; p < pending; p++) {
+            if (slot[p] == NULL || st[p].nkeys == 0) continue;
+            result = keys_hash(sc, &st[p], &st[p].a, st[p].outpoint, fixed);
+            if (result < 0) run_fail(st, slot, p, result);
+        }
+        pending = run_compact(st, slot, pending);
+        /* the multiplications */
         for (p = 0; p < pending; p++) {
             a[p] = st[p].a;
             s[p] = st[p].s;
             with_pow[p] = NULL;
+            with_zinv[p] = NULL;
             with_t0[p] = NULL;
         }
 #if ECMULT_LANES
@@ -1094,42 +1266,27 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
                 secp256k1_ecmult(&ctx->ecmult_ctx, &r[p], &acc, &s[p], NULL);
             }
         }
-#if ECMULT_LANES
-        if (lanes) {
-            /* each one-key transaction's exponentiation (its ECDH point's inverse and its key's square root) */
-            for (n = 0, p = 0; p < pending; p++) {
-                if (!st[p].one_key || secp256k1_gej_is_infinity(&r[p])) continue;
-                one_key_pow_base(&st[p], &r[p], &pow[n]);
+        /* each one-key transaction's exponentiation (its ECDH point's inverse and its key's square
+           root); the others' ECDH points, one inversion for them all */
+        for (n = 0, c = 0, p = 0; p < pending; p++) {
+            if (secp256k1_gej_is_infinity(&r[p])) continue;
+            if (st[p].one_key) {
+                one_key_pow_base(&st[p], &r[p], &pow[p]);
+                pow_push(&queue, &pow[p]);
+                with_pow[p] = &pow[p];
+            } else {
+                zs[n] = r[p].z;
                 which[n++] = p;
             }
-            if (n >= LANES_FROM) {
-                fe_pow_p3d4_lanes(pow, pow, (int)n);
-                for (c = 0; c < n; c++) with_pow[which[c]] = &pow[c];
-            }
-            /* the outputs of those whose search looks them up (many labels), eight square roots at a time */
-            for (lifts = 0, p = 0; p < pending; p++) {
-                if (!st[p].lift_outputs) continue;
-                for (j = 0; j < st[p].m; j++) {
-                    if (st[p].state[j] & 3) continue;
-                    lift_tx[lifts] = &st[p];
-                    lift_at[lifts] = j;
-                    curve_rhs(&lift_u[lifts], &st[p].x[j]);
-                    lift_s[lifts] = lift_u[lifts];
-                    if (++lifts == ECMULT_LANES) {
-                        lift_outputs_now(lift_tx, lift_at, lift_u, lift_s, lifts);
-                        lifts = 0;
-                    }
-                }
-            }
-            lift_outputs_now(lift_tx, lift_at, lift_u, lift_s, lifts);
         }
-#endif
+        pow_flush(&queue);
+        fe_inv_many(zinv, zs, n);
+        for (c = 0; c < n; c++) with_zinv[which[c]] = &zinv[c];
         /* the ECDH points affine, compressed, t_0 hashed */
         for (p = 0; p < pending; p++) {
-            int result;
             secp256k1_scalar_clear(&s[p]);
             secp256k1_scalar_clear(&st[p].s);
-            result = scan_shared(&st[p], &r[p], fixed, with_pow[p]);
+            result = scan_shared(&st[p], &r[p], fixed, with_pow[p], with_zinv[p]);
             if (result < 0) {
                 put_u32(slot[p], (uint32_t)result);
                 slot[p] = NULL;

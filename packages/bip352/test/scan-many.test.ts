@@ -59,6 +59,50 @@ function transactions(count: number, labels: number[]): TransactionToScan[] {
   return txs;
 }
 
+const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+/** n - d: the private key of the negated public key. */
+const negated = (d: Uint8Array): Uint8Array =>
+  Uint8Array.from(Buffer.from((N - BigInt('0x' + hex(d))).toString(16).padStart(64, '0'), 'hex'));
+
+/** An x-only key with no point (x^3 + 7 not a square). */
+function offCurveX(): Uint8Array {
+  for (;;) {
+    const x = key();
+    if (noble.pointFromCompressed(Uint8Array.from([2, ...x])) === null) return x;
+  }
+}
+
+/**
+ * Transactions with several input keys, some of which are no keys, paying the receiver: what
+ * scanMany's run does for them (keys_defer: the keys' square roots eight at a time, one
+ * inversion of A for the run) must give what scan_tx's parse gives. Inputs that are no keys are
+ * added after the payment is made (the sender cannot spend them), with an outpoint never the
+ * smallest; a key and its negation sum to nothing.
+ */
+function severalKeys(labels: number[]): TransactionToScan[] {
+  const junkTxid = 'ff'.repeat(32);
+  const offCurve = { ...p2wpkhSpend(), txid: junkTxid, witness: [new Uint8Array(71), Uint8Array.from([3, ...offCurveX()])] };
+  const aboveP = { ...p2trSpend(), txid: junkTxid, prevoutScript: p2tr(new Uint8Array(32).fill(0xff)) }; // x >= p
+  const offCurveTaproot = { ...p2trSpend(), txid: junkTxid, prevoutScript: p2tr(offCurveX()) };
+  const d = key();
+  const shapes = [
+    { paying: [p2wpkhSpend(), p2trSpend()], junk: [offCurve] },
+    { paying: [p2trSpend()], junk: [aboveP, offCurveTaproot] }, // one key left of three
+    { paying: [p2wpkhSpend(d), p2wpkhSpend(negated(d)), p2trSpend()], junk: [] }, // P + (-P) + Q = Q
+    { paying: Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? p2trSpend() : p2wpkhSpend())), junk: [offCurve] }, // more keys than lanes
+    { paying: [p2wpkhSpend(), p2wpkhSpend(), p2trSpend()], junk: [] },
+  ];
+  const txs: TransactionToScan[] = shapes.map(({ paying, junk }, i) => {
+    const recipients = i === 1 && labels.length > 0 ? [labeled(labels[0]!)] : [address, address].slice(0, 1 + (i % 2));
+    const paid = [...createSilentPaymentOutputs(paying, recipients).values()].flat();
+    return { inputs: [...junk, ...paying], outputs: [...paid, xonly(key())].map((x, index) => ({ index, script: p2tr(x) })) };
+  });
+  const p = p2wpkhSpend(d);
+  txs.push({ inputs: [p, p2wpkhSpend(negated(d))], outputs: [{ index: 0, script: p2tr(xonly(key())) }] }); // A = infinity: not eligible
+  txs.push({ inputs: [offCurve, aboveP], outputs: [{ index: 0, script: p2tr(xonly(key())) }] }); // no key at all
+  return txs;
+}
+
 /** What scanTransaction gives for each, or the error it throws. */
 function oneByOne(receiver: ReturnType<typeof createReceiver>, txs: TransactionToScan[]): Array<unknown> {
   return txs.map((tx) => {
@@ -107,6 +151,26 @@ describe('Receiver.scanTransactions', () => {
     60_000,
   );
 
+  it.each([
+    ['change label only', [] as number[]],
+    ['1,000 labels', Array.from({ length: 1000 }, (_, i) => i + 1)],
+  ])('gives what scanTransaction gives for several input keys, some of them no keys: %s', (_name, labels) => {
+    const receiver = createReceiver({ scanPriv, spendPub, labels, backend: native });
+    const several = severalKeys(labels);
+    const expected = oneByOne(receiver, several);
+    // the one-by-one scan finds every payment (all outputs but the last, someone else's); a key
+    // and its negation, or no key at all, pay no one
+    expect(expected.slice(0, 5).map((f) => (f as unknown[]).length)).toEqual(several.slice(0, 5).map((tx) => tx.outputs.length - 1));
+    expect(expected.slice(5)).toEqual([[], []]);
+    // alone, together in one run, and spread among ordinary transactions across runs
+    const mixed = transactions(16, labels);
+    mixed.splice(3, 0, ...several.slice(0, 4));
+    mixed.splice(13, 0, ...several.slice(4));
+    expect(receiver.scanTransactions(several)).toEqual(expected);
+    expect(receiver.scanTransactions(mixed)).toEqual(oneByOne(receiver, mixed));
+    for (const tx of several) expect(receiver.scanTransactions([tx])).toEqual(oneByOne(receiver, [tx]));
+  });
+
   it('answers the same on a backend without a transaction scanner (one by one)', () => {
     const txs = transactions(9, [1]);
     const receiver = createReceiver({ scanPriv, spendPub, labels: [1], backend: noble });
@@ -133,6 +197,31 @@ describe('native scanMany', () => {
     // well formed: one transaction, its answer (a key of zeros is no key: not eligible, -1)
     expect(call({}).readInt32BE(0)).toBe(-1);
   });
+
+  it('answers "not eligible" (-1) where the input keys sum to nothing, alone and in a run, as scan does', () => {
+    const handle = addon.createScanner(scanPriv, native.pointFromCompressed(spendPub) as Uint8Array);
+    const d = key();
+    const cancelling = Uint8Array.from([...pub(d), ...pub(negated(d))]);
+    const outpoint = new Uint8Array(36).fill(1);
+    const xs = xonly(key());
+    expect(addon.scan(handle, cancelling, outpoint, xs, 10, false)).toBe(-1);
+    // a run: two pairs that cancel between two that do not (their answer: no match, 0)
+    const keys = [cancelling, Uint8Array.from([...pub(key()), ...pub(key())]), cancelling, Uint8Array.from([...pub(key()), ...pub(key())])];
+    for (const count of [1, 4]) {
+      const out = addon.scanMany(
+        handle,
+        Uint8Array.from(keys.slice(0, count).flatMap((k) => [...k])),
+        new Uint32Array(count).fill(2),
+        new Uint8Array(36 * count).fill(1),
+        Uint8Array.from(Array.from({ length: count }, () => [...xs]).flat()),
+        new Uint32Array(count).fill(1),
+        10,
+        false,
+      );
+      const answers = Array.from({ length: count }, (_, i) => out.readInt32BE(i * (4 + 44)));
+      expect(answers).toEqual([-1, 0, -1, 0].slice(0, count));
+    }
+  });
 });
 
 describe('the 8-lane multiplication (AVX-512 IFMA)', () => {
@@ -156,7 +245,7 @@ describe('the 8-lane multiplication (AVX-512 IFMA)', () => {
       const receiver = createReceiver({ scanPriv: input.scanPriv, spendPub: input.spendPub, labels: [1], backend: loadSecp256k1Backend('native') });
       process.stdout.write(JSON.stringify({ lanes: loadScanAddon().lanes(), found: receiver.scanTransactions(input.txs) }));
     `;
-    const txs = transactions(16, [1]).filter((tx) => Array.isArray(tx.inputs));
+    const txs = [...transactions(16, [1]).filter((tx) => Array.isArray(tx.inputs)), ...severalKeys([1])];
     const encoded = JSON.stringify({ scanPriv, spendPub, txs }, (k, v: unknown) => (v instanceof Uint8Array ? { bytes: hex(v) } : v));
     const run = (env: NodeJS.ProcessEnv) =>
       spawnSync(process.execPath, ['-e', script, encoded], {
