@@ -551,6 +551,14 @@ static int ecdh_scalar(secp256k1_scalar *s, const scanner *sc, const unsigned ch
  * input_hash, is the key as given (02 or 03, then x), which is what a parse would serialize.
  * Returns 0, or a negative SCAN_* code.
  */
+/* The search by the outputs at one k (lookup_prepare): T's z^2 and z^3 and -x, how many
+   outputs' E went into the product (st->pre[count - 1]), and the output whose lift rides on its
+   inversion (fold), or SIZE_MAX. */
+typedef struct {
+    secp256k1_fe z2, z3;
+    size_t count, fold;
+} lookup_plan;
+
 /* A transaction's scan between its two halves (scan_begin, scan_end): the per-output arrays,
    and the multiplication left to do, s * a, which scan_tx does at once and scan_many in runs. */
 typedef struct {
@@ -575,6 +583,11 @@ typedef struct {
     unsigned char *kbad;
     secp256k1_gej acc;
     int a_pending;        /* keys_sum: A is st->acc, waiting for the run's inversion */
+    /* scan_many: the lookups of k = 0 prepared (lookup_prepare) and 1 / the product of their E,
+       from the run's inversion */
+    lookup_plan k0;
+    secp256k1_fe k0_inv;
+    int k0_ready;
     unsigned char ecdh33[33]; /* from scan_shared on: the ECDH point compressed, and t_0's hash */
     unsigned char hash0[32];
 } tx_scan;
@@ -794,6 +807,7 @@ static int scan_begin(const scanner *sc, tx_scan *st, const unsigned char *keys,
     st->state = (unsigned char *)(st->index + (m + 1));
     st->kbad = st->state + (m + 1);
     st->nkeys = 0;
+    st->k0_ready = 0;
     st->m = m;
     st->remaining = 0;
     st->prelift = 0;
@@ -857,21 +871,166 @@ static int scan_needs_t0(const tx_scan *st, uint32_t k_max) {
     return k_max > 0 && st->remaining > 0;
 }
 
+/*
+ * The search by the outputs at one k, in three steps (scan_many does the first for its run's
+ * transactions, then one inversion for all of them). For each remaining output O (even y) with
+ * T = (X, Y, Z) in Jacobian coordinates: D = x(O) Z^2 - X, E = Z D, so x(O) - x(T) = D / Z^2; the
+ * slopes from O to -T and to T are (y(O) Z^3 +- Y) / E, and x(T) = X (D / E)^2. The E of all
+ * outputs are inverted together (prefix products), and that inversion lifts one output not yet
+ * lifted (its E needs only x(O)). Then x(O - T) and x(-O - T) = x(O + T) are looked up among the
+ * spend keys (O - T = B, or -O - T = B), y checked on a hit.
+ */
+static void lookup_prepare(tx_scan *st, secp256k1_gej *t, lookup_plan *plan) {
+    secp256k1_fe nx;
+    secp256k1_fe *x = st->x, *dd = st->dd, *ee = st->ee, *pre = st->pre;
+    unsigned char *state = st->state;
+    size_t j, count = 0, fold = SIZE_MAX;
+    secp256k1_fe_normalize_weak(&t->x);
+    secp256k1_fe_normalize_weak(&t->y);
+    secp256k1_fe_normalize_weak(&t->z);
+    secp256k1_fe_sqr(&plan->z2, &t->z);
+    secp256k1_fe_mul(&plan->z3, &plan->z2, &t->z);
+    secp256k1_fe_negate(&nx, &t->x, 1);
+    for (j = 0; j < st->m; j++) {
+        if (state[j] & 1) continue;
+        if (!(state[j] & 2)) {
+            if (fold == SIZE_MAX) {
+                fold = j;
+            } else {
+                state[j] |= 2;
+                if (!secp256k1_ge_set_xo_var(&st->lifted[j], &x[j], 0)) state[j] |= 4;
+            }
+        }
+        if (state[j] & 4) continue;
+        secp256k1_fe_mul(&dd[count], &x[j], &plan->z2);
+        secp256k1_fe_add(&dd[count], &nx);
+        secp256k1_fe_mul(&ee[count], &dd[count], &t->z);
+        state[j] &= ~8;
+        if (secp256k1_fe_normalizes_to_zero_var(&ee[count])) {
+            state[j] |= 8; /* x(O) == x(T): the plain way below */
+            secp256k1_fe_set_int(&ee[count], 1);
+        }
+        if (count == 0) pre[0] = ee[0];
+        else secp256k1_fe_mul(&pre[count], &pre[count - 1], &ee[count]);
+        st->index[count++] = j;
+    }
+    plan->count = count;
+    plan->fold = fold;
+}
+
+/* inv = 1 / the product of the E (st->pre[count - 1]), lifting the fold output on the way. */
+static void lookup_invert(tx_scan *st, const lookup_plan *plan, secp256k1_fe *inv) {
+    size_t fold = plan->fold, count = plan->count;
+    if (fold != SIZE_MAX) {
+        secp256k1_fe u;
+        curve_rhs(&u, &st->x[fold]);
+        if (count > 0) {
+            if (!fe_inv_and_sqrt(inv, &st->lifted[fold].y, &st->pre[count - 1], &u)) st->state[fold] |= 4;
+        } else if (!secp256k1_ge_set_xo_var(&st->lifted[fold], &st->x[fold], 0)) {
+            st->state[fold] |= 4;
+        }
+        st->lifted[fold].infinity = 0;
+        st->state[fold] |= 2;
+    } else if (count > 0) {
+        fe_inv_fast(inv, &st->pre[count - 1]); /* shares nothing: divsteps, ~4x the exponentiation's speed */
+    }
+}
+
+/* The lookups, from inv (lookup_invert's); the match in *best and *best_label (kept when none). */
+static void lookup_finish(const scanner *sc, tx_scan *st, const secp256k1_gej *t, const lookup_plan *plan, const secp256k1_fe *inv_in,
+                          size_t *best, int32_t *best_label) {
+    secp256k1_fe inv = *inv_in, tmp, xt, yoz3, lambda, xc, yc;
+    secp256k1_fe *dd = st->dd, *ee = st->ee, *pre = st->pre;
+    const secp256k1_ge *lifted = st->lifted;
+    const unsigned char *state = st->state;
+    size_t i, j, len, count = plan->count;
+    int hit_unlabelled = 0, have_xt = 0;
+    /* ee[i] becomes 1 / E_i */
+    for (i = count; i-- > 0;) {
+        tmp = ee[i];
+        if (i > 0) secp256k1_fe_mul(&ee[i], &inv, &pre[i - 1]);
+        else ee[i] = inv;
+        secp256k1_fe_mul(&inv, &inv, &tmp);
+    }
+    for (i = 0; i < count && !hit_unlabelled; i++) {
+        j = st->index[i];
+        if (state[j] & 4) continue; /* the folded output was not liftable after all */
+        if (!(state[j] & 8)) {
+            if (!have_xt) {
+                secp256k1_fe_mul(&tmp, &dd[i], &ee[i]); /* 1 / Z = D / E */
+                secp256k1_fe_sqr(&tmp, &tmp);
+                secp256k1_fe_mul(&xt, &t->x, &tmp);
+                have_xt = 1;
+            }
+            secp256k1_fe_mul(&yoz3, &lifted[j].y, &plan->z3);
+        }
+        for (len = 0; len < 2; len++) {
+            int32_t label;
+            if (state[j] & 8) {
+                label = label_slow(sc, t, &lifted[j], (int)len);
+            } else {
+                secp256k1_fe num = yoz3, sum;
+                if (len == 0) secp256k1_fe_add(&num, &t->y); /* O to -T */
+                else {
+                    secp256k1_fe_negate(&tmp, &t->y, 1);
+                    secp256k1_fe_add(&num, &tmp); /* O to T */
+                }
+                secp256k1_fe_mul(&lambda, &num, &ee[i]);
+                secp256k1_fe_sqr(&xc, &lambda);
+                sum = xt;
+                secp256k1_fe_add(&sum, &lifted[j].x);
+                secp256k1_fe_negate(&sum, &sum, 2);
+                secp256k1_fe_add(&xc, &sum);
+                secp256k1_fe_normalize_var(&xc);
+                if (table_find_x(sc, &xc) == NULL) continue;
+                /* y of O + (-T) or of O + T: lambda (x(O) - xc) - y(O); -O - T = -(O + T) */
+                secp256k1_fe_negate(&tmp, &xc, 1);
+                secp256k1_fe_add(&tmp, &lifted[j].x);
+                secp256k1_fe_mul(&yc, &lambda, &tmp);
+                secp256k1_fe_negate(&tmp, &lifted[j].y, 1);
+                secp256k1_fe_add(&yc, &tmp);
+                if (len == 1) {
+                    secp256k1_fe_normalize_weak(&yc);
+                    secp256k1_fe_negate(&yc, &yc, 1);
+                }
+                label = label_of(sc, &xc, &yc);
+            }
+            if (label == -2) continue;
+            if (label == -1) {
+                *best = j;
+                *best_label = -1;
+                hit_unlabelled = 1;
+                break;
+            }
+            if (*best == SIZE_MAX) {
+                *best = j;
+                *best_label = label;
+            }
+        }
+    }
+}
+
+/* Whether the search at this k goes by the spend keys (x(T + B) against each output) rather than
+   by the outputs, by their costs. */
+static int search_by_keys(const scanner *sc, const tx_scan *st, size_t remaining) {
+    size_t j, unlifted = 0;
+    for (j = 0; j < st->m; j++) if (!(st->state[j] & 3)) unlifted++;
+    return (uint64_t)sc->count * (COST_ADD + remaining * COST_CMP) <= outputs_cost(unlifted, remaining);
+}
+
 /* The outputs, k by k, after scan_shared; with t0, t_0 G already computed (else comb_mul).
    Writes up to m matches to out (MATCH_BYTES each); frees st's arrays. Returns the number of
    matches, or a negative SCAN_* code. */
 static int scan_outputs(const scanner *sc, tx_scan *st, uint32_t k_max, const unsigned char *fixed, unsigned char *out,
                         const secp256k1_gej *t0) {
     secp256k1_gej r, t;
-    secp256k1_ge *lifted = st->lifted;
-    secp256k1_fe *x = st->x, *dd = st->dd, *ee = st->ee, *pre = st->pre;
-    size_t *index = st->index;
+    secp256k1_fe *x = st->x;
     unsigned char *state = st->state;
     size_t m = st->m, remaining = st->remaining;
     secp256k1_scalar tweak;
     unsigned char hash[32], ser_k[4];
     const unsigned char *ecdh33 = st->ecdh33;
-    size_t i, j, len, found = 0, unlifted;
+    size_t i, j, found = 0;
     int result;
     uint32_t k;
 
@@ -896,9 +1055,7 @@ static int scan_outputs(const scanner *sc, tx_scan *st, uint32_t k_max, const un
         if (k == 0 && t0 != NULL) t = *t0;
         else comb_mul(&t, hash);
 
-        unlifted = 0;
-        for (j = 0; j < m; j++) if (!(state[j] & 3)) unlifted++;
-        if ((uint64_t)sc->count * (COST_ADD + remaining * COST_CMP) <= outputs_cost(unlifted, remaining)) {
+        if (search_by_keys(sc, st, remaining)) {
             /* x(T + B) against every remaining output: B_spend first (an unlabelled match wins),
                then each B_m, keeping the first output in order */
             for (i = 0; i < sc->count; i++) {
@@ -928,122 +1085,16 @@ static int scan_outputs(const scanner *sc, tx_scan *st, uint32_t k_max, const un
                match wins, and x(T + B_spend) against each output is the cheap test */
             best_label = -1;
         } else {
-            /*
-             * For each remaining output O (even y) with T = (X, Y, Z) in Jacobian coordinates:
-             * D = x(O) Z^2 - X, E = Z D, so x(O) - x(T) = D / Z^2; the slopes from O to -T and
-             * to T are (y(O) Z^3 +- Y) / E, and x(T) = X (D / E)^2. The E of all outputs are
-             * inverted together (prefix products), and that inversion lifts one output not yet
-             * lifted (its E needs only x(O)). Then x(O - T) and x(-O - T) = x(O + T) are looked
-             * up among the spend keys (O - T = B, or -O - T = B), y checked on a hit.
-             */
-            secp256k1_fe z2, z3, nx, inv, tmp, xt, yoz3, lambda, xc, yc;
-            size_t count = 0, fold = SIZE_MAX;
-            int hit_unlabelled = 0, have_xt = 0;
-            secp256k1_fe_normalize_weak(&t.x);
-            secp256k1_fe_normalize_weak(&t.y);
-            secp256k1_fe_normalize_weak(&t.z);
-            secp256k1_fe_sqr(&z2, &t.z);
-            secp256k1_fe_mul(&z3, &z2, &t.z);
-            secp256k1_fe_negate(&nx, &t.x, 1);
-            for (j = 0; j < m; j++) {
-                if (state[j] & 1) continue;
-                if (!(state[j] & 2)) {
-                    if (fold == SIZE_MAX) {
-                        fold = j;
-                    } else {
-                        state[j] |= 2;
-                        if (!secp256k1_ge_set_xo_var(&lifted[j], &x[j], 0)) state[j] |= 4;
-                    }
-                }
-                if (state[j] & 4) continue;
-                secp256k1_fe_mul(&dd[count], &x[j], &z2);
-                secp256k1_fe_add(&dd[count], &nx);
-                secp256k1_fe_mul(&ee[count], &dd[count], &t.z);
-                state[j] &= ~8;
-                if (secp256k1_fe_normalizes_to_zero_var(&ee[count])) {
-                    state[j] |= 8; /* x(O) == x(T): the plain way below */
-                    secp256k1_fe_set_int(&ee[count], 1);
-                }
-                if (count == 0) pre[0] = ee[0];
-                else secp256k1_fe_mul(&pre[count], &pre[count - 1], &ee[count]);
-                index[count++] = j;
+            lookup_plan plan;
+            secp256k1_fe inv;
+            if (k == 0 && st->k0_ready) {
+                plan = st->k0;
+                inv = st->k0_inv;
+            } else {
+                lookup_prepare(st, &t, &plan);
+                lookup_invert(st, &plan, &inv);
             }
-            if (fold != SIZE_MAX) {
-                secp256k1_fe u;
-                curve_rhs(&u, &x[fold]);
-                if (count > 0) {
-                    if (!fe_inv_and_sqrt(&inv, &lifted[fold].y, &pre[count - 1], &u)) state[fold] |= 4;
-                } else if (!secp256k1_ge_set_xo_var(&lifted[fold], &x[fold], 0)) {
-                    state[fold] |= 4;
-                }
-                lifted[fold].infinity = 0;
-                state[fold] |= 2;
-            } else if (count > 0) {
-                fe_inv_fast(&inv, &pre[count - 1]); /* shares nothing: divsteps, ~4x the exponentiation's speed */
-            }
-            /* ee[i] becomes 1 / E_i */
-            for (i = count; i-- > 0;) {
-                tmp = ee[i];
-                if (i > 0) secp256k1_fe_mul(&ee[i], &inv, &pre[i - 1]);
-                else ee[i] = inv;
-                secp256k1_fe_mul(&inv, &inv, &tmp);
-            }
-            for (i = 0; i < count && !hit_unlabelled; i++) {
-                j = index[i];
-                if (state[j] & 4) continue; /* the folded output was not liftable after all */
-                if (!(state[j] & 8)) {
-                    if (!have_xt) {
-                        secp256k1_fe_mul(&tmp, &dd[i], &ee[i]); /* 1 / Z = D / E */
-                        secp256k1_fe_sqr(&tmp, &tmp);
-                        secp256k1_fe_mul(&xt, &t.x, &tmp);
-                        have_xt = 1;
-                    }
-                    secp256k1_fe_mul(&yoz3, &lifted[j].y, &z3);
-                }
-                for (len = 0; len < 2; len++) {
-                    int32_t label;
-                    if (state[j] & 8) {
-                        label = label_slow(sc, &t, &lifted[j], (int)len);
-                    } else {
-                        secp256k1_fe num = yoz3, sum;
-                        if (len == 0) secp256k1_fe_add(&num, &t.y); /* O to -T */
-                        else {
-                            secp256k1_fe_negate(&tmp, &t.y, 1);
-                            secp256k1_fe_add(&num, &tmp); /* O to T */
-                        }
-                        secp256k1_fe_mul(&lambda, &num, &ee[i]);
-                        secp256k1_fe_sqr(&xc, &lambda);
-                        sum = xt;
-                        secp256k1_fe_add(&sum, &lifted[j].x);
-                        secp256k1_fe_negate(&sum, &sum, 2);
-                        secp256k1_fe_add(&xc, &sum);
-                        secp256k1_fe_normalize_var(&xc);
-                        if (table_find_x(sc, &xc) == NULL) continue;
-                        /* y of O + (-T) or of O + T: lambda (x(O) - xc) - y(O); -O - T = -(O + T) */
-                        secp256k1_fe_negate(&tmp, &xc, 1);
-                        secp256k1_fe_add(&tmp, &lifted[j].x);
-                        secp256k1_fe_mul(&yc, &lambda, &tmp);
-                        secp256k1_fe_negate(&tmp, &lifted[j].y, 1);
-                        secp256k1_fe_add(&yc, &tmp);
-                        if (len == 1) {
-                            secp256k1_fe_normalize_weak(&yc);
-                            secp256k1_fe_negate(&yc, &yc, 1);
-                        }
-                        label = label_of(sc, &xc, &yc);
-                    }
-                    if (label == -2) continue;
-                    if (label == -1) {
-                        best = j;
-                        best_label = -1;
-                        hit_unlabelled = 1;
-                        break;
-                    }
-                    if (best == SIZE_MAX) {
-                        best = j;
-                        best_label = label;
-                    }
-                }
-            }
+            lookup_finish(sc, st, &t, &plan, &inv, &best, &best_label);
         }
         if (best == SIZE_MAX) break;
         state[best] |= 1;
@@ -1191,14 +1242,12 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
     secp256k1_fe pow[RUN_MAX], zs[RUN_MAX], zinv[RUN_MAX];
     const secp256k1_fe *with_pow[RUN_MAX]; /* one_key_end's power, raised in the run */
     const secp256k1_fe *with_zinv[RUN_MAX]; /* keys_end's 1 / Z, from the run's inversion */
-    const secp256k1_gej *with_t0[RUN_MAX]; /* t_0 G, computed in the lanes */
+    secp256k1_gej *with_t0[RUN_MAX]; /* t_0 G, computed for the run (in the lanes) */
     size_t which[RUN_MAX], i = 0, p, pending, n, c, j, k;
     int result;
     pow_queue queue;
-#if ECMULT_LANES
     secp256k1_gej t0[RUN_MAX];
     const unsigned char *hashes[RUN_MAX];
-#endif
     queue.count = 0;
     while (i < count) {
         /* the first halves of up to RUN_MAX transactions that get as far as their multiplication */
@@ -1292,20 +1341,34 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
                 slot[p] = NULL;
             }
         }
-#if ECMULT_LANES
-        /* t_0 G of those that look at their outputs */
-        if (lanes) {
-            for (n = 0, p = 0; p < pending; p++) {
-                if (slot[p] == NULL || !scan_needs_t0(&st[p], k_max)) continue;
-                which[n] = p;
-                hashes[n++] = st[p].hash0;
-            }
-            if (n >= LANES_FROM) {
-                comb_lanes(t0, hashes, (int)n);
-                for (c = 0; c < n; c++) with_t0[which[c]] = &t0[c];
-            }
+        /* t_0 G of those that look at their outputs (eight at a time in the lanes) */
+        for (n = 0, p = 0; p < pending; p++) {
+            if (slot[p] == NULL || !scan_needs_t0(&st[p], k_max)) continue;
+            which[n] = p;
+            hashes[n++] = st[p].hash0;
         }
+#if ECMULT_LANES
+        if (lanes && n >= LANES_FROM) comb_lanes(t0, hashes, (int)n);
+        else
 #endif
+        for (c = 0; c < n; c++) comb_mul(&t0[c], hashes[c]);
+        for (c = 0; c < n; c++) with_t0[which[c]] = &t0[c];
+        /* with many labels, the lookups at k = 0: prepared here, one inversion for the run (the
+           transactions whose inversion lifts an output, or with 16 outputs or more, do their own) */
+        for (n = 0, p = 0; p < pending; p++) {
+            secp256k1_scalar tweak;
+            tx_scan *tx = &st[p];
+            if (with_t0[p] == NULL || !scalar_from(&tweak, tx->hash0) || search_by_keys(sc, tx, tx->remaining) || tx->remaining >= 16) continue;
+            lookup_prepare(tx, with_t0[p], &tx->k0);
+            if (tx->k0.fold != SIZE_MAX) continue;
+            tx->k0_ready = 1;
+            secp256k1_fe_set_int(&tx->k0_inv, 1); /* no output to look up: nothing to invert */
+            if (tx->k0.count == 0) continue;
+            zs[n] = tx->pre[tx->k0.count - 1];
+            which[n++] = p;
+        }
+        fe_inv_many(zinv, zs, n);
+        for (c = 0; c < n; c++) st[which[c]].k0_inv = zinv[c];
         for (p = 0; p < pending; p++) {
             if (slot[p] != NULL) put_u32(slot[p], (uint32_t)scan_outputs(sc, &st[p], k_max, fixed, slot[p] + 4, with_t0[p]));
         }
