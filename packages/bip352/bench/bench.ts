@@ -310,8 +310,9 @@ interface ManyRow {
 
 /**
  * Native, change label: the same transactions scanned one by one (`scanTransaction`) and in runs
- * of MANY_RUN (`scanTransactions`, whose native scanner multiplies 8 at once where the CPU has
- * AVX-512 IFMA), in alternating rounds; the figure is the median of the paired rate ratios.
+ * of MANY_RUN (`scanTransactions`, whose native scanner shares the inversions of 8 and multiplies
+ * them at once where the CPU has AVX-512 IFMA), in alternating rounds; the figure is the median of
+ * the paired rate ratios.
  */
 function benchMany(txs: Tx[], shape: string): ManyRow {
   const backend = loadSecp256k1Backend('native');
@@ -504,7 +505,7 @@ function main(): void {
     ...(many.length === 0
       ? []
       : [
-          `Many transactions at once, native, change label: \`scanTransactions\` in runs of ${MANY_RUN} against \`scanTransaction\` one by one, the same transactions, alternating rounds (the ratio: the median of the paired ones). This machine's scanner multiplies ${loadScanAddon().lanes() || 'one'} at a time (8: AVX-512 IFMA lanes; one: libsecp256k1's multiplication, no such instructions or BIP352_SCAN_LANES=0).`,
+          `Many transactions at once, native, change label: \`scanTransactions\` in runs of ${MANY_RUN} against \`scanTransaction\` one by one, the same transactions, alternating rounds (the ratio: the median of the paired ones). The native scanner takes them eight at a time and shares their inversions (one for the eight); this machine's scanner also multiplies and raises ${loadScanAddon().lanes() || 'one'} at a time (8: AVX-512 IFMA lanes; one: libsecp256k1's multiplication and exponentiation, no such instructions or BIP352_SCAN_LANES=0).`,
           '',
           '| transactions | one by one (tx/s CPU) | in runs (tx/s CPU) | in runs / one by one | range |',
           '|---|---:|---:|---:|---:|',

@@ -1239,9 +1239,9 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
     secp256k1_scalar s[RUN_MAX];
     secp256k1_gej r[RUN_MAX];
     unsigned char *slot[RUN_MAX]; /* where each pending transaction's answer goes; NULL once written */
-    secp256k1_fe pow[RUN_MAX], zs[RUN_MAX], zinv[RUN_MAX];
-    const secp256k1_fe *with_pow[RUN_MAX]; /* one_key_end's power, raised in the run */
-    const secp256k1_fe *with_zinv[RUN_MAX]; /* keys_end's 1 / Z, from the run's inversion */
+    secp256k1_fe pow[RUN_MAX], ecdh_zinv[RUN_MAX], zs[RUN_MAX], zinv[RUN_MAX];
+    const secp256k1_fe *with_pow[RUN_MAX];  /* one_key_end's power (pow), raised in the run */
+    const secp256k1_fe *with_zinv[RUN_MAX]; /* keys_end's 1 / Z (ecdh_zinv), from the run's inversion */
     secp256k1_gej *with_t0[RUN_MAX]; /* t_0 G, computed for the run (in the lanes) */
     size_t which[RUN_MAX], i = 0, p, pending, n, c, j, k;
     int result;
@@ -1275,10 +1275,12 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
             }
         }
         pow_flush(&queue);
+        for (p = 0; p < pending; p++) {
+            if (!st[p].lift_outputs) continue;
+            for (j = 0; j < st[p].m; j++) if (!(st[p].state[j] & 3)) lift_output_from(&st[p], j);
+        }
         /* A of those with several keys: their sums, one inversion for them all, their hashes */
         for (n = 0, p = 0; p < pending; p++) {
-            if (st[p].lift_outputs)
-                for (j = 0; j < st[p].m; j++) if (!(st[p].state[j] & 3)) lift_output_from(&st[p], j);
             if (st[p].nkeys == 0) continue;
             result = keys_sum(&st[p]);
             if (result < 0) run_fail(st, slot, p, result);
@@ -1317,7 +1319,7 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
         }
         /* each one-key transaction's exponentiation (its ECDH point's inverse and its key's square
            root); the others' ECDH points, one inversion for them all */
-        for (n = 0, c = 0, p = 0; p < pending; p++) {
+        for (n = 0, p = 0; p < pending; p++) {
             if (secp256k1_gej_is_infinity(&r[p])) continue;
             if (st[p].one_key) {
                 one_key_pow_base(&st[p], &r[p], &pow[p]);
@@ -1329,8 +1331,8 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
             }
         }
         pow_flush(&queue);
-        fe_inv_many(zinv, zs, n);
-        for (c = 0; c < n; c++) with_zinv[which[c]] = &zinv[c];
+        fe_inv_many(ecdh_zinv, zs, n);
+        for (c = 0; c < n; c++) with_zinv[which[c]] = &ecdh_zinv[c];
         /* the ECDH points affine, compressed, t_0 hashed */
         for (p = 0; p < pending; p++) {
             secp256k1_scalar_clear(&s[p]);

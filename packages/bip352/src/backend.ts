@@ -86,8 +86,9 @@ export interface TransactionScanner<P = unknown> {
   scan(keys: Uint8Array, outpoint: Uint8Array, xs: Uint8Array, kMax: number, ecOnly?: boolean): TransactionMatch[] | null;
   /**
    * Scans several transactions in one call, each as {@link scan} would: its matches, null, or
-   * the SilentPaymentError that scan would throw for it. The native scanner multiplies up to
-   * eight of them at once where the CPU has AVX-512 IFMA (README, "Scanning many transactions").
+   * the SilentPaymentError that scan would throw for it. The native scanner takes them eight at a
+   * time, shares their inversions and, where the CPU has AVX-512 IFMA, multiplies and raises the
+   * eight at once (README, "Scanning many transactions").
    */
   scanMany(txs: readonly TransactionScanJob[], kMax: number, ecOnly?: boolean): Array<TransactionMatch[] | null | SilentPaymentError>;
 }

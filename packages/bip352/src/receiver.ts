@@ -47,8 +47,8 @@ export interface Receiver {
   /**
    * Scans several transactions: for each, what {@link scanTransaction} returns, or the error it
    * would throw. The same answers; with the native backend one call into C for all of them, which
-   * multiplies up to eight at once where the CPU has AVX-512 IFMA (README, "Scanning many
-   * transactions").
+   * takes them eight at a time and shares their inversions, and multiplies the eight at once
+   * where the CPU has AVX-512 IFMA (README, "Scanning many transactions").
    */
   scanTransactions(txs: readonly TransactionToScan[]): Array<FoundOutput[] | Error>;
 }

@@ -15,9 +15,9 @@ import { hex, key, p2tr, p2trSpend, p2wpkhSpend, pub, xonly } from './support/sp
 
 /**
  * Receiver.scanTransactions (README, "Scanning many transactions"): the native scanner's
- * scanMany, which multiplies up to eight transactions' ECDH points at once in AVX-512 IFMA lanes
- * (native/ecmult-lanes.h) where the CPU has them, against scanTransaction one by one (whose
- * multiplication is libsecp256k1's secp256k1_ecmult).
+ * scanMany, which shares the inversions of runs of eight transactions and multiplies their ECDH
+ * points at once in AVX-512 IFMA lanes (native/ecmult-lanes.h) where the CPU has them, against
+ * scanTransaction one by one (whose multiplication is libsecp256k1's secp256k1_ecmult).
  */
 const native = loadSecp256k1Backend('native');
 const noble = loadSecp256k1Backend('noble');
