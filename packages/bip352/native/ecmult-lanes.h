@@ -14,7 +14,8 @@
  * by the GLV endomorphism into two ~128-bit halves, each written with secp256k1_wnaf_const in 33
  * odd signed 4-bit digits (none zero, so every lane adds at every window: no lane waits for
  * another), a table of the odd multiples 1A..15A per lane at one global Z (so the table points
- * act as affine ones: mixed additions), then 32 times 4 doublings and two additions. What differs:
+ * act as affine ones: mixed additions; built in the lanes too, lanes_table), then 32 times 4
+ * doublings and two additions. What differs:
  * - not constant time: the ECDH scalar of a scan is input_hash * b_scan, and the scan already
  *   uses libsecp256k1's variable-time secp256k1_ecmult for it (README, "Side channels"); the
  *   digits pick table entries by a gather;
@@ -163,14 +164,16 @@ LANES_TARGET void vgej_double(vgej *r, const vgej *p) {
     vfe_sub(&r->y, &t, &c);
 }
 
-/* r = p + (x2, y2) with (x2, y2) affine (madd-2007-bl, 7M + 4S). Equal x gives Z = 0. */
-LANES_TARGET void vgej_add_ge(vgej *r, const vgej *p, const vfe *x2, const vfe *y2) {
+/* r = p + (x2, y2) with (x2, y2) affine (madd-2007-bl, 7M + 4S). Equal x gives Z = 0. With zr,
+   also Z3 / Z1 = 2H there (Z3 = (Z1 + H)^2 - Z1Z1 - HH = 2 Z1 H). */
+LANES_TARGET void vgej_add_ge(vgej *r, const vgej *p, const vfe *x2, const vfe *y2, vfe *zr) {
     vfe z1z1, u2, s2, h, hh, i4, j, rr, v, t, x3;
     vfe_sqr(&z1z1, &p->z);
     vfe_mul(&u2, x2, &z1z1);
     vfe_mul(&t, &p->z, &z1z1);
     vfe_mul(&s2, y2, &t);
     vfe_sub(&h, &u2, &p->x);
+    if (zr != NULL) vfe_shl(zr, &h, 1);
     vfe_sqr(&hh, &h);
     vfe_shl(&i4, &hh, 2);
     vfe_mul(&j, &h, &i4);
@@ -196,10 +199,11 @@ LANES_TARGET void vgej_add_ge(vgej *r, const vgej *p, const vfe *x2, const vfe *
 #define LANES_TABLE ECMULT_TABLE_SIZE(WINDOW_A)          /* 8 odd multiples */
 #define LANES_DIGITS WNAF_SIZE_BITS(128, WINDOW_A - 1)   /* 32 windows above the first digit */
 
-/* The per-lane inputs of a run: each lane's tables (A's odd multiples, and their images under the
-   endomorphism) as 52-bit limbs x0..x4 y0..y4, its digits, skews and global Z. */
+/* The per-lane inputs of a run: the tables (each lane's odd multiples of A, and their images under
+   the endomorphism) as 52-bit limbs x0..x4 y0..y4 with the lanes innermost, each lane's digits,
+   skews and global Z. */
 typedef struct {
-    uint64_t table[2][ECMULT_LANES][LANES_TABLE][10];
+    uint64_t table[2][LANES_TABLE][10][ECMULT_LANES];
     long long digits[2][LANES_DIGITS + 1][ECMULT_LANES];
     int skew[2][ECMULT_LANES];
     secp256k1_fe globalz[ECMULT_LANES];
@@ -215,18 +219,75 @@ static void fe_to_limbs(uint64_t *out, const secp256k1_fe *a) {
 LANES_TARGET void lanes_pick(vfe *x, vfe *y, const lanes_input *in, int half, int window) {
     const long long *base = (const long long *)&in->table[half][0][0][0];
     __m512i d = _mm512_loadu_si512(in->digits[half][window]);
-    __m512i lane = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(LANES_TABLE * 10));
-    __m512i at = _mm512_add_epi64(lane, _mm512_mullo_epi64(_mm512_srli_epi64(_mm512_abs_epi64(d), 1), _mm512_set1_epi64(10)));
+    __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    __m512i at = _mm512_add_epi64(lane, _mm512_mullo_epi64(_mm512_srli_epi64(_mm512_abs_epi64(d), 1), _mm512_set1_epi64(10 * ECMULT_LANES)));
     __mmask8 negative = _mm512_cmplt_epi64_mask(d, _mm512_setzero_si512());
     vfe negy;
     int i;
     _Pragma("GCC unroll 5") for (i = 0; i < 5; i++) {
-        x->v[i] = _mm512_i64gather_epi64(_mm512_add_epi64(at, _mm512_set1_epi64(i)), base, 8);
-        y->v[i] = _mm512_i64gather_epi64(_mm512_add_epi64(at, _mm512_set1_epi64(5 + i)), base, 8);
+        x->v[i] = _mm512_i64gather_epi64(_mm512_add_epi64(at, _mm512_set1_epi64(i * ECMULT_LANES)), base, 8);
+        y->v[i] = _mm512_i64gather_epi64(_mm512_add_epi64(at, _mm512_set1_epi64((5 + i) * ECMULT_LANES)), base, 8);
         negy.v[i] = _mm512_sub_epi64(_mm512_set1_epi64((long long)TWO_P[i]), y->v[i]);
     }
     vfe_carry(&negy);
     _Pragma("GCC unroll 5") for (i = 0; i < 5; i++) y->v[i] = _mm512_mask_blend_epi64(negative, y->v[i], negy.v[i]);
+}
+
+LANES_TARGET void vfe_store(uint64_t out[5][ECMULT_LANES], const vfe *a) {
+    int j;
+    for (j = 0; j < 5; j++) _mm512_storeu_si512(out[j], a->v[j]);
+}
+
+/*
+ * The tables of a run, all lanes at once: libsecp256k1's
+ * secp256k1_ecmult_odd_multiples_table_globalz_windowa in the lanes. With D = 2A = (X, Y, Z_D),
+ * on the isomorphic curve where D is affine ((x, y) -> (x Z_D^2, y Z_D^3)) A is
+ * A' = (x Z_D^2, y Z_D^3, 1); seven mixed additions of D give 3A' ... 15A', each Z the previous
+ * one times 2H (zr). Scaling every entry to the last one's Z (by the product of the later zr)
+ * leaves all of them at that Z, Z_7, which is Z_7 Z_D on the curve itself: the lane's global Z
+ * (globalz, limbs). No addition meets its own point or its negation: (2i - 1) A = +-2A would need
+ * A of order at most 2i + 1, and every point but infinity has order n. The second table is the
+ * first with x times beta (A's image under the endomorphism lambda). a: the lanes' A, affine
+ * (ax, ay: limbs, lanes innermost).
+ */
+LANES_ENTRY void lanes_table(lanes_input *in, uint64_t globalz[5][ECMULT_LANES], const uint64_t ax[5][ECMULT_LANES],
+                             const uint64_t ay[5][ECMULT_LANES], const uint64_t beta[5]) {
+    vgej a, d, e[LANES_TABLE];
+    vfe zr[LANES_TABLE], zd2, zd3, f, f2, f3, x, y, b;
+    int i, j;
+    for (j = 0; j < 5; j++) {
+        a.x.v[j] = _mm512_loadu_si512(ax[j]);
+        a.y.v[j] = _mm512_loadu_si512(ay[j]);
+        a.z.v[j] = _mm512_set1_epi64(j == 0);
+        b.v[j] = _mm512_set1_epi64((long long)beta[j]);
+    }
+    vgej_double(&d, &a);
+    vfe_sqr(&zd2, &d.z);
+    vfe_mul(&zd3, &zd2, &d.z);
+    vfe_mul(&e[0].x, &a.x, &zd2);
+    vfe_mul(&e[0].y, &a.y, &zd3);
+    e[0].z = a.z;
+    for (i = 1; i < LANES_TABLE; i++) vgej_add_ge(&e[i], &e[i - 1], &d.x, &d.y, &zr[i]);
+    for (i = LANES_TABLE - 1; i >= 0; i--) {
+        if (i == LANES_TABLE - 1) {
+            x = e[i].x;
+            y = e[i].y;
+            f = zr[i];
+        } else {
+            vfe_sqr(&f2, &f);
+            vfe_mul(&f3, &f2, &f);
+            vfe_mul(&x, &e[i].x, &f2);
+            vfe_mul(&y, &e[i].y, &f3);
+            if (i > 0) vfe_mul(&f, &f, &zr[i]);
+        }
+        vfe_store(in->table[0][i], &x);
+        vfe_store(in->table[0][i] + 5, &y);
+        vfe_mul(&x, &x, &b);
+        vfe_store(in->table[1][i], &x);
+        vfe_store(in->table[1][i] + 5, &y);
+    }
+    vfe_mul(&f, &e[LANES_TABLE - 1].z, &d.z);
+    vfe_store(globalz, &f);
 }
 
 /* The lockstep loop of secp256k1_ecmult_const over the prepared lanes; the result in out[coordinate][limb][lane]. */
@@ -237,13 +298,13 @@ LANES_ENTRY void lanes_run(uint64_t out[3][5][ECMULT_LANES], const lanes_input *
     lanes_pick(&acc.x, &acc.y, in, 0, LANES_DIGITS);
     _Pragma("GCC unroll 5") for (j = 0; j < 5; j++) acc.z.v[j] = _mm512_set1_epi64(j == 0);
     lanes_pick(&x, &y, in, 1, LANES_DIGITS);
-    vgej_add_ge(&acc, &acc, &x, &y);
+    vgej_add_ge(&acc, &acc, &x, &y, NULL);
     for (i = LANES_DIGITS - 1; i >= 0; i--) {
         for (j = 0; j < WINDOW_A - 1; j++) vgej_double(&acc, &acc);
         lanes_pick(&x, &y, in, 0, i);
-        vgej_add_ge(&acc, &acc, &x, &y);
+        vgej_add_ge(&acc, &acc, &x, &y, NULL);
         lanes_pick(&x, &y, in, 1, i);
-        vgej_add_ge(&acc, &acc, &x, &y);
+        vgej_add_ge(&acc, &acc, &x, &y, NULL);
     }
     for (j = 0; j < 5; j++) {
         _mm512_storeu_si512(out[0][j], acc.x.v[j]);
@@ -277,14 +338,14 @@ static int gej_from_lane(secp256k1_gej *g, uint64_t out[3][5][ECMULT_LANES], int
  * by secp256k1_ecmult (Z = 0 met on the way).
  */
 static int ecmult_lanes(secp256k1_gej *r, const secp256k1_ge *a, const secp256k1_scalar *q, int count) {
+    static const secp256k1_fe beta = SECP256K1_FE_CONST(0x7ae96a2bul, 0x657c0710ul, 0x6e64479eul, 0xac3434e9ul, 0x9cf04975ul,
+                                                        0x12f58995ul, 0xc1396c28ul, 0x719501eeul); /* secp256k1_ge_mul_lambda's */
     lanes_input in_; /* ~14 KB */
-    uint64_t out[3][5][ECMULT_LANES];
+    uint64_t out[3][5][ECMULT_LANES], ax[5][ECMULT_LANES], ay[5][ECMULT_LANES], globalz[5][ECMULT_LANES], limbs[5], beta_limbs[5];
     int l, i, k, recomputed = 0;
     for (l = 0; l < ECMULT_LANES; l++) {
         int src = l < count ? l : 0;
         secp256k1_scalar q1, qlam;
-        secp256k1_gej aj;
-        secp256k1_ge pre[LANES_TABLE];
         int digits[2][LANES_DIGITS + 1];
         secp256k1_scalar_split_lambda(&q1, &qlam, &q[src]);
         in_.skew[0][l] = secp256k1_wnaf_const(digits[0], &q1, WINDOW_A - 1, 128);
@@ -293,16 +354,19 @@ static int ecmult_lanes(secp256k1_gej *r, const secp256k1_ge *a, const secp256k1
             in_.digits[0][i][l] = digits[0][i];
             in_.digits[1][i][l] = digits[1][i];
         }
-        secp256k1_gej_set_ge(&aj, &a[src]);
-        secp256k1_ecmult_odd_multiples_table_globalz_windowa(pre, &in_.globalz[l], &aj);
-        for (i = 0; i < LANES_TABLE; i++) {
-            secp256k1_ge lam;
-            fe_to_limbs(&in_.table[0][l][i][0], &pre[i].x);
-            fe_to_limbs(&in_.table[0][l][i][5], &pre[i].y);
-            secp256k1_ge_mul_lambda(&lam, &pre[i]);
-            fe_to_limbs(&in_.table[1][l][i][0], &lam.x);
-            memcpy(&in_.table[1][l][i][5], &in_.table[0][l][i][5], 5 * sizeof(uint64_t));
-        }
+        fe_to_limbs(limbs, &a[src].x);
+        for (i = 0; i < 5; i++) ax[i][l] = limbs[i];
+        fe_to_limbs(limbs, &a[src].y);
+        for (i = 0; i < 5; i++) ay[i][l] = limbs[i];
+    }
+    fe_to_limbs(beta_limbs, &beta);
+    lanes_table(&in_, globalz, ax, ay, beta_limbs);
+    for (l = 0; l < ECMULT_LANES; l++) {
+        for (i = 0; i < 5; i++) in_.globalz[l].n[i] = globalz[i][l];
+#ifdef VERIFY
+        in_.globalz[l].magnitude = 2;
+        in_.globalz[l].normalized = 0;
+#endif
     }
     lanes_run(out, &in_);
     for (l = 0; l < count; l++) {
@@ -404,7 +468,7 @@ LANES_ENTRY void comb_run(uint64_t out[3][5][ECMULT_LANES], __mmask8 *infinite, 
             x.v[j] = _mm512_i64gather_epi64(_mm512_add_epi64(at, _mm512_set1_epi64(j)), base, 8);
             y.v[j] = _mm512_i64gather_epi64(_mm512_add_epi64(at, _mm512_set1_epi64(5 + j)), base, 8);
         }
-        vgej_add_ge(&sum, &acc, &x, &y);
+        vgej_add_ge(&sum, &acc, &x, &y, NULL);
         _Pragma("GCC unroll 5") for (j = 0; j < 5; j++) {
             acc.x.v[j] = _mm512_mask_blend_epi64(take, _mm512_mask_blend_epi64(add, acc.x.v[j], sum.x.v[j]), x.v[j]);
             acc.y.v[j] = _mm512_mask_blend_epi64(take, _mm512_mask_blend_epi64(add, acc.y.v[j], sum.y.v[j]), y.v[j]);
