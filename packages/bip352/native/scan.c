@@ -1,9 +1,9 @@
 /*
  * BIP-352 scanning of one transaction in one call (or of many: scan_many, whose runs of eight
  * share their inversions, and their multiplications and exponentiations go eight at a time where
- * the CPU allows, ecmult-lanes.h), on libsecp256k1's
- * own field and group arithmetic (the library source that the `secp256k1` npm package ships,
- * compiled here as one translation unit so that its internal functions are reachable).
+ * the CPU allows, ecmult-lanes.h), on libsecp256k1's own field and group arithmetic (the library
+ * source that the `secp256k1` npm package ships, compiled here as one translation unit so that
+ * its internal functions are reachable).
  *
  * Why internals and not the public API: every public call that returns a point pays a field
  * inversion to make it affine, and every call that takes a compressed key a square root. The
@@ -551,7 +551,7 @@ static int ecdh_scalar(secp256k1_scalar *s, const scanner *sc, const unsigned ch
  * input_hash, is the key as given (02 or 03, then x), which is what a parse would serialize.
  * Returns 0, or a negative SCAN_* code.
  */
-/* The search by the outputs at one k (lookup_prepare): T's z^2 and z^3 and -x, how many
+/* The search by the outputs at one k (lookup_prepare): T's z^2 and z^3, how many
    outputs' E went into the product (st->pre[count - 1]), and the output whose lift rides on its
    inversion (fold), or SIZE_MAX. */
 typedef struct {
@@ -718,7 +718,7 @@ static int keys_end(tx_scan *st, secp256k1_gej *r, secp256k1_ge *ecdh, const sec
 
 /*
  * keys_begin in three steps for scan_many, so that a run of transactions shares the costly
- * parts: the keys' square roots go eight at a time (pow_queue) and the inversions of the runs'
+ * parts: the keys' square roots go eight at a time (pow_queue) and the inversions of the run's
  * A (and later of its ECDH points) are one (fe_inv_many). keys_defer notes which keys can be
  * keys at all (prefix 02 or 03, x < p) and leaves x^3 + 7 in st->ky for the run to raise;
  * keys_sum checks each root and adds the keys (0, or SCAN_NOT_ELIGIBLE), leaving A in st->a
