@@ -215,6 +215,26 @@ static void fe_to_limbs(uint64_t *out, const secp256k1_fe *a) {
     memcpy(out, t.n, 5 * sizeof(uint64_t));
 }
 
+/* a, normalized, into lane l of v (limbs, lanes innermost). */
+static void fe_to_lane(uint64_t v[5][ECMULT_LANES], int l, const secp256k1_fe *a) {
+    uint64_t limbs[5];
+    int i;
+    fe_to_limbs(limbs, a);
+    for (i = 0; i < 5; i++) v[i][l] = limbs[i];
+}
+
+/* Lane l of a vector result v (limbs, lanes innermost) as a field element, in the library's own
+   5x52 limbs (limb 4 up to 2^48 + 2^6 is magnitude 2, which its multiplication and
+   secp256k1_fe_normalizes_to_zero_var accept). */
+static void fe_from_lane(secp256k1_fe *r, const uint64_t v[5][ECMULT_LANES], int l) {
+    int i;
+    for (i = 0; i < 5; i++) r->n[i] = v[i][l];
+#ifdef VERIFY
+    r->magnitude = 2;
+    r->normalized = 0;
+#endif
+}
+
 /* The entries picked by each lane's digit (odd, signed: entry |d| / 2, y negated when d < 0). */
 LANES_TARGET void lanes_pick(vfe *x, vfe *y, const lanes_input *in, int half, int window) {
     const long long *base = (const long long *)&in->table[half][0][0][0];
@@ -233,9 +253,20 @@ LANES_TARGET void lanes_pick(vfe *x, vfe *y, const lanes_input *in, int half, in
     _Pragma("GCC unroll 5") for (i = 0; i < 5; i++) y->v[i] = _mm512_mask_blend_epi64(negative, y->v[i], negy.v[i]);
 }
 
+LANES_TARGET void vfe_load(vfe *r, const uint64_t in[5][ECMULT_LANES]) {
+    int j;
+    for (j = 0; j < 5; j++) r->v[j] = _mm512_loadu_si512(in[j]);
+}
+
 LANES_TARGET void vfe_store(uint64_t out[5][ECMULT_LANES], const vfe *a) {
     int j;
     for (j = 0; j < 5; j++) _mm512_storeu_si512(out[j], a->v[j]);
+}
+
+LANES_TARGET void vgej_store(uint64_t out[3][5][ECMULT_LANES], const vgej *a) {
+    vfe_store(out[0], &a->x);
+    vfe_store(out[1], &a->y);
+    vfe_store(out[2], &a->z);
 }
 
 /*
@@ -255,9 +286,9 @@ LANES_ENTRY void lanes_table(lanes_input *in, uint64_t globalz[5][ECMULT_LANES],
     vgej a, d, e[LANES_TABLE];
     vfe zr[LANES_TABLE], zd2, zd3, f, f2, f3, x, y, b;
     int i, j;
+    vfe_load(&a.x, ax);
+    vfe_load(&a.y, ay);
     for (j = 0; j < 5; j++) {
-        a.x.v[j] = _mm512_loadu_si512(ax[j]);
-        a.y.v[j] = _mm512_loadu_si512(ay[j]);
         a.z.v[j] = _mm512_set1_epi64(j == 0);
         b.v[j] = _mm512_set1_epi64((long long)beta[j]);
     }
@@ -306,28 +337,16 @@ LANES_ENTRY void lanes_run(uint64_t out[3][5][ECMULT_LANES], const lanes_input *
         lanes_pick(&x, &y, in, 1, i);
         vgej_add_ge(&acc, &acc, &x, &y, NULL);
     }
-    for (j = 0; j < 5; j++) {
-        _mm512_storeu_si512(out[0][j], acc.x.v[j]);
-        _mm512_storeu_si512(out[1][j], acc.y.v[j]);
-        _mm512_storeu_si512(out[2][j], acc.z.v[j]);
-    }
+    vgej_store(out, &acc);
 }
 
-/* Lane l of a vector result (out[coordinate][limb][lane]) as a point, in the library's own 5x52
-   limbs (limb 4 up to 2^48 + 2^6 is magnitude 2, which its multiplication and
-   secp256k1_fe_normalizes_to_zero_var accept); 0 when its Z is 0 (a mixed addition met its own
-   point or its negation on the way: the caller recomputes that lane). */
+/* Lane l of a vector result (out[coordinate][limb][lane]) as a point (fe_from_lane); 0 when its Z
+   is 0 (a mixed addition met its own point or its negation on the way: the caller recomputes that
+   lane). */
 static int gej_from_lane(secp256k1_gej *g, uint64_t out[3][5][ECMULT_LANES], int l) {
-    int i;
-    for (i = 0; i < 5; i++) {
-        g->x.n[i] = out[0][i][l];
-        g->y.n[i] = out[1][i][l];
-        g->z.n[i] = out[2][i][l];
-    }
-#ifdef VERIFY
-    g->x.magnitude = g->y.magnitude = g->z.magnitude = 2;
-    g->x.normalized = g->y.normalized = g->z.normalized = 0;
-#endif
+    fe_from_lane(&g->x, out[0], l);
+    fe_from_lane(&g->y, out[1], l);
+    fe_from_lane(&g->z, out[2], l);
     g->infinity = 0;
     return !secp256k1_fe_normalizes_to_zero_var(&g->z);
 }
@@ -341,7 +360,7 @@ static int ecmult_lanes(secp256k1_gej *r, const secp256k1_ge *a, const secp256k1
     static const secp256k1_fe beta = SECP256K1_FE_CONST(0x7ae96a2bul, 0x657c0710ul, 0x6e64479eul, 0xac3434e9ul, 0x9cf04975ul,
                                                         0x12f58995ul, 0xc1396c28ul, 0x719501eeul); /* secp256k1_ge_mul_lambda's */
     lanes_input in_; /* ~14 KB */
-    uint64_t out[3][5][ECMULT_LANES], ax[5][ECMULT_LANES], ay[5][ECMULT_LANES], globalz[5][ECMULT_LANES], limbs[5], beta_limbs[5];
+    uint64_t out[3][5][ECMULT_LANES], ax[5][ECMULT_LANES], ay[5][ECMULT_LANES], globalz[5][ECMULT_LANES], beta_limbs[5];
     int l, i, k, recomputed = 0;
     for (l = 0; l < ECMULT_LANES; l++) {
         int src = l < count ? l : 0;
@@ -354,20 +373,12 @@ static int ecmult_lanes(secp256k1_gej *r, const secp256k1_ge *a, const secp256k1
             in_.digits[0][i][l] = digits[0][i];
             in_.digits[1][i][l] = digits[1][i];
         }
-        fe_to_limbs(limbs, &a[src].x);
-        for (i = 0; i < 5; i++) ax[i][l] = limbs[i];
-        fe_to_limbs(limbs, &a[src].y);
-        for (i = 0; i < 5; i++) ay[i][l] = limbs[i];
+        fe_to_lane(ax, l, &a[src].x);
+        fe_to_lane(ay, l, &a[src].y);
     }
     fe_to_limbs(beta_limbs, &beta);
     lanes_table(&in_, globalz, ax, ay, beta_limbs);
-    for (l = 0; l < ECMULT_LANES; l++) {
-        for (i = 0; i < 5; i++) in_.globalz[l].n[i] = globalz[i][l];
-#ifdef VERIFY
-        in_.globalz[l].magnitude = 2;
-        in_.globalz[l].normalized = 0;
-#endif
-    }
+    for (l = 0; l < ECMULT_LANES; l++) fe_from_lane(&in_.globalz[l], globalz, l);
     lanes_run(out, &in_);
     for (l = 0; l < count; l++) {
         secp256k1_gej *g = &r[l];
@@ -403,28 +414,18 @@ LANES_TARGET void vfe_sqr_n(vfe *r, const vfe *a, int n) {
 
 LANES_ENTRY void pow_run(uint64_t out[5][ECMULT_LANES], const uint64_t in[5][ECMULT_LANES]) {
     vfe a, r;
-    int j;
-    for (j = 0; j < 5; j++) a.v[j] = _mm512_loadu_si512(in[j]);
+    vfe_load(&a, in);
     POW_P3D4_CHAIN(vfe, vfe_sqr_n, vfe_mul, &r, &a);
-    for (j = 0; j < 5; j++) _mm512_storeu_si512(out[j], r.v[j]);
+    vfe_store(out, &r);
 }
 
 /* r[i] = a[i]^((p-3)/4) for i < count (count <= ECMULT_LANES), as fe_pow_p3d4 gives; r may be a. */
 static void fe_pow_p3d4_lanes(secp256k1_fe *r, const secp256k1_fe *a, int count) {
-    uint64_t in[5][ECMULT_LANES], out[5][ECMULT_LANES], limbs[5];
-    int l, i;
-    for (l = 0; l < ECMULT_LANES; l++) {
-        fe_to_limbs(limbs, &a[l < count ? l : 0]);
-        for (i = 0; i < 5; i++) in[i][l] = limbs[i];
-    }
+    uint64_t in[5][ECMULT_LANES], out[5][ECMULT_LANES];
+    int l;
+    for (l = 0; l < ECMULT_LANES; l++) fe_to_lane(in, l, &a[l < count ? l : 0]);
     pow_run(out, in);
-    for (l = 0; l < count; l++) {
-        for (i = 0; i < 5; i++) r[l].n[i] = out[i][l];
-#ifdef VERIFY
-        r[l].magnitude = 2;
-        r[l].normalized = 0;
-#endif
-    }
+    for (l = 0; l < count; l++) fe_from_lane(&r[l], out, l);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -476,11 +477,7 @@ LANES_ENTRY void comb_run(uint64_t out[3][5][ECMULT_LANES], __mmask8 *infinite, 
         }
         inf &= (__mmask8)~nonzero;
     }
-    for (j = 0; j < 5; j++) {
-        _mm512_storeu_si512(out[0][j], acc.x.v[j]);
-        _mm512_storeu_si512(out[1][j], acc.y.v[j]);
-        _mm512_storeu_si512(out[2][j], acc.z.v[j]);
-    }
+    vgej_store(out, &acc);
     *infinite = inf;
 }
 

@@ -127,27 +127,30 @@ static void inv_sqrt_base(secp256k1_fe *w, const secp256k1_fe *v, const secp256k
     secp256k1_fe_mul(w, w, u);
 }
 
-/* fe_inv_and_sqrt from s = (u v^2)^((p-3)/4). */
-static int inv_sqrt_finish(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_fe *v, const secp256k1_fe *u, const secp256k1_fe *s) {
+/* Whether y is a square root of u (u of magnitude 1); when it is, y normalized and made even. */
+static int fe_root_check(secp256k1_fe *y, const secp256k1_fe *u) {
     secp256k1_fe t;
-    int ok;
-    secp256k1_fe_mul(&t, s, v);
-    secp256k1_fe_mul(y, &t, u);  /* u s v */
-    secp256k1_fe_mul(inv, y, s); /* u s^2 v */
     secp256k1_fe_sqr(&t, y);
     secp256k1_fe_normalize_weak(&t);
-    ok = secp256k1_fe_equal_var(&t, u);
-    if (!ok) {
-        secp256k1_fe_negate(inv, inv, 1);
-        secp256k1_fe_normalize_weak(inv);
-        return 0;
-    }
+    if (!secp256k1_fe_equal_var(&t, u)) return 0;
     secp256k1_fe_normalize_var(y);
     if (secp256k1_fe_is_odd(y)) {
         secp256k1_fe_negate(y, y, 1);
         secp256k1_fe_normalize_var(y);
     }
     return 1;
+}
+
+/* fe_inv_and_sqrt from s = (u v^2)^((p-3)/4). */
+static int inv_sqrt_finish(secp256k1_fe *inv, secp256k1_fe *y, const secp256k1_fe *v, const secp256k1_fe *u, const secp256k1_fe *s) {
+    secp256k1_fe t;
+    secp256k1_fe_mul(&t, s, v);
+    secp256k1_fe_mul(y, &t, u);  /* u s v */
+    secp256k1_fe_mul(inv, y, s); /* u s^2 v */
+    if (fe_root_check(y, u)) return 1;
+    secp256k1_fe_negate(inv, inv, 1);
+    secp256k1_fe_normalize_weak(inv);
+    return 0;
 }
 
 /*
@@ -171,6 +174,15 @@ static void curve_rhs(secp256k1_fe *u, const secp256k1_fe *x) {
     secp256k1_fe_set_int(&seven, 7);
     secp256k1_fe_add(u, &seven);
     secp256k1_fe_normalize_weak(u);
+}
+
+/* y (even) with y^2 = x^3 + 7, from pow = (x^3 + 7)^((p-3)/4) (raised elsewhere: scan_many's
+   pow_queue), as u pow; 0 when x is on no point. y may be pow. */
+static int root_from_pow(secp256k1_fe *y, const secp256k1_fe *x, const secp256k1_fe *pow) {
+    secp256k1_fe u;
+    curve_rhs(&u, x);
+    secp256k1_fe_mul(y, pow, &u); /* y may be pow: fe_mul's output may be its first operand */
+    return fe_root_check(y, &u);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -537,20 +549,6 @@ static int ecdh_scalar(secp256k1_scalar *s, const scanner *sc, const unsigned ch
     return 1;
 }
 
-/*
- * The ECDH point of a transaction with one input key, affine in ge: one exponentiation where the
- * general path pays two (the key's square root when it is parsed, then the inversion of the ECDH
- * point). With t = x^3 + 7 for the key's x and u = its y (u^2 = t), the point P' = (x t, t^2) is
- * the image of the key P under the isomorphism (x, y) -> (u^2 x, u^3 y) onto y^2 = x^3 + 7 t^3, a
- * curve of the same shape (a = 0: the doubling and addition formulas never read b, and the
- * endomorphism (beta x, y) holds there too), so s P' = (x' : y' : Z') maps back to
- * s P = (x' / (Z'^2 t), y' / (Z'^3 t u)). Both u (the square root of t, with the key's parity)
- * and 1 / (Z' t) then come from one fe_inv_and_sqrt; 1/Z' = t / (Z' t), 1/t = Z' / (Z' t), and
- * 1/u = u / t. A key whose x is not on the curve shows only there: the transaction is then not
- * eligible, as when the general path cannot parse its only key. A's serialization, hashed into
- * input_hash, is the key as given (02 or 03, then x), which is what a parse would serialize.
- * Returns 0, or a negative SCAN_* code.
- */
 /* The search by the outputs at one k (lookup_prepare): T's z^2 and z^3, how many
    outputs' E went into the product (st->pre[count - 1]), and the output whose lift rides on its
    inversion (fold), or SIZE_MAX. */
@@ -655,14 +653,6 @@ static int one_key_end(tx_scan *st, secp256k1_gej *r, secp256k1_ge *ecdh, const 
     return 0;
 }
 
-/*
- * The ECDH point of a transaction with n input keys (invalid ones skipped), affine in ge:
- * A = their sum, one inversion to hash A compressed (none when only one key is valid: it is
- * affine already), the multiplication, one inversion for the ECDH point. With st->prelift, the
- * two inversions each lift the next remaining output in the same exponentiation (st->state,
- * st->lifted). keys_begin leaves s A to do; keys_end takes r = s A. Each returns 0, or a negative
- * SCAN_* code.
- */
 /* A (affine) into st->a, and st->s = input_hash * b_scan with A compressed; 0, or SCAN_BAD_INPUT_HASH. */
 static int keys_hash(const scanner *sc, tx_scan *st, secp256k1_ge *a, const unsigned char *outpoint, const unsigned char *fixed) {
     unsigned char a33[33];
@@ -673,6 +663,14 @@ static int keys_hash(const scanner *sc, tx_scan *st, secp256k1_ge *a, const unsi
     return ecdh_scalar(&st->s, sc, outpoint, a33, fixed) ? 0 : SCAN_BAD_INPUT_HASH;
 }
 
+/*
+ * The ECDH point of a transaction with n input keys (invalid ones skipped), affine in ge:
+ * A = their sum, one inversion to hash A compressed (none when only one key is valid: it is
+ * affine already), the multiplication, one inversion for the ECDH point. With st->prelift, the
+ * two inversions each lift the next remaining output in the same exponentiation (st->state,
+ * st->lifted). keys_begin leaves s A to do; keys_end takes r = s A. Each returns 0, or a negative
+ * SCAN_* code.
+ */
 static int keys_begin(const scanner *sc, tx_scan *st, const unsigned char *keys, size_t n, const unsigned char *outpoint,
                       const unsigned char *fixed) {
     secp256k1_gej acc;
@@ -743,18 +741,14 @@ static void keys_defer(tx_scan *st, const unsigned char *keys, size_t n, const u
 static int keys_sum(tx_scan *st) {
     secp256k1_gej acc;
     secp256k1_ge ge, first;
-    secp256k1_fe u, one, unused, pow;
     size_t i;
     int any = 0;
-    secp256k1_fe_set_int(&one, 1);
     secp256k1_gej_set_infinity(&acc);
     for (i = 0; i < st->nkeys; i++) {
         const unsigned char *key = st->keys + 33 * i;
         if (st->kbad[i]) continue;
         secp256k1_fe_set_b32(&ge.x, key + 1);
-        curve_rhs(&u, &ge.x);
-        pow = st->ky[i];
-        if (!inv_sqrt_finish(&unused, &ge.y, &one, &u, &pow)) continue; /* x on no point: no key */
+        if (!root_from_pow(&ge.y, &ge.x, &st->ky[i])) continue; /* x on no point: no key */
         if (key[0] == 3) {
             secp256k1_fe_negate(&ge.y, &ge.y, 1);
             secp256k1_fe_normalize_var(&ge.y);
@@ -1010,6 +1004,10 @@ static void lookup_finish(const scanner *sc, tx_scan *st, const secp256k1_gej *t
     }
 }
 
+/* From this many remaining outputs (a transaction paying the receiver again and again), the search
+   by the outputs tries x(T + B_spend) first: an unlabelled match wins, and it is the cheap test. */
+#define SPEND_FIRST_FROM 16
+
 /* Whether the search at this k goes by the spend keys (x(T + B) against each output) rather than
    by the outputs, by their costs. */
 static int search_by_keys(const scanner *sc, const tx_scan *st, size_t remaining) {
@@ -1080,7 +1078,7 @@ static int scan_outputs(const scanner *sc, tx_scan *st, uint32_t k_max, const un
                     }
                 }
             }
-        } else if (remaining >= 16 && spend_first(sc, &t, x, state, m, &best)) {
+        } else if (remaining >= SPEND_FIRST_FROM && spend_first(sc, &t, x, state, m, &best)) {
             /* many outputs (a transaction paying this receiver again and again): an unlabelled
                match wins, and x(T + B_spend) against each output is the cheap test */
             best_label = -1;
@@ -1174,13 +1172,14 @@ typedef struct {
 static void pow_flush(pow_queue *q) {
     size_t i;
 #if ECMULT_LANES
-    if (lanes && q->count >= LANES_FROM) fe_pow_p3d4_lanes(q->value, q->value, (int)q->count);
-    else
+    if (lanes && q->count >= LANES_FROM) {
+        fe_pow_p3d4_lanes(q->value, q->value, (int)q->count);
+        for (i = 0; i < q->count; i++) *q->at[i] = q->value[i];
+        q->count = 0;
+        return;
+    }
 #endif
     for (i = 0; i < q->count; i++) fe_pow_p3d4(q->at[i], &q->value[i]); /* not in place: fe_mul must not write to its second operand */
-#if ECMULT_LANES
-    if (lanes && q->count >= LANES_FROM) for (i = 0; i < q->count; i++) *q->at[i] = q->value[i];
-#endif
     q->count = 0;
 }
 
@@ -1193,14 +1192,9 @@ static void pow_push(pow_queue *q, secp256k1_fe *at) {
 /* Output j of st lifted (even y) from its power in lifted[j].y (pow_push of x^3 + 7); an x on no
    point is marked not liftable, as secp256k1_ge_set_xo_var would find. */
 static void lift_output_from(tx_scan *st, size_t j) {
-    secp256k1_ge *o = &st->lifted[j];
-    secp256k1_fe u, one, unused, pow = o->y;
-    secp256k1_fe_set_int(&one, 1);
-    curve_rhs(&u, &st->x[j]);
     st->state[j] |= 2;
-    /* with v = 1: y = u s, of even parity, when u is a square */
-    if (!inv_sqrt_finish(&unused, &o->y, &one, &u, &pow)) st->state[j] |= 4;
-    o->infinity = 0;
+    if (!root_from_pow(&st->lifted[j].y, &st->x[j], &st->lifted[j].y)) st->state[j] |= 4;
+    st->lifted[j].infinity = 0;
 }
 
 /* Keeps the first n transactions of a run whose slot is still open (the others answered). */
@@ -1356,11 +1350,10 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
         for (c = 0; c < n; c++) comb_mul(&t0[c], hashes[c]);
         for (c = 0; c < n; c++) with_t0[which[c]] = &t0[c];
         /* with many labels, the lookups at k = 0: prepared here, one inversion for the run (the
-           transactions whose inversion lifts an output, or with 16 outputs or more, do their own) */
+           transactions whose inversion lifts an output, or that try x(T + B_spend) first, do their own) */
         for (n = 0, p = 0; p < pending; p++) {
-            secp256k1_scalar tweak;
             tx_scan *tx = &st[p];
-            if (with_t0[p] == NULL || !scalar_from(&tweak, tx->hash0) || search_by_keys(sc, tx, tx->remaining) || tx->remaining >= 16) continue;
+            if (with_t0[p] == NULL || search_by_keys(sc, tx, tx->remaining) || tx->remaining >= SPEND_FIRST_FROM) continue;
             lookup_prepare(tx, with_t0[p], &tx->k0);
             if (tx->k0.fold != SIZE_MAX) continue;
             tx->k0_ready = 1;
