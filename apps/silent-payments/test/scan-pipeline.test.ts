@@ -170,4 +170,28 @@ describe('scanner catch-up pipeline', () => {
     expect(events).toEqual(Array.from({ length: BLOCKS }, (_, i) => first + i));
     expect(problems).toEqual([]);
   });
+
+  it('records the same payments when it scans blocks on its own thread (SCAN_WORKERS=0: no pool), a payment of two input keys among them', async () => {
+    const { node, store } = t;
+    // one more block: a payment spending a P2TR and a P2WPKH coin (A is their sum), beside one that pays no one
+    const twoKeys = buildSilentPayment(
+      [node.fund('p2tr'), node.fund('p2wpkh')],
+      [{ address: book.baseAddress, sats: 7_000_000n }],
+      plainScript(4),
+    );
+    const other = buildSilentPayment(
+      [node.fund('p2wpkh')],
+      [{ address: randomAddressBook().book.baseAddress, sats: 5_000_000n }],
+      plainScript(5),
+    );
+    node.mine(1, [twoKeys.hex, other.hex]);
+    const last = node.tipHeight();
+    const scanner = t.start({ book, startHeight: first, mempool: false });
+    await waitFor(() => scanner.status().state === 'synced', 20_000, 'the catch-up');
+    expect(scanner.status().scanned_height).toBe(last);
+    for (const [h, txid] of paid)
+      expect(store.getPayment(`${txid}:0`)).toMatchObject({ blockHeight: h, amountSats: BigInt(h - first + 1) * 1_000_000n });
+    expect(store.getPayment(`${twoKeys.txid}:0`)).toMatchObject({ blockHeight: last, amountSats: 7_000_000n });
+    expect(store.getPayment(`${other.txid}:0`)).toBeUndefined();
+  });
 });
