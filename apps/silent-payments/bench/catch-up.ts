@@ -17,9 +17,13 @@ import type { RpcTransaction } from '../src/scanner';
 // by @repo/regtest's buildDenseChain) is cached in BENCH_DENSE_DIR (default
 // bench/data/dense-<blocks>x<txs>: a bitcoind datadir with chain.json beside the chain) so reruns reuse it.
 //   node alone: getblockhash + getblock <hash> 3 for each block, one after the other, the body read
+//   node alone, N at a time: the same with N blocks requested at once (N = SCAN_FETCH_CONCURRENCY's
+//     default, as the service asks them)
 //   catch-up: the service from SP_START_HEIGHT = the first dense block to the tip (fresh DATA_DIR)
 // The figure is node-alone time / catch-up time of each pair run one after the other, median over
 // the rounds (1.0: the scanner keeps the node's pace); SCAN_WORKERS = the default, 0, cores − 1, cores.
+// Beside it, node alone N at a time / catch-up: against the node serving as fast as the service
+// asks it to, what the service's own work costs the catch-up.
 // On Linux it also reports the CPU time (from /proc) of bitcoind and of this process (the service:
 // its own thread, its scan workers, V8's helper threads) in each catch-up, which on a shared
 // machine says more than the wall clock: the catch-up cannot beat (node + scanner CPU) / cores;
@@ -77,14 +81,25 @@ function threadSplit(before: Map<number, number>, after: Map<number, number>): T
   return split;
 }
 
-/** The node alone: each block's hash, then the block at verbosity 3, read whole (not parsed). */
-async function nodeAlone(node: RegtestNode, chain: DenseChain): Promise<{ ms: number; bytes: number }> {
+/** SCAN_FETCH_CONCURRENCY's default: the blocks the service asks of the node at once. */
+const FETCH_AT_ONCE = loadConfig({}).scanner.fetchConcurrency;
+
+/**
+ * The node alone: each block's hash, then the block at verbosity 3, read whole (not parsed);
+ * `atOnce` blocks requested at a time, in height order.
+ */
+async function nodeAlone(node: RegtestNode, chain: DenseChain, atOnce = 1): Promise<{ ms: number; bytes: number }> {
   let bytes = 0;
+  let next = chain.firstHeight;
   const started = performance.now();
-  for (let height = chain.firstHeight; height <= chain.tipHeight; height++) {
-    const hash = JSON.parse((await node.post(`{"jsonrpc":"1.0","id":0,"method":"getblockhash","params":[${height}]}`)).text).result;
-    bytes += (await node.post(`{"jsonrpc":"1.0","id":1,"method":"getblock","params":["${hash}",3]}`)).body.length;
-  }
+  const fetcher = async (): Promise<void> => {
+    while (next <= chain.tipHeight) {
+      const height = next++;
+      const hash = JSON.parse((await node.post(`{"jsonrpc":"1.0","id":0,"method":"getblockhash","params":[${height}]}`)).text).result;
+      bytes += (await node.post(`{"jsonrpc":"1.0","id":1,"method":"getblock","params":["${hash}",3]}`)).body.length;
+    }
+  };
+  await Promise.all(Array.from({ length: atOnce }, fetcher));
   return { ms: performance.now() - started, bytes };
 }
 
@@ -188,10 +203,12 @@ async function main(): Promise<void> {
   try {
     const load = loadavg();
     const alone: number[] = [];
+    const aloneAtOnce: number[] = [];
     const byWorkers = new Map<number, number[]>(configs.map((w) => [w, []]));
     const cpuByWorkers = new Map<number, Array<{ nodeCpu?: number; ownCpu?: number; threads?: ThreadSplit }>>(configs.map((w) => [w, []]));
     // node alone / catch-up of each pair run one after the other: the load of a shared machine changes between pairs
     const pairedByWorkers = new Map<number, number[]>(configs.map((w) => [w, []]));
+    const pairedAtOnceByWorkers = new Map<number, number[]>(configs.map((w) => [w, []]));
     let bytes = 0;
     await nodeAlone(node, chain); // warm the node's caches
     for (let round = 0; round < ROUNDS; round++) {
@@ -199,12 +216,15 @@ async function main(): Promise<void> {
         const a = await nodeAlone(node, chain);
         alone.push(a.ms);
         bytes = a.bytes;
+        const n = await nodeAlone(node, chain, FETCH_AT_ONCE);
+        aloneAtOnce.push(n.ms);
         const c = await catchUp(node, chain, workers);
         byWorkers.get(workers)!.push(c.ms);
         cpuByWorkers.get(workers)!.push(c);
         pairedByWorkers.get(workers)!.push(a.ms / c.ms);
+        pairedAtOnceByWorkers.get(workers)!.push(n.ms / c.ms);
         console.error(
-          `round ${round + 1}, SCAN_WORKERS=${workers}: node alone ${a.ms.toFixed(0)} ms, catch-up ${c.ms.toFixed(0)} ms` +
+          `round ${round + 1}, SCAN_WORKERS=${workers}: node alone ${a.ms.toFixed(0)} ms (${n.ms.toFixed(0)} ms ${FETCH_AT_ONCE} at a time), catch-up ${c.ms.toFixed(0)} ms` +
             (c.nodeCpu === undefined ? '' : ` (CPU: node ${c.nodeCpu} ms, service ${c.ownCpu} ms)`),
         );
       }
@@ -220,12 +240,12 @@ async function main(): Promise<void> {
       '',
       `Node ${process.version}, Bitcoin Core regtest, ${cores} cores shared with other work (load average before: ${load[0]!.toFixed(2)} / ${load[1]!.toFixed(2)}, after: ${loadavg()[0]!.toFixed(2)}), ${new Date().toISOString()}.`,
       `Chain: ${chain.tipHeight - chain.firstHeight + 1} dense blocks (${chain.firstHeight}–${chain.tipHeight}), ${chain.transactions.toLocaleString('en-US')} transactions (P2TR and P2WPKH inputs and outputs, Core's wallets), ${Math.round(weight).toLocaleString('en-US')} weight units a block on average, ${(bytes / 1e6).toFixed(1)} MB of getblock verbosity 3 JSON in all.`,
-      `Node alone: getblockhash + getblock <hash> 3 for each block in turn, bodies read, median of ${alone.length} runs alternated with the catch-ups. Catch-up: the service from SP_START_HEIGHT to the tip, fresh database, default SCAN_PREFETCH_BLOCKS; median of ${ROUNDS}.`,
+      `Node alone: getblockhash + getblock <hash> 3 for each block in turn, bodies read, median of ${alone.length} runs alternated with the catch-ups; and the same with ${FETCH_AT_ONCE} blocks requested at a time, as the service asks them (SCAN_FETCH_CONCURRENCY's default), median of ${aloneAtOnce.length}. Catch-up: the service from SP_START_HEIGHT to the tip, fresh database, default SCAN_PREFETCH_BLOCKS and SCAN_FETCH_CONCURRENCY; median of ${ROUNDS}.`,
       '',
-      'The figure: node alone / catch-up of each pair (the node alone run just before the catch-up), median and range over the rounds.',
+      `The figure: node alone / catch-up of each pair (the node alone run just before the catch-up), median and range over the rounds. Beside it, against the node serving ${FETCH_AT_ONCE} blocks at a time alone: what the service's own work (parse, scan, storage) costs the catch-up when the node is asked as the service asks it.`,
       '',
-      '| SCAN_WORKERS | catch-up (ms) | range (ms) | node alone (ms, median of all) | node alone / catch-up, paired | range | ≥ 0.90 | CPU in the catch-up: node / service (ms, median) |',
-      '|---:|---:|---:|---:|---:|---:|:-:|---:|',
+      `| SCAN_WORKERS | catch-up (ms) | range (ms) | node alone (ms, median of all) | node alone / catch-up, paired | range | ≥ 0.90 | node alone ${FETCH_AT_ONCE} at a time (ms, median of all) | node alone ${FETCH_AT_ONCE} at a time / catch-up, paired (range) | CPU in the catch-up: node / service (ms, median) |`,
+      '|---:|---:|---:|---:|---:|---:|:-:|---:|---:|---:|',
       ...configs.map((w) => {
         const times = byWorkers.get(w)!;
         const paired = pairedByWorkers.get(w)!;
@@ -234,7 +254,8 @@ async function main(): Promise<void> {
         const nodeCpu = cpu.every((c) => c.nodeCpu !== undefined) ? median(cpu.map((c) => c.nodeCpu!)).toFixed(0) : '–';
         const ownCpu = cpu.every((c) => c.ownCpu !== undefined) ? median(cpu.map((c) => c.ownCpu!)).toFixed(0) : '–';
         const name = `${w === 0 ? '0 (main thread)' : w}${w === defaultScanWorkers() ? ' (default)' : ''}`;
-        return `| ${name} | ${median(times).toFixed(0)} | ${Math.min(...times).toFixed(0)}–${Math.max(...times).toFixed(0)} | ${nodeMs.toFixed(0)} | ${ratio.toFixed(2)} | ${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)} | ${ratio >= 0.9 ? 'yes' : 'no'} | ${nodeCpu} / ${ownCpu} |`;
+        const atOnce = pairedAtOnceByWorkers.get(w)!;
+        return `| ${name} | ${median(times).toFixed(0)} | ${Math.min(...times).toFixed(0)}–${Math.max(...times).toFixed(0)} | ${nodeMs.toFixed(0)} | ${ratio.toFixed(2)} | ${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)} | ${ratio >= 0.9 ? 'yes' : 'no'} | ${median(aloneAtOnce).toFixed(0)} | ${median(atOnce).toFixed(2)} (${Math.min(...atOnce).toFixed(2)}–${Math.max(...atOnce).toFixed(2)}) | ${nodeCpu} / ${ownCpu} |`;
       }),
       '',
       "The service's CPU in the catch-up by thread (ms, median of the rounds; from /proc just before the service stops): its main thread (receiving the blocks, storing), the threads the catch-up started (its scan workers: parse, pack, scan), and the process's other threads (V8's helpers for garbage collection and compilation, libuv's pool).",
@@ -248,12 +269,12 @@ async function main(): Promise<void> {
         return `| ${w} | ${m('main')} | ${m('started')} (${median(splits.map((t) => t.startedCount))}) | ${m('others')} |`;
       }),
       '',
-      `The floor under any catch-up: the scan alone (${scans[0]!.scanned.toLocaleString('en-US')} transactions with a taproot output, parsed beforehand, scanned on one thread by the native receiver 64 a call as the workers do, change label; no HTTP, JSON, packing or storage) took ${scanMs.toFixed(0)} ms of CPU (median of ${ROUNDS}; range ${Math.min(...scans.map((r) => r.cpuMs)).toFixed(0)}–${Math.max(...scans.map((r) => r.cpuMs)).toFixed(0)}), and the node ${Number.isNaN(nodeCpuMs) ? '–' : nodeCpuMs.toFixed(0)} ms of CPU to serve the blocks during a catch-up. A catch-up on c cores shared with the node takes at least max(node alone, (node CPU + scan CPU) / c), so node alone / catch-up can be at most (for this machine's core count a bound from this run's figures; for the others an estimate that keeps this run's node alone, which on fewer cores is slowed by the bench's own client):`,
+      `The floor under any catch-up: the scan alone (${scans[0]!.scanned.toLocaleString('en-US')} transactions with a taproot output, parsed beforehand, scanned on one thread by the native receiver 64 a call as the workers do, change label; no HTTP, JSON, packing or storage) took ${scanMs.toFixed(0)} ms of CPU (median of ${ROUNDS}; range ${Math.min(...scans.map((r) => r.cpuMs)).toFixed(0)}–${Math.max(...scans.map((r) => r.cpuMs)).toFixed(0)}), and the node ${Number.isNaN(nodeCpuMs) ? '–' : nodeCpuMs.toFixed(0)} ms of CPU to serve the blocks during a catch-up. A catch-up on c cores shared with the node takes at least max(node alone ${FETCH_AT_ONCE} at a time, (node CPU + scan CPU) / c), so node alone / catch-up can be at most (for this machine's core count a bound from this run's figures; for the others an estimate that keeps this run's node alone times, which on fewer cores are slowed by the bench's own client):`,
       '',
       '| cores | best possible node alone / catch-up, with nothing but the scan | ≥ 0.90 possible |',
       '|---:|---:|:-:|',
       ...[1, 2, 4, 8].map((c) => {
-        const bound = Number.isNaN(nodeCpuMs) ? Number.NaN : Math.min(1, nodeMs / Math.max(nodeMs, (nodeCpuMs + scanMs) / c));
+        const bound = Number.isNaN(nodeCpuMs) ? Number.NaN : nodeMs / Math.max(median(aloneAtOnce), (nodeCpuMs + scanMs) / c);
         return `| ${c}${c === cores ? ' (this machine)' : ' (estimate)'} | ${Number.isNaN(bound) ? '–' : bound.toFixed(2)} | ${Number.isNaN(bound) ? '–' : bound >= 0.9 ? 'yes' : 'no'} |`;
       }),
       '',

@@ -141,6 +141,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
     pool,
     prefetchBlocks: config.scanner.prefetchBlocks,
+    fetchConcurrency: config.scanner.fetchConcurrency,
   });
   instrumented.observeScanner(scanner);
 

@@ -66,6 +66,8 @@ export interface SilentPaymentsConfig {
     workers: number;
     /** Blocks fetched ahead while catching up (SCAN_PREFETCH_BLOCKS): the memory bound, ~5.5 MB of JSON a dense block held. */
     prefetchBlocks: number;
+    /** Blocks requested of the node at once while catching up (SCAN_FETCH_CONCURRENCY), at most prefetchBlocks. */
+    fetchConcurrency: number;
   };
   /** INVOICE_TOLERANCE_SATS: a confirmed total within this many satoshis of an invoice's amount is `paid` (default 0). */
   invoiceToleranceSats: bigint;
@@ -158,6 +160,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       backend,
       workers: readInt(env, 'SCAN_WORKERS', defaultScanWorkers(), { min: 0, max: 64 }),
       prefetchBlocks: readInt(env, 'SCAN_PREFETCH_BLOCKS', 4, { min: 1, max: 64 }),
+      fetchConcurrency: readInt(env, 'SCAN_FETCH_CONCURRENCY', 2, { min: 1, max: 16 }),
     },
     invoiceToleranceSats: BigInt(readInt(env, 'INVOICE_TOLERANCE_SATS', 0, { min: 0, max: 2_100_000_000_000_000 })),
     relay: {

@@ -63,11 +63,12 @@ export interface ScanPoolOptions {
 
 /**
  * The default of SCAN_WORKERS: one worker a core but one (at least one), the core left to the
- * node on the same host, which serves blocks one at a time on one thread. Since the scan
- * multiplies eight transactions at once (AVX-512 IFMA), one worker kept pace with the node on 2
- * cores where two competed with it: catching up 25,000 transactions, node alone / catch-up a
- * median of 0.95 with one worker against 0.82 with two over five runs, on 20 % less CPU
- * (apps/silent-payments README, "Catch-up against the node's pace").
+ * node on the same host, which serves each block on one thread. Since the scan multiplies eight
+ * transactions at once (AVX-512 IFMA), one worker kept pace with the node on 2 cores where two
+ * competed with it: catching up 25,000 transactions, node alone / catch-up a median of 0.95 with
+ * one worker against 0.82 with two over five runs, on 20 % less CPU; with two blocks requested
+ * at once (SCAN_FETCH_CONCURRENCY), 1.16 against 0.98 (apps/silent-payments README, "Catch-up
+ * against the node's pace").
  */
 export function defaultScanWorkers(): number {
   return Math.max(1, availableParallelism() - 1);

@@ -88,6 +88,8 @@ export interface ScannerOptions {
   pool?: ScanPool | undefined;
   /** Blocks fetched ahead of the one being applied while catching up (SCAN_PREFETCH_BLOCKS); default 4. */
   prefetchBlocks?: number;
+  /** Blocks requested of the node at once while catching up (SCAN_FETCH_CONCURRENCY), at most `prefetchBlocks`; default 2. */
+  fetchConcurrency?: number;
 }
 
 /** The chain scanner. */
@@ -153,6 +155,7 @@ export function createScanner(options: ScannerOptions): Scanner {
   const mempoolInterval = Math.min(options.mempoolIntervalMs ?? pollIntervalMs, pollIntervalMs);
   const pool = options.pool;
   const prefetchBlocks = Math.max(1, options.prefetchBlocks ?? 4);
+  const fetchConcurrency = Math.min(prefetchBlocks, Math.max(1, options.fetchConcurrency ?? 2));
   // Labels already sent to the pool's workers (the address book adds labels as invoices are made).
   let labelsSent = book.receiver.labels().length;
   // Set by the long poll (a new block) and by wake(): the next pass reads the chain, not only the mempool.
@@ -654,21 +657,22 @@ export function createScanner(options: ScannerOptions): Scanner {
     if (scanned < tip) state = 'syncing';
     let blocks = 0;
     // Blocks fetched ahead (at most prefetchBlocks fetched and not yet applied: the memory bound,
-    // docs/silent-payments.md, "Catching up"), one request at a time so the node serves them at
-    // its own pace, each sent to the scan as soon as it arrives: the node's work, the parsing and
-    // the EC work of several blocks overlap. Whichever scan finishes first, results are applied
-    // strictly in block order, one SQLite transaction per block.
+    // docs/silent-payments.md, "Catching up"), fetchConcurrency requests at a time (in height
+    // order; each block's getblockhash then its getblock), each sent to the scan as soon as it
+    // arrives: the node's work on the next blocks, the parsing and the EC work of several blocks
+    // overlap. Whichever scan finishes first, results are applied strictly in block order, one
+    // SQLite transaction per block.
     const ahead: { height: number; scanned: Promise<ScannedBlock> }[] = [];
     let nextFetch = scanned + 1;
-    let lastFetch: Promise<unknown> = Promise.resolve();
+    // The fetches sent last (settled, never rejecting): a new one waits for the oldest when fetchConcurrency are out.
+    const fetching: Promise<unknown>[] = [];
     // Bumped when the blocks ahead are given up (reorg, failure, stop): their queued requests are not sent.
     let epoch = 0;
     const fetchAhead = (height: number) => {
       const mine = epoch;
-      const fetched = lastFetch.then(() =>
-        stopped || mine !== epoch ? Promise.reject(new Error('prefetch given up')) : fetchBlock(height),
-      );
-      lastFetch = fetched.catch(() => undefined);
+      const turn = fetching.length >= fetchConcurrency ? fetching.shift()! : Promise.resolve();
+      const fetched = turn.then(() => (stopped || mine !== epoch ? Promise.reject(new Error('prefetch given up')) : fetchBlock(height)));
+      fetching.push(fetched.catch(() => undefined));
       const result = fetched.then(scanFetched);
       // a prefetch given up (reorg, stop, a failure before it) must not be an unhandled rejection
       result.catch(() => undefined);

@@ -19,7 +19,13 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10_000,
     });
     expect(config.relay.url).toBeUndefined();
-    expect(config.scanner).toMatchObject({ pollIntervalMs: 5_000, longPoll: true, longPollTimeoutMs: 10_000, prefetchBlocks: 4 });
+    expect(config.scanner).toMatchObject({
+      pollIntervalMs: 5_000,
+      longPoll: true,
+      longPollTimeoutMs: 10_000,
+      prefetchBlocks: 4,
+      fetchConcurrency: 2,
+    });
     // one scan worker a core but one, the core left to the node (README, "Catch-up against the node's pace")
     expect(config.scanner.workers).toBe(Math.max(1, availableParallelism() - 1));
   });
@@ -37,10 +43,13 @@ describe('loadConfig', () => {
       CHAIN_RPC_PASSWORD: 'p',
       RELAY_URL: 'ws://relay:8090',
       RELAY_PUBLISH_TOKEN: 'token',
+      SCAN_PREFETCH_BLOCKS: '8',
+      SCAN_FETCH_CONCURRENCY: '3',
     });
     expect(config).toMatchObject({ host: '0.0.0.0', port: 8100, network: 'regtest', startHeight: 120, scanKeyHex: 'aa'.repeat(32) });
     expect(config.chainRpc).toMatchObject({ url: 'http://node:38332', user: 'u', password: 'p', cookieFile: undefined });
     expect(config.relay).toMatchObject({ url: 'ws://relay:8090', publishToken: 'token' });
+    expect(config.scanner).toMatchObject({ prefetchBlocks: 8, fetchConcurrency: 3 });
   });
 
   it.each([
@@ -54,6 +63,8 @@ describe('loadConfig', () => {
     [{ RELAY_URL: 'http://relay' }, 'RELAY_URL'],
     [{ PORT: '70000' }, 'PORT'],
     [{ SP_SECP256K1_BACKEND: 'gpu' }, 'SP_SECP256K1_BACKEND'],
+    [{ SCAN_FETCH_CONCURRENCY: '0' }, 'SCAN_FETCH_CONCURRENCY'],
+    [{ SCAN_FETCH_CONCURRENCY: '17' }, 'SCAN_FETCH_CONCURRENCY'],
   ])('refuses %j naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);

@@ -85,60 +85,66 @@ describe('scanner catch-up pipeline', () => {
     };
   }
 
-  it('applies blocks in order and each one whole, though their scans complete out of order, with at most SCAN_PREFETCH_BLOCKS fetched ahead, one request at a time', async () => {
-    const order: number[] = [];
-    const events: number[] = [];
-    const problems: string[] = [];
-    const prefetch = 3;
-    const { rpc, store } = t;
-    const publisher = checkingPublisher(events, problems);
-    // counts the blocks asked of the node that are not applied yet
-    let inFlight = 0;
-    let most = 0;
-    // and the requests the node is serving at once
-    let requesting = 0;
-    let mostAtOnce = 0;
-    const counted: ChainRpcClient = {
-      ...rpc,
-      call: (method, params) => rpc.call(method, params),
-      async callRaw(method, params) {
-        most = Math.max(most, ++inFlight);
-        mostAtOnce = Math.max(mostAtOnce, ++requesting);
-        try {
-          return await rpc.callRaw(method, params);
-        } finally {
-          requesting--;
-        }
-      },
-    };
-    const tracked: Publisher = {
-      ...publisher,
-      publish(type, data) {
-        if (type === 'BlockScanned') inFlight--;
-        return publisher.publish(type, data);
-      },
-    };
-    const scanner = t.start({
-      rpc: counted,
-      book,
-      publisher: tracked,
-      startHeight: first,
-      mempool: false,
-      pool: reversingPool(prefetch, order),
-      prefetchBlocks: prefetch,
-    });
-    await waitFor(() => scanner.status().state === 'synced', 20_000, 'the catch-up');
+  it.each([1, 2])(
+    'applies blocks in order and each one whole, though their scans complete out of order, with at most SCAN_PREFETCH_BLOCKS fetched ahead, SCAN_FETCH_CONCURRENCY=%i requests at a time',
+    async (atOnce) => {
+      const order: number[] = [];
+      const events: number[] = [];
+      const problems: string[] = [];
+      const prefetch = 3;
+      const { rpc, store } = t;
+      const publisher = checkingPublisher(events, problems);
+      // counts the blocks asked of the node that are not applied yet
+      let inFlight = 0;
+      let most = 0;
+      // and the requests the node is serving at once
+      let requesting = 0;
+      let mostAtOnce = 0;
+      const counted: ChainRpcClient = {
+        ...rpc,
+        call: (method, params) => rpc.call(method, params),
+        async callRaw(method, params) {
+          most = Math.max(most, ++inFlight);
+          mostAtOnce = Math.max(mostAtOnce, ++requesting);
+          try {
+            // the node takes a while to serve a block: requests overlap when they may
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            return await rpc.callRaw(method, params);
+          } finally {
+            requesting--;
+          }
+        },
+      };
+      const tracked: Publisher = {
+        ...publisher,
+        publish(type, data) {
+          if (type === 'BlockScanned') inFlight--;
+          return publisher.publish(type, data);
+        },
+      };
+      const scanner = t.start({
+        rpc: counted,
+        book,
+        publisher: tracked,
+        startHeight: first,
+        mempool: false,
+        pool: reversingPool(prefetch, order),
+        prefetchBlocks: prefetch,
+        fetchConcurrency: atOnce,
+      });
+      await waitFor(() => scanner.status().state === 'synced', 20_000, 'the catch-up');
 
-    const heights = Array.from({ length: BLOCKS }, (_, i) => first + i);
-    expect(order).not.toEqual(heights); // the scans did complete out of order
-    expect([...order].sort((a, b) => a - b)).toEqual(heights);
-    expect(events).toEqual(heights);
-    expect(problems).toEqual([]);
-    expect(most).toBe(prefetch); // fetched ahead, never further than the bound
-    expect(mostAtOnce).toBe(1); // one block asked of the node at a time
-    for (const [h, txid] of paid)
-      expect(store.getPayment(`${txid}:0`)).toMatchObject({ blockHeight: h, amountSats: BigInt(h - first + 1) * 1_000_000n });
-  });
+      const heights = Array.from({ length: BLOCKS }, (_, i) => first + i);
+      expect(order).not.toEqual(heights); // the scans did complete out of order
+      expect([...order].sort((a, b) => a - b)).toEqual(heights);
+      expect(events).toEqual(heights);
+      expect(problems).toEqual([]);
+      expect(most).toBe(prefetch); // fetched ahead, never further than the bound
+      expect(mostAtOnce).toBe(atOnce); // blocks asked of the node at once, never more
+      for (const [h, txid] of paid)
+        expect(store.getPayment(`${txid}:0`)).toMatchObject({ blockHeight: h, amountSats: BigInt(h - first + 1) * 1_000_000n });
+    },
+  );
 
   it('stores nothing of a block whose scan failed, and retries it', async () => {
     const events: number[] = [];
