@@ -404,12 +404,37 @@ static int ecmult_lanes(secp256k1_gej *r, const secp256k1_ge *a, const secp256k1
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* a^((p-3)/4) for eight field elements at once: the chain of pow-p3d4.h, in the lanes. */
+/* a^((p-3)/4) for eight field elements at once, or sixteen: the chain of pow-p3d4.h, in the lanes. */
+
+/* Elements one exponentiation takes at most: two vectors of lanes. */
+#define POW_LANES (2 * ECMULT_LANES)
 
 LANES_TARGET void vfe_sqr_n(vfe *r, const vfe *a, int n) {
     int i;
     *r = *a;
     for (i = 0; i < n; i++) vfe_sqr(r, r);
+}
+
+/*
+ * Two vectors raised together. The chain is 255 squarings each of which waits for the one before
+ * (the reduction's carries): one chain leaves the multiply-accumulate units idle much of the
+ * time, and a second, independent one in the same loop fills them (one squaring of eight lanes
+ * took 25 ns alone and 17 ns in two chains on this project's Xeon, the same with three or four).
+ */
+typedef struct { vfe v[2]; } vfe2;
+
+LANES_TARGET void vfe2_sqr_n(vfe2 *r, const vfe2 *a, int n) {
+    int i;
+    *r = *a;
+    for (i = 0; i < n; i++) {
+        vfe_sqr(&r->v[0], &r->v[0]);
+        vfe_sqr(&r->v[1], &r->v[1]);
+    }
+}
+
+LANES_TARGET void vfe2_mul(vfe2 *r, const vfe2 *a, const vfe2 *b) {
+    vfe_mul(&r->v[0], &a->v[0], &b->v[0]);
+    vfe_mul(&r->v[1], &a->v[1], &b->v[1]);
 }
 
 LANES_ENTRY void pow_run(uint64_t out[5][ECMULT_LANES], const uint64_t in[5][ECMULT_LANES]) {
@@ -419,13 +444,24 @@ LANES_ENTRY void pow_run(uint64_t out[5][ECMULT_LANES], const uint64_t in[5][ECM
     vfe_store(out, &r);
 }
 
-/* r[i] = a[i]^((p-3)/4) for i < count (count <= ECMULT_LANES), as fe_pow_p3d4 gives; r may be a. */
+LANES_ENTRY void pow_run2(uint64_t out[2][5][ECMULT_LANES], const uint64_t in[2][5][ECMULT_LANES]) {
+    vfe2 a, r;
+    vfe_load(&a.v[0], in[0]);
+    vfe_load(&a.v[1], in[1]);
+    POW_P3D4_CHAIN(vfe2, vfe2_sqr_n, vfe2_mul, &r, &a);
+    vfe_store(out[0], &r.v[0]);
+    vfe_store(out[1], &r.v[1]);
+}
+
+/* r[i] = a[i]^((p-3)/4) for i < count (count <= POW_LANES), as fe_pow_p3d4 gives; r may be a.
+   Up to eight in one vector, more in two. */
 static void fe_pow_p3d4_lanes(secp256k1_fe *r, const secp256k1_fe *a, int count) {
-    uint64_t in[5][ECMULT_LANES], out[5][ECMULT_LANES];
-    int l;
-    for (l = 0; l < ECMULT_LANES; l++) fe_to_lane(in, l, &a[l < count ? l : 0]);
-    pow_run(out, in);
-    for (l = 0; l < count; l++) fe_from_lane(&r[l], out, l);
+    uint64_t in[2][5][ECMULT_LANES], out[2][5][ECMULT_LANES];
+    int l, vectors = count > ECMULT_LANES ? 2 : 1;
+    for (l = 0; l < vectors * ECMULT_LANES; l++) fe_to_lane(in[l / ECMULT_LANES], l % ECMULT_LANES, &a[l < count ? l : 0]);
+    if (vectors == 2) pow_run2(out, in);
+    else pow_run(out[0], in[0]);
+    for (l = 0; l < count; l++) fe_from_lane(&r[l], out[l / ECMULT_LANES], l % ECMULT_LANES);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -1161,11 +1161,16 @@ static void fe_inv_many(secp256k1_fe *r, const secp256k1_fe *a, size_t n) {
     r[0] = inv;
 }
 
-/* Elements to raise to (p-3)/4, in place, eight at a time in the lanes (fewer than LANES_FROM, or
-   no lanes: one by one). pow_push queues one (flushing when full), pow_flush raises the rest. */
+/* Elements to raise to (p-3)/4, in place, up to sixteen at a time in the lanes (fewer than
+   LANES_FROM, or no lanes: one by one). pow_push queues one (flushing when full), pow_flush raises
+   the rest. */
+#define POW_QUEUE_MAX (2 * RUN_MAX)
+#if ECMULT_LANES
+_Static_assert(POW_QUEUE_MAX <= POW_LANES, "a flush raises the whole queue in one exponentiation");
+#endif
 typedef struct {
-    secp256k1_fe *at[RUN_MAX];
-    secp256k1_fe value[RUN_MAX];
+    secp256k1_fe *at[POW_QUEUE_MAX];
+    secp256k1_fe value[POW_QUEUE_MAX];
     size_t count;
 } pow_queue;
 
@@ -1186,7 +1191,7 @@ static void pow_flush(pow_queue *q) {
 static void pow_push(pow_queue *q, secp256k1_fe *at) {
     q->value[q->count] = *at;
     q->at[q->count] = at;
-    if (++q->count == RUN_MAX) pow_flush(q);
+    if (++q->count == POW_QUEUE_MAX) pow_flush(q);
 }
 
 /* Output j of st lifted (even y) from its power in lifted[j].y (pow_push of x^3 + 7); an x on no
@@ -1591,7 +1596,7 @@ static napi_value js_lanes(napi_env env, napi_callback_info info) {
 }
 
 /* lanesSelfTest(n) -> [differing, recomputed]: ecmult_lanes against secp256k1_ecmult on n pairs,
-   fe_pow_p3d4_lanes against fe_pow_p3d4 on the n points' x, and comb_lanes against comb_mul on
+   fe_pow_p3d4_lanes against fe_pow_p3d4 on the n points' x and y, and comb_lanes against comb_mul on
    the same n scalars (edge scalars first, then pseudo-random points and scalars from a fixed
    xorshift), or null without the lanes. For the tests. */
 static napi_value js_lanes_self_test(napi_env env, napi_callback_info info) {
@@ -1684,12 +1689,15 @@ static napi_value js_lanes_self_test(napi_env env, napi_callback_info info) {
                 secp256k1_gej_add_var(&d, &d, &got[l], NULL);
                 if (!secp256k1_gej_is_infinity(&d)) bad++;
             }
-            /* the points' x through the exponentiation */
+            /* the points' x, then their y, through the exponentiation (two vectors from 5 points) */
             {
-                secp256k1_fe xs[ECMULT_LANES], pw[ECMULT_LANES], one;
-                for (l = 0; l < count; l++) xs[l] = a[l].x;
-                fe_pow_p3d4_lanes(pw, xs, count);
+                secp256k1_fe xs[2 * ECMULT_LANES], pw[2 * ECMULT_LANES], one;
                 for (l = 0; l < count; l++) {
+                    xs[l] = a[l].x;
+                    xs[count + l] = a[l].y;
+                }
+                fe_pow_p3d4_lanes(pw, xs, 2 * count);
+                for (l = 0; l < 2 * count; l++) {
                     fe_pow_p3d4(&one, &xs[l]);
                     secp256k1_fe_negate(&one, &one, 1);
                     secp256k1_fe_add(&one, &pw[l]);
