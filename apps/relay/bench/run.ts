@@ -421,7 +421,7 @@ async function main(): Promise<void> {
     '',
     `Machine: ${availableParallelism()} cores, load average ${loadBefore.toFixed(2)} before and ${loadavg()[0]!.toFixed(2)} after the run (other processes share the cores: compare the ratios, not the absolute figures).`,
     '',
-    'Reference: a bare `ws` broadcast server (no validation, de-duplication or accounting), in a chain of three for scenario 2. Ratio = relay / reference (latency: lower is better; msgs/s: higher is better). Scenario 3 compares the relay with itself: replay from the event log / live fan-out (the live path stores each event durably before it delivers it).',
+    'Reference: a bare `ws` broadcast server (no validation, de-duplication or accounting), in a chain of three for scenario 2. Ratio = relay / reference (latency: lower is better; msgs/s: higher is better). Scenario 3 compares the relay with itself: replay from the event log / live fan-out (the live path commits each event to the log before it delivers it; acknowledgements to the publisher also wait for the fdatasync of the log).',
     '',
     '| scenario | metric | relay | reference (bare ws) | ratio | target |',
     '|---|---|---|---|---|---|',
