@@ -32,18 +32,31 @@ export const LOG_GATHER_CHARS = 16 * 1024;
  * destination in one write, {@link LOG_GATHER_MS} after the first or as soon as
  * {@link LOG_GATHER_CHARS} are gathered: a busy service makes one write for dozens of lines,
  * a quiet one writes each line within 10 ms. On `exit` what is gathered is written synchronously,
- * so a fatal line before `process.exit(1)` is kept.
+ * so a fatal line before `process.exit(1)` is kept. `flush(cb)` calls back once every line handed
+ * over is written: an asynchronous write waits for a thread of libuv's pool, and lines written
+ * synchronously at `exit` while one still waits would land before it (or it would be lost), so a
+ * clean stop flushes before it exits ({@link onShutdownSignal}).
  */
 export function gatheredStdout(): { write(line: string): void; flush(cb?: (err?: Error) => void): void } {
   const out = pino.destination({ dest: 1, sync: false });
   let gathered = '';
   let timer: NodeJS.Timeout | undefined;
+  // Handed to `out` and not yet written (its 'drain' comes once all of it is), and who waits for that.
+  let writing = false;
+  let waiting: (() => void)[] = [];
+  out.on('drain', () => {
+    writing = false;
+    const callbacks = waiting;
+    waiting = [];
+    for (const cb of callbacks) cb();
+  });
   const hand = () => {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
     if (gathered === '') return;
     const text = gathered;
     gathered = '';
+    writing = true;
     out.write(text);
   };
   if (atExit.size === 0) process.once('exit', flushAllAtExit);
@@ -61,7 +74,9 @@ export function gatheredStdout(): { write(line: string): void; flush(cb?: (err?:
     },
     flush(cb) {
       hand();
-      out.flush(cb);
+      if (cb === undefined) return;
+      if (writing) waiting.push(() => cb());
+      else process.nextTick(cb);
     },
   };
 }

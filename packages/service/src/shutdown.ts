@@ -9,10 +9,14 @@ export interface ShutdownOptions {
   forceAfterMs?: number;
 }
 
+/** How long a stopped service waits for its last log lines to be written before it exits (ms). */
+export const LOG_DRAIN_MS = 2_000;
+
 /**
- * On SIGINT or SIGTERM: logs it, runs `stop` once, exits 0 (1 if `stop` failed); a second
- * signal or the `forceAfterMs` deadline exits at once. Unhandled errors are logged and stop
- * the process the same way, since its state can no longer be trusted.
+ * On SIGINT or SIGTERM: logs it, runs `stop` once, exits 0 (1 if `stop` failed) once its log
+ * lines are written (at most {@link LOG_DRAIN_MS} later: a reader that stopped reading does not
+ * hold the exit); a second signal or the `forceAfterMs` deadline exits at once. Unhandled errors
+ * are logged and stop the process the same way, since its state can no longer be trusted.
  */
 export function onShutdownSignal(options: ShutdownOptions): void {
   const { logger } = options;
@@ -33,11 +37,11 @@ export function onShutdownSignal(options: ShutdownOptions): void {
       .stop()
       .then(() => {
         logger.info('stopped');
-        process.exit(code);
+        exitAfterLogs(logger, code);
       })
       .catch((err: unknown) => {
         logger.error({ err }, 'error while stopping');
-        process.exit(1);
+        exitAfterLogs(logger, 1);
       });
   };
   process.on('SIGINT', () => shutdown('SIGINT', 0));
@@ -50,4 +54,15 @@ export function onShutdownSignal(options: ShutdownOptions): void {
     logger.fatal({ err }, 'unhandled rejection');
     shutdown('unhandledRejection', 1);
   });
+}
+
+/**
+ * Exits with `code` once the logger's lines are written, or after {@link LOG_DRAIN_MS}. Exiting at
+ * once would write the last lines synchronously while an earlier asynchronous write may still wait
+ * for the thread pool: "stopped" before "shutting down", or a line lost.
+ */
+function exitAfterLogs(logger: Logger, code: number): void {
+  const exit = () => process.exit(code);
+  setTimeout(exit, LOG_DRAIN_MS);
+  logger.flush(exit);
 }

@@ -17,7 +17,7 @@ function startLoggingProcess() {
 /** Resolves on the child's first output line; rejects at once if it exits first (it failed to start). */
 function firstOutput(child: ReturnType<typeof spawn>): Promise<void> {
   return new Promise((done, fail) => {
-    child.stdout!.once('data', () => done());
+    child.stdout.once('data', () => done());
     child.once('exit', (code) => fail(new Error(`the probe exited (${code}) before logging`)));
   });
 }
@@ -47,4 +47,39 @@ describe('onShutdownSignal', () => {
     clearTimeout(timer);
     expect(result.signal).not.toBe('SIGKILL');
   });
+  it('writes "shutting down" before "stopped" while the thread pool is busy', async () => {
+    // Four long pbkdf2 jobs hold libuv's four threads, so the asynchronous write of "shutting
+    // down" waits; the stop takes 50 ms, long enough for that line to be handed to it.
+    const script = `
+      const h = require(${JSON.stringify(DIST)});
+      const logger = h.createLogger({ name: 'probe' });
+      h.onShutdownSignal({ logger, stop: () => new Promise((r) => setTimeout(r, 50)) });
+      logger.info('started');
+      setTimeout(() => {
+        for (let i = 0; i < 4; i++) require('node:crypto').pbkdf2('p', 's', 2e6, 32, 'sha256', () => {});
+        process.stderr.write('busy\\n');
+      }, 100);
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    const closed = new Promise((r) => child.stdout.once('close', r));
+    await new Promise<void>((done, fail) => {
+      child.stderr.once('data', () => done());
+      child.once('exit', (code) => fail(new Error(`the probe exited (${code}) before its thread pool was busy`)));
+    });
+    const exited = exitOf(child);
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const result = await exited;
+    await closed;
+    clearTimeout(timer);
+    expect(result).toEqual({ code: 0, signal: null });
+    const messages = out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(messages).toEqual(['started', 'shutting down', 'stopped']);
+  }, 20_000);
 });
