@@ -17,7 +17,7 @@ function startLoggingProcess() {
 /** Resolves on the child's first output line; rejects at once if it exits first (it failed to start). */
 function firstOutput(child: ReturnType<typeof spawn>): Promise<void> {
   return new Promise((done, fail) => {
-    child.stdout.once('data', () => done());
+    child.stdout!.once('data', () => done());
     child.once('exit', (code) => fail(new Error(`the probe exited (${code}) before logging`)));
   });
 }
@@ -47,6 +47,7 @@ describe('onShutdownSignal', () => {
     clearTimeout(timer);
     expect(result.signal).not.toBe('SIGKILL');
   });
+
   it('writes "shutting down" before "stopped" while the thread pool is busy', async () => {
     // Four long pbkdf2 jobs hold libuv's four threads, so the asynchronous write of "shutting
     // down" waits; the stop takes 50 ms, long enough for that line to be handed to it.
