@@ -64,21 +64,40 @@ export function gatheredStdout(): { write(line: string): void; flush(cb?: (err?:
     hand();
     out.flushSync();
   });
-  return {
-    write(line) {
+  const destination = {
+    write(line: string) {
       gathered += line;
       if (gathered.length >= LOG_GATHER_CHARS) hand();
       // Not unref'd: a process that ends on its own waits the few ms for its last lines to be
       // handed and written (the 'exit' flush alone lost lines of a burst when the pipe was busy).
       else if (timer === undefined) timer = setTimeout(hand, LOG_GATHER_MS);
     },
-    flush(cb) {
+    flush(cb?: (err?: Error) => void) {
       hand();
       if (cb === undefined) return;
       if (writing) waiting.push(() => cb());
       else process.nextTick(cb);
     },
   };
+  gatheredDestinations.add(destination);
+  return destination;
+}
+
+/** Every destination gatheredStdout made in this process (a service may have several loggers). */
+const gatheredDestinations = new Set<{ flush(cb?: (err?: Error) => void): void }>();
+
+/**
+ * Calls back once every line handed to any of this process's stdout loggers is written: what a
+ * process does before it exits, so that its last lines land after the earlier ones and none is
+ * lost ({@link gatheredStdout}).
+ */
+export function whenLogsWritten(cb: () => void): void {
+  let left = gatheredDestinations.size + 1;
+  const one = () => {
+    if (--left === 0) cb();
+  };
+  for (const destination of gatheredDestinations) destination.flush(one);
+  one();
 }
 
 /** What each gathered destination writes synchronously on `exit` (one listener for them all). */

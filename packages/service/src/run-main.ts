@@ -1,5 +1,6 @@
 import { ConfigError } from '@repo/config';
 import { createLogger } from './logger';
+import { afterLogsWritten, exitAfterLogs } from './shutdown';
 
 /**
  * Runs a service's entry point. A failure to start (a `ConfigError` naming the variable, a port
@@ -8,10 +9,12 @@ import { createLogger } from './logger';
  */
 export function runMain(name: string, main: () => Promise<void>): void {
   main().catch((err: unknown) => {
-    const logger = createLogger({ name });
-    if (err instanceof ConfigError) logger.fatal(`configuration error: ${err.message}`);
-    else logger.fatal({ reason: err instanceof Error ? err.message : String(err) }, 'failed to start');
-    logger.flush?.();
-    process.exit(1);
+    // the lines the service logged before it failed go out first, then the fatal one
+    afterLogsWritten(() => {
+      const logger = createLogger({ name });
+      if (err instanceof ConfigError) logger.fatal(`configuration error: ${err.message}`);
+      else logger.fatal({ reason: err instanceof Error ? err.message : String(err) }, 'failed to start');
+      exitAfterLogs(1);
+    });
   });
 }

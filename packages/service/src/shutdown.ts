@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { whenLogsWritten } from './logger';
 
 /** Options of {@link onShutdownSignal}. */
 export interface ShutdownOptions {
@@ -37,11 +38,11 @@ export function onShutdownSignal(options: ShutdownOptions): void {
       .stop()
       .then(() => {
         logger.info('stopped');
-        exitAfterLogs(logger, code);
+        exitAfterLogs(code);
       })
       .catch((err: unknown) => {
         logger.error({ err }, 'error while stopping');
-        exitAfterLogs(logger, 1);
+        exitAfterLogs(1);
       });
   };
   process.on('SIGINT', () => shutdown('SIGINT', 0));
@@ -57,12 +58,27 @@ export function onShutdownSignal(options: ShutdownOptions): void {
 }
 
 /**
- * Exits with `code` once the logger's lines are written, or after {@link LOG_DRAIN_MS}. Exiting at
- * once would write the last lines synchronously while an earlier asynchronous write may still wait
- * for the thread pool: "stopped" before "shutting down", or a line lost.
+ * Calls `then` once every line handed to this process's stdout loggers is written, or after
+ * {@link LOG_DRAIN_MS} (a reader that stopped reading must not hold the process).
  */
-function exitAfterLogs(logger: Logger, code: number): void {
-  const exit = () => process.exit(code);
-  setTimeout(exit, LOG_DRAIN_MS);
-  logger.flush(exit);
+export function afterLogsWritten(then: () => void): void {
+  let called = false;
+  const once = () => {
+    if (called) return;
+    called = true;
+    clearTimeout(deadline);
+    then();
+  };
+  const deadline = setTimeout(once, LOG_DRAIN_MS);
+  whenLogsWritten(once);
+}
+
+/**
+ * Exits with `code` once the lines of every stdout logger of the process are written, or after
+ * {@link LOG_DRAIN_MS}. Exiting at once would write the last lines synchronously while an earlier
+ * asynchronous write may still wait for the thread pool: "stopped" before "shutting down", or a
+ * line lost.
+ */
+export function exitAfterLogs(code: number): void {
+  afterLogsWritten(() => process.exit(code));
 }

@@ -84,3 +84,37 @@ describe('onShutdownSignal', () => {
     expect(messages).toEqual(['started', 'shutting down', 'stopped']);
   }, 20_000);
 });
+
+describe('runMain', () => {
+  it('writes its fatal line after the lines logged before it while the thread pool is busy', async () => {
+    // The service's own logger hands "starting" to an asynchronous write that waits for the pool,
+    // then gathers "opening" and the start fails at once: "opening" must not be written ahead of
+    // "starting" at exit, and the fatal line (another logger) comes last.
+    const script = `
+      const h = require(${JSON.stringify(DIST)});
+      h.runMain('probe', async () => {
+        const logger = h.createLogger({ name: 'probe' });
+        logger.info('starting');
+        for (let i = 0; i < 4; i++) require('node:crypto').pbkdf2('p', 's', 2e6, 32, 'sha256', () => {});
+        await new Promise((r) => setTimeout(r, 50));
+        logger.info('opening');
+        throw new Error('listen EADDRINUSE');
+      });
+    `;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    const closed = new Promise((r) => child.stdout.once('close', r));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const result = await exitOf(child);
+    await closed;
+    clearTimeout(timer);
+    expect(result).toEqual({ code: 1, signal: null });
+    const lines = out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { msg: string; reason?: string });
+    expect(lines.map((l) => l.msg)).toEqual(['starting', 'opening', 'failed to start']);
+    expect(lines[2]!.reason).toBe('listen EADDRINUSE');
+  }, 20_000);
+});
