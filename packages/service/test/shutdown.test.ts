@@ -1,4 +1,7 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import type { Readable } from 'node:stream';
 import { join } from 'node:path';
 
 const DIST = join(__dirname, '..', 'dist', 'index.js');
@@ -26,6 +29,60 @@ function exitOf(child: ReturnType<typeof spawn>): Promise<{ code: number | null;
   return new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
 }
 
+/** From now until the child exits and its stdout closes (killed after 15 s): how it ended, its stdout lines parsed. */
+async function outcome(
+  child: ChildProcess & { stdout: Readable },
+): Promise<{ result: { code: number | null; signal: NodeJS.Signals | null }; lines: { msg: string; reason?: string }[] }> {
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  const closed = new Promise((r) => child.stdout.once('close', r));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const result = await exitOf(child);
+  await closed;
+  clearTimeout(timer);
+  const lines = out
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { msg: string; reason?: string });
+  return { result, lines };
+}
+
+/** A FIFO in a fresh directory: opening it for reading blocks until a writer opens it. */
+function makeFifo(): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'shutdown-')), 'hold');
+  execFileSync('mkfifo', [path]);
+  return path;
+}
+
+/** Child code that blocks libuv's four pool threads opening `fifo` until {@link releasePool}. */
+function holdPool(fifo: string): string {
+  return `for (let i = 0; i < 4; i++) require('node:fs').open(${JSON.stringify(fifo)}, 'r', (e, fd) => { if (!e) require('node:fs').close(fd, () => {}); })`;
+}
+
+/** Opens `fifo` for writing (its readers' opens return) and closes it; nothing when no reader waits. */
+function releasePool(fifo: string): void {
+  try {
+    closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+  } catch {
+    // no reader left: the child is gone
+  }
+}
+
+/** Resolves once the child has written `word` on a line of its stderr. */
+function stderrSays(child: ChildProcess & { stderr: Readable }, word: string): Promise<void> {
+  return new Promise((done, fail) => {
+    let text = '';
+    const onData = (d: Buffer) => {
+      text += d.toString('utf8');
+      if (!text.split('\n').includes(word)) return;
+      child.stderr.off('data', onData);
+      done();
+    };
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => fail(new Error(`the probe exited (${code}) before writing ${word}`)));
+  });
+}
+
 describe('onShutdownSignal', () => {
   it('exits 0 on SIGTERM', async () => {
     const child = startLoggingProcess();
@@ -49,71 +106,55 @@ describe('onShutdownSignal', () => {
   });
 
   it('writes "shutting down" before "stopped" while the thread pool is busy', async () => {
-    // Four long pbkdf2 jobs hold libuv's four threads, so the asynchronous write of "shutting
-    // down" waits; the stop takes 50 ms, long enough for that line to be handed to it.
+    // The pool held (its four threads blocked opening a FIFO), so the asynchronous write of
+    // "shutting down" waits; the stop takes 50 ms, long enough for that line to be handed to it.
+    const fifo = makeFifo();
     const script = `
       const h = require(${JSON.stringify(DIST)});
       const logger = h.createLogger({ name: 'probe' });
-      h.onShutdownSignal({ logger, stop: () => new Promise((r) => setTimeout(r, 50)) });
+      h.onShutdownSignal({ logger, stop: () => new Promise((r) => { process.stderr.write('stopping\\n'); setTimeout(r, 50); }) });
       logger.info('started');
-      setTimeout(() => {
-        for (let i = 0; i < 4; i++) require('node:crypto').pbkdf2('p', 's', 2e6, 32, 'sha256', () => {});
-        process.stderr.write('busy\\n');
-      }, 100);
+      setTimeout(() => { ${holdPool(fifo)}; process.stderr.write('held\\n'); }, 100);
       setInterval(() => {}, 1000);
     `;
     const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-    const closed = new Promise((r) => child.stdout.once('close', r));
-    await new Promise<void>((done, fail) => {
-      child.stderr.once('data', () => done());
-      child.once('exit', (code) => fail(new Error(`the probe exited (${code}) before its thread pool was busy`)));
-    });
-    const exited = exitOf(child);
+    const ended = outcome(child);
+    await stderrSays(child, 'held');
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    const result = await exited;
-    await closed;
-    clearTimeout(timer);
+    await stderrSays(child, 'stopping');
+    await new Promise((r) => setTimeout(r, 200)); // "stopped" is logged meanwhile
+    releasePool(fifo);
+    const { result, lines } = await ended;
     expect(result).toEqual({ code: 0, signal: null });
-    const messages = out
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => (JSON.parse(l) as { msg: string }).msg);
-    expect(messages).toEqual(['started', 'shutting down', 'stopped']);
+    expect(lines.map((l) => l.msg)).toEqual(['started', 'shutting down', 'stopped']);
   }, 20_000);
 });
 
 describe('runMain', () => {
   it('writes its fatal line after the lines logged before it while the thread pool is busy', async () => {
-    // The service's own logger hands "starting" to an asynchronous write that waits for the pool,
-    // then gathers "opening" and the start fails at once: "opening" must not be written ahead of
+    // With the pool held, the service's own logger hands "starting" to an asynchronous write that
+    // waits, then gathers "opening" and the start fails: "opening" must not be written ahead of
     // "starting" at exit, and the fatal line (another logger) comes last.
+    const fifo = makeFifo();
     const script = `
       const h = require(${JSON.stringify(DIST)});
       h.runMain('probe', async () => {
         const logger = h.createLogger({ name: 'probe' });
+        ${holdPool(fifo)};
         logger.info('starting');
-        for (let i = 0; i < 4; i++) require('node:crypto').pbkdf2('p', 's', 2e6, 32, 'sha256', () => {});
         await new Promise((r) => setTimeout(r, 50));
         logger.info('opening');
+        process.stderr.write('failing\\n');
         throw new Error('listen EADDRINUSE');
       });
     `;
-    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-    const closed = new Promise((r) => child.stdout.once('close', r));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    const result = await exitOf(child);
-    await closed;
-    clearTimeout(timer);
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const ended = outcome(child);
+    await stderrSays(child, 'failing');
+    await new Promise((r) => setTimeout(r, 200));
+    releasePool(fifo);
+    const { result, lines } = await ended;
     expect(result).toEqual({ code: 1, signal: null });
-    const lines = out
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { msg: string; reason?: string });
     expect(lines.map((l) => l.msg)).toEqual(['starting', 'opening', 'failed to start']);
     expect(lines[2]!.reason).toBe('listen EADDRINUSE');
   }, 20_000);
