@@ -34,8 +34,8 @@ export const LOG_GATHER_CHARS = 16 * 1024;
  * a quiet one writes each line within 10 ms. On `exit` what is gathered is written synchronously,
  * so a fatal line before `process.exit(1)` is kept. `flush(cb)` calls back once every line handed
  * over is written: an asynchronous write waits for a thread of libuv's pool, and lines written
- * synchronously at `exit` while one still waits would land before it (or it would be lost), so a
- * clean stop flushes before it exits ({@link onShutdownSignal}).
+ * synchronously at `exit` while one still waits would land before it, so a clean stop flushes
+ * before it exits ({@link onShutdownSignal}).
  */
 export function gatheredStdout(): { write(line: string): void; flush(cb?: (err?: Error) => void): void } {
   const out = pino.destination({ dest: 1, sync: false });
@@ -88,8 +88,8 @@ const gatheredDestinations = new Set<{ flush(cb?: (err?: Error) => void): void }
 
 /**
  * Calls back once every line handed to any of this process's stdout loggers is written: what a
- * process does before it exits, so that its last lines land after the earlier ones and none is
- * lost ({@link gatheredStdout}).
+ * process does before it exits, so that its last lines land after the earlier ones
+ * ({@link gatheredStdout}).
  */
 export function whenLogsWritten(cb: () => void): void {
   let left = gatheredDestinations.size + 1;

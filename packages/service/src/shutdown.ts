@@ -76,8 +76,7 @@ export function afterLogsWritten(then: () => void): void {
 /**
  * Exits with `code` once the lines of every stdout logger of the process are written, or after
  * {@link LOG_DRAIN_MS}. Exiting at once would write the last lines synchronously while an earlier
- * asynchronous write may still wait for the thread pool: "stopped" before "shutting down", or a
- * line lost.
+ * asynchronous write may still wait for the thread pool: "stopped" before "shutting down".
  */
 export function exitAfterLogs(code: number): void {
   afterLogsWritten(() => process.exit(code));
