@@ -37,7 +37,7 @@ export const LOG_GATHER_CHARS = 16 * 1024;
  * synchronously at `exit` while one still waits would land before it, so a clean stop flushes
  * before it exits ({@link onShutdownSignal}).
  */
-export function gatheredStdout(): { write(line: string): void; flush(cb?: (err?: Error) => void): void } {
+export function gatheredStdout(): GatheredDestination {
   const out = pino.destination({ dest: 1, sync: false });
   let gathered = '';
   let timer: NodeJS.Timeout | undefined;
@@ -59,12 +59,7 @@ export function gatheredStdout(): { write(line: string): void; flush(cb?: (err?:
     writing = true;
     out.write(text);
   };
-  if (atExit.size === 0) process.once('exit', flushAllAtExit);
-  atExit.add(() => {
-    hand();
-    out.flushSync();
-  });
-  const destination = {
+  const destination: GatheredDestination = {
     write(line: string) {
       gathered += line;
       if (gathered.length >= LOG_GATHER_CHARS) hand();
@@ -72,41 +67,63 @@ export function gatheredStdout(): { write(line: string): void; flush(cb?: (err?:
       // handed and written (the 'exit' flush alone lost lines of a burst when the pipe was busy).
       else if (timer === undefined) timer = setTimeout(hand, LOG_GATHER_MS);
     },
-    flush(cb?: (err?: Error) => void) {
+    flush(cb?: () => void) {
       hand();
       if (cb === undefined) return;
-      if (writing) waiting.push(() => cb());
+      if (writing) waiting.push(cb);
       else process.nextTick(cb);
     },
+    flushSync() {
+      hand();
+      out.flushSync();
+    },
   };
-  gatheredDestinations.add(destination);
+  if (destinations.size === 0) process.once('exit', flushAllAtExit);
+  destinations.add(destination);
   return destination;
 }
 
+interface GatheredDestination {
+  write(line: string): void;
+  /** Hands what is gathered; `cb` once everything handed is written. */
+  flush(cb?: () => void): void;
+  /** Writes what is gathered and handed at once (at `exit`). */
+  flushSync(): void;
+}
+
 /** Every destination gatheredStdout made in this process (a service may have several loggers). */
-const gatheredDestinations = new Set<{ flush(cb?: (err?: Error) => void): void }>();
+const destinations = new Set<GatheredDestination>();
+
+/** How long a process waits for its last log lines to be written before it goes on (ms). */
+export const LOG_DRAIN_MS = 2_000;
 
 /**
- * Calls back once every line handed to any of this process's stdout loggers is written: what a
- * process does before it exits, so that its last lines land after the earlier ones
- * ({@link gatheredStdout}).
+ * Calls `then` once every line handed to this process's stdout loggers is written, or after
+ * {@link LOG_DRAIN_MS} (a reader that stopped reading must not hold the process): what a process
+ * does before it exits, so that its last lines land after the earlier ones ({@link gatheredStdout}).
  */
-export function whenLogsWritten(cb: () => void): void {
-  let left = gatheredDestinations.size + 1;
-  const one = () => {
-    if (--left === 0) cb();
+export function afterLogsWritten(then: () => void): void {
+  let left = destinations.size + 1;
+  let done = false;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    clearTimeout(deadline);
+    then();
   };
-  for (const destination of gatheredDestinations) destination.flush(one);
+  const one = () => {
+    if (--left === 0) finish();
+  };
+  const deadline = setTimeout(finish, LOG_DRAIN_MS);
+  for (const destination of destinations) destination.flush(one);
   one();
 }
 
 /** What each gathered destination writes synchronously on `exit` (one listener for them all). */
-const atExit = new Set<() => void>();
-
 function flushAllAtExit(): void {
-  for (const flush of atExit) {
+  for (const destination of destinations) {
     try {
-      flush();
+      destination.flushSync();
     } catch {
       // stdout already gone: nothing to keep
     }

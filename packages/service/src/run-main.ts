@@ -1,6 +1,6 @@
 import { ConfigError } from '@repo/config';
-import { createLogger } from './logger';
-import { afterLogsWritten, exitAfterLogs } from './shutdown';
+import { afterLogsWritten, createLogger } from './logger';
+import { exitAfterLogs } from './shutdown';
 
 /**
  * Runs a service's entry point. A failure to start (a `ConfigError` naming the variable, a port

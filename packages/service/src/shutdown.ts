@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { whenLogsWritten } from './logger';
+import { afterLogsWritten } from './logger';
 
 /** Options of {@link onShutdownSignal}. */
 export interface ShutdownOptions {
@@ -10,12 +10,9 @@ export interface ShutdownOptions {
   forceAfterMs?: number;
 }
 
-/** How long a stopped service waits for its last log lines to be written before it exits (ms). */
-export const LOG_DRAIN_MS = 2_000;
-
 /**
  * On SIGINT or SIGTERM: logs it, runs `stop` once, exits 0 (1 if `stop` failed) once its log
- * lines are written (at most {@link LOG_DRAIN_MS} later: a reader that stopped reading does not
+ * lines are written (at most `LOG_DRAIN_MS`, 2 s, later: a reader that stopped reading does not
  * hold the exit); a second signal or the `forceAfterMs` deadline exits at once. Unhandled errors
  * are logged and stop the process the same way, since its state can no longer be trusted.
  */
@@ -58,24 +55,8 @@ export function onShutdownSignal(options: ShutdownOptions): void {
 }
 
 /**
- * Calls `then` once every line handed to this process's stdout loggers is written, or after
- * {@link LOG_DRAIN_MS} (a reader that stopped reading must not hold the process).
- */
-export function afterLogsWritten(then: () => void): void {
-  let called = false;
-  const once = () => {
-    if (called) return;
-    called = true;
-    clearTimeout(deadline);
-    then();
-  };
-  const deadline = setTimeout(once, LOG_DRAIN_MS);
-  whenLogsWritten(once);
-}
-
-/**
  * Exits with `code` once the lines of every stdout logger of the process are written, or after
- * {@link LOG_DRAIN_MS}. Exiting at once would write the last lines synchronously while an earlier
+ * `LOG_DRAIN_MS`. Exiting at once would write the last lines synchronously while an earlier
  * asynchronous write may still wait for the thread pool: "stopped" before "shutting down".
  */
 export function exitAfterLogs(code: number): void {
