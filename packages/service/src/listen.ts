@@ -1,7 +1,24 @@
-import type { AddressInfo, Server } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import type { AddressInfo, Server, Socket } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
+
+/** The open connections of each server that {@link listen} started (HTTPS: the TLS sockets). */
+const connections = new WeakMap<Server, Set<Socket>>();
+
+function trackConnections(server: Server): void {
+  if (connections.has(server)) return;
+  const open = new Set<Socket>();
+  connections.set(server, open);
+  // One listener per connection, none per request.
+  server.on(server instanceof TlsServer ? 'secureConnection' : 'connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+}
 
 /** Starts listening and resolves with the bound address (port 0 picks a free port). */
 export function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  trackConnections(server);
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.once('error', onError);
@@ -12,25 +29,57 @@ export function listen(server: Server, port: number, host: string): Promise<Addr
   });
 }
 
+type ClosableServer = Server & { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+
+/** The answer a connection is busy with (Node's own field, as http-terminator reads it), if any. */
+function answerOf(socket: Socket): ServerResponse | null | undefined {
+  return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+}
+
 /**
  * Stops accepting connections, lets requests in progress finish, closes idle keep-alive
  * connections at once, and destroys what is left after `graceMs`.
+ *
+ * Keep-alive connections busy when it begins are ended too, so a client that keeps sending
+ * cannot hold the shutdown open until `graceMs` cuts every connection, requests in progress
+ * included: an answer not yet started says `Connection: close` (its connection ends after it),
+ * a connection whose answer had started is closed once that answer is sent, and a request that
+ * arrives on a connection not yet closed is answered with `Connection: close`. Servers started
+ * by {@link listen} know their busy connections; for others, idle ones are closed every 100 ms.
  */
-export function closeGracefully(
-  server: Server & { closeIdleConnections?: () => void; closeAllConnections?: () => void },
-  graceMs = 10_000,
-): Promise<void> {
+export function closeGracefully(server: ClosableServer, graceMs = 10_000): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) {
       resolve();
       return;
     }
+    const closeIdle = () => server.closeIdleConnections?.();
+    const endKeepAlive = (_req: unknown, res: ServerResponse) => {
+      if (!res.headersSent) res.setHeader('Connection', 'close');
+    };
+    // First, before the app's handler, which may answer at once.
+    server.prependListener('request', endKeepAlive);
+    const open = connections.get(server);
+    let sweep: NodeJS.Timeout | undefined;
+    if (open !== undefined) {
+      for (const socket of open) {
+        const res = answerOf(socket);
+        if (res === null || res === undefined) continue; // idle: closed below
+        if (!res.headersSent) res.setHeader('Connection', 'close');
+        else if (!res.writableFinished) res.once('finish', () => setImmediate(closeIdle));
+      }
+    } else {
+      sweep = setInterval(closeIdle, 100);
+      sweep.unref();
+    }
     const timer = setTimeout(() => server.closeAllConnections?.(), graceMs);
     timer.unref();
     server.close(() => {
       clearTimeout(timer);
+      if (sweep !== undefined) clearInterval(sweep);
+      server.off('request', endKeepAlive);
       resolve();
     });
-    server.closeIdleConnections?.();
+    closeIdle();
   });
 }
