@@ -9,4 +9,11 @@ export {
   type NestedErrorRecord,
 } from './app-error';
 export { RPC_ERROR_CODES, RpcError, type RpcErrorCode, type RpcErrorObject } from './json-rpc';
-export { errorHandler, notFoundHandler, UNAVAILABLE_LOG_INTERVAL_MS, type ErrorHandlerOptions, type ErrorLogger } from './middleware';
+export {
+  errorHandler,
+  finalHandler,
+  notFoundHandler,
+  UNAVAILABLE_LOG_INTERVAL_MS,
+  type ErrorHandlerOptions,
+  type ErrorLogger,
+} from './middleware';

@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError, toAppError, toErrorRecord, toNestedErrorRecord } from './app-error';
 import type { ErrorCode } from './codes';
 
@@ -72,35 +72,73 @@ export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHan
   }
 
   return function errorHandler(err, req, res, _next) {
-    const appError = toAppError(err);
-    const unexpected = !(err instanceof AppError && appError.status === 503);
     if (res.headersSent) {
-      const completed = (err as { code?: unknown } | null)?.code === 'ERR_HTTP_HEADERS_SENT';
-      if (!completed && unexpected && appError.status >= 500) {
-        logger?.error({ err: appError.cause ?? appError, method: req.method, path: req.path }, 'request failed after its answer was sent');
-      } else {
-        logger?.warn(
-          {
-            method: req.method,
-            path: req.path,
-            status: res.statusCode,
-            outcome: completed ? 'completed' : 'error',
-            ...(!completed && { code: appError.code, reason: appError.message }),
-          },
-          'request finished after its answer was sent',
-        );
-      }
-      // An answer cut short: end the connection so the client sees it is incomplete.
-      if (!res.writableEnded) res.destroy();
+      afterAnswer(logger, err, req, res);
       return;
     }
+    const appError = toAppError(err);
     if (appError.status >= 500) {
-      if (unexpected) logger?.error({ err: appError.cause ?? appError, method: req.method, path: req.path }, 'request failed');
+      if (!isUnavailable(err)) logger?.error({ err: appError.cause ?? appError, method: req.method, path: req.path }, 'request failed');
       else logUnavailable(appError, req.method, req.path);
     }
     res.status(appError.status);
     for (const [name, value] of Object.entries({ ...options.headers, ...appError.headers })) res.setHeader(name, value);
     res.json(format === 'nested' ? toNestedErrorRecord(appError) : toErrorRecord(appError));
+  };
+}
+
+/** A 503 answered on purpose (an AppError), as opposed to an unexpected failure. */
+function isUnavailable(err: unknown): boolean {
+  return err instanceof AppError && err.status === 503;
+}
+
+/**
+ * An error that arrives after the answer was sent (see {@link errorHandler}): one log line, and
+ * the connection cut when the answer had started but not ended.
+ */
+function afterAnswer(logger: ErrorLogger | undefined, err: unknown, req: Request, res: Response): void {
+  const appError = toAppError(err);
+  const completed = (err as { code?: unknown } | null)?.code === 'ERR_HTTP_HEADERS_SENT';
+  if (!completed && !isUnavailable(err) && appError.status >= 500) {
+    logger?.error({ err: appError.cause ?? appError, method: req.method, path: req.path }, 'request failed after its answer was sent');
+  } else {
+    logger?.warn(
+      {
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        outcome: completed ? 'completed' : 'error',
+        ...(!completed && { code: appError.code, reason: appError.message }),
+      },
+      'request finished after its answer was sent',
+    );
+  }
+  // An answer cut short: end the connection so the client sees it is incomplete.
+  if (!res.writableEnded) res.destroy();
+}
+
+/**
+ * The callback an express app runs when a request leaves its last handler: pass it as the app's
+ * `next` (`app(req, res, finalHandler({logger})(req, res))`, see `serveExpress` in `@repo/http`)
+ * instead of express's default, which prints the stack of an error on stderr. It matters for a
+ * handler still at work when `requestTimeout` answered 408: the timeout takes the request down
+ * the error handlers, so the handler's own error (or answer, `ERR_HTTP_HEADERS_SENT`) comes here,
+ * past them, and is logged as {@link errorHandler} logs an error after the answer. A request
+ * nobody answered (an app without a 404 handler) gets a 404 record.
+ */
+export function finalHandler(options: { logger?: ErrorLogger } = {}): (req: Request, res: Response) => (err?: unknown) => void {
+  return (req, res) => (err) => {
+    if (res.headersSent) {
+      if (err !== undefined) afterAnswer(options.logger, err, req, res);
+      return;
+    }
+    const appError = err === undefined ? new AppError('NOT_FOUND') : toAppError(err);
+    if (appError.status >= 500 && !isUnavailable(err)) {
+      options.logger?.error({ err: appError.cause ?? appError, method: req.method, path: req.path }, 'request failed');
+    }
+    res.status(appError.status);
+    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+    res.json(toErrorRecord(appError));
   };
 }
 

@@ -1,4 +1,6 @@
-import express, { type Express, type RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import { finalHandler, type ErrorLogger } from '@repo/errors';
 import type { Logger } from 'pino';
 import { requestId } from './request-id';
 import { requestLogger } from './request-log';
@@ -29,4 +31,16 @@ export function createExpressApp(options: ExpressAppOptions): Express {
   app.use(requestLogger(options.logger));
   for (const handler of options.use ?? []) app.use(handler);
   return app;
+}
+
+/**
+ * The server's request listener for an express app: the app with {@link finalHandler} as its
+ * last `next`, so an error that comes after the answer (a handler still at work when
+ * `requestTimeout` answered 408) is one log line, never express's stack trace on stderr.
+ */
+export function serveExpress(app: Express, logger?: ErrorLogger): (req: IncomingMessage, res: ServerResponse) => void {
+  const final = finalHandler({ logger });
+  return (req, res) => {
+    app(req as Request, res as Response, final(req as Request, res as Response));
+  };
 }

@@ -1,8 +1,10 @@
+import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
+import { AppError, errorHandler, notFoundHandler } from '@repo/errors';
 import pino from 'pino';
 import request from 'supertest';
-import { parseTrustProxy } from '../src';
-import { createExpressApp } from '../src/express-app';
+import { parseTrustProxy, requestTimeout, TRUST_NONE } from '../src';
+import { createExpressApp, serveExpress } from '../src/express-app';
 
 function capture(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
@@ -54,5 +56,66 @@ describe('createExpressApp', () => {
     expect(res.body.ip).not.toBe('203.0.113.7');
     expect(res.headers['x-request-id']).not.toBe('abc-123');
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('serveExpress', () => {
+  // A handler still at work when requestTimeout answers 408: its own answer, or its error, comes
+  // after the error handlers have run (the timeout took the request down them).
+  function lateApp(late: (res: import('express').Response) => void) {
+    const { logger, lines } = capture();
+    const app = createExpressApp({ trustProxy: TRUST_NONE, logger });
+    app.use(requestTimeout(20));
+    app.get('/slow', async (_req, res) => {
+      await new Promise((r) => setTimeout(r, 60));
+      late(res);
+    });
+    app.use(notFoundHandler());
+    app.use(errorHandler({ logger }));
+    return { server: createServer(serveExpress(app, logger)), lines };
+  }
+
+  async function settle(lines: Array<Record<string, unknown>>): Promise<Array<Record<string, unknown>>> {
+    for (let i = 0; i < 100 && !lines.some((l) => l.msg === 'request finished after its answer was sent'); i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return lines.filter((l) => l.msg !== 'request');
+  }
+
+  it('logs a late answer as one warn line (outcome completed), not a stack on stderr', async () => {
+    const { server, lines } = lateApp((res) => {
+      res.json({ stored: true });
+    });
+    const stderr = jest.spyOn(console, 'error');
+    const res = await request(server).get('/slow');
+    expect(res.status).toBe(408);
+    expect(await settle(lines)).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: 'request finished after its answer was sent',
+        method: 'GET',
+        path: '/slow',
+        status: 408,
+        outcome: 'completed',
+      }),
+    ]);
+    expect(stderr).not.toHaveBeenCalled();
+    stderr.mockRestore();
+  });
+
+  it('logs a late error with its code', async () => {
+    const { server, lines } = lateApp(() => {
+      throw new AppError('NOT_FOUND');
+    });
+    expect((await request(server).get('/slow')).status).toBe(408);
+    expect(await settle(lines)).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: 'request finished after its answer was sent',
+        status: 408,
+        outcome: 'error',
+        code: 'NOT_FOUND',
+      }),
+    ]);
   });
 });
