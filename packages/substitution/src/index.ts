@@ -9,3 +9,4 @@ export {
 } from './resolve';
 export { substitute, SubstitutionLimitError, DEFAULT_MAX_OUTPUT_LENGTH, type SubstituteOptions, type SubstituteResult } from './substitute';
 export { isValidName } from './names';
+export { resolvedLength } from './resolved-length';

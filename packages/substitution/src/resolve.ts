@@ -27,8 +27,8 @@ export interface ResolvedEnv {
   problems: ResolveProblem[];
 }
 
-// In a value: an escaped dollar, `${...}` (its content checked afterwards), or `$NAME`.
-const VALUE_REF_RE = /\\\$|\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g;
+/** In a value: an escaped dollar, `${...}` (its content checked afterwards), or `$NAME`. */
+export const VALUE_REF_RE = /\\\$|\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g;
 
 type Outcome = { ok: true; value: string; depth: number } | { ok: false };
 

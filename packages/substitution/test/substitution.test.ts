@@ -1,4 +1,4 @@
-import { parseEnv, resolveEnv, substitute, SubstitutionLimitError, type ResolveOptions } from '../src';
+import { parseEnv, resolvedLength, resolveEnv, substitute, SubstitutionLimitError, type ResolveOptions } from '../src';
 
 function render(envText: string, fileText: string, options: ResolveOptions & { maxOutputLength?: number } = {}) {
   const parsed = parseEnv(envText);
@@ -119,5 +119,47 @@ describe('substitute', () => {
   it('leaves text without placeholders unchanged', () => {
     const text = 'no $placeholders here, just $5 and \\$ and {braces}';
     expect(render('A=1', text).text).toBe(text);
+  });
+});
+
+describe('resolvedLength', () => {
+  const total = (env: ReturnType<typeof resolveEnv>) => [...env.values.values()].reduce((n, v) => n + v.length, 0);
+
+  it('counts what resolveEnv returns: escapes, literals, missing and invalid references, cycles, depth and size failures', () => {
+    const envs = [
+      'A=1\nB=$A$A\nC=${B}${B}x\nD=$NOPE\nE=\\$A\nF=${1X}$A',
+      `X='$literal'\nY=$X$X\nZ=${'$Y'.repeat(30)}`,
+      chain(14) + '\nW=$V1 and $V14',
+      `B=${'y'.repeat(4000)}\nC=${'$B'.repeat(300)}\nD=$C\nE=$D$D$D`,
+      `E=${'\\$'.repeat(1000)}$F\nF=ab`,
+      'A=$B\nB=$A\nC=$A$A$A\nD=x$C\nE=plain\nS=$S',
+    ];
+    for (const text of envs) {
+      const { entries } = parseEnv(text);
+      expect(resolvedLength(entries, Number.MAX_SAFE_INTEGER)).toBe(total(resolveEnv(entries)));
+    }
+  });
+
+  it('follows the same limits as resolveEnv when given other ones', () => {
+    const { entries } = parseEnv(`${chain(4)}\nBIG=${'z'.repeat(50)}\nTWICE=$BIG$BIG`);
+    const options = { maxDepth: 2, maxValueLength: 60 };
+    expect(resolvedLength(entries, Number.MAX_SAFE_INTEGER, options)).toBe(total(resolveEnv(entries, options)));
+  });
+
+  it('stops once past the limit, before the whole .env is walked', () => {
+    // 200 variables of 1 MiB each, from a .env of a few kilobytes: 200 MiB once resolved.
+    const lines = [`A=${'a'.repeat(1024)}`, 'B=' + '$A'.repeat(1024)];
+    for (let i = 0; i < 200; i++) lines.push(`C${i}=$B`);
+    const { entries } = parseEnv(lines.join('\n'));
+    const counted = resolvedLength(entries, 8 << 20);
+    expect(counted).toBeGreaterThan(8 << 20);
+    expect(counted).toBeLessThan(16 << 20);
+  });
+
+  it('walks a chain far longer than the stack allows resolveEnv to', () => {
+    const { entries } = parseEnv(chain(200_000));
+    expect(() => resolveEnv(entries)).toThrow(RangeError);
+    // Past depth 10 nothing resolves: V199991..V200000 hold "end" (3 characters each).
+    expect(resolvedLength(entries, Number.MAX_SAFE_INTEGER)).toBe(30);
   });
 });
