@@ -1,8 +1,13 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ConfigError } from '@repo/config';
 import { join } from 'node:path';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { documentHandler } from '@repo/api-contract';
-import { AppError, errorHandler, notFoundHandler, toAppError } from '@repo/errors';
+import { AppError, errorHandler, finalHandler, notFoundHandler, toAppError, toErrorRecord } from '@repo/errors';
 import {
   closeGracefully,
   loadOrCreateTlsCredentials,
@@ -165,13 +170,23 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       ...expressMessageClasses(app),
     },
     // File requests, the ones asked for most, skip express's router walk (same guards, same route).
-    serveFileRequests({ app, handler: guarded, notFound, errorHandlers }),
+    serveFileRequests({ app, handler: guarded, notFound, errorHandlers, final: finalHandler({ logger }) }),
   );
   server.keepAliveTimeout = 5_000;
   // Node's own limits backstop the middleware: headers and whole requests within their deadlines;
   // one address cannot take every slot (a reserve is kept for new addresses); protocol errors get
   // the error record (docs/config-server.md, "Limits").
   const connections = guardServer(server, config, { logger });
+  // Node's https server hands TLS failures before the handshake is done (the handshake deadline,
+  // a malformed ClientHello) to `clientError` as well: no HTTP answer can go over a connection
+  // without TLS, so it is closed at once rather than held for the protocol-error answer's grace
+  // period (HEADERS_TIMEOUT_MS, then closed: README, "Configuration").
+  server.prependListener('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code?.startsWith('ERR_TLS_') === true || err.code?.startsWith('ERR_SSL_') === true) socket.destroy();
+  });
+  // CONNECT never reaches express (Node emits `connect`, and with no listener drops the connection
+  // unanswered): it is refused as every other method is (docs/config-server.md, "Endpoints").
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => refuseConnect(req, socket, logger));
 
   return {
     app,
@@ -184,8 +199,11 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       for (const key of ownKeys) persistKey(key, logger);
       audit.open();
       if (deps.tls === undefined) {
-        const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
-        server.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_POLICY });
+        const tls = await operatorTls(
+          () => loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir }),
+          config,
+        );
+        await operatorTls(() => server.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_POLICY }), config, tls);
         logger.info({ source: tls.source, sha256: tls.fingerprint }, 'TLS certificate loaded (pin this fingerprint in clients)');
         // Operator files are reloaded on SIGHUP and when they change, without a restart (README, "Operations").
         if (tls.source === 'files' && config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
@@ -218,6 +236,52 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       audit.close();
     }),
   };
+}
+
+/**
+ * Runs a step of loading the operator's certificate (`TLS_CERT_FILE`, `TLS_KEY_FILE`); when it
+ * fails, the start stops with a configuration error naming the variable at fault (README,
+ * "Configuration"), not OpenSSL's message alone. Other failures (the generated pair) pass as they are.
+ */
+async function operatorTls<T>(step: () => T | Promise<T>, config: ConfigServerConfig, loaded?: { cert: string; key: string }): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    const { tlsCertFile: certFile, tlsKeyFile: keyFile } = config;
+    if (err instanceof ConfigError || certFile === undefined || keyFile === undefined) throw err;
+    const reason = err instanceof Error ? err.message : String(err);
+    let cert: string | undefined = loaded?.cert;
+    try {
+      cert ??= readFileSync(certFile, 'utf8');
+      new X509Certificate(cert);
+    } catch {
+      throw new ConfigError(`TLS_CERT_FILE (${certFile}) does not hold a PEM certificate: ${reason}`);
+    }
+    try {
+      createPrivateKey(loaded?.key ?? readFileSync(keyFile, 'utf8'));
+    } catch {
+      throw new ConfigError(`TLS_KEY_FILE (${keyFile}) does not hold a PEM private key: ${reason}`);
+    }
+    throw new ConfigError(`TLS_CERT_FILE and TLS_KEY_FILE do not make a certificate and its key: ${reason}`);
+  }
+}
+
+/** Answers `CONNECT` 404 `FILE_NOT_FOUND` (the error record, the common headers), then closes the connection. */
+function refuseConnect(req: IncomingMessage, socket: Duplex, logger: Logger): void {
+  const path = (req.url ?? '').slice(0, 300);
+  const text = JSON.stringify(toErrorRecord(new AppError('FILE_NOT_FOUND', { message: `no such endpoint: CONNECT ${path}` })));
+  const head = [
+    'HTTP/1.1 404 Not Found',
+    ...Object.entries(COMMON_HEADERS).map(([name, value]) => `${name}: ${value}`),
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(text)}`,
+    'Connection: close',
+  ].join('\r\n');
+  logger.info({ method: 'CONNECT', path, status: 404, ip: req.socket.remoteAddress }, 'request');
+  socket.on('error', () => socket.destroy());
+  socket.end(`${head}\r\n\r\n${text}`);
+  // A client that never reads must not keep the socket.
+  setTimeout(() => socket.destroy(), 2_000).unref();
 }
 
 /** Notes the code of a refusal in the request's audit line, then lets the error handler answer. */

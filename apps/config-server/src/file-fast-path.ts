@@ -41,6 +41,11 @@ export interface FileFastPath {
   notFound: RequestHandler;
   /** The app's error handlers, in order (as registered on the app). */
   errorHandlers: ErrorRequestHandler[];
+  /**
+   * What runs when a request leaves the last handler, on either path (`finalHandler` of
+   * `@repo/errors`): an error after the answer is one log line, never express's stack on stderr.
+   */
+  final: (req: Request, res: Response) => (err?: unknown) => void;
 }
 
 /**
@@ -52,10 +57,10 @@ export interface FileFastPath {
  * (docs/config-server.md, "GET /<env>/<file>").
  */
 export function serveFileRequests(options: FileFastPath): (req: IncomingMessage, res: ServerResponse) => void {
-  const { app, handler, notFound, errorHandlers } = options;
+  const { app, handler, notFound, errorHandlers, final } = options;
   return function configServer(incoming, outgoing) {
     if (!isFileRequestUrl(incoming.method, incoming.url)) {
-      app(incoming as Request, outgoing as Response);
+      app(incoming as Request, outgoing as Response, final(incoming as Request, outgoing as Response));
       return;
     }
     // What express's app.handle and router set up before the first layer (the prototypes only when
@@ -82,8 +87,8 @@ export function serveFileRequests(options: FileFastPath): (req: IncomingMessage,
         }
         return;
       }
-      // Past every handler (the answer had begun): cut it, as express's final handler does.
-      req.socket.destroy();
+      // Past every handler: what express's final step would run.
+      final(req, res)(err);
     };
     try {
       const result: unknown = handler(req, res, (err?: unknown) => {

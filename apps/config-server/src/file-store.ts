@@ -1,8 +1,9 @@
+import { constants } from 'node:fs';
 import { open, realpath, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Logger } from '@repo/service';
 import { AppError } from '@repo/errors';
-import { parseEnv, resolveEnv, substitute, SubstitutionLimitError, type ResolvedEnv } from '@repo/substitution';
+import { parseEnv, resolvedLength, resolveEnv, substitute, SubstitutionLimitError, type ResolvedEnv } from '@repo/substitution';
 import { fileNotFound, type FileRequest } from './file-path';
 
 /** A file ready to be sealed. */
@@ -35,6 +36,22 @@ export interface FileStore {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
+ * Files are opened without blocking: a named pipe (or any special file) in the storage tree would
+ * otherwise hold one of libuv's few file-system threads until a writer appears, and a handful of
+ * requests would stall every file read of the server (the regular files it does serve are read
+ * the same way, O_NONBLOCK changes nothing for them).
+ */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+
+/** The `.env` values of an environment, resolved, may hold at most this many times `maxFileBytes` characters in all. */
+export const ENV_BUDGET_FACTOR = 4;
+
+/** The `variable processing error` of a `.env` that cannot be resolved within the limits. */
+function envRefused(details: string): AppError {
+  return new AppError('INTERNAL_ERROR', { message: 'variable processing error', details });
+}
+
+/**
  * Creates the file store. Each environment's `.env` is parsed and resolved once and reused
  * until the file changes. A rendered file is reused for `cacheMs` (default 1 s) before the disk
  * is looked at again: a file served many times a second costs one read a second, and an
@@ -45,7 +62,9 @@ export function createFileStore(options: FileStoreOptions): FileStore {
   const cacheMs = options.cacheMs ?? 1_000;
   const cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
   const now = options.now ?? Date.now;
-  const envCache = new Map<string, { stamp: string; resolved: ResolvedEnv }>();
+  const envBudget = ENV_BUDGET_FACTOR * maxFileBytes;
+  // An environment's `.env`, resolved, or refused (too large once resolved, or not resolvable at all).
+  const envCache = new Map<string, { stamp: string; resolved: ResolvedEnv } | { stamp: string; refused: AppError }>();
   // Map order is recency order: a hit is re-inserted at the end, eviction takes from the front.
   const rendered = new Map<string, { file: RenderedFile; at: number }>();
   let renderedBytes = 0;
@@ -104,12 +123,17 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
     const cached = envCache.get(env);
-    if (cached?.stamp === stamp) return cached.resolved;
+    if (cached?.stamp === stamp) {
+      if ('refused' in cached) throw cached.refused;
+      return cached.resolved;
+    }
     let text = '';
     if (stamp !== 'none') {
-      const handle = await open(path, 'r');
+      const handle = await open(path, OPEN_FLAGS);
       try {
-        if ((await handle.stat()).size > maxFileBytes) throw new Error('.env exceeds the file size limit');
+        const info = await handle.stat();
+        if (!info.isFile()) throw new Error('.env is not a regular file');
+        if (info.size > maxFileBytes) throw new Error('.env exceeds the file size limit');
         text = await handle.readFile('utf8');
       } finally {
         await handle.close();
@@ -117,9 +141,29 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     }
     const parsed = parseEnv(text);
     for (const issue of parsed.issues) logger.warn({ env, line: issue.line, reason: issue.reason }, '.env line ignored');
-    const resolved = resolveEnv(parsed.entries);
+    // Each value is capped (1 MiB), not their sum: a short `.env` whose many variables each expand
+    // to a large one would take gigabytes. Their total is counted first, without building a value.
+    if (resolvedLength(parsed.entries, envBudget) > envBudget) {
+      logger.warn({ env, limit: envBudget }, '.env refused: its values, resolved, would exceed the limit');
+      const refused = envRefused(`the .env values, resolved, exceed ${envBudget} characters`);
+      envCache.set(env, { stamp, refused });
+      throw refused;
+    }
+    let resolved: ResolvedEnv;
+    try {
+      resolved = resolveEnv(parsed.entries);
+    } catch (err) {
+      // A chain of references long enough to exhaust the stack (thousands of lines): the .env as a whole cannot be used.
+      if (!(err instanceof RangeError)) throw err;
+      logger.warn({ env, err: err.message }, '.env refused: references nested too deeply to resolve');
+      const refused = envRefused('the .env references are nested too deeply');
+      envCache.set(env, { stamp, refused });
+      throw refused;
+    }
     // docs/config-server.md, "Variable substitution", rule 4: cycles (and depth or size failures) are reported in the logs, by name.
-    for (const problem of resolved.problems) logger.warn({ env, ...problem }, `variable not resolved: ${problem.kind}`);
+    // `variable`, not `name`: `name` is the logger's own field (the service), which a second `name` would hide.
+    for (const { name, ...problem } of resolved.problems)
+      logger.warn({ env, variable: name, ...problem }, `variable not resolved: ${problem.kind}`);
     envCache.set(env, { stamp, resolved });
     return resolved;
   }
@@ -176,7 +220,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     )
       throw fileNotFound(env, file);
 
-    const handle = await open(real, 'r').catch(() => {
+    const handle = await open(real, OPEN_FLAGS).catch(() => {
       throw fileNotFound(env, file);
     });
     let raw: Buffer;

@@ -42,7 +42,10 @@ export function createKeyring(options: KeyringOptions): Keyring {
     const path = join(options.keysDir, `${env}.key`);
     let mtimeMs = -1;
     try {
-      mtimeMs = statSync(path).mtimeMs;
+      const info = statSync(path);
+      // Read synchronously: a named pipe (or any special file) there would block the whole server.
+      if (!info.isFile()) throw new Error(`${env}.key is not a regular file`);
+      mtimeMs = info.mtimeMs;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }

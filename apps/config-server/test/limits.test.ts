@@ -1,5 +1,6 @@
 import { mkfifoSync } from './support/fifo';
 import { openSync, closeSync, writeFileSync, unlinkSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { get, openTls, startServer, type Harness } from './support/harness';
 
@@ -42,16 +43,21 @@ describe('request size limit', () => {
 describe('request timeout', () => {
   it('answers 408 REQUEST_TIMEOUT when processing takes longer than REQUEST_TIMEOUT_MS', async () => {
     h = await startServer({ REQUEST_TIMEOUT_MS: '300' });
-    // Opening a FIFO blocks until a writer appears: a real, stuck read.
-    const fifo = join(h.storageDir, 'dev', 'stuck.txt');
-    mkfifoSync(fifo);
+    // A disk that does not answer: every thread of libuv's pool (which the server's file reads
+    // use) is held by a blocking open of a FIFO, made here, outside the server (the server itself
+    // opens without blocking: a FIFO in storage is a 404).
+    const pool = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+    const fifos = Array.from({ length: pool }, (_, i) => join(h!.storageDir, `stuck${i}`));
+    fifos.forEach(mkfifoSync);
+    const held = fifos.map((fifo) => open(fifo, 'r'));
     try {
-      const res = await get(h, '/dev/stuck.txt');
+      const res = await get(h, '/dev/plain.txt');
       expect(res.status).toBe(408);
       expect(res.json()).toEqual({ error: 'request timeout', code: 'REQUEST_TIMEOUT' });
     } finally {
-      closeSync(openSync(fifo, 'w')); // release the blocked read
-      unlinkSync(fifo);
+      for (const fifo of fifos) closeSync(openSync(fifo, 'w')); // release the blocked opens
+      for (const handle of await Promise.all(held)) await handle.close();
+      fifos.forEach(unlinkSync);
     }
   });
 });
