@@ -4,7 +4,7 @@ import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import { createRateLimiter, jsonBody, guardServer, overloadGuard, rateLimit, requestTimeout, type ConnectionCounter } from '@repo/http';
-import { createExpressApp } from '@repo/http/express';
+import { createExpressApp, serveExpress } from '@repo/http/express';
 import type { ServiceMetrics } from '@repo/metrics';
 import type { StorageBackend } from './backends/backend';
 import { deferBackend } from './backends/deferred';
@@ -95,9 +95,10 @@ export function createApp(config: StorageConfig, deps: StorageDeps): StorageApp 
     }),
   );
   app.use(notFoundHandler());
+  // Unexpected errors with their stack; the 503s of an outage or overload, one line now and then.
   app.use(errorHandler({ logger }));
 
-  const server = createServer(app);
+  const server = createServer(serveExpress(app, logger));
   const connections = guardServer(server, config, { logger });
 
   const sweeper = createSweeper({ backend, now, intervalMs: config.sweepIntervalMs, batchSize: config.sweepBatchSize, logger });

@@ -38,7 +38,16 @@ export const COMMAND: CommandSpec = {
     },
     { name: 'REDIS_CONNECT_TIMEOUT_MS', default: '10000', description: 'give up at start when Redis does not answer within this time' },
     { name: 'STORAGE_MAX_TTL_SECONDS', default: '31536000 (365 days)', description: 'largest ttl accepted' },
-    { name: 'MAX_BODY_BYTES', default: '10485760 (10 MB)', description: 'largest request body; above it, 413' },
+    {
+      name: 'MAX_BODY_BYTES',
+      default: '1048576 (1 MiB)',
+      description: 'largest request body (a value of up to about 512 KiB, sent as hex); above it, 413',
+    },
+    {
+      name: 'MAX_CONCURRENT_BODIES',
+      default: '64',
+      description: 'request bodies read and parsed at once; one address may have a quarter of them; past either, 503',
+    },
     { name: 'STORAGE_SWEEP_INTERVAL_MS', default: '60000', description: 'time between background sweeps of expired rows' },
     {
       name: 'STORAGE_SWEEP_BATCH',
@@ -49,7 +58,12 @@ export const COMMAND: CommandSpec = {
     { name: 'RATE_LIMIT_PER_SECOND', default: '5000', description: 'burst: requests per second per client address (0: off)' },
     { name: 'MAX_CONNECTIONS_PER_IP', default: '256', description: 'simultaneous connections per client address; more are refused' },
     { name: 'MAX_CONNECTIONS', default: '4096', description: 'simultaneous connections in all (0: no cap)' },
-    { name: 'REQUEST_TIMEOUT_MS', default: '30000', description: 'a request not answered in time gets 408' },
+    { name: 'HEADERS_TIMEOUT_MS', default: '10000', description: "a request's headers not received within this time: 408" },
+    {
+      name: 'REQUEST_TIMEOUT_MS',
+      default: '30000',
+      description: 'a request not received (headers and body) or not answered in time gets 408',
+    },
     { name: 'MAX_IN_FLIGHT', default: '2048', description: 'requests in progress at once; more get 503' },
     {
       name: 'TRUST_PROXY',

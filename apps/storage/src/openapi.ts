@@ -51,7 +51,12 @@ const forbidden = errorResponse(
   "The token is not this value's, or the value was stored before write tokens existed (it has none and stays immutable).",
   ['ACCESS_DENIED'],
 );
-const tooLarge = errorResponse('A body over `MAX_BODY_BYTES` (default 10 MiB).', ['PAYLOAD_TOO_LARGE']);
+const tooLarge = errorResponse('A body over `MAX_BODY_BYTES` (default 1 MiB).', ['PAYLOAD_TOO_LARGE']);
+const compressed = errorResponse('A JSON body sent with a `Content-Encoding` other than `identity`: it is not read.', [
+  'UNSUPPORTED_MEDIA_TYPE',
+]);
+/** What reading a JSON body may refuse, on every route (the body is read before routing). */
+const bodyRefusals = { '413': tooLarge, '415': compressed };
 const guards = guardResponses({
   rateLimited: true,
   dependency: 'the storage backend (Redis) does not answer (details `storage backend unavailable`)',
@@ -62,7 +67,7 @@ const methodNotAllowed = (allow: string) => ({
       Allow: { required: true, schema: { type: 'string', const: allow } },
     }),
     '400': invalid('a malformed JSON body'),
-    '413': tooLarge,
+    ...bodyRefusals,
     ...guards,
   },
 });
@@ -130,7 +135,7 @@ function pathsFor(prefix: string): Record<string, unknown> {
             },
             '400': invalid('a body that is not a JSON object or not sent as JSON, malformed JSON, a bad key, value or ttl'),
             '409': errorResponse('The key holds a value that has not expired (values are never overwritten).', ['CONFLICT']),
-            '413': tooLarge,
+            ...bodyRefusals,
             ...guards,
           },
           rateLimit,
@@ -160,7 +165,7 @@ function pathsFor(prefix: string): Record<string, unknown> {
             },
             '400': invalid('a bad key, or a malformed JSON body'),
             '404': notFound,
-            '413': tooLarge,
+            ...bodyRefusals,
             ...guards,
           },
           rateLimit,
@@ -193,7 +198,7 @@ function pathsFor(prefix: string): Record<string, unknown> {
             '401': unauthorized,
             '403': forbidden,
             '404': notFound,
-            '413': tooLarge,
+            ...bodyRefusals,
             ...guards,
           },
           rateLimit,
@@ -221,7 +226,7 @@ function pathsFor(prefix: string): Record<string, unknown> {
             '401': unauthorized,
             '403': forbidden,
             '404': notFound,
-            '413': tooLarge,
+            ...bodyRefusals,
             ...guards,
           },
           rateLimit,
@@ -229,7 +234,7 @@ function pathsFor(prefix: string): Record<string, unknown> {
       },
       'x-other-methods': {
         description: 'Only DELETE is routed here; another method is an unknown path.',
-        responses: withHeaders({ '404': errorResponse('No such endpoint.', ['NOT_FOUND']), '413': tooLarge, ...guards }, rateLimit),
+        responses: withHeaders({ '404': errorResponse('No such endpoint.', ['NOT_FOUND']), ...bodyRefusals, ...guards }, rateLimit),
       },
     },
     [`${prefix}/health`]: {
@@ -269,7 +274,7 @@ export const OPENAPI = {
     version: SERVICE_VERSION,
     summary: 'Key/value storage with a time-to-live: keys 64 hex characters, values hex.',
     description:
-      'Every route answers with and without the `/storage` prefix. Limits (docs/storage.md, "Limits"): body 10 MiB (`MAX_BODY_BYTES`, 413); ' +
+      'Every route answers with and without the `/storage` prefix. Limits (docs/storage.md, "Limits"): body 1 MiB (`MAX_BODY_BYTES`, 413; a `Content-Encoding` 415); ' +
       'ttl at most 31536000 s (`STORAGE_MAX_TTL_SECONDS`, 400); 120000 requests a minute and 5000 a second per client address ' +
       '(`RATE_LIMIT_PER_MINUTE`, `RATE_LIMIT_PER_SECOND`, 429; health and this document are not limited); 4096 connections, 256 per address ' +
       '(`MAX_CONNECTIONS`, `MAX_CONNECTIONS_PER_IP`: closed at once); 30 s per request (`REQUEST_TIMEOUT_MS`, 408); 2048 requests in progress ' +
@@ -283,7 +288,7 @@ export const OPENAPI = {
   'x-unmatched-paths': {
     description: 'Any path not listed (docs/storage.md, "Endpoints"): 404 `no such endpoint: <METHOD> <path>`.',
     responses: withHeaders(
-      { '404': errorResponse('No such endpoint.', ['NOT_FOUND']), '400': invalid('a malformed JSON body'), '413': tooLarge, ...guards },
+      { '404': errorResponse('No such endpoint.', ['NOT_FOUND']), '400': invalid('a malformed JSON body'), ...bodyRefusals, ...guards },
       rateLimit,
     ),
   },

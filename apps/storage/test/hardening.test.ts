@@ -70,4 +70,23 @@ describe('storage hardening', () => {
     expect(big.status).toBe(431);
     expect(JSON.parse(big.body)).toEqual({ error: 'request headers too large', code: 'HEADERS_TOO_LARGE' });
   });
+
+  // README, "Errors": a compressed body is not read: 415 with the error record, in the OpenAPI document too.
+  it.each(['/storage/store', '/storage/touch/' + 'ab'.repeat(32)])(
+    'answers a body sent with a Content-Encoding on %s with 415',
+    async (path) => {
+      await start();
+      const body = '{}';
+      const r = await rawExchange(
+        port,
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nAuthorization: Bearer ${'cd'.repeat(32)}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
+      expect(r.status).toBe(415);
+      expect(JSON.parse(r.body)).toEqual({
+        error: 'unsupported media type',
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        details: 'content-encoding gzip is not accepted',
+      });
+    },
+  );
 });

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StorageBackendName } from '../src';
+import { createSqliteBackend, type StorageBackendName } from '../src';
 import { useBackend } from './support/redis-server';
 import {
   deleteJson,
@@ -32,9 +32,10 @@ afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-function spawnMain(env: Record<string, string>, args: string[] = []): ChildService {
+function spawnMain(env: Record<string, string>, args: string[] = [], user?: { uid: number; gid: number }): ChildService {
   const child = spawn(process.execPath, ['-r', '@repo/ts-register', 'src/main.ts', ...args], {
     cwd: APP_DIR,
+    ...user,
     // Only what the test sets: nothing from the developer's shell (REDIS_URL, PORT…) leaks in.
     env: { PATH: process.env.PATH ?? '', PORT: '0', RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_PER_SECOND: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -237,6 +238,23 @@ describe('main', () => {
     const fatal = service.lines.filter((l) => l.includes('"level":60'));
     expect(fatal).toHaveLength(1);
     expect(fatal[0]).toContain(`cannot open the SQLite file ${join(notADir, 'storage.sqlite')} (DATA_DIR)`);
+    expect(service.lines.join('\n')).not.toContain('    at ');
+  });
+
+  // Permissions do not bind root: as root, the child runs as nobody (65534), who cannot write a 0444 file.
+  it('exits 1 with one line saying the SQLite file is read-only, instead of serving and failing every write', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'storage.sqlite');
+    await createSqliteBackend({ file }).close();
+    chmodSync(file, 0o444);
+    chmodSync(dir, 0o777);
+    const user = process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : undefined;
+    const service = spawnMain({ DATA_DIR: dir }, [], user);
+    const exited = await Promise.race([service.exited, listeningPort(service).then(() => 'listening' as const)]);
+    expect(exited).toEqual({ code: 1, signal: null });
+    const fatal = service.lines.filter((l) => l.includes('"level":60'));
+    expect(fatal).toHaveLength(1);
+    expect(fatal[0]).toContain(`cannot open the SQLite file ${file} (DATA_DIR): it can be read but not written by this process`);
     expect(service.lines.join('\n')).not.toContain('    at ');
   });
 });

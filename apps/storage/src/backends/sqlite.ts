@@ -48,23 +48,50 @@ function migrate(db: Database.Database): void {
 }
 
 /**
+ * Throws when the file can be read but not written. SQLite then opens it read-only without a
+ * word (a file of another owner, a read-only mount), and a schema already in place needs no
+ * write at start, so the service would answer health checks and fail every write. A delete of
+ * no row needs a write lock, which a read-only database refuses; it changes nothing.
+ */
+function assertWritable(db: Database.Database): void {
+  db.prepare('DELETE FROM entries WHERE 0').run();
+}
+
+/** The error of a database that can be read but not written, saying what to do; others as they are. */
+function explainReadonly(err: unknown): unknown {
+  if ((err as { code?: unknown }).code !== 'SQLITE_READONLY') return err;
+  const uid = process.getuid?.();
+  return new Error(
+    `it can be read but not written by this process${uid === undefined ? '' : ` (uid ${uid})`}: make the file, its -wal and -shm files and DATA_DIR writable`,
+    { cause: err },
+  );
+}
+
+/**
  * The embedded backend: one SQLite file in WAL mode with `synchronous=FULL`, so a commit has
  * reached the disk (fsync of the WAL) when it returns. Writes (stores, deletes, touches) are
  * not committed one by one: those arriving in the same turn of the event loop are queued and
  * committed together in one transaction (group commit), in the order they arrived, so N
  * concurrent writes cost one fsync instead of N, and each caller is answered only after that
  * commit. Keys and values are kept as bytes (half the size of their hex). Throws what
- * better-sqlite3 throws when the file cannot be opened.
+ * better-sqlite3 throws when the file cannot be opened, and an error saying so when it can only
+ * be read.
  */
 export function createSqliteBackend(options: SqliteBackendOptions): StorageBackend {
   const maxBatch = options.maxBatch ?? 1_000;
   mkdirSync(dirname(options.file), { recursive: true, mode: 0o700 });
   const db = new Database(options.file);
-  db.pragma('journal_mode = WAL');
-  // FULL: the WAL is fsynced at every commit, so a 200 survives a power cut, not only kill -9.
-  db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
-  migrate(db);
+  try {
+    db.pragma('journal_mode = WAL');
+    // FULL: the WAL is fsynced at every commit, so a 200 survives a power cut, not only kill -9.
+    db.pragma('synchronous = FULL');
+    db.pragma('busy_timeout = 5000');
+    migrate(db);
+    assertWritable(db);
+  } catch (err) {
+    db.close();
+    throw explainReadonly(err);
+  }
 
   // An existing row is replaced only when it has expired: `changes` is 0 when the key is live.
   const insert = db.prepare(`

@@ -1,0 +1,173 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { createMemoryLogger, listen } from '@repo/service';
+import { startRedis, type RedisHandle } from '@repo/http/testing';
+import { createApp, type StorageApp } from '../src';
+import { contract } from './support/contract';
+import { startRelay, type Relay } from './support/relay';
+import { getJson, makeTempDir, postJson, randomKey, removeDir, testConfig } from './support/service';
+
+// README, "Behaviour and decisions", Redis: while Redis is unreachable, requests answer 503 at once
+// and the client reconnects in the background. The logs say so without a stack trace per request.
+describe('Redis unreachable under load, then back', () => {
+  let redis: RedisHandle;
+  let relay: Relay;
+  let service: StorageApp;
+  let base: string;
+  let dir: string;
+  const prefix = `storage-test:${randomBytes(6).toString('hex')}:`;
+  const memory = createMemoryLogger('info');
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    const url = new URL(redis.url);
+    relay = await startRelay({ host: url.hostname, port: Number(url.port || 6379) });
+    url.hostname = '127.0.0.1';
+    url.port = String(relay.port);
+    dir = makeTempDir();
+    service = createApp(testConfig({ DATA_DIR: dir, STORAGE_BACKEND: 'redis', REDIS_URL: url.toString(), REDIS_KEY_PREFIX: prefix }), {
+      logger: memory.logger,
+    });
+    await service.start();
+    contract.attach(service.servers.http);
+    base = `http://127.0.0.1:${(await listen(service.servers.http, 0, '127.0.0.1')).port}`;
+  });
+
+  afterAll(async () => {
+    await service?.close();
+    await relay?.close();
+    await redis?.cleanup(prefix);
+    await redis?.stop();
+    removeDir(dir);
+  });
+
+  it('answers 503 at once while Redis is gone, logs it in a few lines without stacks, and serves again once it is back', async () => {
+    const before = randomKey();
+    expect((await postJson(`${base}/store`, { key: before, value: 'abcd' })).status).toBe(200);
+
+    await relay.down();
+    const linesBefore = memory.lines.length;
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: 200 }, () => postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })));
+    const reads = await Promise.all(Array.from({ length: 50 }, () => getJson(`${base}/retrieve/${before}`)));
+    expect(Date.now() - started).toBeLessThan(5_000);
+    for (const a of [...answers, ...reads]) {
+      expect(a).toEqual({
+        status: 503,
+        body: { error: 'service temporarily unavailable', code: 'SERVICE_UNAVAILABLE', details: 'storage backend unavailable' },
+      });
+    }
+    expect((await getJson(`${base}/health`)).status).toBe(503);
+
+    const outage = memory.lines.slice(linesBefore).filter((l) => l.msg !== 'request');
+    // No stack trace per request: a few lines for the whole outage, none at error level.
+    expect(outage.filter((l) => l.level >= 50)).toEqual([]);
+    expect(outage.length).toBeLessThanOrEqual(5);
+    expect(JSON.stringify(outage)).not.toContain('    at ');
+    expect(outage.some((l) => l.msg === 'answering 503: service unavailable' && l.kind === 'storage backend unavailable')).toBe(true);
+    // Every request still has its own line, with its status.
+    expect(memory.lines.slice(linesBefore).filter((l) => l.msg === 'request' && l.status === 503).length).toBeGreaterThanOrEqual(250);
+
+    await relay.up();
+    let status = 0;
+    for (const deadline = Date.now() + 15_000; status !== 200 && Date.now() < deadline;) {
+      status = (await postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe(200);
+    expect(await getJson(`${base}/retrieve/${before}`)).toMatchObject({ status: 200, body: { value: 'abcd' } });
+    expect(memory.lines.some((l) => l.msg === 'redis connection restored')).toBe(true);
+  }, 30_000);
+});
+
+// README, "Errors": 408 when a request is not answered within REQUEST_TIMEOUT_MS. A Redis that
+// hangs (a stopped process, a saturated host) makes the handler finish after that answer: its own
+// answer has nowhere to go and must not end as a raw stack trace on stderr.
+describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
+  let redis: RedisHandle;
+  let relay: Relay;
+  const prefix = `storage-test:${randomBytes(6).toString('hex')}:`;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    const url = new URL(redis.url);
+    relay = await startRelay({ host: url.hostname, port: Number(url.port || 6379) });
+  });
+  afterAll(async () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await relay?.close();
+    await redis?.cleanup(prefix);
+    await redis?.stop();
+  });
+
+  it('answers 408, then logs the late outcome as one JSON line, never a stack trace', async () => {
+    const url = new URL(redis.url);
+    url.hostname = '127.0.0.1';
+    url.port = String(relay.port);
+    const dir = makeTempDir();
+    const child = spawn(process.execPath, ['-r', '@repo/ts-register', 'src/main.ts'], {
+      cwd: join(__dirname, '..'),
+      env: {
+        PATH: process.env.PATH ?? '',
+        PORT: '0',
+        DATA_DIR: dir,
+        STORAGE_BACKEND: 'redis',
+        REDIS_URL: url.toString(),
+        REDIS_KEY_PREFIX: prefix,
+        REQUEST_TIMEOUT_MS: '500',
+        RATE_LIMIT_PER_MINUTE: '0',
+        RATE_LIMIT_PER_SECOND: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      for (const deadline = Date.now() + 20_000; !output.includes('"storage listening"') && Date.now() < deadline;)
+        await new Promise((r) => setTimeout(r, 20));
+      const listening = output.split('\n').find((l) => l.includes('"storage listening"'));
+      if (listening === undefined) throw new Error(`the service did not start:\n${output}`);
+      const base = `http://127.0.0.1:${(JSON.parse(listening) as { port: number }).port}`;
+      expect((await postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })).status).toBe(200);
+
+      relay.pause();
+      const late = randomKey();
+      const [store, read] = await Promise.all([
+        postJson(`${base}/store`, { key: late, value: 'abcd' }),
+        getJson(`${base}/retrieve/${late}`),
+      ]);
+      expect(store).toEqual({ status: 408, body: { error: 'request timeout', code: 'REQUEST_TIMEOUT' } });
+      expect(read.status).toBe(408);
+      relay.resume();
+      // The store reaches Redis after its 408: the key now holds a value nobody has a token for.
+      for (const deadline = Date.now() + 5_000; (await getJson(`${base}/retrieve/${late}`)).status !== 200 && Date.now() < deadline;)
+        await new Promise((r) => setTimeout(r, 50));
+      expect((await postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })).status).toBe(200);
+
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const lines = output.split('\n').filter((l) => l !== '');
+      // Every line is a JSON log line; no stack trace anywhere.
+      expect(lines.filter((l) => !l.startsWith('{'))).toEqual([]);
+      expect(output).not.toContain('    at ');
+      const dropped = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.msg === 'request finished after its answer was sent');
+      expect(dropped).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ level: 40, method: 'POST', path: '/store', status: 408, outcome: 'completed' }),
+          // The read ran before or after the store in Redis: found (completed) or not (error NOT_FOUND).
+          expect.objectContaining({ level: 40, method: 'GET', status: 408 }),
+        ]),
+      );
+    } finally {
+      relay.resume();
+      removeDir(dir);
+    }
+  }, 40_000);
+});
