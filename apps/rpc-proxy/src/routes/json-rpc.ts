@@ -15,7 +15,7 @@ import {
 import type { Authenticator } from '../auth';
 import { requestLineWriter } from '../request-log';
 import type { ResultCache } from '../cache';
-import { countKeys, scanBody } from '../body-scan';
+import { coreAcceptsStrings, countKeys, scanBody } from '../body-scan';
 import { canonicalJson, echoableId, type Coalescer } from '../coalesce';
 import {
   type EnvelopeError,
@@ -387,8 +387,10 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, id: string): Promise<{ status: number; rpc: string; user?: string }> {
-    // bitcoind's HTTP server answers unknown paths itself, before authentication.
-    const path = (req.url ?? '/').split('?')[0] as string;
+    // bitcoind's HTTP server answers unknown paths itself, before authentication. It matches the
+    // whole URI, query included: `/` exactly (`/?x` is unknown), `/wallet/` as a prefix, the rest
+    // naming the wallet (`/wallet/w?x` is wallet "w?x"); so the URI goes to the node as it came.
+    const path = req.url ?? '/';
     if (path !== '/' && !path.startsWith('/wallet/')) {
       req.resume();
       send(res, id, 404, '', HTML_HEADERS);
@@ -453,6 +455,8 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     try {
       if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new Error('nested too deep');
       value = JSON.parse(body.toString('utf8'));
+      // Invalid UTF-8 or a lone surrogate in any string: Core refuses the whole body (a parse error).
+      if (!coreAcceptsStrings(body)) throw new Error('a string Core would not read');
     } catch {
       send(res, id, 500, `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error', initialState())}\n`);
       return { status: 500, rpc: '-', user: who.user };

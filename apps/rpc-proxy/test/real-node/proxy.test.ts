@@ -6,7 +6,7 @@ import {
   type RegtestNode,
   type RegtestWallet,
 } from '@repo/regtest';
-import { basic, both, proxyCookieAuth, send, startProxy, v1, type RealProxy } from '../support/real-node';
+import { basic, both, CLIENT_PASSWORD, CLIENT_USER, proxyCookieAuth, send, startProxy, v1, type RealProxy } from '../support/real-node';
 
 /**
  * The proxy in front of a real Bitcoin Core 29 on regtest: every answer the proxy promises to
@@ -173,6 +173,30 @@ describe('rpc-proxy in front of a real bitcoind', () => {
           text: direct.text,
         });
       }
+    });
+
+    it('bodies with a string Core cannot read (invalid UTF-8, lone surrogates) and URIs with a query, as the node answers them', async () => {
+      /** The same bytes to the proxy and to the node: status, type and body must be the node's. */
+      const same = async (body: Buffer, path = '/') => {
+        const ask = async (url: string, auth: string) => {
+          const res = await fetch(url + path, {
+            method: 'POST',
+            headers: { Authorization: auth, 'Content-Type': 'application/json' },
+            body,
+          });
+          return { path, status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+        };
+        expect(await ask(proxy.url, basic(CLIENT_USER, CLIENT_PASSWORD))).toEqual(await ask(node.url, node.authorization()));
+      };
+      const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => Buffer.from(p as string)));
+      await same(bytes('{"id":1,"method":"getblockcount', [0xff], '"}'));
+      await same(bytes('{"id":1,"method":"x', [0xed, 0xa0, 0x80], '"}'));
+      await same(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"stop\\ud800"}'));
+      await same(bytes('[{"id":1,"method":"getblockcount"},{"id":"', [0xff], '","method":"getblockcount"}]'));
+      await same(Buffer.from('[{"id":1,"method":"getblockcount"},{"id":"\\udc00","method":"getblockcount"}]'));
+      await same(bytes('[{"id":"\\ud83d\\ude00 ', [0xc3, 0xa9], '","method":"getblockcount"}]'));
+      await same(Buffer.from(v1('getblockcount')), '/?x=1');
+      await same(Buffer.from(v1('getwalletinfo')), `/wallet/${wallet.name}?x=1`); // wallet "<name>?x=1": -18
     });
 
     it('parse errors and non-POST methods as the node answers them', async () => {
