@@ -7,7 +7,7 @@ import { documentHandler } from '@repo/api-contract';
 import { errorHandler, notFoundHandler } from '@repo/errors';
 import { closeServers, once, type Logger, type ServiceApp } from '@repo/service';
 import { createRateLimiter, jsonBody, guardServer, overloadGuard, rateLimit, requestTimeout, type ConnectionCounter } from '@repo/http';
-import { createExpressApp } from '@repo/http/express';
+import { createExpressApp, serveExpress } from '@repo/http/express';
 import { createAddressBook, type AddressBook } from './address-book';
 import { requireBearerForWrites } from './write-auth';
 import { createChainRpcClient, type ChainRpcClient } from './chain-rpc';
@@ -166,7 +166,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   app.use(notFoundHandler());
   app.use(errorHandler({ logger }));
 
-  const server = createServer(app);
+  const server = createServer(serveExpress(app, logger));
   // docs/silent-payments.md, "Limits": a per-address cap below the global one with a reserve for
   // new addresses, header and request deadlines, protocol errors in the error record.
   const connections = guardServer(server, config.limits, { logger });

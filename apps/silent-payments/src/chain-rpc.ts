@@ -214,6 +214,17 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
       const what = Array.isArray(payload) ? 'batch: chain node did not answer an array' : 'chain node answered a batch to a single call';
       throw new ChainRpcError('garbage', what);
     }
+    if (!Array.isArray(parsed)) {
+      // An error with id null: refused before the request was read (the rpc-proxy's rate limit or
+      // body limit, JSON-RPC's "id unknown"). Its message is the reason, not a missing answer.
+      const single = parsed as Envelope;
+      const request = requests[0]!;
+      if (single.id !== request.id && single.error !== null && single.error !== undefined) {
+        const message = typeof single.error.message === 'string' ? single.error.message : 'unknown error';
+        const code = typeof single.error.code === 'number' ? single.error.code : -32603;
+        throw new ChainRpcError('rpc', `${request.method}: ${message}`, { rpcCode: code });
+      }
+    }
     const byId = new Map<string, Envelope>();
     for (const item of (Array.isArray(parsed) ? parsed : [parsed]) as Envelope[]) {
       if (item !== null && typeof item === 'object' && typeof item.id === 'string') byId.set(item.id, item);

@@ -105,6 +105,7 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
       connected = true;
       attempts = 0;
       if (!wasConnected) logger.info({ url: options.url, queued: queue.size }, 'connected to the relay');
+      else logger.info({ url: options.url, queued: queue.size }, 'reconnected to the relay');
       wasConnected = true;
       for (const text of queue.values()) ws.send(text);
     });
@@ -139,7 +140,8 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
     });
     ws.on('close', () => {
       if (socket === ws) socket = undefined;
-      if (connected) logger.warn({ url: options.url, queued: queue.size }, 'relay connection lost: reconnecting');
+      // A close of our own (the service stopping) is not a lost connection.
+      if (connected && !closed) logger.warn({ url: options.url, queued: queue.size }, 'relay connection lost: reconnecting');
       connected = false;
       scheduleReconnect();
     });
@@ -181,6 +183,10 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
       connect();
     },
     close() {
+      if (!closed && started && queue.size > 0) {
+        // The queue lives in memory: say what a stop while the relay is slow or down costs.
+        logger.warn({ url: options.url, lost: queue.size }, 'publisher stopped: events not acknowledged by the relay are lost');
+      }
       closed = true;
       if (reconnectTimer !== undefined) clearTimeout(reconnectTimer);
       reconnectTimer = undefined;

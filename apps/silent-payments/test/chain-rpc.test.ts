@@ -113,6 +113,22 @@ describe('createChainRpcClient', () => {
     client.close();
   });
 
+  it("keeps the rpc-proxy's message of an error answered with id null (its rate limit, 429)", async () => {
+    // The rpc-proxy refuses a request before reading it (rate limit, body limit) with id null, as
+    // JSON-RPC asks when the id is unknown: the reason must reach the log and /ready, not "missing".
+    handler = (_body, _req, res) => {
+      res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '60' });
+      res.end('{"result":null,"error":{"code":-32603,"message":"rate limit exceeded: retry after 60 s"},"id":null}');
+    };
+    const client = createChainRpcClient({ url });
+    const err = await client.call('getblockchaininfo').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ChainRpcError);
+    expect(err).toMatchObject({ kind: 'rpc', rpcCode: -32603, message: 'getblockchaininfo: rate limit exceeded: retry after 60 s' });
+    const batchErr = await client.batch([{ method: 'getblockhash', params: [1] }]).catch((e: unknown) => e);
+    expect(batchErr).toMatchObject({ kind: 'rpc', rpcCode: -32603, message: 'batch: rate limit exceeded: retry after 60 s' });
+    client.close();
+  });
+
   it('fails with unreachable when nothing listens, and on a timeout', async () => {
     const closed = createServer();
     const { port } = await listen(closed, 0, '127.0.0.1');

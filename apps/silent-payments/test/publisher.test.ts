@@ -1,4 +1,4 @@
-import { createSilentLogger } from '@repo/service';
+import { createMemoryLogger, createSilentLogger } from '@repo/service';
 import { createNoopPublisher, createRelayPublisher, messageText, type Publisher, type RelayPublisherOptions } from '../src/publisher';
 import { freePort } from '@repo/regtest';
 import { startFakeRelay, waitFor, type FakeRelay } from './support/fake-relay';
@@ -79,6 +79,27 @@ describe('createRelayPublisher', () => {
     relay.dropConnections();
     await waitFor(() => publisher!.state().acknowledged === 1, 5_000, 'redelivery');
     expect(relay.events.map((e) => e.id)).toEqual([sent.id, sent.id]);
+  });
+
+  it('logs the reconnection after a lost connection, and a stop as a stop (not "reconnecting"), with the events it loses', async () => {
+    const memory = createMemoryLogger('info');
+    relay = await startFakeRelay(TOKEN);
+    publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger: memory.logger, minBackoffMs: 20, maxBackoffMs: 100 });
+    publisher.start();
+    await waitFor(() => publisher!.state().connected, 5_000, 'connected');
+    relay.dropConnections();
+    await waitFor(() => memory.lines.some((l) => l.msg === 'relay connection lost: reconnecting'), 5_000, 'lost');
+    await waitFor(() => memory.lines.some((l) => l.msg === 'reconnected to the relay'), 5_000, 'reconnected line');
+    relay.ackEvents = false;
+    publisher.publish('BlockScanned', block(4));
+    await waitFor(() => relay!.events.length === 1, 5_000, 'delivery');
+    const before = memory.lines.length;
+    await publisher.close();
+    const atClose = memory.lines.slice(before).map((l) => l.msg);
+    expect(atClose).not.toContain('relay connection lost: reconnecting');
+    expect(memory.lines.slice(before)).toEqual([
+      expect.objectContaining({ level: 40, msg: 'publisher stopped: events not acknowledged by the relay are lost', lost: 1 }),
+    ]);
   });
 
   it('forgets an event the relay refuses with an error', async () => {
