@@ -19,7 +19,7 @@ import {
   type ServiceApp,
 } from '@repo/service';
 import { createRateLimiter, jsonBody, guardServer, overloadGuard, rateLimit, requestTimeout } from '@repo/http';
-import { createExpressApp } from '@repo/http/express';
+import { createExpressApp, serveExpress } from '@repo/http/express';
 import type { ServiceMetrics } from '@repo/metrics';
 import { createRelayMetrics, readyHandler } from './prometheus';
 import type { RelayConfig } from './config';
@@ -160,7 +160,7 @@ export function createApp(config: RelayConfig, deps: RelayDeps): RelayApp {
   app.use(notFoundHandler());
   app.use(errorHandler({ logger, format: 'nested' }));
 
-  const httpServer = createHttpServer(app);
+  const httpServer = createHttpServer(serveExpress(app, logger));
   // One address cannot take every slot (docs/relay.md, "HTTP limits"): a per-address cap, a
   // reserve for new addresses, header and request deadlines, protocol errors in the error record.
   const deadlines = { headersTimeoutMs: config.limits.headersTimeoutMs, requestTimeoutMs: config.limits.requestTimeoutMs };

@@ -47,6 +47,23 @@ describe('relay lifecycle', () => {
     expect(app.servers.http.listening).toBe(false);
   });
 
+  it('writes every file of DATA_DIR with mode 0600, the event log (payment events) and its WAL included', async () => {
+    const dataDir = tempDir();
+    const app = createApp(config({ DATA_DIR: dataDir }), { logger: createSilentLogger() });
+    try {
+      await app.start();
+      // The event log takes a write (GET /ready over a real socket), so SQLite has its WAL and shm files.
+      const { port } = await listen(app.servers.http, 0, '127.0.0.1');
+      expect(await getJson(`http://127.0.0.1:${port}/ready`)).toMatchObject({ status: 200 });
+      const files = readdirSync(dataDir).sort();
+      expect(files).toEqual(expect.arrayContaining(['events.db', 'events.db-wal', 'publish-token', 'relay-id']));
+      const modes = Object.fromEntries(files.map((f) => [f, (statSync(join(dataDir, f)).mode & 0o777).toString(8)]));
+      expect(modes).toEqual(Object.fromEntries(files.map((f) => [f, '600'])));
+    } finally {
+      await app.close();
+    }
+  });
+
   it('reads the generated relay id and publish token back on the next start', async () => {
     const dataDir = tempDir();
     const first = createApp(config({ DATA_DIR: dataDir }), { logger: createSilentLogger() });

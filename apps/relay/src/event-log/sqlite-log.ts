@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Appended, EventLog, OldestPoint, Retention, StoredEvent } from './event-log';
@@ -46,6 +46,10 @@ export interface SqliteLogOptions {
 export function createSqliteLog(options: SqliteLogOptions): EventLog {
   const now = options.now ?? Date.now;
   mkdirSync(dirname(options.file), { recursive: true, mode: 0o700 });
+  // 0600 before SQLite opens it (the events carry payments): the WAL and shm files take the
+  // database's mode. A log written by an earlier version with the umask's mode is narrowed too.
+  closeSync(openSync(options.file, 'a', 0o600));
+  chmodSync(options.file, 0o600);
   const db = new Database(options.file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
