@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeEntryPoint, runEntryPoint } from '@repo/config/testing';
 import { COMMAND } from '../src/command';
+import { loadConfig } from '../src/config';
 
 // The entry point's command line (README, "Operations"), run as an operator would: the built dist/main.js.
-describeEntryPoint({ name: 'config-server', appDir: join(__dirname, '..'), command: COMMAND });
+describeEntryPoint({ name: 'config-server', appDir: join(__dirname, '..'), command: COMMAND, loadConfig });
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 

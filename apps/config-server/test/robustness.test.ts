@@ -1,12 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { ConfigError } from '@repo/config';
 import { generateSelfSignedCertificate } from '@repo/service';
 import { openConnection } from '@repo/http/testing';
-import { COMMAND } from '../src/command';
 import { loadConfig } from '../src/config';
 import { mkfifoSync } from './support/fifo';
 import { get, startServer, type Harness } from './support/harness';
@@ -146,29 +145,6 @@ describe('configuration at start', () => {
     expect(mismatch.status).toBe(1);
     expect(mismatch.output).toContain('configuration error: TLS_CERT_FILE and TLS_KEY_FILE do not make a certificate and its key');
     for (const res of [badCert, badKey, mismatch]) expect(res.output).not.toMatch(/\n\s+at /);
-  });
-
-  it('--help lists every variable the configuration reads, and so does the README', () => {
-    const read = new Set<string>();
-    const env = new Proxy(
-      {},
-      {
-        get: (_target, name) => {
-          if (typeof name === 'string') read.add(name);
-          return undefined;
-        },
-      },
-    );
-    loadConfig(env);
-    const listed = new Set((COMMAND.env ?? []).flatMap((v) => v.name.split(/,\s*/)));
-    const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
-    expect(read.size).toBeGreaterThan(20);
-    for (const name of read) {
-      expect({ name, listed: listed.has(name) }).toEqual({ name, listed: true });
-      // The first column of the README's configuration table names it.
-      const row = new RegExp(`^\\|[^|\\n]*\`${name}\`[^|\\n]*\\|`, 'm');
-      expect({ name, inReadme: row.test(readme) }).toEqual({ name, inReadme: true });
-    }
   });
 });
 

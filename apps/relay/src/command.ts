@@ -87,6 +87,11 @@ export const COMMAND: CommandSpec = {
       default: '1000',
       description: "simultaneous WebSocket connections (the interface's limit); past it the upgrade gets 503",
     },
+    {
+      name: 'MAX_WS_CONNECTIONS_PER_IP',
+      default: '100',
+      description: 'TCP connections to the WebSocket listener per client address; more are closed at once',
+    },
     { name: 'MAX_MESSAGE_BYTES', default: '1048576', description: 'largest WebSocket message (spec: 1 MB)' },
     {
       name: 'MAX_SEND_BUFFER_BYTES',
@@ -122,6 +127,21 @@ export const COMMAND: CommandSpec = {
     { name: 'RATE_LIMIT_PER_MINUTE', default: '200', description: 'HTTP requests per minute per address (spec)' },
     { name: 'MAX_BODY_BYTES', default: '5242880', description: 'HTTP request body (spec: 5 MB)' },
     { name: 'MAX_HTTP_CONNECTIONS', default: '100', description: 'simultaneous HTTP connections (spec), also the requests in flight' },
+    {
+      name: 'MAX_HTTP_CONNECTIONS_PER_IP',
+      default: '20',
+      description: 'HTTP API connections per client address (a tenth of MAX_HTTP_CONNECTIONS is kept for new addresses)',
+    },
+    {
+      name: 'MAX_CONCURRENT_BODIES',
+      default: '8',
+      description: 'HTTP request bodies read at once (2 for one address); past it 503 with Retry-After: 1',
+    },
+    {
+      name: 'HEADERS_TIMEOUT_MS',
+      default: '10000',
+      description: 'request headers (HTTP API and WebSocket upgrades) and the TLS handshake of wss not done in time: 408 / closed',
+    },
     { name: 'REQUEST_TIMEOUT_MS', default: '30000', description: 'HTTP request timeout (408)' },
     {
       name: 'TRUST_PROXY',

@@ -48,14 +48,46 @@ export const COMMAND: CommandSpec = {
     { name: 'SCAN_MEMPOOL', default: 'true', description: 'record mempool payments as pending' },
     { name: 'SCAN_MAX_BACKOFF_MS', default: '60000', description: 'longest wait between retries while the node fails (1 s, doubling)' },
     {
+      name: 'SCAN_WORKERS',
+      default: 'the number of cores - 1, at least 1',
+      description: 'worker threads that parse and scan blocks while catching up; 0 parses and scans on the main thread',
+    },
+    {
+      name: 'SCAN_PREFETCH_BLOCKS',
+      default: '4',
+      description: 'blocks held ahead of the one being stored while catching up (1-64): the memory bound, ~5.5 MB each for a dense block',
+    },
+    {
+      name: 'SCAN_FETCH_CONCURRENCY',
+      default: '2',
+      description:
+        "blocks requested of the node at once while catching up (1-16, at most SCAN_PREFETCH_BLOCKS); each holds one of the node's -rpcthreads",
+    },
+    {
       name: 'SP_SECP256K1_BACKEND',
       default: "bip352's default (native)",
       description: 'native, wasm or noble; a missing backend stops the start (never a silent fallback)',
     },
     { name: 'RATE_LIMIT_PER_MINUTE', default: '100', description: 'requests per minute per client address; /health is not counted' },
-    { name: 'MAX_BODY_BYTES', default: '10485760', description: 'request body limit (10 MB)' },
-    { name: 'MAX_CONNECTIONS', default: '50', description: 'simultaneous connections in all; more are closed at once' },
-    { name: 'MAX_CONNECTIONS_PER_IP', default: '50', description: 'simultaneous connections per client address' },
+    {
+      name: 'SP_API_TOKEN',
+      default: 'unset',
+      description: 'when set (16 characters or more), every POST needs Authorization: Bearer <token>',
+    },
+    { name: 'MAX_LABELS', default: '100000', description: 'labels POST /generate-address hands out at most (409 past it)' },
+    { name: 'MAX_BODY_BYTES', default: '65536 (64 KiB)', description: 'request body limit (1 KiB to 10 MiB)' },
+    {
+      name: 'MAX_CONCURRENT_BODIES',
+      default: '16',
+      description: 'request bodies read at once (4 for one address); past it 503 with Retry-After: 1',
+    },
+    {
+      name: 'MAX_CONNECTIONS',
+      default: '50',
+      description: 'simultaneous connections in all; a tenth is kept for addresses with none open; more are closed at once',
+    },
+    { name: 'MAX_CONNECTIONS_PER_IP', default: '20', description: 'simultaneous connections per client address' },
+    { name: 'HEADERS_TIMEOUT_MS', default: '10000', description: 'request headers not received in time: 408, connection closed' },
     { name: 'REQUEST_TIMEOUT_MS', default: '30000', description: '408 past it' },
     { name: 'MAX_IN_FLIGHT', default: '256', description: 'requests in progress before 503' },
     {

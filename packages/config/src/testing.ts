@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import type { CommandSpec } from './cli';
+import type { Env } from './env';
 
 /** Options of {@link describeEntryPoint}. */
 export interface EntryPointOptions {
@@ -12,6 +13,40 @@ export interface EntryPointOptions {
   appDir: string;
   /** The app's command table: every environment variable must appear in `--help`. */
   command: CommandSpec;
+  /** The app's `loadConfig`: `--help` and the README's configuration table must name every variable it reads. */
+  loadConfig: (env: Env) => unknown;
+}
+
+/** The README's configuration tables: the variables named in a row's first column, and the row's second (backticks removed). */
+function readmeDefaults(readme: string): Map<string, string> {
+  const rows = new Map<string, string>();
+  for (const [, first, second] of readme.matchAll(/^\|([^|\n]*)\|([^|\n]*)\|/gm)) {
+    for (const [, name] of first!.matchAll(/`([A-Z][A-Z0-9_]*)`/g)) rows.set(name!, second!.replaceAll('`', '').trim());
+  }
+  return rows;
+}
+
+/**
+ * Every variable `load` reads (an app's `loadConfig`, the shared readers included), found by
+ * giving it an environment that records each lookup and holds nothing, so every default applies.
+ */
+export function variablesRead(load: (env: Env) => unknown): Set<string> {
+  const read = new Set<string>();
+  const env = new Proxy<Env>(
+    {},
+    {
+      get(_target, name) {
+        if (typeof name === 'string') read.add(name);
+        return undefined;
+      },
+      has(_target, name) {
+        if (typeof name === 'string') read.add(name);
+        return false;
+      },
+    },
+  );
+  load(env);
+  return read;
 }
 
 /** Runs a built entry point as an operator would: a clean environment, a time limit. */
@@ -26,11 +61,13 @@ export function runEntryPoint(file: string, args: string[]): SpawnSyncReturns<st
 
 /**
  * The jest suite every app's `dist/main.js` must pass (docs/README.md, "Command line"): `--help`
- * prints the usage and every environment variable with its default, `--version` the package
- * version, and an unknown option is one line on stderr and exit status 2.
+ * prints the usage and every environment variable with its default, exactly the variables the
+ * app's `loadConfig` reads, each named in the README's configuration table with the same default;
+ * `--version` prints the package version, and an unknown option is one line on stderr and exit
+ * status 2.
  */
 export function describeEntryPoint(options: EntryPointOptions): void {
-  const { name, appDir, command } = options;
+  const { name, appDir, command, loadConfig } = options;
   const main = join(appDir, 'dist', 'main.js');
   const version = (JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -43,6 +80,22 @@ export function describeEntryPoint(options: EntryPointOptions): void {
       for (const variable of command.env ?? []) expect(res.stdout).toContain(variable.name);
       expect(res.stdout).toMatch(/TRUST_PROXY\s+\(none\)/);
       expect(res.stdout).toMatch(/LOG_LEVEL\s+info/);
+    });
+
+    it('--help and the README name every variable loadConfig reads, and the same default', () => {
+      const read = [...variablesRead(loadConfig)].sort();
+      const help = (command.env ?? []).flatMap((v) => v.name.split(/,\s*/).map((one) => [one, v.default] as const));
+      expect(help.map(([one]) => one).sort()).toEqual(read);
+      const readme = readmeDefaults(readFileSync(join(appDir, 'README.md'), 'utf8'));
+      for (const [variable, shown] of help) {
+        // The README's default column holds the first word `--help` shows ("65536 (64 KiB)" holds "65536").
+        const documented = readme.get(variable);
+        const first = shown.split(' ')[0]!;
+        expect({ variable, documented: documented?.split(/\s+/).includes(first) ?? 'not in the README' }).toEqual({
+          variable,
+          documented: true,
+        });
+      }
     });
 
     it('--version prints the package version, exit 0', () => {
