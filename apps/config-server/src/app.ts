@@ -177,13 +177,6 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   // one address cannot take every slot (a reserve is kept for new addresses); protocol errors get
   // the error record (docs/config-server.md, "Limits").
   const connections = guardServer(server, config, { logger });
-  // Node's https server hands TLS failures before the handshake is done (the handshake deadline,
-  // a malformed ClientHello) to `clientError` as well: no HTTP answer can go over a connection
-  // without TLS, so it is closed at once rather than held for the protocol-error answer's grace
-  // period (HEADERS_TIMEOUT_MS, then closed: README, "Configuration").
-  server.prependListener('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    if (err.code?.startsWith('ERR_TLS_') === true || err.code?.startsWith('ERR_SSL_') === true) socket.destroy();
-  });
   // CONNECT never reaches express (Node emits `connect`, and with no listener drops the connection
   // unanswered): it is refused as every other method is (docs/config-server.md, "Endpoints").
   server.on('connect', (req: IncomingMessage, socket: Duplex) => refuseConnect(req, socket, logger));

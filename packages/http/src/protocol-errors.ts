@@ -26,14 +26,25 @@ interface MaybeHttpSocket extends Duplex {
 }
 
 /**
+ * Whether a `clientError` is a TLS failure before the handshake was done (the handshake deadline,
+ * a malformed ClientHello, plain HTTP sent to an HTTPS port): an https server hands those to
+ * `clientError` too, and no HTTP answer can go over a connection without TLS.
+ */
+function isTlsFailure(code: string | undefined): boolean {
+  return code !== undefined && (code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_'));
+}
+
+/**
  * Answers protocol-level errors (a bad request line or header, headers too large, a header or
  * body deadline passed) with a minimal HTTP/1.1 response carrying the service's error record and
  * `Connection: close`, instead of Node's bare 400/431 or a silent close. Nothing is written when
- * the socket is gone or a response has already started on it (RFC 9112, section 9.6).
+ * the socket is gone or a response has already started on it (RFC 9112, section 9.6), and a
+ * connection whose TLS handshake failed is closed at once (an answer written there would wait,
+ * unsent, for the 2 s a client that never reads is given).
  */
 export function answerProtocolErrors(server: Server, body: ProtocolErrorBody = flatErrorBody): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: MaybeHttpSocket) => {
-    if (err.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent === true) {
+    if (err.code === 'ECONNRESET' || isTlsFailure(err.code) || !socket.writable || socket._httpMessage?.headersSent === true) {
       socket.destroy();
       return;
     }

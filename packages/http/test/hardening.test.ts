@@ -1,8 +1,12 @@
 import express from 'express';
+import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { errorHandler } from '@repo/errors';
-import { closeGracefully, listen } from '@repo/service';
+import { closeGracefully, listen, loadOrCreateTlsCredentials } from '@repo/service';
 import { answerProtocolErrors, jsonBody, jsonDepth, limitConnectionsPerAddress } from '../src';
 import { holdSlowConnections, rawExchange } from '../src/testing';
 
@@ -79,6 +83,21 @@ describe('answerProtocolErrors', () => {
     const big = await rawExchange(port, `GET /ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(big.status).toBe(431);
     expect(JSON.parse(big.body)).toEqual({ error: 'request headers too large', code: 'HEADERS_TOO_LARGE' });
+  });
+
+  it('closes a connection whose TLS handshake did not finish in time at once, writing nothing', async () => {
+    const tls = await loadOrCreateTlsCredentials({ dataDir: mkdtempSync(join(tmpdir(), 'protocol-errors-tls-')) });
+    server = createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: 200 }, (_req, res) => res.end('ok'));
+    answerProtocolErrors(server);
+    // Listeners run in order: this one sees the socket as answerProtocolErrors left it.
+    const seen = new Promise<{ code: string | undefined; destroyed: boolean }>((resolve) =>
+      server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => resolve({ code: err.code, destroyed: socket.destroyed })),
+    );
+    const { port } = await listen(server, 0, '127.0.0.1');
+    // The start of a ClientHello, never finished: the handshake deadline passes.
+    const stalled = await rawExchange(port, Buffer.from('16030100', 'hex'));
+    expect(await seen).toEqual({ code: 'ERR_TLS_HANDSHAKE_TIMEOUT', destroyed: true });
+    expect(stalled).toMatchObject({ status: 0, closed: true });
   });
 });
 
