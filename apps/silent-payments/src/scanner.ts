@@ -46,7 +46,7 @@ export interface ScannerStatus {
   scanned_height: number | null;
   tip_height: number | null;
   blocks_per_second: number;
-  /** Consecutive failed attempts to reach the node (0 when it answers). */
+  /** Consecutive failed attempts to reach the node (0 when it answers; an attempt that stored blocks before failing counts as the first). */
   failures: number;
   last_error: string | null;
   /** ISO 8601 time of the last block scanned. */
@@ -170,6 +170,8 @@ export function createScanner(options: ScannerOptions): Scanner {
   let stopped = false;
   let tip: number | undefined;
   let failures = 0;
+  // Blocks stored so far: an attempt that stored some before it failed met a node that answers.
+  let blocksApplied = 0;
   let lastError: string | null = null;
   let failure: ScannerFailure | undefined;
   let nodeState: ScannerStatus['node'] = null;
@@ -480,6 +482,7 @@ export function createScanner(options: ScannerOptions): Scanner {
     const labelsTouched = new Set(found.map((p) => p.labelM).filter((m): m is number => m !== null && m > 0));
     const invoicesBefore = invoiceStatuses(labelsTouched);
     const applied = store.applyBlock({ height: block.height, hash: block.hash }, found, ours);
+    blocksApplied++;
     const stored: PaymentRecord[] = applied.payments;
     const now = Date.now();
     recent.push(now);
@@ -773,6 +776,7 @@ export function createScanner(options: ScannerOptions): Scanner {
   async function loop(): Promise<void> {
     state = 'starting';
     while (!stopped) {
+      const appliedBefore = blocksApplied;
       try {
         // The chain when a block was announced (or woken), at the poll interval, or until synced; the mempool in between.
         if (blockSignal || (state as ScannerState) !== 'synced' || Date.now() - lastFullPoll >= pollIntervalMs) {
@@ -797,6 +801,10 @@ export function createScanner(options: ScannerOptions): Scanner {
         if (!stopped && !blockSignal) await sleep(scanMempool && (state as ScannerState) === 'synced' ? mempoolInterval : pollIntervalMs);
       } catch (err) {
         if (stopped) break;
+        // A catch-up that stored blocks before this failure starts the count again: a node that
+        // fails now and then during a long catch-up is retried at the shortest wait, not one that
+        // doubles with every failure since the start.
+        if (blocksApplied !== appliedBefore) failures = 0;
         failures++;
         lastError = err instanceof Error ? err.message : String(err);
         failure =

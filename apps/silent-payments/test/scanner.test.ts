@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import { closeGracefully, createMemoryLogger, listen } from '@repo/service';
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, hexToBytes } from '@repo/crypto';
 import { join } from 'node:path';
@@ -412,6 +414,51 @@ describe('scanner against the chain double', () => {
     expect((await payment(`${paid.txid}:0`)).body).toMatchObject({ status: 'confirmed', confirmations: 2, address: invoice });
     const health = await getJson<{ status: string; scanner: { failures: number; last_error: string | null } }>(running.url, '/health');
     expect(health.body).toMatchObject({ status: 'healthy', scanner: { failures: 0, last_error: null } });
+  });
+
+  it('counts failures from the last block stored, so a node failing now and then is retried at the shortest wait', async () => {
+    // Between the service and the node: every third getblock answered 503 as a busy Core does.
+    let getblocks = 0;
+    let faults = 0;
+    const flaky = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (/"method":\s*"getblock"/.test(body.toString()) && ++getblocks % 3 === 0) {
+          faults++;
+          res.writeHead(503, { 'Content-Type': 'text/html' }).end('Work queue depth exceeded');
+          return;
+        }
+        const upstream = httpRequest(node.url, { method: 'POST', headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        upstream.end(body);
+      });
+    });
+    const { port } = await listen(flaky, 0, '127.0.0.1');
+    try {
+      const memory = createMemoryLogger('info');
+      running = await startService(
+        env({ CHAIN_RPC_URL: `http://127.0.0.1:${port}`, SCAN_MAX_BACKOFF_MS: '60000', SCAN_WORKERS: '0', SCAN_FETCH_CONCURRENCY: '1' }),
+        { logger: memory.logger },
+      );
+      await synced();
+      // A new wallet starts at the tip: the blocks mined from here are its catch-up.
+      node.mine(60);
+      await synced();
+      const retries = memory.lines.filter((l) => l.msg === 'chain node failed: retrying');
+      expect(faults).toBeGreaterThanOrEqual(15);
+      // Each failure came after a block was stored: the first of its run, retried after the
+      // shortest wait (logged at 1, 10, 20…: a count carried over would show 10 here).
+      expect(retries.length).toBe(faults);
+      expect(new Set(retries.map((l) => l.failures))).toEqual(new Set([1]));
+    } finally {
+      await running?.close();
+      running = undefined;
+      await closeGracefully(flaky, 100);
+    }
   });
 });
 
