@@ -16,17 +16,38 @@ function trackConnections(server: Server): void {
   });
 }
 
-/** Starts listening and resolves with the bound address (port 0 picks a free port). */
+/**
+ * Starts listening and resolves with the bound address (port 0 picks a free port). A failure
+ * names the address and what to change (`cannot listen on 127.0.0.1:8081: the port is in use by
+ * another process`), with Node's error as its `cause` and its `code`.
+ */
 export function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   trackConnections(server);
   return new Promise((resolve, reject) => {
-    const onError = (err: Error) => reject(err);
+    const onError = (err: NodeJS.ErrnoException) => reject(listenError(err, host, port));
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);
       resolve(server.address() as AddressInfo);
     });
   });
+}
+
+/** What an operator reads when a service cannot listen: the address, and what to change. */
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'the port is in use by another process',
+  EADDRNOTAVAIL: 'no interface of this machine has that address (check HOST)',
+  ENOTFOUND: 'the host name does not resolve (check HOST)',
+  EAI_AGAIN: 'the host name could not be resolved now (check HOST)',
+  EACCES: 'not allowed (a port below 1024 needs privileges)',
+};
+
+/** The error of a failed `listen`, naming the address; Node's error is its `cause`, its `code` kept. */
+function listenError(err: NodeJS.ErrnoException, host: string, port: number): NodeJS.ErrnoException {
+  const why = err.code === undefined ? undefined : LISTEN_FAILURES[err.code];
+  const error: NodeJS.ErrnoException = new Error(`cannot listen on ${host}:${port}: ${why ?? err.message}`, { cause: err });
+  if (err.code !== undefined) error.code = err.code;
+  return error;
 }
 
 type ClosableServer = Server & { closeIdleConnections?: () => void; closeAllConnections?: () => void };
