@@ -555,8 +555,9 @@ export function createScanner(options: ScannerOptions): Scanner {
     }
   }
 
-  async function pollMempool(): Promise<void> {
-    const txids = await rpc.call<string[]>('getrawmempool', []);
+  /** One pass over the mempool (`txids`: its `getrawmempool`, when already fetched). */
+  async function pollMempool(txids?: string[]): Promise<void> {
+    txids ??= await rpc.call<string[]>('getrawmempool', []);
     const current = new Set(txids);
     for (const txid of mempoolSeen) if (!current.has(txid)) mempoolSeen.delete(txid);
     const pendingGone = store.pendingTxids().filter((txid) => !current.has(txid));
@@ -785,12 +786,19 @@ export function createScanner(options: ScannerOptions): Scanner {
           await poll();
         } else if (scanMempool) {
           // A block the long poll missed (a call lost in a node restart) is caught here at the latest.
-          const count = await rpc.call<number>('getblockcount', []);
+          // Both in one request: the rpc-proxy counts requests against its rate limit (README, "Load on the node").
+          const [count, txids] = await rpc.batch([
+            { method: 'getblockcount', params: [] },
+            { method: 'getrawmempool', params: [] },
+          ]);
+          for (const answer of [count, txids]) {
+            if (answer instanceof RpcError) throw new ChainRpcError('rpc', answer.message, { rpcCode: answer.code, cause: answer });
+          }
           if (count !== tip) {
             blockSignal = true;
             continue;
           }
-          await pollMempool();
+          await pollMempool(txids as string[]);
         }
         if (failures > 0) logger.info({ after_failures: failures }, 'chain node reachable again');
         failures = 0;

@@ -416,6 +416,18 @@ describe('scanner against the chain double', () => {
     expect(health.body).toMatchObject({ status: 'healthy', scanner: { failures: 0, last_error: null } });
   });
 
+  it('asks for the tip and the mempool in one request while caught up', async () => {
+    running = await startService(env({ SCAN_MEMPOOL_INTERVAL_MS: '50', SCAN_POLL_INTERVAL_MS: '60000' }));
+    await synced();
+    node.clearRequests();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const calls = node.requests.map((r) => JSON.parse(r.body) as { method: string } | { method: string }[]);
+    const mempool = calls.filter((c) => (Array.isArray(c) ? c : [c]).some((one) => one.method === 'getrawmempool'));
+    expect(mempool.length).toBeGreaterThanOrEqual(3);
+    for (const call of mempool)
+      expect(Array.isArray(call) ? call.map((one) => one.method) : call.method).toEqual(['getblockcount', 'getrawmempool']);
+  });
+
   it('counts failures from the last block stored, so a node failing now and then is retried at the shortest wait', async () => {
     // Between the service and the node: every third getblock answered 503 as a busy Core does.
     let getblocks = 0;
