@@ -5,7 +5,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Chain, type ChainName, type FundKind, type FundedOutput } from './chain';
 import { writeJson } from './encoding';
-import { EnvelopeError, errorStatus, initialState, isNotification, parseCall, replyObject, type CallState } from '@repo/json-rpc';
+import {
+  coreAcceptsStrings,
+  EnvelopeError,
+  errorStatus,
+  initialState,
+  isNotification,
+  parseCall,
+  replyObject,
+  type CallState,
+} from '@repo/json-rpc';
 import { executeMethod, RpcMethodError, type MethodContext } from './rpc';
 
 /** How the double misbehaves: see {@link ChainDouble.setBehaviour}. */
@@ -174,12 +183,14 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
     }
   }
 
-  function handleBody(res: ServerResponse, walletPath: string | undefined, body: string): void {
+  /** Answers a body (undefined: one Core cannot read, a parse error). */
+  function handleBody(res: ServerResponse, walletPath: string | undefined, body: string | undefined): void {
     const ctx: MethodContext = { chain, walletPath, wallets, feeRate, syncing };
     const state = initialState();
     try {
       let value: unknown;
       try {
+        if (body === undefined) throw new Error('a string Core cannot read');
         value = JSON.parse(body);
       } catch {
         throw new EnvelopeError(-32700, 'Parse error');
@@ -246,7 +257,8 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
       return;
     }
     // libevent answers an unregistered path itself, before the JSON-RPC handler (and its auth).
-    const path = (req.url ?? '/').split('?')[0] as string;
+    // Core matches the whole URI, query included: `/?x` is unknown, `/wallet/w?x` is wallet "w?x".
+    const path = req.url ?? '/';
     let walletPath: string | undefined;
     if (path.startsWith('/wallet/')) walletPath = decodeURIComponent(path.slice('/wallet/'.length));
     else if (path !== '/') {
@@ -283,10 +295,12 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
       chunks.push(chunk);
     });
     req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
+      const raw = Buffer.concat(chunks);
+      const body = raw.toString('utf8');
       requests.push({ method: req.method ?? 'POST', path, headers: { ...req.headers }, body });
       if (requests.length > 1000) requests.shift();
-      handleBody(res, walletPath, body);
+      // Core refuses a whole body with a string it cannot read as UTF-8 (see coreAcceptsStrings).
+      handleBody(res, walletPath, coreAcceptsStrings(raw) ? body : undefined);
     });
   }
 

@@ -14,3 +14,4 @@ export {
   type CallState,
   type JsonVersion,
 } from './envelope';
+export { coreAcceptsStrings } from './core-strings';

@@ -15,9 +15,10 @@ import {
 import type { Authenticator } from '../auth';
 import { requestLineWriter } from '../request-log';
 import type { ResultCache } from '../cache';
-import { coreAcceptsStrings, countKeys, scanBody } from '../body-scan';
+import { countKeys, scanBody } from '../body-scan';
 import { canonicalJson, echoableId, type Coalescer } from '../coalesce';
 import {
+  coreAcceptsStrings,
   type EnvelopeError,
   errorStatus,
   errorText,

@@ -148,4 +148,12 @@ describe('the chain double answers like a real bitcoind', () => {
     await compare(() => '', '/', 'PUT');
     await compare(() => v1('getblockcount'), '/nosuchpath');
   });
+
+  it('strings Core cannot read (escaped lone surrogates) and URIs with a query', async () => {
+    await compare(() => '{"id":1,"method":"getblockcount\\ud800"}');
+    await compare(() => '[{"id":1,"method":"getblockcount"},{"id":"\\udc00","method":"getblockcount"}]');
+    await compare(() => '{"id":"\\ud83d\\ude00","method":"getblockcount"}');
+    await compare(() => v1('getblockcount'), '/?x=1');
+    await compare(() => v1('getwalletinfo'), '/wallet/nosuchwallet?x=1');
+  });
 });
