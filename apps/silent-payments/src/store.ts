@@ -352,19 +352,29 @@ export function openStore(path: string): Store {
   const deleteBlocksAbove = db.prepare<[number]>('DELETE FROM blocks WHERE height > ?');
   const deletePaymentsAbove = db.prepare<[number]>('DELETE FROM payments WHERE block_height > ?');
 
-  const paymentParams = (p: NewPayment, createdAt: string, block?: { height: number; hash: string }) => ({
-    id: paymentId(p.txid, p.vout),
-    txid: p.txid,
-    vout: p.vout,
-    address: p.address,
-    label_m: p.labelM,
-    amount_sats: p.amountSats,
-    block_height: block?.height ?? null,
-    block_hash: block?.hash ?? null,
-    created_at: createdAt,
-    output_key: p.outputKey,
-    tweak: p.tweak,
-  });
+  // When the payments a reorg removed were first seen, for when they come back (mined again or
+  // back in the mempool): `created_at` stays the first sighting. In memory, the most recent
+  // REORG_MEMORY of them; after a restart in between, a payment that comes back is seen anew.
+  const firstSeen = new Map<string, string>();
+  const REORG_MEMORY = 10_000;
+
+  const paymentParams = (p: NewPayment, seenNow: string, block?: { height: number; hash: string }) => {
+    const id = paymentId(p.txid, p.vout);
+    const createdAt = firstSeen.get(id) ?? seenNow;
+    return {
+      id,
+      txid: p.txid,
+      vout: p.vout,
+      address: p.address,
+      label_m: p.labelM,
+      amount_sats: p.amountSats,
+      block_height: block?.height ?? null,
+      block_hash: block?.hash ?? null,
+      created_at: createdAt,
+      output_key: p.outputKey,
+      tweak: p.tweak,
+    };
+  };
 
   const num = (v: unknown): number => Number(v);
   const normalise = (row: PaymentRow): PaymentRow => ({
@@ -392,6 +402,14 @@ export function openStore(path: string): Store {
 
   const rollbackAbove = db.transaction((height: number) => {
     const removed = paymentsAbove.all(height).map(rowToPayment);
+    for (const p of removed) {
+      firstSeen.delete(p.id);
+      firstSeen.set(p.id, p.createdAt);
+    }
+    for (const id of firstSeen.keys()) {
+      if (firstSeen.size <= REORG_MEMORY) break;
+      firstSeen.delete(id);
+    }
     deletePaymentsAbove.run(height);
     const unspent = unspendAbove.run(height).changes;
     deleteBlocksAbove.run(height);

@@ -198,18 +198,31 @@ describe('scanner against the chain double', () => {
     const [orphaned] = node.mine(1, [paid.hex]);
     const firstHeight = node.tipHeight();
     await synced();
-    expect((await payment(id)).body).toMatchObject({ status: 'confirmed', block_height: firstHeight });
+    const first = (await payment(id)).body;
+    expect(first).toMatchObject({ status: 'confirmed', block_height: firstHeight });
 
-    // The block leaves the chain; its transaction returns to the mempool.
+    // The block leaves the chain; its transaction returns to the mempool. It is the same payment,
+    // first seen when it was: created_at does not move.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     node.reorg(1);
     await synced();
-    expect((await payment(id)).body).toMatchObject({ status: 'pending', block_height: null, confirmations: 0 });
+    expect((await payment(id)).body).toMatchObject({
+      status: 'pending',
+      block_height: null,
+      confirmations: 0,
+      created_at: first.created_at,
+    });
     expect(running.service.store.blockHash(firstHeight)).not.toBe(orphaned);
     expect(running.service.store.blockHash(firstHeight + 1)).toBe(node.tipHash());
 
     node.mine(1);
     await synced();
-    expect((await payment(id)).body).toMatchObject({ status: 'confirmed', block_height: node.tipHeight(), confirmations: 1 });
+    expect((await payment(id)).body).toMatchObject({
+      status: 'confirmed',
+      block_height: node.tipHeight(),
+      confirmations: 1,
+      created_at: first.created_at,
+    });
 
     // A reorg whose replacement block double-spends the payment: it disappears.
     const paid2 = buildSilentPayment([other], [{ address: invoice, sats: 30_000_000n }], plainScript(2));
