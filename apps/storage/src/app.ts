@@ -46,6 +46,7 @@ export async function createBackend(config: StorageConfig, logger: Logger): Prom
       url: config.redisUrl,
       keyPrefix: config.redisKeyPrefix,
       connectTimeoutMs: config.redisConnectTimeoutMs,
+      commandTimeoutMs: config.redisCommandTimeoutMs,
       logger,
     });
   }

@@ -37,6 +37,11 @@ export const COMMAND: CommandSpec = {
       description: 'prefix of every Redis key written, so one Redis can serve several things',
     },
     { name: 'REDIS_CONNECT_TIMEOUT_MS', default: '10000', description: 'give up at start when Redis does not answer within this time' },
+    {
+      name: 'REDIS_COMMAND_TIMEOUT_MS',
+      default: '5000',
+      description: 'a Redis command not answered in this time (a Redis that hangs) fails its request with 503',
+    },
     { name: 'STORAGE_MAX_TTL_SECONDS', default: '31536000 (365 days)', description: 'largest ttl accepted' },
     {
       name: 'MAX_BODY_BYTES',

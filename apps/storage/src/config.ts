@@ -34,6 +34,8 @@ export interface StorageConfig {
   redisKeyPrefix: string;
   /** Milliseconds to wait for Redis at start before giving up. */
   redisConnectTimeoutMs: number;
+  /** A Redis command not answered in this time fails the request with 503 (REDIS_COMMAND_TIMEOUT_MS). */
+  redisCommandTimeoutMs: number;
   /** Lifetime of a value stored without `ttl` (unless permanent). */
   defaultTtlSeconds: number;
   /** Largest `ttl` accepted. */
@@ -96,6 +98,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = [])
     redisUrl,
     redisKeyPrefix: readString(env, 'REDIS_KEY_PREFIX', 'storage:'),
     redisConnectTimeoutMs: readInt(env, 'REDIS_CONNECT_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }),
+    redisCommandTimeoutMs: readInt(env, 'REDIS_COMMAND_TIMEOUT_MS', 5_000, { min: 10, max: 600_000 }),
     defaultTtlSeconds: DEFAULT_TTL_SECONDS,
     maxTtlSeconds: readInt(env, 'STORAGE_MAX_TTL_SECONDS', DEFAULT_MAX_TTL_SECONDS, { min: 1, max: 3_153_600_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1_024, max: 512 * 1024 * 1024 }),

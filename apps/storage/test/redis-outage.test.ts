@@ -8,6 +8,15 @@ import { contract } from './support/contract';
 import { startRelay, type Relay } from './support/relay';
 import { getJson, makeTempDir, postJson, randomKey, removeDir, testConfig } from './support/service';
 
+/** The Redis URL through `relay`. */
+function redisUrlVia(relay: Relay): string {
+  const url = new URL(redisUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String(relay.port);
+  return url.toString();
+}
+let redisUrl = '';
+
 // README, "Behaviour and decisions", Redis: while Redis is unreachable, requests answer 503 at once
 // and the client reconnects in the background. The logs say so without a stack trace per request.
 describe('Redis unreachable under load, then back', () => {
@@ -21,12 +30,11 @@ describe('Redis unreachable under load, then back', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
+    redisUrl = redis.url;
     const url = new URL(redis.url);
     relay = await startRelay({ host: url.hostname, port: Number(url.port || 6379) });
-    url.hostname = '127.0.0.1';
-    url.port = String(relay.port);
     dir = makeTempDir();
-    service = createApp(testConfig({ DATA_DIR: dir, STORAGE_BACKEND: 'redis', REDIS_URL: url.toString(), REDIS_KEY_PREFIX: prefix }), {
+    service = createApp(testConfig({ DATA_DIR: dir, STORAGE_BACKEND: 'redis', REDIS_URL: redisUrlVia(relay), REDIS_KEY_PREFIX: prefix }), {
       logger: memory.logger,
     });
     await service.start();
@@ -40,6 +48,40 @@ describe('Redis unreachable under load, then back', () => {
     await redis?.cleanup(prefix);
     await redis?.stop();
     removeDir(dir);
+  });
+
+  it('answers 503 once a command waited REDIS_COMMAND_TIMEOUT_MS while Redis hangs, and serves again once it resumes', async () => {
+    const hung = createApp(
+      testConfig({
+        DATA_DIR: dir,
+        STORAGE_BACKEND: 'redis',
+        REDIS_URL: redisUrlVia(relay),
+        REDIS_KEY_PREFIX: prefix,
+        REDIS_COMMAND_TIMEOUT_MS: '300',
+      }),
+      { logger: createMemoryLogger('info').logger },
+    );
+    await hung.start();
+    const at = `http://127.0.0.1:${(await listen(hung.servers.http, 0, '127.0.0.1')).port}`;
+    try {
+      const key = randomKey();
+      expect((await postJson(`${at}/store`, { key, value: 'abcd' })).status).toBe(200);
+      relay.pause();
+      const unavailable = { error: 'service temporarily unavailable', code: 'SERVICE_UNAVAILABLE', details: 'storage backend unavailable' };
+      const [store, read] = await Promise.all([
+        postJson(`${at}/store`, { key: randomKey(), value: 'abcd' }),
+        getJson(`${at}/retrieve/${key}`),
+      ]);
+      // REQUEST_TIMEOUT_MS is 30 s here: the answer is the command timeout's.
+      expect(store).toEqual({ status: 503, body: unavailable });
+      expect(read).toEqual({ status: 503, body: unavailable });
+      relay.resume();
+      // The late replies are matched to the commands that timed out, not to the next ones.
+      expect(await getJson(`${at}/retrieve/${key}`)).toMatchObject({ status: 200, body: { value: 'abcd' } });
+    } finally {
+      relay.resume();
+      await hung.close();
+    }
   });
 
   it('answers 503 at once while Redis is gone, logs it in a few lines without stacks, and serves again once it is back', async () => {

@@ -11,6 +11,13 @@ export interface RedisBackendOptions {
   keyPrefix?: string;
   /** Give up connecting at start after this many ms (default 10000). */
   connectTimeoutMs?: number;
+  /**
+   * A request whose command is not answered in this many ms fails (default 5000): a Redis that
+   * hangs (stopped, swapping, a network that drops packets) answers 503 rather than holding the
+   * request to its 408. The command may still run when Redis resumes; its late reply is matched
+   * to it and dropped (node-redis's own `timeout` only covers commands not yet written).
+   */
+  commandTimeoutMs?: number;
   logger?: Logger;
 }
 
@@ -91,6 +98,9 @@ if ARGV[3] == '' then redis.call('PERSIST', KEYS[1]) else redis.call('PEXPIREAT'
 return 'touched'
 `);
 
+/** Commands waiting for Redis at most (see `commandsQueueMaxLength`). */
+const MAX_QUEUED_COMMANDS = 10_000;
+
 const REFUSALS: ReadonlySet<unknown> = new Set<WriteRefusal>(['not_found', 'no_token', 'forbidden']);
 
 function refusal(reply: unknown, what: string): WriteRefusal {
@@ -119,6 +129,9 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
     url: options.url,
     // Fail fast while disconnected (503) instead of queueing requests until a timeout.
     disableOfflineQueue: true,
+    // Commands a hung Redis has not answered stay queued until it does (their late replies are
+    // matched to them): past this many, new ones fail at once (503) instead of growing the queue.
+    commandsQueueMaxLength: MAX_QUEUED_COMMANDS,
     socket: {
       connectTimeout: Math.min(connectTimeoutMs, 5_000),
       reconnectStrategy(retries) {
@@ -144,11 +157,18 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
     throw new BackendUnavailableError(`cannot connect to Redis (REDIS_URL): ${(err as Error).message}`, { cause: err });
   }
 
+  const commandTimeoutMs = options.commandTimeoutMs ?? 5_000;
   async function call<T>(run: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${commandTimeoutMs} ms`)), commandTimeoutMs);
+    });
     try {
-      return await run();
+      return await Promise.race([run(), deadline]);
     } catch (err) {
       throw new BackendUnavailableError('storage backend unavailable', { cause: err });
+    } finally {
+      clearTimeout(timer);
     }
   }
 
