@@ -8,6 +8,9 @@ import { closeGracefully, listen, loadOrCreateTlsCredentials } from '../src';
 /** What a keep-alive client saw: each answer's status and Connection header, or the error of the call. */
 type Outcome = { status: number; connection: string | undefined } | { error: string };
 
+/** Sends one request on `agent`'s connection. */
+type Send = (path: string, agent: HttpAgent) => Promise<Outcome>;
+
 const handler = (req: IncomingMessage, res: ServerResponse) => {
   // Each answer takes a little while, so the client is always busy when the shutdown begins.
   setTimeout(() => res.end(`answer to ${req.url}`), 15);
@@ -17,7 +20,7 @@ const handler = (req: IncomingMessage, res: ServerResponse) => {
  * A client that sends one request after the other on one keep-alive connection until told to
  * stop or until a call fails (the server no longer listens).
  */
-function keepSending(send: (path: string, agent: HttpAgent) => Promise<Outcome>, agent: HttpAgent) {
+function keepSending(send: Send, agent: HttpAgent) {
   const outcomes: Outcome[] = [];
   let stop = false;
   const done = (async () => {
@@ -36,7 +39,7 @@ function keepSending(send: (path: string, agent: HttpAgent) => Promise<Outcome>,
   };
 }
 
-function sendWith(call: typeof request | typeof httpsRequest, port: number, extra: object = {}) {
+function sendWith(call: typeof request | typeof httpsRequest, port: number, extra: object = {}): Send {
   return (path: string, agent: HttpAgent) =>
     new Promise<Outcome>((resolve) => {
       const req = call({ host: '127.0.0.1', port, path, agent, ...extra }, (res) => {
@@ -66,31 +69,30 @@ function expectNothingCut(outcomes: Outcome[]): void {
 describe('closeGracefully with a keep-alive client that keeps sending', () => {
   const grace = 60_000; // far beyond the test's timeout: the close must not wait for it
 
-  it('ends the busy connection after its answer (a server started by listen)', async () => {
-    const server: Server = createServer(handler);
-    const { port } = await listen(server, 0, '127.0.0.1');
-    const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
-    const client = keepSending(sendWith(request, port), agent);
+  /** Closes `server` while a keep-alive client sends on one connection; what the client got. */
+  async function closeUnderTraffic(server: Server, send: Send, agent: HttpAgent): Promise<Outcome[]> {
+    const client = keepSending(send, agent);
     await untilAnswers(client.outcomes, 3);
     await closeGracefully(server, grace);
     await client.stop();
     agent.destroy();
-    expectNothingCut(client.outcomes);
+    return client.outcomes;
+  }
+
+  it('ends the busy connection after its answer (a server started by listen)', async () => {
+    const server: Server = createServer(handler);
+    const { port } = await listen(server, 0, '127.0.0.1');
+    expectNothingCut(await closeUnderTraffic(server, sendWith(request, port), new HttpAgent({ keepAlive: true, maxSockets: 1 })));
   });
 
   it('does the same for a server it did not start (idle connections closed as they turn idle)', async () => {
     const server: Server = createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
-    const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
-    const client = keepSending(sendWith(request, port), agent);
-    await untilAnswers(client.outcomes, 3);
-    await closeGracefully(server, grace);
-    await client.stop();
-    agent.destroy();
-    const answered = client.outcomes.filter((o) => 'status' in o) as { status: number }[];
+    const outcomes = await closeUnderTraffic(server, sendWith(request, port), new HttpAgent({ keepAlive: true, maxSockets: 1 }));
+    const answered = outcomes.filter((o) => 'status' in o) as { status: number }[];
     expect(answered.every((o) => o.status === 200)).toBe(true);
-    expect(client.outcomes.filter((o) => 'error' in o).every((o) => ['ECONNREFUSED', 'ECONNRESET'].includes(o.error))).toBe(true);
+    expect(outcomes.filter((o) => 'error' in o).every((o) => ['ECONNREFUSED', 'ECONNRESET'].includes(o.error))).toBe(true);
   });
 
   it('ends the busy TLS connection after its answer (HTTPS)', async () => {
@@ -98,11 +100,6 @@ describe('closeGracefully with a keep-alive client that keeps sending', () => {
     const server = createHttpsServer({ cert: tls.cert, key: tls.key }, handler);
     const { port } = await listen(server, 0, '127.0.0.1');
     const agent = new HttpsAgent({ keepAlive: true, maxSockets: 1, ca: tls.cert, servername: 'localhost' });
-    const client = keepSending(sendWith(httpsRequest, port), agent);
-    await untilAnswers(client.outcomes, 3);
-    await closeGracefully(server, grace);
-    await client.stop();
-    agent.destroy();
-    expectNothingCut(client.outcomes);
+    expectNothingCut(await closeUnderTraffic(server, sendWith(httpsRequest, port), agent));
   });
 });
