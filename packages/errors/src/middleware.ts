@@ -123,22 +123,16 @@ function afterAnswer(logger: ErrorLogger | undefined, err: unknown, req: Request
  * instead of express's default, which prints the stack of an error on stderr. It matters for a
  * handler still at work when `requestTimeout` answered 408: the timeout takes the request down
  * the error handlers, so the handler's own error (or answer, `ERR_HTTP_HEADERS_SENT`) comes here,
- * past them, and is logged as {@link errorHandler} logs an error after the answer. A request
- * nobody answered (an app without a 404 handler) gets a 404 record.
+ * past them, and {@link errorHandler} logs it as an error after the answer. A request nobody
+ * answered (an app without a 404 handler) gets a 404 record.
  */
-export function finalHandler(options: { logger?: ErrorLogger } = {}): (req: Request, res: Response) => (err?: unknown) => void {
+export function finalHandler(options: ErrorHandlerOptions = {}): (req: Request, res: Response) => (err?: unknown) => void {
+  // The error middleware itself (same options), so both log and answer alike; nothing comes after it.
+  const handle = errorHandler(options);
+  const end = () => undefined;
   return (req, res) => (err) => {
-    if (res.headersSent) {
-      if (err !== undefined) afterAnswer(options.logger, err, req, res);
-      return;
-    }
-    const appError = err === undefined ? new AppError('NOT_FOUND') : toAppError(err);
-    if (appError.status >= 500 && !isUnavailable(err)) {
-      options.logger?.error({ err: appError.cause ?? appError, method: req.method, path: req.path }, 'request failed');
-    }
-    res.status(appError.status);
-    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
-    res.json(toErrorRecord(appError));
+    if (err !== undefined) handle(err, req, res, end);
+    else if (!res.headersSent) handle(new AppError('NOT_FOUND'), req, res, end);
   };
 }
 

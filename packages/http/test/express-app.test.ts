@@ -118,4 +118,21 @@ describe('serveExpress', () => {
       }),
     ]);
   });
+
+  it('answers what no handler answered as the error middleware would: a 404 record, a 500 logged with its cause', async () => {
+    const { logger, lines } = capture();
+    // No 404 handler and no error handler: the final step is all there is.
+    const app = createExpressApp({ logger, trustProxy: TRUST_NONE });
+    app.get('/boom', () => {
+      throw new Error('disk on fire');
+    });
+    const server = createServer(serveExpress(app, logger));
+    const missing = await request(server).get('/nowhere');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ code: 'NOT_FOUND' });
+    const failed = await request(server).get('/boom');
+    expect(failed.status).toBe(500);
+    expect(failed.body).toEqual({ error: 'internal server error', code: 'INTERNAL_ERROR' });
+    expect(lines.find((l) => l.msg === 'request failed')).toMatchObject({ level: 50, path: '/boom', err: { message: 'disk on fire' } });
+  });
 });
