@@ -17,7 +17,7 @@ import {
   type Logger,
   type ServiceApp,
 } from '@repo/service';
-import { chain, createRateLimiter, guardServer, rateLimit, requestLogger, type ConnectionCounter } from '@repo/http';
+import { answerOnSocket, chain, createRateLimiter, guardServer, rateLimit, requestLogger, type ConnectionCounter } from '@repo/http';
 import { auditTrail, createAuditLog, type AuditFields } from './audit';
 import type { ConfigServerConfig } from './config';
 import { API_VERSION, COMMON_HEADERS } from './constants';
@@ -262,19 +262,8 @@ async function operatorTls<T>(step: () => T | Promise<T>, config: ConfigServerCo
 /** Answers `CONNECT` 404 `FILE_NOT_FOUND` (the error record, the common headers), then closes the connection. */
 function refuseConnect(req: IncomingMessage, socket: Duplex, logger: Logger): void {
   const path = (req.url ?? '').slice(0, 300);
-  const text = JSON.stringify(toErrorRecord(new AppError('FILE_NOT_FOUND', { message: `no such endpoint: CONNECT ${path}` })));
-  const head = [
-    'HTTP/1.1 404 Not Found',
-    ...Object.entries(COMMON_HEADERS).map(([name, value]) => `${name}: ${value}`),
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(text)}`,
-    'Connection: close',
-  ].join('\r\n');
   logger.info({ method: 'CONNECT', path, status: 404, ip: req.socket.remoteAddress }, 'request');
-  socket.on('error', () => socket.destroy());
-  socket.end(`${head}\r\n\r\n${text}`);
-  // A client that never reads must not keep the socket.
-  setTimeout(() => socket.destroy(), 2_000).unref();
+  answerOnSocket(socket, new AppError('FILE_NOT_FOUND', { message: `no such endpoint: CONNECT ${path}` }), toErrorRecord, COMMON_HEADERS);
 }
 
 /** Notes the code of a refusal in the request's audit line, then lets the error handler answer. */

@@ -49,15 +49,30 @@ export function answerProtocolErrors(server: Server, body: ProtocolErrorBody = f
       return;
     }
     const { code, message } = classifyClientError(err.code);
-    const error = new AppError(code, { message });
-    const text = JSON.stringify(body(error));
-    const head =
-      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(text)}\r\n` +
-      'Connection: close\r\n\r\n';
-    socket.end(head + text);
-    // A client that never reads must not keep the socket.
-    setTimeout(() => socket.destroy(), 2_000).unref();
+    answerOnSocket(socket, new AppError(code, { message }), body);
   });
+}
+
+/**
+ * Writes an error answer straight on a socket that has no response object (a protocol error, a
+ * `CONNECT`): a minimal HTTP/1.1 response with the error record, `headers` and
+ * `Connection: close`, then the socket is closed; a client that never reads it is cut after 2 s.
+ */
+export function answerOnSocket(
+  socket: Duplex,
+  error: AppError,
+  body: ProtocolErrorBody = flatErrorBody,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  const text = JSON.stringify(body(error));
+  const head = [
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(text)}`,
+    'Connection: close',
+  ].join('\r\n');
+  socket.on('error', () => socket.destroy());
+  socket.end(`${head}\r\n\r\n${text}`);
+  setTimeout(() => socket.destroy(), 2_000).unref();
 }
