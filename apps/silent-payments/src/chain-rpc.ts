@@ -43,6 +43,11 @@ export class ChainRpcError extends Error {
   }
 }
 
+/** The ChainRpcError of a JSON-RPC error the node answered (a batch item's `RpcError`, say). */
+export function rpcFailure(error: RpcError, status?: number): ChainRpcError {
+  return new ChainRpcError('rpc', error.message, { rpcCode: error.code, cause: error, status });
+}
+
 /** One call of a batch. */
 export interface RpcCall {
   method: string;
@@ -220,9 +225,7 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
       const single = parsed as Envelope;
       const request = requests[0]!;
       if (single.id !== request.id && single.error !== null && single.error !== undefined) {
-        const message = typeof single.error.message === 'string' ? single.error.message : 'unknown error';
-        const code = typeof single.error.code === 'number' ? single.error.code : -32603;
-        throw new ChainRpcError('rpc', `${request.method}: ${message}`, { rpcCode: code });
+        throw rpcFailure(unwrap(single, request.method) as RpcError);
       }
     }
     const byId = new Map<string, Envelope>();
@@ -265,7 +268,7 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
       const response = await client.requestAdvanced(request(method, params), exchange);
       if (exchange.failure !== undefined) throw exchange.failure;
       const result = unwrap(response, method);
-      if (result instanceof RpcError) throw new ChainRpcError('rpc', result.message, { rpcCode: result.code, cause: result });
+      if (result instanceof RpcError) throw rpcFailure(result);
       return result as T;
     },
     async callRaw(method, params = []) {
@@ -277,7 +280,7 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
         // A failure whatever the body says: read here (it is small), as call() would.
         const envelope = interpret(status, bytes.toString('utf8')) as Envelope;
         const result = Array.isArray(envelope) ? undefined : unwrap(envelope, method);
-        if (result instanceof RpcError) throw new ChainRpcError('rpc', result.message, { rpcCode: result.code, cause: result, status });
+        if (result instanceof RpcError) throw rpcFailure(result, status);
         throw new ChainRpcError('http', `chain node answered HTTP ${status}`, { status });
       }
       return { id: req.id as string, body: bytes };

@@ -3,7 +3,7 @@ import { scanInputsFromRpc, type FoundOutput, type RpcVin, type ScanInput, type 
 import { backoff, type Logger } from '@repo/service';
 import type { AddressBook } from './address-book';
 import { btcToSats, satsToBtc } from './amount';
-import { ChainRpcError, type ChainRpcClient } from './chain-rpc';
+import { ChainRpcError, rpcFailure, type ChainRpcClient } from './chain-rpc';
 import type { Publisher } from './publisher';
 import type { ScannedBlock, ScanPool } from './scan-pool';
 import { invoiceStatus, isSettled } from './invoices';
@@ -791,9 +791,7 @@ export function createScanner(options: ScannerOptions): Scanner {
             { method: 'getblockcount', params: [] },
             { method: 'getrawmempool', params: [] },
           ]);
-          for (const answer of [count, txids]) {
-            if (answer instanceof RpcError) throw new ChainRpcError('rpc', answer.message, { rpcCode: answer.code, cause: answer });
-          }
+          for (const answer of [count, txids]) if (answer instanceof RpcError) throw rpcFailure(answer);
           if (count !== tip) {
             blockSignal = true;
             continue;
