@@ -46,6 +46,9 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 /** The `.env` values of an environment, resolved, may hold at most this many times `maxFileBytes` characters in all. */
 export const ENV_BUDGET_FACTOR = 4;
 
+/** Unresolved variables logged one by one for a `.env`; past them, one line with how many more. */
+const LOGGED_PROBLEMS = 20;
+
 /** The `variable processing error` of a `.env` that cannot be resolved within the limits. */
 function envRefused(details: string): AppError {
   return new AppError('INTERNAL_ERROR', { message: 'variable processing error', details });
@@ -63,7 +66,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
   const cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
   const now = options.now ?? Date.now;
   const envBudget = ENV_BUDGET_FACTOR * maxFileBytes;
-  // An environment's `.env`, resolved, or refused (too large once resolved, or not resolvable at all).
+  // An environment's `.env`, resolved, or refused (too large once resolved).
   const envCache = new Map<string, { stamp: string; resolved: ResolvedEnv } | { stamp: string; refused: AppError }>();
   // Map order is recency order: a hit is re-inserted at the end, eviction takes from the front.
   const rendered = new Map<string, { file: RenderedFile; at: number }>();
@@ -149,21 +152,17 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       envCache.set(env, { stamp, refused });
       throw refused;
     }
-    let resolved: ResolvedEnv;
-    try {
-      resolved = resolveEnv(parsed.entries);
-    } catch (err) {
-      // A chain of references long enough to exhaust the stack (thousands of lines): the .env as a whole cannot be used.
-      if (!(err instanceof RangeError)) throw err;
-      logger.warn({ env, err: err.message }, '.env refused: references nested too deeply to resolve');
-      const refused = envRefused('the .env references are nested too deeply');
-      envCache.set(env, { stamp, refused });
-      throw refused;
-    }
+    const resolved = resolveEnv(parsed.entries);
     // docs/config-server.md, "Variable substitution", rule 4: cycles (and depth or size failures) are reported in the logs, by name.
     // `variable`, not `name`: `name` is the logger's own field (the service), which a second `name` would hide.
-    for (const { name, ...problem } of resolved.problems)
-      logger.warn({ env, variable: name, ...problem }, `variable not resolved: ${problem.kind}`);
+    // The first ones only (a cycle of thousands of variables names each), with at most 12 names of a path.
+    for (const { name, ...problem } of resolved.problems.slice(0, LOGGED_PROBLEMS)) {
+      const path = 'path' in problem && problem.path.length > 12 ? [...problem.path.slice(0, 11), '…'] : undefined;
+      logger.warn({ env, variable: name, ...problem, ...(path && { path }) }, `variable not resolved: ${problem.kind}`);
+    }
+    if (resolved.problems.length > LOGGED_PROBLEMS) {
+      logger.warn({ env, more: resolved.problems.length - LOGGED_PROBLEMS }, 'more variables not resolved (not logged one by one)');
+    }
     envCache.set(env, { stamp, resolved });
     return resolved;
   }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { ConfigError } from '@repo/config';
+import { nobleBackend, openFromBase64 } from '@repo/crypto';
 import { generateSelfSignedCertificate } from '@repo/service';
 import { openConnection } from '@repo/http/testing';
 import { loadConfig } from '../src/config';
@@ -77,18 +78,27 @@ describe('.env resolution limits', () => {
     expect((await get(h, '/dev/plain.txt')).status).toBe(200);
   });
 
-  it('refuses a .env whose chain of references is too long to resolve with a clear error', async () => {
+  it('resolves a .env with a chain of 30,000 references like any other: the placeholder stays, one line says why', async () => {
     h = await startServer();
     const lines = Array.from({ length: 30_000 }, (_, i) => `A${i}=$A${i + 1}`);
     writeFileSync(join(h.storageDir, 'dev', '.env'), `${lines.join('\n')}\nA30000=end\n`);
-    writeFileSync(join(h.storageDir, 'dev', 'chain.txt'), 'a=${A0}\n');
+    writeFileSync(join(h.storageDir, 'dev', 'chain.txt'), 'a=${A0} b=${A29995}\n');
     const res = await get(h, '/dev/chain.txt');
-    expect(res.status).toBe(500);
-    expect(res.json()).toEqual({
-      error: 'variable processing error',
-      code: 'INTERNAL_ERROR',
-      details: 'the .env references are nested too deeply',
-    });
+    expect(res.status).toBe(200);
+    expect(new TextDecoder().decode(openFromBase64(h.derivedKey('dev'), res.text, { backend: nobleBackend }))).toBe('a=${A0} b=end\n');
+    const unresolved = h.logs.filter((l) => l.env === 'dev' && String(l.msg).startsWith('variable not resolved'));
+    expect(unresolved).toEqual([expect.objectContaining({ msg: 'variable not resolved: depth', variable: 'A29990' })]);
+  });
+
+  it('logs the first 20 unresolved variables of a .env, then how many more', async () => {
+    h = await startServer();
+    const lines = Array.from({ length: 1_000 }, (_, i) => `C${i}=$C${(i + 1) % 1_000}`);
+    writeFileSync(join(h.storageDir, 'dev', '.env'), `${lines.join('\n')}\n`);
+    expect((await get(h, '/dev/app.conf')).status).toBe(200);
+    const cycles = h.logs.filter((l) => l.msg === 'variable not resolved: cycle');
+    expect(cycles).toHaveLength(20);
+    expect((cycles[0]!.path as string[]).length).toBe(12);
+    expect(h.logs.find((l) => l.msg === 'more variables not resolved (not logged one by one)')).toMatchObject({ env: 'dev', more: 980 });
   });
 
   it('logs an unresolved variable as `variable`, leaving the logger its own `name`', async () => {

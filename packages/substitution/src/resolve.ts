@@ -46,7 +46,9 @@ export function resolveEnv(entries: ReadonlyMap<string, EnvEntry>, options: Reso
   const outcomes = new Map<string, Outcome>();
   const problems: ResolveProblem[] = [];
   const reported = new Set<string>();
+  // The variables being resolved, outermost first, and where each stands in it.
   const stack: string[] = [];
+  const onStack = new Map<string, number>();
 
   function fail(name: string, problem: ResolveProblem): Outcome {
     if (!reported.has(name)) {
@@ -56,31 +58,65 @@ export function resolveEnv(entries: ReadonlyMap<string, EnvEntry>, options: Reso
     return { ok: false };
   }
 
-  function resolve(name: string): Outcome | undefined {
-    const entry = entries.get(name);
-    if (entry === undefined) return undefined; // missing: the caller keeps the reference
-    const known = outcomes.get(name);
-    if (known) return known;
-    const onStack = stack.indexOf(name);
-    if (onStack !== -1) {
-      // Every name on the loop fails; the ones above it on the stack fail through it.
-      const path = [...stack.slice(onStack), name];
-      for (const member of stack.slice(onStack)) {
-        outcomes.set(member, fail(member, { kind: 'cycle', name: member, path }));
+  /**
+   * Resolves `root` and what it references, depth first in the order the references are written,
+   * with an explicit stack (a chain of any length cannot exhaust the call stack): a variable is
+   * finished once every variable it references is (or is found on a cycle with it).
+   */
+  function resolve(root: string): void {
+    if (!entries.has(root) || outcomes.has(root)) return;
+    const frames: { name: string; refs: IterableIterator<RegExpMatchArray> }[] = [];
+    const open = (name: string) => {
+      const entry = entries.get(name)!;
+      if (entry.literal) {
+        remember(name, { ok: true, value: entry.value, depth: 1 });
+        return;
       }
-      return { ok: false };
+      onStack.set(name, stack.push(name) - 1);
+      frames.push({ name, refs: entry.value.matchAll(VALUE_REF_RE) });
+    };
+    open(root);
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1]!;
+      const next = frame.refs.next();
+      if (!next.done) {
+        const ref = referenced(next.value);
+        if (ref === undefined || outcomes.has(ref)) continue;
+        const at = onStack.get(ref);
+        if (at === undefined) {
+          open(ref);
+          continue;
+        }
+        // Every name on the loop fails; the ones above it on the stack fail through it.
+        const path = [...stack.slice(at), ref];
+        for (const member of stack.slice(at)) outcomes.set(member, fail(member, { kind: 'cycle', name: member, path }));
+        continue;
+      }
+      frames.pop();
+      onStack.delete(stack.pop()!);
+      finish(frame.name);
     }
-    if (entry.literal) return remember(name, { ok: true, value: entry.value, depth: 1 });
+  }
 
-    stack.push(name);
+  /** The variable a reference names, when it is one of the `.env`'s (others are kept as written). */
+  function referenced(match: RegExpMatchArray): string | undefined {
+    const [text, braced, bare] = match;
+    if (text === '\\$') return undefined;
+    if (braced !== undefined && !isValidName(braced)) return undefined;
+    const ref = braced ?? bare!;
+    return entries.has(ref) ? ref : undefined;
+  }
+
+  /** A variable whose references are all settled: its value, or why it does not resolve. */
+  function finish(name: string): void {
+    if (outcomes.has(name)) return; // failed as a member of a cycle
     let depth = 1;
     let broken = false;
-    const value = entry.value.replace(VALUE_REF_RE, (match, braced: string | undefined, bare: string | undefined) => {
+    const value = entries.get(name)!.value.replace(VALUE_REF_RE, (match: string, braced: string | undefined, bare: string | undefined) => {
       if (match === '\\$') return '$';
-      const ref = braced ?? bare!;
       if (braced !== undefined && !isValidName(braced)) return match;
-      const outcome = resolve(ref);
-      if (outcome === undefined) return match;
+      const outcome = outcomes.get(braced ?? bare!);
+      if (outcome === undefined) return match; // missing
       if (!outcome.ok) {
         broken = true;
         return match;
@@ -88,14 +124,10 @@ export function resolveEnv(entries: ReadonlyMap<string, EnvEntry>, options: Reso
       depth = Math.max(depth, outcome.depth + 1);
       return outcome.value;
     });
-    stack.pop();
-
-    const settled = outcomes.get(name);
-    if (settled) return settled; // failed as a member of a cycle found below
-    if (broken) return remember(name, { ok: false });
-    if (depth > maxDepth) return remember(name, fail(name, { kind: 'depth', name, path: depthPath(name) }));
-    if (value.length > maxValueLength) return remember(name, fail(name, { kind: 'too-large', name, length: value.length }));
-    return remember(name, { ok: true, value, depth });
+    if (broken) remember(name, { ok: false });
+    else if (depth > maxDepth) remember(name, fail(name, { kind: 'depth', name, path: depthPath(name) }));
+    else if (value.length > maxValueLength) remember(name, fail(name, { kind: 'too-large', name, length: value.length }));
+    else remember(name, { ok: true, value, depth });
   }
 
   function remember(name: string, outcome: Outcome): Outcome {
@@ -130,7 +162,8 @@ export function resolveEnv(entries: ReadonlyMap<string, EnvEntry>, options: Reso
   const values = new Map<string, string>();
   const unresolvable = new Set<string>();
   for (const name of entries.keys()) {
-    const outcome = resolve(name);
+    resolve(name);
+    const outcome = outcomes.get(name);
     if (outcome?.ok) values.set(name, outcome.value);
     else unresolvable.add(name);
   }

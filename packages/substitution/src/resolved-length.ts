@@ -21,8 +21,8 @@ interface Ref {
  * at the first variable that takes it past `limit` (the result is then past `limit`, not the
  * total). Same rules (docs/config-server.md, "Variable substitution"): a variable on a cycle,
  * deeper than `maxDepth` or longer than `maxValueLength`, or referencing one that does not
- * resolve, does not resolve and counts for nothing. Iterative, so a chain of any length cannot
- * exhaust the stack, where `resolveEnv` recurses: run this first on a `.env` you did not write.
+ * resolve, does not resolve and counts for nothing. Iterative, as `resolveEnv` is: run this first
+ * on a `.env` you did not write.
  */
 export function resolvedLength(entries: ReadonlyMap<string, EnvEntry>, limit: number, options: ResolveOptions = {}): number {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
