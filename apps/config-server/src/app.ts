@@ -1,9 +1,6 @@
-import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ConfigError } from '@repo/config';
 import { join } from 'node:path';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { documentHandler } from '@repo/api-contract';
@@ -192,11 +189,9 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       for (const key of ownKeys) persistKey(key, logger);
       audit.open();
       if (deps.tls === undefined) {
-        const tls = await operatorTls(
-          () => loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir }),
-          config,
-        );
-        await operatorTls(() => server.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_POLICY }), config, tls);
+        // An operator pair that does not load stops the start naming the variable at fault.
+        const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
+        server.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_POLICY });
         logger.info({ source: tls.source, sha256: tls.fingerprint }, 'TLS certificate loaded (pin this fingerprint in clients)');
         // Operator files are reloaded on SIGHUP and when they change, without a restart (README, "Operations").
         if (tls.source === 'files' && config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
@@ -229,34 +224,6 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       audit.close();
     }),
   };
-}
-
-/**
- * Runs a step of loading the operator's certificate (`TLS_CERT_FILE`, `TLS_KEY_FILE`); when it
- * fails, the start stops with a configuration error naming the variable at fault (README,
- * "Configuration"), not OpenSSL's message alone. Other failures (the generated pair) pass as they are.
- */
-async function operatorTls<T>(step: () => T | Promise<T>, config: ConfigServerConfig, loaded?: { cert: string; key: string }): Promise<T> {
-  try {
-    return await step();
-  } catch (err) {
-    const { tlsCertFile: certFile, tlsKeyFile: keyFile } = config;
-    if (err instanceof ConfigError || certFile === undefined || keyFile === undefined) throw err;
-    const reason = err instanceof Error ? err.message : String(err);
-    let cert: string | undefined = loaded?.cert;
-    try {
-      cert ??= readFileSync(certFile, 'utf8');
-      new X509Certificate(cert);
-    } catch {
-      throw new ConfigError(`TLS_CERT_FILE (${certFile}) does not hold a PEM certificate: ${reason}`);
-    }
-    try {
-      createPrivateKey(loaded?.key ?? readFileSync(keyFile, 'utf8'));
-    } catch {
-      throw new ConfigError(`TLS_KEY_FILE (${keyFile}) does not hold a PEM private key: ${reason}`);
-    }
-    throw new ConfigError(`TLS_CERT_FILE and TLS_KEY_FILE do not make a certificate and its key: ${reason}`);
-  }
 }
 
 /** Answers `CONNECT` 404 `FILE_NOT_FOUND` (the error record, the common headers), then closes the connection. */

@@ -1,4 +1,4 @@
-import { X509Certificate, webcrypto } from 'node:crypto';
+import { createPrivateKey, X509Certificate, webcrypto } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
@@ -43,7 +43,7 @@ export async function loadOrCreateTlsCredentials(options: TlsOptions): Promise<T
     }
     const cert = readPem(options.certFile, 'TLS_CERT_FILE');
     const key = readPem(options.keyFile, 'TLS_KEY_FILE');
-    return { cert, key, fingerprint: certificateFingerprint(cert), source: 'files' };
+    return { cert, key, fingerprint: checkPair(cert, key, options.certFile, options.keyFile), source: 'files' };
   }
   const certPath = join(options.dataDir, 'tls-cert.pem');
   const keyPath = join(options.dataDir, 'tls-key.pem');
@@ -57,6 +57,29 @@ export async function loadOrCreateTlsCredentials(options: TlsOptions): Promise<T
   writeSecretFile(keyPath, generated.key);
   writeSecretFile(certPath, generated.cert);
   return { ...generated, fingerprint: certificateFingerprint(generated.cert), source: 'generated' };
+}
+
+/**
+ * The operator's pair checked before a server is given it, so a mistake stops the start naming
+ * the variable at fault rather than with OpenSSL's message alone; returns the fingerprint.
+ */
+function checkPair(cert: string, key: string, certFile: string, keyFile: string): string {
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(cert);
+  } catch (err) {
+    throw new ConfigError(`TLS_CERT_FILE (${certFile}) does not hold a PEM certificate: ${(err as Error).message}`);
+  }
+  let privateKey;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch (err) {
+    throw new ConfigError(`TLS_KEY_FILE (${keyFile}) does not hold a PEM private key: ${(err as Error).message}`);
+  }
+  if (!certificate.checkPrivateKey(privateKey)) {
+    throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE do not make a certificate and its key');
+  }
+  return certificate.fingerprint256;
 }
 
 function readPem(path: string, name: string): string {
