@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { readBool, readEnum, readInt, readOptional, readPort, readString, readHex, type Env } from '@repo/config';
+import { readBool, readInt, readLogLevel, readOptional, readPort, readString, readHex, type Env } from '@repo/config';
 import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
 
 /** Everything the config server reads from its environment, once, at start. */
@@ -51,9 +51,6 @@ export interface ConfigServerConfig {
   logLevel: string;
 }
 
-/** pino's levels: another `LOG_LEVEL` stops the start with a message naming the variable. */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
 const APP_DIR = resolve(__dirname, '..');
 const REPO_DIR = resolve(APP_DIR, '..', '..');
 
@@ -92,6 +89,6 @@ export function loadConfig(env: Env = process.env): ConfigServerConfig {
     auditLogMaxBytes: readInt(env, 'AUDIT_LOG_MAX_BYTES', 10 * 1024 * 1024, { min: 1024 }),
     auditLogKeep: readInt(env, 'AUDIT_LOG_KEEP', 5, { min: 0, max: 1000 }),
     maintenance: readBool(env, 'MAINTENANCE_MODE', false),
-    logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logLevel: readLogLevel(env),
   };
 }

@@ -1,6 +1,17 @@
 import { join } from 'node:path';
 import { normalizeSha256Fingerprint } from '@repo/crypto';
-import { ConfigError, readBool, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/config';
+import {
+  ConfigError,
+  readBool,
+  readEnum,
+  readInt,
+  readLogLevel,
+  readList,
+  readOptional,
+  readPort,
+  readString,
+  type Env,
+} from '@repo/config';
 import { readConnectionCap, readDeadlines, readTrustProxy, type TrustProxy } from '@repo/http';
 
 /** Settings of the relay, read once at start (README lists every variable with its default). */
@@ -169,7 +180,7 @@ export function loadConfig(env: Env = process.env): RelayConfig {
   return {
     host: readString(env, 'HOST', '127.0.0.1'),
     dataDir,
-    logLevel: readString(env, 'LOG_LEVEL', 'info'),
+    logLevel: readLogLevel(env),
     trustProxy: readTrustProxy(env),
     wsPort: readPort(env, 'WS_PORT', 8090),
     httpPort: readPort(env, 'HTTP_PORT', 8091),

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { ConfigError, readBool, readEnum, readInt, readList, readOptional, readPort, readString, type Env } from '@repo/config';
+import { ConfigError, readBool, readInt, readLogLevel, readList, readOptional, readPort, readString, type Env } from '@repo/config';
 import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
 import { DEFAULT_ALLOWED_METHODS, SPEC_METHODS } from './policy';
 import { parseRpcAuthLines, type RpcAuthEntry } from './auth';
@@ -118,7 +118,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     host: readString(env, 'HOST', '127.0.0.1'),
     port: readPort(env, 'PORT', 18443),
     dataDir,
-    logLevel: readEnum(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    logLevel: readLogLevel(env),
     rpcUser,
     rpcPassword,
     rpcAuth,

@@ -1,5 +1,16 @@
 import { resolve } from 'node:path';
-import { ConfigError, readBool, readEnum, readHex, readInt, readOptional, readPort, readString, type Env } from '@repo/config';
+import {
+  ConfigError,
+  readBool,
+  readEnum,
+  readHex,
+  readInt,
+  readLogLevel,
+  readOptional,
+  readPort,
+  readString,
+  type Env,
+} from '@repo/config';
 import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
 import { defaultScanWorkers } from './scan-pool';
 
@@ -134,7 +145,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
     host: readString(env, 'HOST', '127.0.0.1'),
     port: readPort(env, 'PORT', 8000),
     dataDir: resolve(readString(env, 'DATA_DIR', resolve(APP_DIR, 'data'))),
-    logLevel: readEnum(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    logLevel: readLogLevel(env),
     trustProxy: readTrustProxy(env),
     network: readEnum(env, 'SP_NETWORK', NETWORKS, 'signet'),
     scanKeyHex,

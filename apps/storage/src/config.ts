@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, readBool, readEnum, readInt, readPort, readString, type Env } from '@repo/config';
+import { ConfigError, readBool, readEnum, readInt, readLogLevel, readPort, readString, type Env } from '@repo/config';
 import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
 
 /** The storage backends, chosen by `STORAGE_BACKEND`. */
@@ -90,7 +90,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = [])
     host: readString(env, 'HOST', '127.0.0.1'),
     port: readPort(env, 'PORT', 8081),
     dataDir,
-    logLevel: readEnum(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    logLevel: readLogLevel(env),
     // The flag can only switch the option on; STORAGE_PERMANENT=false does not undo --permanent.
     permanent: permanentFlag || readBool(env, 'STORAGE_PERMANENT', false),
     backend: readEnum(env, 'STORAGE_BACKEND', STORAGE_BACKENDS, 'sqlite'),

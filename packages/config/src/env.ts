@@ -71,6 +71,15 @@ export function readEnum<T extends string>(env: Env, name: string, values: reado
   return text as T;
 }
 
+/** The logger's levels (pino's), the values `LOG_LEVEL` may take. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** `LOG_LEVEL` (default `info`): another value stops the start naming the variable and the levels. */
+export function readLogLevel(env: Env): LogLevel {
+  return readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info');
+}
+
 /** A comma-separated list (empty entries dropped). */
 export function readList(env: Env, name: string, fallback: readonly string[] = []): string[] {
   const text = raw(env, name);

@@ -50,12 +50,12 @@ export function variablesRead(load: (env: Env) => unknown): Set<string> {
 }
 
 /** Runs a built entry point as an operator would: a clean environment, a time limit. */
-export function runEntryPoint(file: string, args: string[]): SpawnSyncReturns<string> {
+export function runEntryPoint(file: string, args: string[], env: Record<string, string> = {}): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [file, ...args], {
     encoding: 'utf8',
     timeout: 20_000,
     killSignal: 'SIGKILL',
-    env: { PATH: process.env.PATH ?? '' },
+    env: { PATH: process.env.PATH ?? '', ...env },
   });
 }
 
@@ -96,6 +96,14 @@ export function describeEntryPoint(options: EntryPointOptions): void {
           documented: true,
         });
       }
+    });
+
+    it('an unknown LOG_LEVEL stops the start with one line naming it, exit 1', () => {
+      const res = runEntryPoint(main, [], { LOG_LEVEL: 'verbose' });
+      expect(res.status).toBe(1);
+      expect(res.stdout + res.stderr).toContain(
+        'configuration error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+      );
     });
 
     it('--version prints the package version, exit 0', () => {

@@ -1,4 +1,4 @@
-import { ConfigError, readBool, readEnum, readHex, readInt, readList, readPort } from '../src';
+import { ConfigError, LOG_LEVELS, readBool, readEnum, readHex, readInt, readList, readLogLevel, readPort } from '../src';
 
 describe('environment readers', () => {
   it('reads values and falls back on defaults', () => {
@@ -16,5 +16,11 @@ describe('environment readers', () => {
     expect(() => readInt({ N: '1.5' }, 'N', 1)).toThrow(ConfigError);
     expect(() => readBool({ X: 'maybe' }, 'X', false)).toThrow('X must be true or false');
     expect(() => readHex({ K: 'secret' }, 'K', 32)).toThrow(/^K must be 64 hex characters$/);
+  });
+
+  it('reads LOG_LEVEL as one of the logger levels, info by default', () => {
+    expect(readLogLevel({})).toBe('info');
+    expect(readLogLevel({ LOG_LEVEL: 'debug' })).toBe('debug');
+    expect(() => readLogLevel({ LOG_LEVEL: 'verbose' })).toThrow(new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`));
   });
 });
