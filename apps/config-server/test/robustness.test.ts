@@ -3,11 +3,9 @@ import { closeSync, constants, mkdtempSync, openSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
-import { ConfigError } from '@repo/config';
 import { nobleBackend, openFromBase64 } from '@repo/crypto';
 import { generateSelfSignedCertificate } from '@repo/service';
 import { openConnection } from '@repo/http/testing';
-import { loadConfig } from '../src/config';
 import { mkfifoSync } from './support/fifo';
 import { get, startServer, type Harness } from './support/harness';
 
@@ -121,16 +119,6 @@ describe('configuration at start', () => {
     });
     return { status: res.status, output: `${res.stdout}${res.stderr}`, root };
   };
-
-  it('refuses an unknown LOG_LEVEL naming the variable', () => {
-    expect(() => loadConfig({ LOG_LEVEL: 'bogus' })).toThrow(
-      new ConfigError('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'),
-    );
-    const res = run({ LOG_LEVEL: 'verbose' });
-    expect(res.status).toBe(1);
-    expect(res.output).toContain('configuration error: LOG_LEVEL must be one of');
-    expect(res.output).not.toMatch(/\n\s+at /);
-  });
 
   it('names TLS_CERT_FILE or TLS_KEY_FILE when the operator pair does not load', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'config-server-tls-'));
