@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { variablesRead } from '@repo/config/testing';
 import { ROOT } from './support/processes';
 
 /** The parts of a compose service this test reads. */
@@ -30,9 +31,6 @@ const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
 /** Published ports bind the address PUBLISH_ADDRESS names, loopback unless the operator says otherwise. */
 const PUBLISH_ON = '${PUBLISH_ADDRESS:-127.0.0.1}:';
 
-/** Variables an app reads through a shared reader rather than by name (the reader's call). */
-const SHARED_READERS: Record<string, string> = { TRUST_PROXY: 'readTrustProxy(' };
-
 /** Each app service, its folder, and the ports its configuration binds. */
 const APPS: { service: string; app: string; ports: (config: Record<string, unknown>) => number[] }[] = [
   { service: 'config-server', app: 'config-server', ports: (c) => [c.port as number] },
@@ -51,9 +49,10 @@ function containerEnv(service: ComposeService): Record<string, string> {
   return env;
 }
 
-function loadConfigOf(app: string): (env: Record<string, string>) => Record<string, unknown> {
-  return (require(join(ROOT, 'apps', app, 'dist', 'index.js')) as { loadConfig: (env: Record<string, string>) => Record<string, unknown> })
-    .loadConfig;
+type LoadConfig = (env: Readonly<Record<string, string | undefined>>) => Record<string, unknown>;
+
+function loadConfigOf(app: string): LoadConfig {
+  return (require(join(ROOT, 'apps', app, 'dist', 'index.js')) as { loadConfig: LoadConfig }).loadConfig;
 }
 
 describe('docker-compose.yml', () => {
@@ -82,12 +81,9 @@ describe('docker-compose.yml', () => {
     });
 
     it('sets only variables the app reads, with values its configuration accepts', () => {
-      const source = readFileSync(join(ROOT, 'apps', app, 'src', 'config.ts'), 'utf8');
-      for (const variable of Object.keys(env)) {
-        const read =
-          source.includes(`'${variable}'`) || (SHARED_READERS[variable] !== undefined && source.includes(SHARED_READERS[variable]));
-        expect({ variable, read }).toEqual({ variable, read: true });
-      }
+      // What the app's loadConfig looks up, the shared readers (LOG_LEVEL, TRUST_PROXY, limits) included.
+      const read = variablesRead(loadConfigOf(app));
+      for (const variable of Object.keys(env)) expect({ variable, read: read.has(variable) }).toEqual({ variable, read: true });
       expect(() => loadConfigOf(app)(env)).not.toThrow();
       expect(env.HOST).toBe('0.0.0.0');
     });
