@@ -67,6 +67,9 @@ function answerOf(socket: Socket): ServerResponse | null | undefined {
  * a connection whose answer had started is closed once that answer is sent, and a request that
  * arrives on a connection not yet closed is answered with `Connection: close`. Servers started
  * by {@link listen} know their busy connections; for others, idle ones are closed every 100 ms.
+ * A connection idle when the close begins is closed at once (Node's `server.close` does the
+ * same): a request the client sends on it at that very moment is reset, which RFC 9112 (section
+ * 9.3.1) leaves to the client to retry.
  */
 export function closeGracefully(server: ClosableServer, graceMs = 10_000): Promise<void> {
   return new Promise((resolve) => {

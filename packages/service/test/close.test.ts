@@ -11,8 +11,13 @@ type Outcome = { status: number; connection: string | undefined } | { error: str
 /** Sends one request on `agent`'s connection. */
 type Send = (path: string, agent: HttpAgent) => Promise<Outcome>;
 
+/** Called when the next request reaches the handler (set by the test that waits for it). */
+let onArrival: (() => void) | undefined;
+
 const handler = (req: IncomingMessage, res: ServerResponse) => {
-  // Each answer takes a little while, so the client is always busy when the shutdown begins.
+  onArrival?.();
+  onArrival = undefined;
+  // Each answer takes a little while: a close that begins on arrival finds the connection busy.
   setTimeout(() => res.end(`answer to ${req.url}`), 15);
 };
 
@@ -61,7 +66,7 @@ function expectNothingCut(outcomes: Outcome[]): void {
   const answered = outcomes.filter((o): o is { status: number; connection: string | undefined } => 'status' in o);
   expect(answered.every((o) => o.status === 200)).toBe(true);
   const errors = outcomes.filter((o): o is { error: string } => 'error' in o).map((o) => o.error);
-  expect(errors.every((e) => e === 'ECONNREFUSED')).toBe(true);
+  expect(errors.filter((e) => e !== 'ECONNREFUSED')).toEqual([]);
   // The connection ended with an answer that said so, not by a reset under a request.
   expect(answered[answered.length - 1]?.connection).toBe('close');
 }
@@ -73,6 +78,10 @@ describe('closeGracefully with a keep-alive client that keeps sending', () => {
   async function closeUnderTraffic(server: Server, send: Send, agent: HttpAgent): Promise<Outcome[]> {
     const client = keepSending(send, agent);
     await untilAnswers(client.outcomes, 3);
+    // The close begins while a request is being handled: the connection is busy, not idle. (Closing
+    // an idle keep-alive connection races with a request the client may be sending on it at that
+    // moment, which the client sees reset: RFC 9112, section 9.3.1, has clients retry it.)
+    await new Promise<void>((resolve) => (onArrival = resolve));
     await closeGracefully(server, grace);
     await client.stop();
     agent.destroy();
