@@ -4,6 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { createMemoryLogger, listen } from '@repo/service';
 import { startRedis, type RedisHandle } from '@repo/http/testing';
 import { createApp, type StorageApp } from '../src';
+import { BackendUnavailableError } from '../src/backends/backend';
+import { createRedisBackend, MAX_QUEUED_COMMANDS } from '../src/backends/redis';
 import { contract } from './support/contract';
 import { startRelay, type Relay } from './support/relay';
 import { getJson, makeTempDir, postJson, randomKey, removeDir, testConfig } from './support/service';
@@ -83,6 +85,31 @@ describe('Redis unreachable under load, then back', () => {
       await hung.close();
     }
   });
+
+  it('bounds the commands waiting for a hung Redis: past MAX_QUEUED_COMMANDS the next fails at once, and all the waiting ones are answered once it resumes', async () => {
+    const backend = await createRedisBackend({ url: redisUrlVia(relay), keyPrefix: prefix, commandTimeoutMs: 20_000 });
+    try {
+      const key = randomKey();
+      expect(await backend.get(key, Date.now())).toBeUndefined(); // the script is cached: one command a read
+      relay.pause();
+      const waiting = Array.from({ length: MAX_QUEUED_COMMANDS }, () => backend.get(key, Date.now()));
+      const started = Date.now();
+      const refused = await backend.get(key, Date.now()).then(
+        () => new Error('answered'),
+        (err: unknown) => err,
+      );
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(refused).toBeInstanceOf(BackendUnavailableError);
+      expect(((refused as Error).cause as Error).message).toBe('The queue is full');
+      relay.resume();
+      const answers = await Promise.allSettled(waiting);
+      expect(answers.filter((a) => a.status === 'fulfilled' && a.value === undefined)).toHaveLength(MAX_QUEUED_COMMANDS);
+      expect(await backend.get(key, Date.now())).toBeUndefined();
+    } finally {
+      relay.resume();
+      await backend.close();
+    }
+  }, 60_000);
 
   it('answers 503 at once while Redis is gone, logs it in a few lines without stacks, and serves again once it is back', async () => {
     const before = randomKey();

@@ -99,7 +99,7 @@ return 'touched'
 `);
 
 /** Commands waiting for Redis at most (see `commandsQueueMaxLength`). */
-const MAX_QUEUED_COMMANDS = 10_000;
+export const MAX_QUEUED_COMMANDS = 10_000;
 
 const REFUSALS: ReadonlySet<unknown> = new Set<WriteRefusal>(['not_found', 'no_token', 'forbidden']);
 
