@@ -184,6 +184,9 @@ CREATE INDEX IF NOT EXISTS payments_by_label ON payments (label_m);
 /** The schema version written in SQLite's user_version: 2 adds spent_txid and spent_height. */
 export const SCHEMA_VERSION = 2;
 
+/** How many payments removed by reorgs the store remembers the first sighting of (see openStore). */
+export const REORG_MEMORY = 10_000;
+
 interface PaymentRow {
   id: string;
   txid: string;
@@ -356,7 +359,6 @@ export function openStore(path: string): Store {
   // back in the mempool): `created_at` stays the first sighting. In memory, the most recent
   // REORG_MEMORY of them; after a restart in between, a payment that comes back is seen anew.
   const firstSeen = new Map<string, string>();
-  const REORG_MEMORY = 10_000;
 
   const paymentParams = (p: NewPayment, seenNow: string, block?: { height: number; hash: string }) => {
     const id = paymentId(p.txid, p.vout);

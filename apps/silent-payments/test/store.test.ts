@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '@repo/errors';
-import { createStore, openStore, SCHEMA_VERSION, type NewPayment, type Store } from '../src/store';
+import { createStore, openStore, REORG_MEMORY, SCHEMA_VERSION, type NewPayment, type Store } from '../src/store';
 
 function payment(txid: string, vout: number, amountSats = 1000n): NewPayment {
   return {
@@ -69,6 +69,33 @@ describe('openStore', () => {
     expect(store.blockHash(6)).toBeUndefined();
     expect(store.blockHash(4)).toBe('00'.repeat(32));
     expect(store.countPayments()).toBe(2);
+  });
+
+  it('keeps the first sighting of a payment a reorg removed when it comes back, for the last REORG_MEMORY of them', async () => {
+    const tick = () => new Promise((resolve) => setTimeout(resolve, 5)); // createdAt has milliseconds
+    const txid = (i: number) => i.toString(16).padStart(64, '0');
+    store.initProgress(5, '00'.repeat(32));
+    const [first] = store.applyBlock({ height: 6, hash: '06'.repeat(32) }, [payment(txid(0), 0)]).payments;
+    store.rollbackAbove(5);
+    await tick();
+    // Mined again: the same first sighting.
+    const [again] = store.applyBlock({ height: 6, hash: '16'.repeat(32) }, [payment(txid(0), 0)]).payments;
+    expect(again?.createdAt).toBe(first?.createdAt);
+    store.rollbackAbove(5);
+
+    // REORG_MEMORY more removed after it: the oldest sighting is forgotten, the others kept.
+    const others = Array.from({ length: REORG_MEMORY }, (_, i) => payment(txid(i + 1), 0));
+    const stored = store.applyBlock({ height: 6, hash: '26'.repeat(32) }, others).payments;
+    expect(stored).toHaveLength(REORG_MEMORY);
+    expect(store.rollbackAbove(5).removed).toHaveLength(REORG_MEMORY);
+    await tick();
+    const back = store.applyBlock({ height: 6, hash: '36'.repeat(32) }, [
+      payment(txid(0), 0),
+      payment(txid(1), 0),
+      payment(txid(REORG_MEMORY), 0),
+    ]).payments;
+    expect(back[0]!.createdAt > first!.createdAt).toBe(true);
+    expect(back.slice(1).map((p) => p.createdAt)).toEqual([stored[0]?.createdAt, stored[REORG_MEMORY - 1]?.createdAt]);
   });
 
   it('lists pending payments first, then the newest block first, with limit and offset', () => {
