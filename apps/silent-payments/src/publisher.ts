@@ -138,10 +138,14 @@ export function createRelayPublisher(options: RelayPublisherOptions): Publisher 
     ws.on('error', (err) => {
       if (attempts === 0) logger.warn({ url: options.url, err: err.message }, 'relay connection error');
     });
-    ws.on('close', () => {
+    ws.on('close', (code) => {
       if (socket === ws) socket = undefined;
-      // A close of our own (the service stopping) is not a lost connection.
-      if (connected && !closed) logger.warn({ url: options.url, queued: queue.size }, 'relay connection lost: reconnecting');
+      // A close of our own (the service stopping) is not a lost connection; the relay stopping
+      // (1001, as when the whole stack stops) is said as such, not as a failure.
+      if (connected && !closed) {
+        if (code === 1001) logger.info({ url: options.url, queued: queue.size }, 'the relay is shutting down: reconnecting');
+        else logger.warn({ url: options.url, queued: queue.size, code }, 'relay connection lost: reconnecting');
+      }
       connected = false;
       scheduleReconnect();
     });

@@ -102,6 +102,18 @@ describe('createRelayPublisher', () => {
     ]);
   });
 
+  it('logs a relay that shuts down (1001) as information, not as a lost connection, and reconnects', async () => {
+    const memory = createMemoryLogger('info');
+    relay = await startFakeRelay(TOKEN);
+    publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger: memory.logger, minBackoffMs: 20, maxBackoffMs: 100 });
+    publisher.start();
+    await waitFor(() => publisher!.state().connected, 5_000, 'connected');
+    relay.shutDownConnections();
+    await waitFor(() => memory.lines.some((l) => l.msg === 'reconnected to the relay'), 5_000, 'reconnected line');
+    expect(memory.lines.filter((l) => l.level >= 40)).toEqual([]);
+    expect(memory.lines).toContainEqual(expect.objectContaining({ level: 30, msg: 'the relay is shutting down: reconnecting', queued: 0 }));
+  });
+
   it('forgets an event the relay refuses with an error', async () => {
     relay = await startFakeRelay(TOKEN);
     relay.rejectType = 'TransactionReceived';

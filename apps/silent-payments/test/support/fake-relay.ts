@@ -31,6 +31,8 @@ export interface FakeRelay {
   rejectType: string | undefined;
   /** Drops every open connection (the relay crashed). */
   dropConnections(): void;
+  /** Closes every open connection with 1001 `relay shutting down`, as the relay does when it stops. */
+  shutDownConnections(): void;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,9 @@ export async function startFakeRelay(token: string, port = 0): Promise<FakeRelay
     rejectType: undefined,
     dropConnections() {
       for (const s of sockets) s.terminate();
+    },
+    shutDownConnections() {
+      for (const s of sockets) s.close(1001, 'relay shutting down');
     },
     async close() {
       for (const s of sockets) s.terminate();
