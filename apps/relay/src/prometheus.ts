@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { createMetrics, type ServiceMetrics } from '@repo/metrics';
+import { withDeadline } from '@repo/service';
 import type { EventLog } from './event-log';
 import type { Relay } from './relay';
 
@@ -90,21 +91,13 @@ export function createRelayMetrics(relay: Relay, eventLog: EventLog): RelayMetri
 export function readyHandler(eventLog: EventLog, timeoutMs = 2_000): RequestHandler {
   return async function ready(_req, res) {
     res.setHeader('Cache-Control', 'no-store');
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        eventLog.setMeta('ready_probe', String(Date.now())),
-        new Promise((_resolve, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ]);
+      await withDeadline(eventLog.setMeta('ready_probe', String(Date.now())), timeoutMs, `no answer within ${timeoutMs} ms`);
       res.json({ status: 'ready' });
     } catch (err) {
       res
         .status(503)
         .json({ status: 'unready', reason: 'event-log-unwritable', message: `the event log takes no write: ${(err as Error).message}` });
-    } finally {
-      clearTimeout(timer);
     }
   };
 }

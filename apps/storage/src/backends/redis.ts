@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
-import { backoff, type Logger } from '@repo/service';
+import { backoff, withDeadline, type Logger } from '@repo/service';
 import { BackendUnavailableError, expiresAt, type StorageBackend, type WriteRefusal } from './backend';
 
 /** Options of {@link createRedisBackend}. */
@@ -159,16 +159,10 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
 
   const commandTimeoutMs = options.commandTimeoutMs ?? 5_000;
   async function call<T>(run: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${commandTimeoutMs} ms`)), commandTimeoutMs);
-    });
     try {
-      return await Promise.race([run(), deadline]);
+      return await withDeadline(run(), commandTimeoutMs, `no answer from Redis within ${commandTimeoutMs} ms`);
     } catch (err) {
       throw new BackendUnavailableError('storage backend unavailable', { cause: err });
-    } finally {
-      clearTimeout(timer);
     }
   }
 
