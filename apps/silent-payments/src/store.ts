@@ -1,7 +1,6 @@
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '@repo/errors';
+import { ensurePrivateFile } from '@repo/service';
 
 /** A label handed out by `POST /generate-address` (BIP-352 label index m ≥ 1). */
 export interface LabelRecord {
@@ -261,9 +260,7 @@ export function paymentId(txid: string, vout: number): string {
  * integer satoshis (64-bit, read as bigint) so no float ever touches a stored amount.
  */
 export function openStore(path: string): Store {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  // Created 0600 before SQLite opens it: the WAL and shm files take the database's mode.
-  closeSync(openSync(path, 'a', 0o600));
+  ensurePrivateFile(path); // payments and keys' fingerprints: 0600, the WAL and shm files too
   const db = new Database(path);
   try {
     db.pragma('journal_mode = WAL');

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -253,9 +253,12 @@ describe('createStore', () => {
     expect(store.isOpen).toBe(false);
     expect(() => store.blockHash(4)).toThrow('the service is stopping');
     expect(() => store.open()).toThrow(/was closed/);
-    // What was written is there for the next start.
+    // What was written is there for the next start, and a database left readable by others (an
+    // older version, a copy) is narrowed to 0600 again.
+    chmodSync(path, 0o644);
     const again = openStore(path);
     expect(again.progress()).toEqual({ startHeight: 5, scannedHeight: 4 });
+    expect(statSync(path).mode & 0o777).toBe(0o600);
     again.close();
   });
 

@@ -4,7 +4,7 @@ export { onShutdownSignal, type ShutdownOptions } from './shutdown';
 export { runMain } from './run-main';
 export { backoff, type BackoffOptions } from './backoff';
 export { withDeadline } from './deadline';
-export { writeSecretFile, loadOrCreateSecretFile, readOrCreateSecretFile, type SecretFile } from './secret-file';
+export { ensurePrivateFile, writeSecretFile, loadOrCreateSecretFile, readOrCreateSecretFile, type SecretFile } from './secret-file';
 export {
   loadOrCreateTlsCredentials,
   generateSelfSignedCertificate,

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -20,6 +20,18 @@ export function writeSecretFile(path: string, content: string): void {
   writeFileSync(tmp, content, { mode: 0o600, flag: 'wx' });
   chmodSync(tmp, 0o600);
   renameSync(tmp, path);
+}
+
+/**
+ * Makes `path` a file only its owner reads and writes before something else opens it: created
+ * empty with mode 0600 when missing (the directory 0700), an existing one narrowed to 0600. For a
+ * SQLite database that holds what others must not read: SQLite gives its -wal and -shm files the
+ * database's mode.
+ */
+export function ensurePrivateFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, 'a', 0o600));
+  chmodSync(path, 0o600);
 }
 
 /**

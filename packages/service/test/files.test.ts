@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,10 +7,28 @@ import {
   certificateFingerprint,
   createMemoryLogger,
   closeGracefully,
+  ensurePrivateFile,
   listen,
   loadOrCreateSecretFile,
   loadOrCreateTlsCredentials,
 } from '../src';
+
+describe('ensurePrivateFile', () => {
+  it('creates a missing file empty with mode 0600 (its directory 0700), and narrows an existing one to 0600, keeping its content', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'private-'));
+    const fresh = join(dir, 'sub', 'events.db');
+    ensurePrivateFile(fresh);
+    expect(statSync(fresh).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'sub')).mode & 0o777).toBe(0o700);
+    expect(readFileSync(fresh, 'utf8')).toBe('');
+    const older = join(dir, 'older.db');
+    writeFileSync(older, 'rows');
+    chmodSync(older, 0o644);
+    ensurePrivateFile(older);
+    expect(statSync(older).mode & 0o777).toBe(0o600);
+    expect(readFileSync(older, 'utf8')).toBe('rows');
+  });
+});
 
 describe('loadOrCreateSecretFile', () => {
   it('creates the file with mode 0600 once, then reads it back', () => {

@@ -1,6 +1,6 @@
-import { chmodSync, closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, fdatasync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { ensurePrivateFile } from '@repo/service';
 import type { Appended, EventLog, OldestPoint, Retention, StoredEvent } from './event-log';
 
 const SCHEMA = `
@@ -45,11 +45,9 @@ export interface SqliteLogOptions {
  */
 export function createSqliteLog(options: SqliteLogOptions): EventLog {
   const now = options.now ?? Date.now;
-  mkdirSync(dirname(options.file), { recursive: true, mode: 0o700 });
-  // 0600 before SQLite opens it (the events carry payments): the WAL and shm files take the
-  // database's mode. A log written by an earlier version with the umask's mode is narrowed too.
-  closeSync(openSync(options.file, 'a', 0o600));
-  chmodSync(options.file, 0o600);
+  // 0600 before SQLite opens it (the events carry payments), also a log written by an earlier
+  // version with the umask's mode.
+  ensurePrivateFile(options.file);
   const db = new Database(options.file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
