@@ -1,5 +1,5 @@
-import { isValidName } from './names';
 import type { EnvEntry } from './parse-env';
+import { referencedName, referencesOf, settleInOrder, VALUE_REF_RE } from './references';
 
 /** docs/config-server.md, "Variable substitution", rule 3: at most 10 levels. */
 export const DEFAULT_MAX_DEPTH = 10;
@@ -27,9 +27,6 @@ export interface ResolvedEnv {
   problems: ResolveProblem[];
 }
 
-/** In a value: an escaped dollar, `${...}` (its content checked afterwards), or `$NAME`. */
-export const VALUE_REF_RE = /\\\$|\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g;
-
 type Outcome = { ok: true; value: string; depth: number } | { ok: false };
 
 /**
@@ -46,9 +43,6 @@ export function resolveEnv(entries: ReadonlyMap<string, EnvEntry>, options: Reso
   const outcomes = new Map<string, Outcome>();
   const problems: ResolveProblem[] = [];
   const reported = new Set<string>();
-  // The variables being resolved, outermost first, and where each stands in it.
-  const stack: string[] = [];
-  const onStack = new Map<string, number>();
 
   function fail(name: string, problem: ResolveProblem): Outcome {
     if (!reported.has(name)) {
@@ -58,65 +52,22 @@ export function resolveEnv(entries: ReadonlyMap<string, EnvEntry>, options: Reso
     return { ok: false };
   }
 
-  /**
-   * Resolves `root` and what it references, depth first in the order the references are written,
-   * with an explicit stack (a chain of any length cannot exhaust the call stack): a variable is
-   * finished once every variable it references is (or is found on a cycle with it).
-   */
-  function resolve(root: string): void {
-    if (!entries.has(root) || outcomes.has(root)) return;
-    const frames: { name: string; refs: IterableIterator<RegExpMatchArray> }[] = [];
-    const open = (name: string) => {
-      const entry = entries.get(name)!;
-      if (entry.literal) {
-        remember(name, { ok: true, value: entry.value, depth: 1 });
-        return;
-      }
-      onStack.set(name, stack.push(name) - 1);
-      frames.push({ name, refs: entry.value.matchAll(VALUE_REF_RE) });
-    };
-    open(root);
-    while (frames.length > 0) {
-      const frame = frames[frames.length - 1]!;
-      const next = frame.refs.next();
-      if (!next.done) {
-        const ref = referenced(next.value);
-        if (ref === undefined || outcomes.has(ref)) continue;
-        const at = onStack.get(ref);
-        if (at === undefined) {
-          open(ref);
-          continue;
-        }
-        // Every name on the loop fails; the ones above it on the stack fail through it.
-        const path = [...stack.slice(at), ref];
-        for (const member of stack.slice(at)) outcomes.set(member, fail(member, { kind: 'cycle', name: member, path }));
-        continue;
-      }
-      frames.pop();
-      onStack.delete(stack.pop()!);
-      finish(frame.name);
-    }
-  }
-
-  /** The variable a reference names, when it is one of the `.env`'s (others are kept as written). */
-  function referenced(match: RegExpMatchArray): string | undefined {
-    const [text, braced, bare] = match;
-    if (text === '\\$') return undefined;
-    if (braced !== undefined && !isValidName(braced)) return undefined;
-    const ref = braced ?? bare!;
-    return entries.has(ref) ? ref : undefined;
-  }
-
   /** A variable whose references are all settled: its value, or why it does not resolve. */
   function finish(name: string): void {
     if (outcomes.has(name)) return; // failed as a member of a cycle
+    const entry = entries.get(name)!;
+    if (entry.literal) {
+      remember(name, { ok: true, value: entry.value, depth: 1 });
+      return;
+    }
     let depth = 1;
     let broken = false;
-    const value = entries.get(name)!.value.replace(VALUE_REF_RE, (match: string, braced: string | undefined, bare: string | undefined) => {
+    const value = entry.value.replace(VALUE_REF_RE, (match: string, braced: string | undefined, bare: string | undefined) => {
       if (match === '\\$') return '$';
-      if (braced !== undefined && !isValidName(braced)) return match;
-      const outcome = outcomes.get(braced ?? bare!);
-      if (outcome === undefined) return match; // missing
+      const ref = referencedName(match, braced, bare, entries);
+      if (ref === undefined) return match; // not a reference, or to a variable the .env does not define
+      const outcome = outcomes.get(ref);
+      if (outcome === undefined) return match;
       if (!outcome.ok) {
         broken = true;
         return match;
@@ -161,8 +112,16 @@ export function resolveEnv(entries: ReadonlyMap<string, EnvEntry>, options: Reso
 
   const values = new Map<string, string>();
   const unresolvable = new Set<string>();
+  settleInOrder(entries.keys(), {
+    references: (name) => referencesOf(entries.get(name)!, entries),
+    isSettled: (name) => outcomes.has(name),
+    settle: finish,
+    // Every name on the loop fails; the ones above it on the stack fail through it.
+    onCycle(path) {
+      for (const member of path.slice(0, -1)) outcomes.set(member, fail(member, { kind: 'cycle', name: member, path }));
+    },
+  });
   for (const name of entries.keys()) {
-    resolve(name);
     const outcome = outcomes.get(name);
     if (outcome?.ok) values.set(name, outcome.value);
     else unresolvable.add(name);

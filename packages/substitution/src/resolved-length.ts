@@ -1,6 +1,6 @@
-import { isValidName } from './names';
 import type { EnvEntry } from './parse-env';
-import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_VALUE_LENGTH, VALUE_REF_RE, type ResolveOptions } from './resolve';
+import { referencedName, settleInOrder, VALUE_REF_RE } from './references';
+import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_VALUE_LENGTH, type ResolveOptions } from './resolve';
 
 /** The outcome of one variable: its resolved value's length and depth; `ok` false when it does not resolve. */
 interface Outcome {
@@ -9,71 +9,53 @@ interface Outcome {
   depth: number;
 }
 
-/** A reference in a value: the text it replaces and the variable it names. */
-interface Ref {
-  text: string;
-  name: string;
-}
-
 /**
  * How many characters the values `resolveEnv(entries, options)` returns hold in all, computed from
  * the lengths alone, without building a value, in time proportional to the `.env`; counting stops
  * at the first variable that takes it past `limit` (the result is then past `limit`, not the
- * total). Same rules (docs/config-server.md, "Variable substitution"): a variable on a cycle,
- * deeper than `maxDepth` or longer than `maxValueLength`, or referencing one that does not
- * resolve, does not resolve and counts for nothing. Iterative, as `resolveEnv` is: run this first
- * on a `.env` you did not write.
+ * total). Same rules (docs/config-server.md, "Variable substitution") and the same walk
+ * (`settleInOrder`): a variable on a cycle, deeper than `maxDepth` or longer than
+ * `maxValueLength`, or referencing one that does not resolve, does not resolve and counts for
+ * nothing. Iterative, as `resolveEnv` is: run this first on a `.env` you did not write.
  */
 export function resolvedLength(entries: ReadonlyMap<string, EnvEntry>, limit: number, options: ResolveOptions = {}): number {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   const maxValueLength = options.maxValueLength ?? DEFAULT_MAX_VALUE_LENGTH;
   const done = new Map<string, Outcome>();
-  const active = new Set<string>();
+  // Each variable's value split into what stays as written (its length) and the variables it references.
+  const parts = new Map<string, { literal: number; refs: string[] }>();
   let total = 0;
 
-  function refsOf(entry: EnvEntry): { literal: number; refs: Ref[] } {
-    if (entry.literal) return { literal: entry.value.length, refs: [] };
-    const refs: Ref[] = [];
+  function partsOf(name: string): { literal: number; refs: string[] } {
+    const entry = entries.get(name)!;
+    const refs: string[] = [];
     let literal = entry.value.length;
-    for (const m of entry.value.matchAll(VALUE_REF_RE)) {
-      if (m[0] === '\\$') {
-        literal -= 1; // `\$` → `$`
-        continue;
+    if (!entry.literal) {
+      for (const m of entry.value.matchAll(VALUE_REF_RE)) {
+        if (m[0] === '\\$') literal -= 1; // `\$` → `$`
+        const ref = referencedName(m[0], m[1], m[2], entries);
+        if (ref === undefined) continue; // kept as written
+        literal -= m[0].length;
+        refs.push(ref);
       }
-      const name = m[1] ?? m[2];
-      if (name === undefined || !isValidName(name) || !entries.has(name)) continue; // kept as written
-      literal -= m[0].length;
-      refs.push({ text: m[0], name });
     }
-    return { literal, refs };
+    const split = { literal, refs };
+    parts.set(name, split);
+    return split;
   }
 
-  for (const root of entries.keys()) {
-    if (done.has(root)) continue;
-    const stack: { name: string; literal: number; refs: Ref[]; next: number }[] = [];
-    const push = (name: string) => {
-      active.add(name);
-      stack.push({ name, ...refsOf(entries.get(name)!), next: 0 });
-    };
-    push(root);
-    while (stack.length > 0) {
-      const top = stack[stack.length - 1]!;
-      if (top.next < top.refs.length) {
-        const ref = top.refs[top.next]!;
-        if (!done.has(ref.name) && !active.has(ref.name)) {
-          push(ref.name);
-          continue;
-        }
-        top.next++;
-        continue;
-      }
-      // Every reference settled: this variable's outcome. As in resolveEnv, one that references a
-      // variable that does not resolve (or one on a cycle with it, still open) does not resolve.
-      let length = top.literal;
+  settleInOrder(entries.keys(), {
+    references: (name) => partsOf(name).refs,
+    isSettled: (name) => done.has(name),
+    // As in resolveEnv, one that references a variable that does not resolve (or one on a cycle
+    // with it, still open) does not resolve.
+    settle(name) {
+      const { literal, refs } = parts.get(name)!;
+      let length = literal;
       let depth = 1;
       let broken = false;
-      for (const ref of top.refs) {
-        const outcome = done.get(ref.name);
+      for (const ref of refs) {
+        const outcome = done.get(ref);
         if (outcome?.ok !== true) broken = true;
         else {
           length += outcome.length;
@@ -81,12 +63,10 @@ export function resolvedLength(entries: ReadonlyMap<string, EnvEntry>, limit: nu
         }
       }
       const ok = !broken && depth <= maxDepth && length <= maxValueLength;
-      done.set(top.name, { ok, length, depth });
-      active.delete(top.name);
-      stack.pop();
+      done.set(name, { ok, length, depth });
       if (ok) total += length;
-      if (total > limit) return total;
-    }
-  }
+      return total > limit;
+    },
+  });
   return total;
 }

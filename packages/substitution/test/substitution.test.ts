@@ -157,6 +157,33 @@ describe('resolvedLength', () => {
     }
   });
 
+  it('agrees with resolveEnv on 2,000 random .env files (references, cycles, escapes, literals, limits)', () => {
+    // A small deterministic generator (mulberry32), so a failure names a reproducible seed.
+    let seed = 0x5eed;
+    const random = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const names = ['A', 'B', 'C', 'D', 'E', 'F'];
+    const pieces = [...names.map((n) => `$${n}`), ...names.map((n) => `\${${n}}`), 'xy', '\\$', '${1X}', '$NOPE', '${}', '-'];
+    for (let round = 0; round < 2_000; round++) {
+      const lines = names.map((name) => {
+        if (random() < 0.15) return `${name}='$${pick(names)}'`; // a literal
+        return `${name}=${Array.from({ length: Math.floor(random() * 5) }, () => pick(pieces)).join('')}`;
+      });
+      const { entries } = parseEnv(lines.join('\n'));
+      const options = random() < 0.5 ? {} : { maxDepth: 1 + Math.floor(random() * 3), maxValueLength: 5 + Math.floor(random() * 40) };
+      expect({ round, env: lines, counted: resolvedLength(entries, Number.MAX_SAFE_INTEGER, options) }).toEqual({
+        round,
+        env: lines,
+        counted: total(resolveEnv(entries, options)),
+      });
+    }
+  });
+
   it('follows the same limits as resolveEnv when given other ones', () => {
     const { entries } = parseEnv(`${chain(4)}\nBIG=${'z'.repeat(50)}\nTWICE=$BIG$BIG`);
     const options = { maxDepth: 2, maxValueLength: 60 };
