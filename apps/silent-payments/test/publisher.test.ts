@@ -6,9 +6,9 @@ import { startFakeRelay, waitFor, type FakeRelay } from './support/fake-relay';
 const TOKEN = 'publish-token-for-tests';
 const logger = createSilentLogger();
 const block = (h: number) => ({ block_height: h, block_hash: 'ab'.repeat(32), transactions_count: 1, silent_payments_found: 0 });
-/** A relay publisher, started (connecting). */
-const started = (options: Omit<RelayPublisherOptions, 'logger'>): Publisher => {
-  const publisher = createRelayPublisher({ ...options, logger });
+/** A relay publisher, started (connecting); its log lines go to `log` when given. */
+const started = (options: Omit<RelayPublisherOptions, 'logger'>, log = logger): Publisher => {
+  const publisher = createRelayPublisher({ ...options, logger: log });
   publisher.start();
   return publisher;
 };
@@ -84,8 +84,7 @@ describe('createRelayPublisher', () => {
   it('logs the reconnection after a lost connection, and a stop as a stop (not "reconnecting"), with the events it loses', async () => {
     const memory = createMemoryLogger('info');
     relay = await startFakeRelay(TOKEN);
-    publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger: memory.logger, minBackoffMs: 20, maxBackoffMs: 100 });
-    publisher.start();
+    publisher = started({ url: relay.url, token: TOKEN, minBackoffMs: 20, maxBackoffMs: 100 }, memory.logger);
     await waitFor(() => publisher!.state().connected, 5_000, 'connected');
     relay.dropConnections();
     await waitFor(() => memory.lines.some((l) => l.msg === 'relay connection lost: reconnecting'), 5_000, 'lost');
@@ -105,8 +104,7 @@ describe('createRelayPublisher', () => {
   it('logs a relay that shuts down (1001) as information, not as a lost connection, and reconnects', async () => {
     const memory = createMemoryLogger('info');
     relay = await startFakeRelay(TOKEN);
-    publisher = createRelayPublisher({ url: relay.url, token: TOKEN, logger: memory.logger, minBackoffMs: 20, maxBackoffMs: 100 });
-    publisher.start();
+    publisher = started({ url: relay.url, token: TOKEN, minBackoffMs: 20, maxBackoffMs: 100 }, memory.logger);
     await waitFor(() => publisher!.state().connected, 5_000, 'connected');
     relay.shutDownConnections();
     await waitFor(() => memory.lines.some((l) => l.msg === 'reconnected to the relay'), 5_000, 'reconnected line');
