@@ -5,7 +5,14 @@ import { COMMAND } from '../src/command';
 import { loadConfig } from '../src/config';
 
 // The entry point's command line (README, "Operations"), run as an operator would: the built dist/main.js.
-describeEntryPoint({ name: 'silent-payments', appDir: join(__dirname, '..'), command: COMMAND, loadConfig });
+// BIP352_SCAN_LANES is @repo/bip352's native scanner's own switch, read by it (README, "Configuration").
+describeEntryPoint({
+  name: 'silent-payments',
+  appDir: join(__dirname, '..'),
+  command: COMMAND,
+  loadConfig,
+  readElsewhere: ['BIP352_SCAN_LANES'],
+});
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 

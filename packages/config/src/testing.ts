@@ -1,6 +1,7 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import type { CommandSpec } from './cli';
 import type { Env } from './env';
@@ -15,15 +16,38 @@ export interface EntryPointOptions {
   command: CommandSpec;
   /** The app's `loadConfig`: `--help` and the README's configuration table must name every variable it reads. */
   loadConfig: (env: Env) => unknown;
+  /** Variables the README documents that something other than `loadConfig` reads (a native library's own switch). */
+  readElsewhere?: readonly string[];
 }
 
-/** The README's configuration tables: the variables named in a row's first column, and the row's second (backticks removed). */
+/**
+ * The README's configuration tables (those whose header is `| variable | default | ...`): the
+ * variables named in a row's first column, and the row's second (backticks removed).
+ */
 function readmeDefaults(readme: string): Map<string, string> {
   const rows = new Map<string, string>();
-  for (const [, first, second] of readme.matchAll(/^\|([^|\n]*)\|([^|\n]*)\|/gm)) {
-    for (const [, name] of first!.matchAll(/`([A-Z][A-Z0-9_]*)`/g)) rows.set(name!, second!.replaceAll('`', '').trim());
+  let inTable = false;
+  for (const line of readme.split('\n')) {
+    const cells = line.startsWith('|') ? line.split('|').map((cell) => cell.trim()) : [];
+    if (cells.length < 3) inTable = false;
+    else if (cells[1] === 'variable' && cells[2] === 'default') inTable = true;
+    else if (inTable) {
+      for (const [, name] of cells[1]!.matchAll(/`([A-Z][A-Z0-9_]*)`/g)) rows.set(name!, cells[2]!.replaceAll('`', ''));
+    }
   }
   return rows;
+}
+
+/**
+ * Each variable `--help` names, with the default it shows: a row naming two (`A, B`) with two
+ * defaults (`500 / 30000`) gives each its own, otherwise both the row's.
+ */
+function helpDefaults(command: CommandSpec): (readonly [string, string])[] {
+  return (command.env ?? []).flatMap((row) => {
+    const names = row.name.split(/,\s*/);
+    const defaults = row.default.split(' / ');
+    return names.map((one, i) => [one, defaults.length === names.length ? defaults[i]! : row.default] as const);
+  });
 }
 
 /**
@@ -67,7 +91,7 @@ export function runEntryPoint(file: string, args: string[], env: Record<string, 
  * status 2.
  */
 export function describeEntryPoint(options: EntryPointOptions): void {
-  const { name, appDir, command, loadConfig } = options;
+  const { name, appDir, command, loadConfig, readElsewhere = [] } = options;
   const main = join(appDir, 'dist', 'main.js');
   const version = (JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -84,9 +108,11 @@ export function describeEntryPoint(options: EntryPointOptions): void {
 
     it('--help and the README name every variable loadConfig reads, and the same default', () => {
       const read = [...variablesRead(loadConfig)].sort();
-      const help = (command.env ?? []).flatMap((v) => v.name.split(/,\s*/).map((one) => [one, v.default] as const));
+      const help = helpDefaults(command);
       expect(help.map(([one]) => one).sort()).toEqual(read);
       const readme = readmeDefaults(readFileSync(join(appDir, 'README.md'), 'utf8'));
+      // No row for a variable nothing reads (a stale one).
+      expect([...readme.keys()].filter((variable) => !read.includes(variable) && !readElsewhere.includes(variable))).toEqual([]);
       for (const [variable, shown] of help) {
         // The README's default column holds the first word `--help` shows ("65536 (64 KiB)" holds "65536").
         const documented = readme.get(variable);
@@ -94,6 +120,22 @@ export function describeEntryPoint(options: EntryPointOptions): void {
         expect({ variable, documented: documented?.split(/\s+/).includes(first) ?? 'not in the README' }).toEqual({
           variable,
           documented: true,
+        });
+      }
+    });
+
+    it('each number or boolean --help shows as a default is the one loadConfig applies', () => {
+      // Given explicitly, the default shown must leave the configuration as no value does.
+      const applied = loadConfig({});
+      const literal = /^(-?\d+|true|false)$/;
+      const checked = helpDefaults(command).filter(([, shown]) => literal.test(shown.split(' ')[0]!));
+      expect(checked.length).toBeGreaterThan(0);
+      for (const [variable, shown] of checked) {
+        const value = shown.split(' ')[0]!;
+        expect({ variable, value, same: isDeepStrictEqual(loadConfig({ [variable]: value }), applied) }).toEqual({
+          variable,
+          value,
+          same: true,
         });
       }
     });
