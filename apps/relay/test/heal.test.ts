@@ -14,7 +14,7 @@ import {
   type TestClient,
   type TestRelay,
 } from './support/helpers';
-import { startTcpForwarder, type TcpForwarder } from './support/tcp-forwarder';
+import { startTcpForwarder, type TcpForwarder } from '@repo/http/testing';
 
 const linked = async (relay: TestRelay): Promise<string[]> =>
   ((await getJson(`${relay.httpUrl}/relays`)).body.relays as { relay_id: string; status: string }[])
@@ -43,7 +43,7 @@ describe('the mesh heals', () => {
     return c;
   };
   const forwarderTo = async (relay: TestRelay) => {
-    const f = await startTcpForwarder(relay.wsPort);
+    const f = await startTcpForwarder({ port: relay.wsPort });
     forwarders.push(f);
     return f;
   };

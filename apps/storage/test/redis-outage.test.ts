@@ -2,19 +2,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createMemoryLogger, listen } from '@repo/service';
-import { startRedis, type RedisHandle } from '@repo/http/testing';
+import { startRedis, startTcpForwarder, type RedisHandle, type TcpForwarder } from '@repo/http/testing';
 import { createApp, type StorageApp } from '../src';
 import { BackendUnavailableError } from '../src/backends/backend';
 import { createRedisBackend, MAX_QUEUED_COMMANDS } from '../src/backends/redis';
 import { contract } from './support/contract';
-import { startRelay, type Relay } from './support/relay';
 import { getJson, makeTempDir, postJson, randomKey, removeDir, testConfig } from './support/service';
 
-/** The Redis URL through `relay`. */
-function redisUrlVia(relay: Relay): string {
+/** The Redis URL through `forwarder`. */
+function redisUrlVia(forwarder: TcpForwarder): string {
   const url = new URL(redisUrl);
   url.hostname = '127.0.0.1';
-  url.port = String(relay.port);
+  url.port = String(forwarder.port);
   return url.toString();
 }
 let redisUrl = '';
@@ -23,7 +22,7 @@ let redisUrl = '';
 // and the client reconnects in the background. The logs say so without a stack trace per request.
 describe('Redis unreachable under load, then back', () => {
   let redis: RedisHandle;
-  let relay: Relay;
+  let forwarder: TcpForwarder;
   let service: StorageApp;
   let base: string;
   let dir: string;
@@ -34,11 +33,14 @@ describe('Redis unreachable under load, then back', () => {
     redis = await startRedis();
     redisUrl = redis.url;
     const url = new URL(redis.url);
-    relay = await startRelay({ host: url.hostname, port: Number(url.port || 6379) });
+    forwarder = await startTcpForwarder({ host: url.hostname, port: Number(url.port || 6379) });
     dir = makeTempDir();
-    service = createApp(testConfig({ DATA_DIR: dir, STORAGE_BACKEND: 'redis', REDIS_URL: redisUrlVia(relay), REDIS_KEY_PREFIX: prefix }), {
-      logger: memory.logger,
-    });
+    service = createApp(
+      testConfig({ DATA_DIR: dir, STORAGE_BACKEND: 'redis', REDIS_URL: redisUrlVia(forwarder), REDIS_KEY_PREFIX: prefix }),
+      {
+        logger: memory.logger,
+      },
+    );
     await service.start();
     contract.attach(service.servers.http);
     base = `http://127.0.0.1:${(await listen(service.servers.http, 0, '127.0.0.1')).port}`;
@@ -46,7 +48,7 @@ describe('Redis unreachable under load, then back', () => {
 
   afterAll(async () => {
     await service?.close();
-    await relay?.close();
+    await forwarder?.close();
     await redis?.cleanup(prefix);
     await redis?.stop();
     removeDir(dir);
@@ -57,7 +59,7 @@ describe('Redis unreachable under load, then back', () => {
       testConfig({
         DATA_DIR: dir,
         STORAGE_BACKEND: 'redis',
-        REDIS_URL: redisUrlVia(relay),
+        REDIS_URL: redisUrlVia(forwarder),
         REDIS_KEY_PREFIX: prefix,
         REDIS_COMMAND_TIMEOUT_MS: '300',
       }),
@@ -68,7 +70,7 @@ describe('Redis unreachable under load, then back', () => {
     try {
       const key = randomKey();
       expect((await postJson(`${at}/store`, { key, value: 'abcd' })).status).toBe(200);
-      relay.pause();
+      forwarder.pause();
       const unavailable = { error: 'service temporarily unavailable', code: 'SERVICE_UNAVAILABLE', details: 'storage backend unavailable' };
       const [store, read] = await Promise.all([
         postJson(`${at}/store`, { key: randomKey(), value: 'abcd' }),
@@ -77,21 +79,21 @@ describe('Redis unreachable under load, then back', () => {
       // REQUEST_TIMEOUT_MS is 30 s here: the answer is the command timeout's.
       expect(store).toEqual({ status: 503, body: unavailable });
       expect(read).toEqual({ status: 503, body: unavailable });
-      relay.resume();
+      forwarder.resume();
       // The late replies are matched to the commands that timed out, not to the next ones.
       expect(await getJson(`${at}/retrieve/${key}`)).toMatchObject({ status: 200, body: { value: 'abcd' } });
     } finally {
-      relay.resume();
+      forwarder.resume();
       await hung.close();
     }
   });
 
   it('bounds the commands waiting for a hung Redis: past MAX_QUEUED_COMMANDS the next fails at once, and all the waiting ones are answered once it resumes', async () => {
-    const backend = await createRedisBackend({ url: redisUrlVia(relay), keyPrefix: prefix, commandTimeoutMs: 20_000 });
+    const backend = await createRedisBackend({ url: redisUrlVia(forwarder), keyPrefix: prefix, commandTimeoutMs: 20_000 });
     try {
       const key = randomKey();
       expect(await backend.get(key, Date.now())).toBeUndefined(); // the script is cached: one command a read
-      relay.pause();
+      forwarder.pause();
       const waiting = Array.from({ length: MAX_QUEUED_COMMANDS }, () => backend.get(key, Date.now()));
       const started = Date.now();
       const refused = await backend.get(key, Date.now()).then(
@@ -101,12 +103,12 @@ describe('Redis unreachable under load, then back', () => {
       expect(Date.now() - started).toBeLessThan(1_000);
       expect(refused).toBeInstanceOf(BackendUnavailableError);
       expect(((refused as Error).cause as Error).message).toBe('The queue is full');
-      relay.resume();
+      forwarder.resume();
       const answers = await Promise.allSettled(waiting);
       expect(answers.filter((a) => a.status === 'fulfilled' && a.value === undefined)).toHaveLength(MAX_QUEUED_COMMANDS);
       expect(await backend.get(key, Date.now())).toBeUndefined();
     } finally {
-      relay.resume();
+      forwarder.resume();
       await backend.close();
     }
   }, 60_000);
@@ -115,7 +117,7 @@ describe('Redis unreachable under load, then back', () => {
     const before = randomKey();
     expect((await postJson(`${base}/store`, { key: before, value: 'abcd' })).status).toBe(200);
 
-    await relay.down();
+    await forwarder.down();
     const linesBefore = memory.lines.length;
     const started = Date.now();
     const answers = await Promise.all(Array.from({ length: 200 }, () => postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })));
@@ -138,7 +140,7 @@ describe('Redis unreachable under load, then back', () => {
     // Every request still has its own line, with its status.
     expect(memory.lines.slice(linesBefore).filter((l) => l.msg === 'request' && l.status === 503).length).toBeGreaterThanOrEqual(250);
 
-    await relay.up();
+    await forwarder.up();
     let status = 0;
     for (const deadline = Date.now() + 15_000; status !== 200 && Date.now() < deadline;) {
       status = (await postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })).status;
@@ -155,18 +157,18 @@ describe('Redis unreachable under load, then back', () => {
 // answer has nowhere to go and must not end as a raw stack trace on stderr.
 describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
   let redis: RedisHandle;
-  let relay: Relay;
+  let forwarder: TcpForwarder;
   const prefix = `storage-test:${randomBytes(6).toString('hex')}:`;
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
     redis = await startRedis();
     const url = new URL(redis.url);
-    relay = await startRelay({ host: url.hostname, port: Number(url.port || 6379) });
+    forwarder = await startTcpForwarder({ host: url.hostname, port: Number(url.port || 6379) });
   });
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await relay?.close();
+    await forwarder?.close();
     await redis?.cleanup(prefix);
     await redis?.stop();
   });
@@ -174,7 +176,7 @@ describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
   it('answers 408, then logs the late outcome as one JSON line, never a stack trace', async () => {
     const url = new URL(redis.url);
     url.hostname = '127.0.0.1';
-    url.port = String(relay.port);
+    url.port = String(forwarder.port);
     const dir = makeTempDir();
     const child = spawn(process.execPath, ['-r', '@repo/ts-register', 'src/main.ts'], {
       cwd: join(__dirname, '..'),
@@ -204,7 +206,7 @@ describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
       const base = `http://127.0.0.1:${(JSON.parse(listening) as { port: number }).port}`;
       expect((await postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })).status).toBe(200);
 
-      relay.pause();
+      forwarder.pause();
       const late = randomKey();
       const [store, read] = await Promise.all([
         postJson(`${base}/store`, { key: late, value: 'abcd' }),
@@ -212,7 +214,7 @@ describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
       ]);
       expect(store).toEqual({ status: 408, body: { error: 'request timeout', code: 'REQUEST_TIMEOUT' } });
       expect(read.status).toBe(408);
-      relay.resume();
+      forwarder.resume();
       // The store reaches Redis after its 408: the key now holds a value nobody has a token for.
       for (const deadline = Date.now() + 5_000; (await getJson(`${base}/retrieve/${late}`)).status !== 200 && Date.now() < deadline;)
         await new Promise((r) => setTimeout(r, 50));
@@ -235,7 +237,7 @@ describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
         ]),
       );
     } finally {
-      relay.resume();
+      forwarder.resume();
       removeDir(dir);
     }
   }, 40_000);

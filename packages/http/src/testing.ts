@@ -3,7 +3,7 @@
  * production code).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /**
  * Opens a TCP connection to `port` on the loopback and waits `settleMs`: resolves with the socket
@@ -292,4 +292,92 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     };
   }
   throw lastError;
+}
+
+/** A TCP forwarder in front of a real server, whose link a test can break in the ways a network or a host does. */
+export interface TcpForwarder {
+  /** The loopback port it listens on (the same after {@link TcpForwarder.up}). */
+  readonly port: number;
+  /** Destroys every forwarded connection and, still listening, closes new ones at once (a partition). */
+  cut(): void;
+  /** Forwards new connections again after {@link TcpForwarder.cut}. */
+  restore(): void;
+  /** Destroys every connection and stops listening: the server is unreachable (connection refused). */
+  down(): Promise<void>;
+  /** Listens again on the same port. */
+  up(): Promise<void>;
+  /** Holds every byte in both directions: the server hangs (as a stopped process would). */
+  pause(): void;
+  /** Lets the held bytes and the later ones through again. */
+  resume(): void;
+  close(): Promise<void>;
+}
+
+/** Starts a {@link TcpForwarder} on a free loopback port to `target` (host default 127.0.0.1). */
+export async function startTcpForwarder(target: { host?: string; port: number }): Promise<TcpForwarder> {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+  let paused = false;
+  let cut = false;
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    if (paused) socket.pause();
+  };
+  const open = () =>
+    new Promise<void>((resolve, reject) => {
+      const s = createServer((client) => {
+        track(client);
+        if (cut) {
+          client.destroy();
+          return;
+        }
+        const upstream = connect(target.port, target.host ?? '127.0.0.1');
+        track(upstream);
+        client.pipe(upstream).pipe(client);
+        client.on('close', () => upstream.destroy());
+        upstream.on('close', () => client.destroy());
+      });
+      s.once('error', reject);
+      s.listen(port, '127.0.0.1', () => {
+        port = (s.address() as { port: number }).port;
+        server = s;
+        resolve();
+      });
+    });
+  const destroyAll = () => {
+    for (const socket of sockets) socket.destroy();
+  };
+  const down = async () => {
+    const s = server;
+    server = undefined;
+    destroyAll();
+    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+  };
+  await open();
+  return {
+    get port() {
+      return port;
+    },
+    cut() {
+      cut = true;
+      destroyAll();
+    },
+    restore() {
+      cut = false;
+    },
+    down,
+    up: open,
+    pause() {
+      paused = true;
+      for (const socket of sockets) socket.pause();
+    },
+    resume() {
+      paused = false;
+      for (const socket of sockets) socket.resume();
+    },
+    close: down,
+  };
 }
