@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSqliteBackend, createSweeper, hashWriteToken, type StorageBackend } from '../src';
 import {
@@ -53,6 +53,22 @@ describe('SQLite file', () => {
   describe('SQLite backend', () => {
     it('keeps its file in WAL mode', () => {
       expect(inspect(file, (db) => db.pragma('journal_mode', { simple: true }))).toBe('wal');
+    });
+
+    it('keeps its files readable by this user only, and narrows a file left readable by others', async () => {
+      await backend.put(randomKey(), randomValue(), null, Date.now(), H);
+      const mode = (path: string): number => statSync(path).mode & 0o777;
+      expect(mode(file)).toBe(0o600);
+      expect(mode(`${file}-wal`)).toBe(0o600);
+      const nested = join(dir, 'new', 'storage.sqlite');
+      await createSqliteBackend({ file: nested }).close();
+      expect(mode(join(dir, 'new'))).toBe(0o700);
+      expect(mode(nested)).toBe(0o600);
+      await backend.close();
+      chmodSync(file, 0o644);
+      backend = createSqliteBackend({ file });
+      expect(mode(file)).toBe(0o600);
+      expect(rowCount(file)).toBe(1);
     });
 
     it('commits stores issued together and answers each of them', async () => {

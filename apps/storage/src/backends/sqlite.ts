@@ -1,12 +1,11 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { ensurePrivateFile } from '@repo/service';
 import { tokenHashesMatch } from '../write-token';
 import { expiresAt, type DeleteResult, type PutResult, type StorageBackend, type TouchResult, type WriteRefusal } from './backend';
 
 /** Options of {@link createSqliteBackend}. */
 export interface SqliteBackendOptions {
-  /** The database file; its folder is created (mode 0700) when missing. */
+  /** The database file, kept mode 0600 (its -wal and -shm files too); its folder is created (mode 0700) when missing. */
   file: string;
   /** Writes committed in one transaction at most (default 1000). */
   maxBatch?: number;
@@ -57,6 +56,21 @@ function assertWritable(db: Database.Database): void {
   db.prepare('DELETE FROM entries WHERE 0').run();
 }
 
+/**
+ * The stored values are the clients' own: the file is made private (0600; SQLite gives its -wal
+ * and -shm files the same mode) before SQLite opens it, a file left readable by others narrowed.
+ * A file this process may not change (another owner's, a read-only mount) is left to SQLite's
+ * open and assertWritable, which say what is wrong with it.
+ */
+function makePrivate(file: string): void {
+  try {
+    ensurePrivateFile(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw err;
+  }
+}
+
 /** The error of a database that can be read but not written, saying what to do; others as they are. */
 function explainReadonly(err: unknown): unknown {
   if ((err as { code?: unknown }).code !== 'SQLITE_READONLY') return err;
@@ -79,7 +93,7 @@ function explainReadonly(err: unknown): unknown {
  */
 export function createSqliteBackend(options: SqliteBackendOptions): StorageBackend {
   const maxBatch = options.maxBatch ?? 1_000;
-  mkdirSync(dirname(options.file), { recursive: true, mode: 0o700 });
+  makePrivate(options.file);
   const db = new Database(options.file);
   try {
     db.pragma('journal_mode = WAL');
