@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { startRedis, type RedisHandle } from '@repo/http/testing';
+import { startRedis, type RedisHandle } from '@repo/redis/testing';
 import { createRedisLog, createSqliteLog, seqAfter, type EventLog, type Retention } from '../src/event-log';
 import { removeTempDirs, tempDir } from './support/helpers';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { startRedis, type RedisHandle } from '@repo/http/testing';
+import { startRedis, type RedisHandle } from '@repo/redis/testing';
 import {
   PUBLISH_TOKEN,
   blockEvent,

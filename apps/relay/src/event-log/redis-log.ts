@@ -1,5 +1,5 @@
-import { createClient } from 'redis';
-import { backoff, type Logger } from '@repo/service';
+import { connectRedis } from '@repo/redis';
+import { type Logger } from '@repo/service';
 import { type EventLog, type OldestPoint, type Retention, type StoredEvent } from './event-log';
 
 /** Options of {@link createRedisLog}. */
@@ -45,35 +45,12 @@ export async function createRedisLog(options: RedisLogOptions): Promise<EventLog
   const stream = `${p}events`;
   const metaKey = `${p}meta`;
   const idKey = (id: string) => `${p}id:${id}`;
-  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-  const started = Date.now();
-  let everReady = false;
-  let lastWarn = 0;
-  const client = createClient({
+  const client = await connectRedis({
     url: options.url,
-    socket: {
-      connectTimeout: Math.min(connectTimeoutMs, 5_000),
-      reconnectStrategy(retries) {
-        if (!everReady && Date.now() - started >= connectTimeoutMs) return new Error(`redis unreachable after ${connectTimeoutMs} ms`);
-        return backoff(retries, { minMs: 50, maxMs: 2_000 });
-      },
-    },
+    connectTimeoutMs: options.connectTimeoutMs,
+    logger: options.logger,
+    logPrefix: 'event log: ',
   });
-  client.on('error', (err: Error) => {
-    if (Date.now() - lastWarn < 5_000) return;
-    lastWarn = Date.now();
-    options.logger?.warn({ err: { message: err.message } }, 'event log: redis connection error');
-  });
-  client.on('ready', () => {
-    if (everReady) options.logger?.info('event log: redis connection restored');
-    everReady = true;
-  });
-  try {
-    await client.connect();
-  } catch (err) {
-    if (client.isOpen) client.destroy();
-    throw new Error(`cannot connect to Redis (REDIS_URL): ${(err as Error).message}`, { cause: err });
-  }
 
   const cmd = <T>(args: string[]) => client.sendCommand<T>(args);
   const toStored = ([seq, fields]: RawEntry): StoredEvent => {

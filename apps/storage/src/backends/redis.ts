@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createClient } from 'redis';
-import { backoff, withDeadline, type Logger } from '@repo/service';
+import { connectRedis, type RedisClient } from '@repo/redis';
+import { withDeadline, type Logger } from '@repo/service';
 import { BackendUnavailableError, expiresAt, type StorageBackend, type WriteRefusal } from './backend';
 
 /** Options of {@link createRedisBackend}. */
@@ -119,42 +119,20 @@ function refusal(reply: unknown, what: string): WriteRefusal {
  */
 export async function createRedisBackend(options: RedisBackendOptions): Promise<StorageBackend> {
   const prefix = options.keyPrefix ?? 'storage:';
-  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-  const logger = options.logger;
-  const started = Date.now();
-  let everReady = false;
-  let lastWarn = 0;
-
-  const client = createClient({
-    url: options.url,
-    // Fail fast while disconnected (503) instead of queueing requests until a timeout.
-    disableOfflineQueue: true,
-    // Commands a hung Redis has not answered stay queued until it does (their late replies are
-    // matched to them): past this many, new ones fail at once (503) instead of growing the queue.
-    commandsQueueMaxLength: MAX_QUEUED_COMMANDS,
-    socket: {
-      connectTimeout: Math.min(connectTimeoutMs, 5_000),
-      reconnectStrategy(retries) {
-        if (!everReady && Date.now() - started >= connectTimeoutMs) return new Error(`redis unreachable after ${connectTimeoutMs} ms`);
-        return backoff(retries, { minMs: 50, maxMs: 2_000 });
-      },
-    },
-  });
-  client.on('error', (err: Error) => {
-    const t = Date.now();
-    if (t - lastWarn < 5_000) return;
-    lastWarn = t;
-    logger?.warn({ err: { message: err.message } }, 'redis connection error');
-  });
-  client.on('ready', () => {
-    if (everReady) logger?.info('redis connection restored');
-    everReady = true;
-  });
+  let client: RedisClient;
   try {
-    await client.connect();
+    client = await connectRedis({
+      url: options.url,
+      connectTimeoutMs: options.connectTimeoutMs,
+      logger: options.logger,
+      // Fail fast while disconnected (503) instead of queueing requests until a timeout.
+      disableOfflineQueue: true,
+      // Commands a hung Redis has not answered stay queued until it does (their late replies are
+      // matched to them): past this many, new ones fail at once (503) instead of growing the queue.
+      commandsQueueMaxLength: MAX_QUEUED_COMMANDS,
+    });
   } catch (err) {
-    if (client.isOpen) client.destroy();
-    throw new BackendUnavailableError(`cannot connect to Redis (REDIS_URL): ${(err as Error).message}`, { cause: err });
+    throw new BackendUnavailableError((err as Error).message, { cause: (err as Error).cause });
   }
 
   const commandTimeoutMs = options.commandTimeoutMs ?? 5_000;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { startRedis, type RedisHandle } from '@repo/http/testing';
+import { startRedis, type RedisHandle } from '@repo/redis/testing';
 
-// startRedis lives in @repo/http/testing (shared with the relay's Redis suite); re-exported for the benchmark.
-export { startRedis, type RedisHandle, type StartRedisOptions } from '@repo/http/testing';
+// startRedis lives in @repo/redis/testing (shared with the relay's Redis suites); re-exported for the benchmark.
+export { startRedis, type RedisHandle, type StartRedisOptions } from '@repo/redis/testing';
 
 /**
  * For a suite run against `backend`: starts Redis before the suite when it is `redis` (and
