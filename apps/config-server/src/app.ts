@@ -189,8 +189,13 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       for (const key of ownKeys) persistKey(key, logger);
       audit.open();
       if (deps.tls === undefined) {
-        // An operator pair that does not load stops the start naming the variable at fault.
-        const tls = await loadOrCreateTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
+        // An operator pair that does not load (or that OpenSSL refuses with the policy) stops the start naming the variable at fault.
+        const tls = await loadOrCreateTlsCredentials({
+          certFile: config.tlsCertFile,
+          keyFile: config.tlsKeyFile,
+          dataDir: config.dataDir,
+          context: TLS_POLICY,
+        });
         server.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_POLICY });
         logger.info({ source: tls.source, sha256: tls.fingerprint }, 'TLS certificate loaded (pin this fingerprint in clients)');
         // Operator files are reloaded on SIGHUP and when they change, without a restart (README, "Operations").
@@ -200,7 +205,8 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
             keyFile: config.tlsKeyFile,
             servers: [server],
             logger,
-            context: { minVersion: 'TLSv1.2' },
+            // The whole policy again: a reload replaces the secure context, ciphers included.
+            context: TLS_POLICY,
           });
         }
       }

@@ -8,6 +8,7 @@ import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createKeyring } from '../src/keyring';
 import { MASTER_KEY_HEX } from './support/harness';
+import { TLS12_CBC_ONLY, tlsHandshake } from './support/tls-handshake';
 
 function replace(file: string, content: string): void {
   writeFileSync(`${file}.new`, content);
@@ -71,6 +72,9 @@ describe('config server certificate reload', () => {
       }
       expect(old.destroyed).toBe(false);
       expect(await get(old, '/health')).toBe('HTTP/1.1 200 OK');
+      // The renewed certificate comes with the same TLS policy: no CBC suite, AEAD ones still.
+      expect((await tlsHandshake(port, TLS12_CBC_ONLY)).ok).toBe(false);
+      expect(await tlsHandshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' })).toMatchObject({ ok: true });
     } finally {
       for (const s of sockets) s.destroy();
       await service.close();

@@ -1,9 +1,9 @@
 import { symlinkSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
-import { connect, type TLSSocket } from 'node:tls';
 import { openConnection, rawExchange } from '@repo/http/testing';
 import { get, startServer, type Harness } from './support/harness';
+import { TLS12_CBC_ONLY, tlsHandshake } from './support/tls-handshake';
 
 let h: Harness;
 const sockets: Socket[] = [];
@@ -38,28 +38,10 @@ describe('symlinks', () => {
   });
 });
 
-function tlsHandshake(
-  port: number,
-  options: { ciphers?: string; maxVersion?: 'TLSv1.2' | 'TLSv1.3' },
-): Promise<{ ok: boolean; cipher?: string; protocol?: string | null }> {
-  return new Promise((resolve) => {
-    const socket: TLSSocket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ...options }, () => {
-      const cipher = socket.getCipher().name;
-      const protocol = socket.getProtocol();
-      socket.destroy();
-      resolve({ ok: true, cipher, protocol });
-    });
-    socket.once('error', () => resolve({ ok: false }));
-  });
-}
-
 describe('TLS policy', () => {
   it('refuses a TLS 1.2 client offering only CBC-SHA suites, accepts AEAD suites and TLS 1.3', async () => {
     h = await startServer();
-    expect(
-      (await tlsHandshake(h.port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA:ECDHE-RSA-AES128-SHA' }))
-        .ok,
-    ).toBe(false);
+    expect((await tlsHandshake(h.port, TLS12_CBC_ONLY)).ok).toBe(false);
     expect(await tlsHandshake(h.port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' })).toMatchObject({
       ok: true,
       protocol: 'TLSv1.2',

@@ -1,8 +1,8 @@
-import { readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { createSecureContext, type SecureContextOptions } from 'node:tls';
+import type { SecureContextOptions } from 'node:tls';
 import type { Logger } from './logger';
-import { certificateFingerprint } from './tls';
+import { readTlsFiles, type TlsCredentials } from './tls';
 
 /** A server whose certificate can be swapped in place (`https.Server`, `tls.Server`). */
 export interface SecureContextServer {
@@ -57,13 +57,10 @@ export function watchCertificate(options: CertificateWatchOptions): CertificateW
 
   function reload(reason = 'requested'): boolean {
     stamps = `${stamp(options.certFile)}|${stamp(options.keyFile)}`;
-    let cert: string;
-    let key: string;
+    let pair: TlsCredentials;
     try {
-      cert = readFileSync(options.certFile, 'utf8');
-      key = readFileSync(options.keyFile, 'utf8');
-      // Throws when the key does not belong to the certificate or either is malformed.
-      createSecureContext({ ...options.context, cert, key });
+      // Checked as at start: the message names the file at fault.
+      pair = readTlsFiles(options.certFile, options.keyFile, options.context);
     } catch (err) {
       logger.warn(
         { reason, err: { message: (err as Error).message } },
@@ -71,7 +68,7 @@ export function watchCertificate(options: CertificateWatchOptions): CertificateW
       );
       return false;
     }
-    const next = certificateFingerprint(cert);
+    const { cert, key, fingerprint: next } = pair;
     for (const server of options.servers) server.setSecureContext({ ...options.context, cert, key });
     if (next !== fingerprint) logger.info({ reason, sha256: next, previous: fingerprint }, 'TLS certificate reloaded');
     fingerprint = next;

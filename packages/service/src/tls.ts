@@ -1,6 +1,7 @@
 import { createPrivateKey, X509Certificate, webcrypto } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { ConfigError } from '@repo/config';
 import { writeSecretFile } from './secret-file';
 
@@ -24,6 +25,8 @@ export interface TlsOptions {
   hosts?: string[];
   /** Validity of a generated certificate, in days. */
   days?: number;
+  /** The other options the servers' secure context gets with the operator's pair (`minVersion`, `ciphers`, …): the pair is checked with them. */
+  context?: SecureContextOptions;
 }
 
 /** SHA-256 fingerprint of a PEM certificate, as `AB:CD:…`. */
@@ -41,9 +44,7 @@ export async function loadOrCreateTlsCredentials(options: TlsOptions): Promise<T
     if (options.certFile === undefined || options.keyFile === undefined) {
       throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
     }
-    const cert = readPem(options.certFile, 'TLS_CERT_FILE');
-    const key = readPem(options.keyFile, 'TLS_KEY_FILE');
-    return { cert, key, fingerprint: checkPair(cert, key, options.certFile, options.keyFile), source: 'files' };
+    return readTlsFiles(options.certFile, options.keyFile, options.context);
   }
   const certPath = join(options.dataDir, 'tls-cert.pem');
   const keyPath = join(options.dataDir, 'tls-key.pem');
@@ -60,10 +61,15 @@ export async function loadOrCreateTlsCredentials(options: TlsOptions): Promise<T
 }
 
 /**
- * The operator's pair checked before a server is given it, so a mistake stops the start naming
- * the variable at fault rather than with OpenSSL's message alone; returns the fingerprint.
+ * Reads the operator's pair (`TLS_CERT_FILE`, `TLS_KEY_FILE`) and checks it as a server will be
+ * given it, with `context` (the secure context's other options), so that a mistake names the
+ * variable at fault rather than OpenSSL's message alone: a `ConfigError` when either file cannot
+ * be read or holds no PEM certificate or key, when the key is not the certificate's, or when
+ * OpenSSL refuses the pair (a key it deems too small, say). At start, and at each reload.
  */
-function checkPair(cert: string, key: string, certFile: string, keyFile: string): string {
+export function readTlsFiles(certFile: string, keyFile: string, context: SecureContextOptions = {}): TlsCredentials {
+  const cert = readPem(certFile, 'TLS_CERT_FILE');
+  const key = readPem(keyFile, 'TLS_KEY_FILE');
   let certificate: X509Certificate;
   try {
     certificate = new X509Certificate(cert);
@@ -79,7 +85,12 @@ function checkPair(cert: string, key: string, certFile: string, keyFile: string)
   if (!certificate.checkPrivateKey(privateKey)) {
     throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE do not make a certificate and its key');
   }
-  return certificate.fingerprint256;
+  try {
+    createSecureContext({ ...context, cert, key });
+  } catch (err) {
+    throw new ConfigError(`OpenSSL refuses TLS_CERT_FILE and TLS_KEY_FILE: ${(err as Error).message}`);
+  }
+  return { cert, key, fingerprint: certificate.fingerprint256, source: 'files' };
 }
 
 function readPem(path: string, name: string): string {

@@ -2,7 +2,32 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
+import 'reflect-metadata';
+import { webcrypto } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
 import { generateSelfSignedCertificate, loadOrCreateTlsCredentials } from '../src';
+
+/** A self-signed certificate on an RSA key of 512 bits: well formed, its key its own, and refused by OpenSSL (too small). */
+async function weakPair(): Promise<{ cert: string; key: string }> {
+  const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 512 };
+  const keys = await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      serialNumber: '01',
+      name: 'CN=localhost',
+      notBefore: new Date(),
+      notAfter: new Date(Date.now() + 86_400_000),
+      signingAlgorithm: algorithm,
+      keys,
+    },
+    webcrypto,
+  );
+  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)).toString('base64');
+  return {
+    cert: cert.toString('pem'),
+    key: `-----BEGIN PRIVATE KEY-----\n${der.match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`,
+  };
+}
 
 describe('loadOrCreateTlsCredentials with the operator files', () => {
   const dir = mkdtempSync(join(tmpdir(), 'service-tls-'));
@@ -35,5 +60,15 @@ describe('loadOrCreateTlsCredentials with the operator files', () => {
       new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE do not make a certificate and its key'),
     );
     await expect(load(cert, garbage)).rejects.toBeInstanceOf(ConfigError);
+  });
+
+  it('names both files when OpenSSL refuses the pair, and checks it with the context the servers get', async () => {
+    const weak = await weakPair();
+    await expect(load(file('weak-cert.pem', weak.cert), file('weak-key.pem', weak.key))).rejects.toThrow(
+      new ConfigError('OpenSSL refuses TLS_CERT_FILE and TLS_KEY_FILE: error:0A00018F:SSL routines::ee key too small'),
+    );
+    const good = { certFile: file('cert.pem', a.cert), keyFile: file('key.pem', a.key), dataDir: dir };
+    await expect(loadOrCreateTlsCredentials({ ...good, context: { minVersion: 'TLSv1.2' } })).resolves.toMatchObject({ source: 'files' });
+    await expect(loadOrCreateTlsCredentials({ ...good, context: { ciphers: 'NO-SUCH-SUITE' } })).rejects.toThrow(/^OpenSSL refuses/);
   });
 });
