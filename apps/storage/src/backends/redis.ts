@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { connectRedis, type RedisClient } from '@repo/redis';
+import { connectRedis } from '@repo/redis';
 import { withDeadline, type Logger } from '@repo/service';
 import { BackendUnavailableError, expiresAt, type StorageBackend, type WriteRefusal } from './backend';
 
@@ -119,21 +119,16 @@ function refusal(reply: unknown, what: string): WriteRefusal {
  */
 export async function createRedisBackend(options: RedisBackendOptions): Promise<StorageBackend> {
   const prefix = options.keyPrefix ?? 'storage:';
-  let client: RedisClient;
-  try {
-    client = await connectRedis({
-      url: options.url,
-      connectTimeoutMs: options.connectTimeoutMs,
-      logger: options.logger,
-      // Fail fast while disconnected (503) instead of queueing requests until a timeout.
-      disableOfflineQueue: true,
-      // Commands a hung Redis has not answered stay queued until it does (their late replies are
-      // matched to them): past this many, new ones fail at once (503) instead of growing the queue.
-      commandsQueueMaxLength: MAX_QUEUED_COMMANDS,
-    });
-  } catch (err) {
-    throw new BackendUnavailableError((err as Error).message, { cause: (err as Error).cause });
-  }
+  const client = await connectRedis({
+    url: options.url,
+    connectTimeoutMs: options.connectTimeoutMs,
+    logger: options.logger,
+    // Fail fast while disconnected (503) instead of queueing requests until a timeout.
+    disableOfflineQueue: true,
+    // Commands a hung Redis has not answered stay queued until it does (their late replies are
+    // matched to them): past this many, new ones fail at once (503) instead of growing the queue.
+    commandsQueueMaxLength: MAX_QUEUED_COMMANDS,
+  });
 
   const commandTimeoutMs = options.commandTimeoutMs ?? 5_000;
   async function call<T>(run: () => Promise<T>): Promise<T> {
