@@ -16,6 +16,16 @@ const started = (options: Omit<RelayPublisherOptions, 'logger'>, log = logger): 
 describe('createRelayPublisher', () => {
   let relay: FakeRelay | undefined;
   let publisher: Publisher | undefined;
+
+  /** A publisher connected to a fresh fake relay, its lines from info up kept in memory (both closed after the test). */
+  async function connectedWithLog(): Promise<{ memory: ReturnType<typeof createMemoryLogger>; relay: FakeRelay; publisher: Publisher }> {
+    const memory = createMemoryLogger('info');
+    const fake = await startFakeRelay(TOKEN);
+    const connected = started({ url: fake.url, token: TOKEN, minBackoffMs: 20, maxBackoffMs: 100 }, memory.logger);
+    [relay, publisher] = [fake, connected];
+    await waitFor(() => connected.state().connected, 5_000, 'connected');
+    return { memory, relay: fake, publisher: connected };
+  }
   afterEach(async () => {
     await publisher?.close();
     await relay?.close();
@@ -82,16 +92,15 @@ describe('createRelayPublisher', () => {
   });
 
   it('logs the reconnection after a lost connection, and a stop as a stop (not "reconnecting"), with the events it loses', async () => {
-    const memory = createMemoryLogger('info');
-    relay = await startFakeRelay(TOKEN);
-    publisher = started({ url: relay.url, token: TOKEN, minBackoffMs: 20, maxBackoffMs: 100 }, memory.logger);
-    await waitFor(() => publisher!.state().connected, 5_000, 'connected');
+    const { memory, relay, publisher } = await connectedWithLog();
     relay.dropConnections();
     await waitFor(() => memory.lines.some((l) => l.msg === 'relay connection lost: reconnecting'), 5_000, 'lost');
+    // The close code says how it was lost (1006: no close frame, the connection cut).
+    expect(memory.lines.find((l) => l.msg === 'relay connection lost: reconnecting')).toMatchObject({ level: 40, code: 1006 });
     await waitFor(() => memory.lines.some((l) => l.msg === 'reconnected to the relay'), 5_000, 'reconnected line');
     relay.ackEvents = false;
     publisher.publish('BlockScanned', block(4));
-    await waitFor(() => relay!.events.length === 1, 5_000, 'delivery');
+    await waitFor(() => relay.events.length === 1, 5_000, 'delivery');
     const before = memory.lines.length;
     await publisher.close();
     const atClose = memory.lines.slice(before).map((l) => l.msg);
@@ -102,10 +111,7 @@ describe('createRelayPublisher', () => {
   });
 
   it('logs a relay that shuts down (1001) as information, not as a lost connection, and reconnects', async () => {
-    const memory = createMemoryLogger('info');
-    relay = await startFakeRelay(TOKEN);
-    publisher = started({ url: relay.url, token: TOKEN, minBackoffMs: 20, maxBackoffMs: 100 }, memory.logger);
-    await waitFor(() => publisher!.state().connected, 5_000, 'connected');
+    const { memory, relay } = await connectedWithLog();
     relay.shutDownConnections();
     await waitFor(() => memory.lines.some((l) => l.msg === 'reconnected to the relay'), 5_000, 'reconnected line');
     expect(memory.lines.filter((l) => l.level >= 40)).toEqual([]);
