@@ -51,7 +51,7 @@ export async function createBackend(config: StorageConfig, logger: Logger): Prom
     });
   }
   try {
-    return createSqliteBackend({ file: config.sqliteFile });
+    return createSqliteBackend({ file: config.sqliteFile, logger });
   } catch (err) {
     throw new Error(`cannot open the SQLite file ${config.sqliteFile} (DATA_DIR): ${(err as Error).message}`, { cause: err });
   }

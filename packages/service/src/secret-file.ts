@@ -22,16 +22,47 @@ export function writeSecretFile(path: string, content: string): void {
   renameSync(tmp, path);
 }
 
+/** What {@link ensurePrivateFile} left: `exposed` when the file is still readable or writable by others. */
+export interface PrivateFile {
+  exposed: boolean;
+  /** Why it could not be narrowed, for a warning: its owner and mode, and what to do. */
+  reason?: string;
+}
+
 /**
  * Makes `path` a file only its owner reads and writes before something else opens it: created
  * empty with mode 0600 when missing (the directory 0700), an existing one narrowed to 0600. For a
  * SQLite database that holds what others must not read: SQLite gives its -wal and -shm files the
  * database's mode.
+ *
+ * A file this process may not change (another user's, a read-only mount: EACCES, EPERM, EROFS) is
+ * left as it is, for the caller's open to say whether it can be used: it is not this function's
+ * to refuse a database the process can read and write. Such a file still readable or writable by
+ * others comes back `exposed`, with a `reason` to log as a warning. Other errors are thrown.
  */
-export function ensurePrivateFile(path: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  closeSync(openSync(path, 'a', 0o600));
-  chmodSync(path, 0o600);
+export function ensurePrivateFile(path: string): PrivateFile {
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    closeSync(openSync(path, 'a', 0o600));
+    chmodSync(path, 0o600);
+    return { exposed: false };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw err;
+    let stat;
+    try {
+      stat = statSync(path);
+    } catch {
+      return { exposed: false }; // missing or unreachable: the caller's open says so
+    }
+    const mode = stat.mode & 0o777;
+    if ((mode & 0o077) === 0) return { exposed: false };
+    const owner = `owned by uid ${stat.uid}, mode ${mode.toString(8).padStart(4, '0')}`;
+    return {
+      exposed: true,
+      reason: `${path} is readable or writable by other users and this process may not narrow it (${code}: ${owner}): chmod 600 it as its owner`,
+    };
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,7 @@ describe('ensurePrivateFile', () => {
   it('creates a missing file empty with mode 0600 (its directory 0700), and narrows an existing one to 0600, keeping its content', () => {
     const dir = mkdtempSync(join(tmpdir(), 'private-'));
     const fresh = join(dir, 'sub', 'events.db');
-    ensurePrivateFile(fresh);
+    expect(ensurePrivateFile(fresh)).toEqual({ exposed: false });
     expect(statSync(fresh).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, 'sub')).mode & 0o777).toBe(0o700);
     expect(readFileSync(fresh, 'utf8')).toBe('');
@@ -27,6 +28,65 @@ describe('ensurePrivateFile', () => {
     ensurePrivateFile(older);
     expect(statSync(older).mode & 0o777).toBe(0o600);
     expect(readFileSync(older, 'utf8')).toBe('rows');
+  });
+
+  // Permissions do not bind root: as root, ensurePrivateFile runs in a child as nobody (65534), in
+  // a directory anyone may enter, on files root owns. Another user's file is left as it is and
+  // reported, never thrown: the caller's open says whether it can be used.
+  const asRoot = process.getuid?.() === 0;
+  const otherUser = asRoot ? { uid: 65_534, gid: 65_534 } : undefined;
+  const ensurePrivateFileAsOther = (path: string): unknown => {
+    const script = `process.stdout.write(JSON.stringify(require('./src').ensurePrivateFile(${JSON.stringify(path)})))`;
+    const child = spawnSync(process.execPath, ['-r', '@repo/ts-register', '-e', script], {
+      cwd: join(__dirname, '..'),
+      ...otherUser,
+      env: { PATH: process.env.PATH ?? '' },
+      encoding: 'utf8',
+    });
+    expect(child.stderr).toBe('');
+    return JSON.parse(child.stdout);
+  };
+  const sharedDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'private-'));
+    chmodSync(dir, 0o777);
+    return dir;
+  };
+
+  it('leaves a file it may not open for writing (mode 0444) as it is, reported exposed with its owner, mode and what to do', () => {
+    const file = join(sharedDir(), 'events.db');
+    writeFileSync(file, 'rows');
+    chmodSync(file, 0o444);
+    const uid = statSync(file).uid;
+    expect(ensurePrivateFileAsOther(file)).toEqual({
+      exposed: true,
+      reason: `${file} is readable or writable by other users and this process may not narrow it (EACCES: owned by uid ${uid}, mode 0444): chmod 600 it as its owner`,
+    });
+    expect(statSync(file).mode & 0o777).toBe(0o444);
+    expect(readFileSync(file, 'utf8')).toBe('rows');
+  });
+
+  it("leaves another user's writable file (mode 0666) as it is, reported exposed: the process may use it but not narrow it", () => {
+    // Not root: /dev/null is root's, mode 0666, and chmod on it is refused (EPERM).
+    let file = '/dev/null';
+    if (asRoot) {
+      file = join(sharedDir(), 'events.db');
+      writeFileSync(file, 'rows');
+      chmodSync(file, 0o666);
+    }
+    expect(ensurePrivateFileAsOther(file)).toEqual({
+      exposed: true,
+      reason: `${file} is readable or writable by other users and this process may not narrow it (EPERM: owned by uid 0, mode 0666): chmod 600 it as its owner`,
+    });
+    expect(statSync(file).mode & 0o777).toBe(0o666);
+  });
+
+  it('reports nothing for a file of another user that others may not read: the open that follows refuses it or not', () => {
+    const file = join(sharedDir(), 'events.db');
+    writeFileSync(file, 'rows');
+    chmodSync(file, 0o600);
+    if (!asRoot) return expect(ensurePrivateFile(file)).toEqual({ exposed: false });
+    expect(ensurePrivateFileAsOther(file)).toEqual({ exposed: false });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 });
 

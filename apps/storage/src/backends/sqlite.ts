@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { ensurePrivateFile } from '@repo/service';
+import { assertDatabaseWritable, ensurePrivateFile, type Logger } from '@repo/service';
 import { tokenHashesMatch } from '../write-token';
 import { expiresAt, type DeleteResult, type PutResult, type StorageBackend, type TouchResult, type WriteRefusal } from './backend';
 
@@ -9,6 +9,8 @@ export interface SqliteBackendOptions {
   file: string;
   /** Writes committed in one transaction at most (default 1000). */
   maxBatch?: number;
+  /** Warned when the file is another user's and left readable by others (see ensurePrivateFile). */
+  logger?: Logger;
 }
 
 /** A write waiting for the next group commit: `apply` runs inside the transaction. */
@@ -47,41 +49,6 @@ function migrate(db: Database.Database): void {
 }
 
 /**
- * Throws when the file can be read but not written. SQLite then opens it read-only without a
- * word (a file of another owner, a read-only mount), and a schema already in place needs no
- * write at start, so the service would answer health checks and fail every write. A delete of
- * no row needs a write lock, which a read-only database refuses; it changes nothing.
- */
-function assertWritable(db: Database.Database): void {
-  db.prepare('DELETE FROM entries WHERE 0').run();
-}
-
-/**
- * The stored values are the clients' own: the file is made private (0600; SQLite gives its -wal
- * and -shm files the same mode) before SQLite opens it, a file left readable by others narrowed.
- * A file this process may not change (another owner's, a read-only mount) is left to SQLite's
- * open and assertWritable, which say what is wrong with it.
- */
-function makePrivate(file: string): void {
-  try {
-    ensurePrivateFile(file);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw err;
-  }
-}
-
-/** The error of a database that can be read but not written, saying what to do; others as they are. */
-function explainReadonly(err: unknown): unknown {
-  if ((err as { code?: unknown }).code !== 'SQLITE_READONLY') return err;
-  const uid = process.getuid?.();
-  return new Error(
-    `it can be read but not written by this process${uid === undefined ? '' : ` (uid ${uid})`}: make the file, its -wal and -shm files and DATA_DIR writable`,
-    { cause: err },
-  );
-}
-
-/**
  * The embedded backend: one SQLite file in WAL mode with `synchronous=FULL`, so a commit has
  * reached the disk (fsync of the WAL) when it returns. Writes (stores, deletes, touches) are
  * not committed one by one: those arriving in the same turn of the event loop are queued and
@@ -93,7 +60,10 @@ function explainReadonly(err: unknown): unknown {
  */
 export function createSqliteBackend(options: SqliteBackendOptions): StorageBackend {
   const maxBatch = options.maxBatch ?? 1_000;
-  makePrivate(options.file);
+  // The stored values are the clients' own: 0600 before SQLite opens it. A file this process may
+  // not change is left to SQLite's open and assertDatabaseWritable, which say what is wrong with it.
+  const file = ensurePrivateFile(options.file);
+  if (file.exposed) options.logger?.warn({ file: options.file }, file.reason);
   const db = new Database(options.file);
   try {
     db.pragma('journal_mode = WAL');
@@ -101,10 +71,10 @@ export function createSqliteBackend(options: SqliteBackendOptions): StorageBacke
     db.pragma('synchronous = FULL');
     db.pragma('busy_timeout = 5000');
     migrate(db);
-    assertWritable(db);
+    assertDatabaseWritable(db, 'entries');
   } catch (err) {
     db.close();
-    throw explainReadonly(err);
+    throw err;
   }
 
   // An existing row is replaced only when it has expired: `changes` is 0 when the key is live.
