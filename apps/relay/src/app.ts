@@ -112,7 +112,7 @@ export function createApp(config: RelayConfig, deps: RelayDeps): RelayApp {
   const eventLog = deferEventLog(eventStore.kind, async () => {
     if (eventStore.kind === 'sqlite') {
       try {
-        return createSqliteLog({ file: eventStore.sqliteFile, retention });
+        return createSqliteLog({ file: eventStore.sqliteFile, retention, logger });
       } catch (err) {
         throw new Error(`cannot open the event log ${eventStore.sqliteFile} (DATA_DIR): ${(err as Error).message}`, { cause: err });
       }
