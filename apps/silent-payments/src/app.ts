@@ -84,7 +84,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     spendPubkeyHex: config.spendPubkeyHex,
     logger,
   });
-  const store = createStore(join(config.dataDir, DATABASE_FILE));
+  const store = createStore(join(config.dataDir, DATABASE_FILE), logger);
   // Only the label indexes are kept in memory, loaded by start(): texts and addresses stay in
   // SQLite (docs/silent-payments.md, "Limits").
   const book = createAddressBook({

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { AppError } from '@repo/errors';
-import { ensurePrivateFile } from '@repo/service';
+import { assertDatabaseWritable, ensurePrivateFile, type Logger } from '@repo/service';
 
 /** A label handed out by `POST /generate-address` (BIP-352 label index m ≥ 1). */
 export interface LabelRecord {
@@ -259,8 +259,12 @@ export function paymentId(txid: string, vout: number): string {
  * Opens (creating when missing) the SQLite database at `path` in WAL mode. Amounts are kept as
  * integer satoshis (64-bit, read as bigint) so no float ever touches a stored amount.
  */
-export function openStore(path: string): Store {
-  ensurePrivateFile(path); // payments and keys' fingerprints: 0600, the WAL and shm files too
+export function openStore(path: string, logger?: Logger): Store {
+  // Payments and keys' fingerprints: 0600, the WAL and shm files too. A file this process may not
+  // change is left to SQLite's open and assertDatabaseWritable; one still readable by others is
+  // warned about.
+  const file = ensurePrivateFile(path);
+  if (file.exposed) logger?.warn({ file: path }, file.reason);
   const db = new Database(path);
   try {
     db.pragma('journal_mode = WAL');
@@ -270,8 +274,9 @@ export function openStore(path: string): Store {
     db.exec(SCHEMA);
     migrate(db);
     db.exec(SCHEMA_V2_INDEXES);
+    assertDatabaseWritable(db, 'meta');
   } catch (err) {
-    // Not a database, or a newer one: the handle is not left open.
+    // Not a database, or one this process may only read: the handle is not left open.
     db.close();
     throw err;
   }
@@ -553,7 +558,7 @@ type DatabaseMethod = Exclude<keyof Store, 'progress' | 'close'>;
  * yet and every other read or write throws a SERVICE_UNAVAILABLE error (503 to a client), never
  * a crash; `close()` is safe at any time and more than once.
  */
-export function createStore(path: string): DeferredStore {
+export function createStore(path: string, logger?: Logger): DeferredStore {
   let db: Store | undefined;
   let closed = false;
   const current = (): Store => {
@@ -568,7 +573,11 @@ export function createStore(path: string): DeferredStore {
   return {
     open() {
       if (closed) throw new Error(`the database ${path} was closed: build the app again`);
-      db ??= openStore(path);
+      try {
+        db ??= openStore(path, logger);
+      } catch (err) {
+        throw new Error(`cannot open the SQLite file ${path} (DATA_DIR): ${(err as Error).message}`, { cause: err });
+      }
     },
     get isOpen() {
       return db !== undefined;

@@ -1,9 +1,12 @@
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeGracefully, createSilentLogger, listen } from '@repo/service';
 import { createApp, DATABASE_FILE, type SilentPaymentsService } from '../src/app';
 import { loadConfig } from '../src/config';
 import { KEY_FILES } from '../src/keys';
+import { openStore } from '../src/store';
 import { waitFor } from './support/fake-relay';
 import { getJson, useChainDouble } from './support/service';
 
@@ -105,4 +108,68 @@ describe('silent-payments lifecycle', () => {
     await settle();
     expect(chain.relay.accepted).toBe(1);
   });
+});
+
+describe('silent-payments entry point', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  /** A DATA_DIR anyone may enter, holding a database the test made. */
+  const dataDirWith = (database: (file: string) => void): { dir: string; file: string } => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-entry-'));
+    dirs.push(dir);
+    chmodSync(dir, 0o777);
+    const file = join(dir, DATABASE_FILE);
+    database(file);
+    return { dir, file };
+  };
+  /** Runs src/main.ts with only `env` (as `user` when given) until it exits; a start that does not fail is stopped once it listens. */
+  async function runMain(env: Record<string, string>, user?: { uid: number; gid: number }): Promise<{ code: number | null; out: string }> {
+    const child = spawn(process.execPath, ['-r', '@repo/ts-register', 'src/main.ts'], {
+      cwd: join(__dirname, '..'),
+      ...user,
+      env: {
+        PATH: process.env.PATH ?? '',
+        PORT: '0',
+        SP_NETWORK: 'regtest',
+        SP_SCAN_KEY: '01'.repeat(32),
+        SP_SPEND_PUBKEY: '0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798',
+        CHAIN_RPC_USER: 'user',
+        CHAIN_RPC_PASSWORD: 'password',
+        SCANNER_ENABLED: 'false',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stdout.on('data', () => out.includes('silent-payments listening') && child.kill('SIGTERM'));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    return { code, out };
+  }
+  const fatalLines = (out: string) => out.split('\n').filter((l) => l.includes('"level":60'));
+
+  it('exits 1 with one fatal line naming the database file when it is not a SQLite database', async () => {
+    const { dir, file } = dataDirWith((path) => writeFileSync(path, 'not a database, but a file of the same name'.repeat(100)));
+    const { code, out } = await runMain({ DATA_DIR: dir });
+    expect(code).toBe(1);
+    expect(fatalLines(out)).toHaveLength(1);
+    expect(fatalLines(out)[0]).toContain(`cannot open the SQLite file ${file} (DATA_DIR): file is not a database`);
+    expect(out).not.toContain('    at ');
+  }, 20_000);
+
+  // Permissions do not bind root: as root, the child runs as nobody (65534), who cannot write a 0444 file.
+  it('exits 1 with one fatal line saying the database is read-only, instead of serving and failing every scan', async () => {
+    const { dir, file } = dataDirWith((path) => {
+      openStore(path).close();
+      chmodSync(path, 0o444);
+    });
+    const user = process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : undefined;
+    const { code, out } = await runMain({ DATA_DIR: dir }, user);
+    expect(code).toBe(1);
+    expect(fatalLines(out)).toHaveLength(1);
+    expect(fatalLines(out)[0]).toContain(`cannot open the SQLite file ${file} (DATA_DIR): it can be read but not written by this process`);
+    expect(out).not.toContain('    at ');
+    expect(out).not.toContain('silent-payments listening');
+  }, 20_000);
 });
