@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
 import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/service';
+import { runEntryPoint, unprivilegedUser, type ProcessUser } from '@repo/service/testing';
 import { createApp } from '../src/app';
 import { createSqliteLog } from '../src/event-log';
 import { loadConfig } from '../src/config';
@@ -137,28 +137,13 @@ describe('relay lifecycle', () => {
 });
 
 describe('relay entry point', () => {
-  /** Runs src/main.ts with only `env` (as `user` when given) until it exits; its output and exit code. */
-  async function runMain(env: Record<string, string>, user?: { uid: number; gid: number }): Promise<{ code: number | null; out: string }> {
-    const child = spawn(process.execPath, ['-r', '@repo/ts-register', 'src/main.ts'], {
-      cwd: join(__dirname, '..'),
-      ...user,
-      env: { PATH: process.env.PATH ?? '', WS_PORT: '0', HTTP_PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    // A start that does not fail listens: stopped here, so the test sees what it logged.
-    child.stdout.on('data', () => out.includes('relay listening') && child.kill('SIGTERM'));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    return { code, out };
-  }
+  const runMain = (env: Record<string, string>, user?: ProcessUser) =>
+    runEntryPoint({ cwd: join(__dirname, '..'), env: { WS_PORT: '0', HTTP_PORT: '0', ...env }, user, listening: 'relay listening' });
 
   it('exits 1 with one fatal line naming RELAY_TOKEN_FILE when start() cannot read it', async () => {
     const dataDir = tempDir();
-    const { code, out } = await runMain({ DATA_DIR: dataDir, RELAY_TOKEN_FILE: join(dataDir, 'missing') });
+    const { code, out, fatal } = await runMain({ DATA_DIR: dataDir, RELAY_TOKEN_FILE: join(dataDir, 'missing') });
     expect(code).toBe(1);
-    const fatal = out.split('\n').filter((l) => l.includes('"level":60'));
     expect(fatal).toHaveLength(1);
     expect(fatal[0]).toContain('configuration error: RELAY_TOKEN_FILE');
     expect(out).not.toContain('    at ');
@@ -166,17 +151,16 @@ describe('relay entry point', () => {
     expect(readdirSync(dataDir)).toEqual([]);
   }, 20_000);
 
-  // Permissions do not bind root: as root, the child runs as nobody (65534), who cannot write a 0444 file.
+  // As root, the child runs as nobody (unprivilegedUser), who cannot write root's 0444 file.
   it('exits 1 with one fatal line saying the event log is read-only, instead of serving and failing every publish', async () => {
     const dataDir = tempDir();
     const file = join(dataDir, 'events.db');
     await createSqliteLog({ file, retention: { maxAgeMs: 60_000, maxEvents: 10 } }).close();
     chmodSync(file, 0o444);
     chmodSync(dataDir, 0o777);
-    const user = process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : undefined;
-    const { code, out } = await runMain({ DATA_DIR: dataDir, RELAY_PUBLISH_TOKEN: 'a'.repeat(32), RELAY_ID: 'relay-test' }, user);
+    const run = { DATA_DIR: dataDir, RELAY_PUBLISH_TOKEN: 'a'.repeat(32), RELAY_ID: 'relay-test' };
+    const { code, out, fatal } = await runMain(run, unprivilegedUser());
     expect(code).toBe(1);
-    const fatal = out.split('\n').filter((l) => l.includes('"level":60'));
     expect(fatal).toHaveLength(1);
     expect(fatal[0]).toContain(`cannot open the event log ${file} (DATA_DIR): it can be read but not written by this process`);
     expect(out).not.toContain('    at ');

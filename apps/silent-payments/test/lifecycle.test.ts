@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeGracefully, createSilentLogger, listen } from '@repo/service';
+import { runEntryPoint, unprivilegedUser, type ProcessUser } from '@repo/service/testing';
 import { createApp, DATABASE_FILE, type SilentPaymentsService } from '../src/app';
 import { loadConfig } from '../src/config';
 import { KEY_FILES } from '../src/keys';
@@ -122,13 +122,10 @@ describe('silent-payments entry point', () => {
     database(file);
     return { dir, file };
   };
-  /** Runs src/main.ts with only `env` (as `user` when given) until it exits; a start that does not fail is stopped once it listens. */
-  async function runMain(env: Record<string, string>, user?: { uid: number; gid: number }): Promise<{ code: number | null; out: string }> {
-    const child = spawn(process.execPath, ['-r', '@repo/ts-register', 'src/main.ts'], {
+  const runMain = (env: Record<string, string>, user?: ProcessUser) =>
+    runEntryPoint({
       cwd: join(__dirname, '..'),
-      ...user,
       env: {
-        PATH: process.env.PATH ?? '',
         PORT: '0',
         SP_NETWORK: 'regtest',
         SP_SCAN_KEY: '01'.repeat(32),
@@ -138,37 +135,29 @@ describe('silent-payments entry point', () => {
         SCANNER_ENABLED: 'false',
         ...env,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      user,
+      listening: 'silent-payments listening',
     });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stdout.on('data', () => out.includes('silent-payments listening') && child.kill('SIGTERM'));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    return { code, out };
-  }
-  const fatalLines = (out: string) => out.split('\n').filter((l) => l.includes('"level":60'));
 
   it('exits 1 with one fatal line naming the database file when it is not a SQLite database', async () => {
     const { dir, file } = dataDirWith((path) => writeFileSync(path, 'not a database, but a file of the same name'.repeat(100)));
-    const { code, out } = await runMain({ DATA_DIR: dir });
+    const { code, out, fatal } = await runMain({ DATA_DIR: dir });
     expect(code).toBe(1);
-    expect(fatalLines(out)).toHaveLength(1);
-    expect(fatalLines(out)[0]).toContain(`cannot open the SQLite file ${file} (DATA_DIR): file is not a database`);
+    expect(fatal).toHaveLength(1);
+    expect(fatal[0]).toContain(`cannot open the SQLite file ${file} (DATA_DIR): file is not a database`);
     expect(out).not.toContain('    at ');
   }, 20_000);
 
-  // Permissions do not bind root: as root, the child runs as nobody (65534), who cannot write a 0444 file.
+  // As root, the child runs as nobody (unprivilegedUser), who cannot write root's 0444 file.
   it('exits 1 with one fatal line saying the database is read-only, instead of serving and failing every scan', async () => {
     const { dir, file } = dataDirWith((path) => {
       openStore(path).close();
       chmodSync(path, 0o444);
     });
-    const user = process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : undefined;
-    const { code, out } = await runMain({ DATA_DIR: dir }, user);
+    const { code, out, fatal } = await runMain({ DATA_DIR: dir }, unprivilegedUser());
     expect(code).toBe(1);
-    expect(fatalLines(out)).toHaveLength(1);
-    expect(fatalLines(out)[0]).toContain(`cannot open the SQLite file ${file} (DATA_DIR): it can be read but not written by this process`);
+    expect(fatal).toHaveLength(1);
+    expect(fatal[0]).toContain(`cannot open the SQLite file ${file} (DATA_DIR): it can be read but not written by this process`);
     expect(out).not.toContain('    at ');
     expect(out).not.toContain('silent-payments listening');
   }, 20_000);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { unprivilegedUser } from '@repo/service/testing';
 import { createSqliteBackend, type StorageBackendName } from '../src';
 import { useBackend } from './support/redis-server';
 import {
@@ -241,15 +242,14 @@ describe('main', () => {
     expect(service.lines.join('\n')).not.toContain('    at ');
   });
 
-  // Permissions do not bind root: as root, the child runs as nobody (65534), who cannot write a 0444 file.
+  // As root, the child runs as nobody (unprivilegedUser), who cannot write root's 0444 file.
   it('exits 1 with one line saying the SQLite file is read-only, instead of serving and failing every write', async () => {
     const dir = tempDir();
     const file = join(dir, 'storage.sqlite');
     await createSqliteBackend({ file }).close();
     chmodSync(file, 0o444);
     chmodSync(dir, 0o777);
-    const user = process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : undefined;
-    const service = spawnMain({ DATA_DIR: dir }, [], user);
+    const service = spawnMain({ DATA_DIR: dir }, [], unprivilegedUser());
     const exited = await Promise.race([service.exited, listeningPort(service).then(() => 'listening' as const)]);
     expect(exited).toEqual({ code: 1, signal: null });
     const fatal = service.lines.filter((l) => l.includes('"level":60'));

@@ -13,6 +13,7 @@ import {
   loadOrCreateSecretFile,
   loadOrCreateTlsCredentials,
 } from '../src';
+import { unprivilegedUser } from '../src/testing';
 
 describe('ensurePrivateFile', () => {
   it('creates a missing file empty with mode 0600 (its directory 0700), and narrows an existing one to 0600, keeping its content', () => {
@@ -34,7 +35,7 @@ describe('ensurePrivateFile', () => {
   // a directory anyone may enter, on files root owns. Another user's file is left as it is and
   // reported, never thrown: the caller's open says whether it can be used.
   const asRoot = process.getuid?.() === 0;
-  const otherUser = asRoot ? { uid: 65_534, gid: 65_534 } : undefined;
+  const otherUser = unprivilegedUser();
   const ensurePrivateFileAsOther = (path: string): unknown => {
     const script = `process.stdout.write(JSON.stringify(require('./src').ensurePrivateFile(${JSON.stringify(path)})))`;
     const child = spawnSync(process.execPath, ['-r', '@repo/ts-register', '-e', script], {
