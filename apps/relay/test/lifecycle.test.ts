@@ -2,7 +2,7 @@ import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
 import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/service';
-import { runEntryPoint, unprivilegedUser, type ProcessUser } from '@repo/service/testing';
+import { runStart, unprivilegedUser, type ProcessUser } from '@repo/service/testing';
 import { createApp } from '../src/app';
 import { createSqliteLog } from '../src/event-log';
 import { loadConfig } from '../src/config';
@@ -138,7 +138,7 @@ describe('relay lifecycle', () => {
 
 describe('relay entry point', () => {
   const runMain = (env: Record<string, string>, user?: ProcessUser) =>
-    runEntryPoint({ cwd: join(__dirname, '..'), env: { WS_PORT: '0', HTTP_PORT: '0', ...env }, user, listening: 'relay listening' });
+    runStart({ cwd: join(__dirname, '..'), env: { WS_PORT: '0', HTTP_PORT: '0', ...env }, user, listening: 'relay listening' });
 
   it('exits 1 with one fatal line naming RELAY_TOKEN_FILE when start() cannot read it', async () => {
     const dataDir = tempDir();

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeGracefully, createSilentLogger, listen } from '@repo/service';
-import { runEntryPoint, unprivilegedUser, type ProcessUser } from '@repo/service/testing';
+import { runStart, unprivilegedUser, type ProcessUser } from '@repo/service/testing';
 import { createApp, DATABASE_FILE, type SilentPaymentsService } from '../src/app';
 import { loadConfig } from '../src/config';
 import { KEY_FILES } from '../src/keys';
@@ -123,7 +123,7 @@ describe('silent-payments entry point', () => {
     return { dir, file };
   };
   const runMain = (env: Record<string, string>, user?: ProcessUser) =>
-    runEntryPoint({
+    runStart({
       cwd: join(__dirname, '..'),
       env: {
         PORT: '0',

@@ -20,8 +20,8 @@ export function unprivilegedUser(): ProcessUser | undefined {
   return process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : undefined;
 }
 
-/** Options of {@link runEntryPoint}. */
-export interface EntryPointOptions {
+/** Options of {@link runStart}. */
+export interface StartOptions {
   /** The app's folder: `src/main.ts` is run from there. */
   cwd: string;
   /** The whole environment besides PATH: nothing from the developer's shell leaks in. */
@@ -34,8 +34,8 @@ export interface EntryPointOptions {
   timeoutMs?: number;
 }
 
-/** What {@link runEntryPoint} saw. */
-export interface EntryPointRun {
+/** What {@link runStart} saw. */
+export interface StartRun {
   code: number | null;
   signal: NodeJS.Signals | null;
   /** stdout and stderr, as they came. */
@@ -46,10 +46,11 @@ export interface EntryPointRun {
 
 /**
  * Runs an app's `src/main.ts` (through @repo/ts-register) until it exits, for the tests of what
- * a start prints and its exit status. A start that does not fail is stopped once it logs
+ * a start prints and its exit status (the command line, `--help` and the like, is
+ * `@repo/config/testing`'s `runEntryPoint`, on the built `dist/main.js`). A start that does not fail is stopped once it logs
  * `listening`, so the run also shows what a start that succeeds logged.
  */
-export function runEntryPoint(options: EntryPointOptions): Promise<EntryPointRun> {
+export function runStart(options: StartOptions): Promise<StartRun> {
   const child = spawn(process.execPath, ['-r', '@repo/ts-register', 'src/main.ts'], {
     cwd: options.cwd,
     ...options.user,
