@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { packageVersion, type CommandSpec } from '@repo/config';
+import { serverLimitVariables } from '@repo/http';
+import { SERVER_LIMIT_DEFAULTS } from './config';
 
 /**
  * The entry point's command line: `--help` (usage and every environment variable with its
@@ -39,23 +41,9 @@ export const COMMAND: CommandSpec = {
     { name: 'TLS_CERT_FILE, TLS_KEY_FILE', default: 'generated self-signed', description: 'PEM certificate and key (both or neither)' },
     { name: 'RATE_LIMIT_PER_MINUTE', default: '100', description: 'requests per minute per client address (0: off)' },
     { name: 'RATE_LIMIT_PER_SECOND', default: '10', description: 'burst: requests per second per client address (0: off)' },
-    {
-      name: 'MAX_CONNECTIONS_PER_IP',
-      default: '50',
-      description:
-        'simultaneous connections per client address (kept below MAX_CONNECTIONS minus the reserve); more are closed at once, before TLS',
-    },
-    {
-      name: 'MAX_CONNECTIONS',
-      default: '500',
-      description: 'simultaneous connections in all; a tenth (50) is kept for addresses with no connection open',
-    },
-    {
-      name: 'HEADERS_TIMEOUT_MS',
-      default: '10000',
-      description: "the TLS handshake, then a request's headers, must be done within this time (closed, or 408)",
-    },
-    { name: 'REQUEST_TIMEOUT_MS', default: '30000', description: 'a request not answered in this time gets 408' },
+    ...serverLimitVariables(SERVER_LIMIT_DEFAULTS, {
+      headers: "the TLS handshake, then a request's headers, not done within this time: connection closed (during the handshake) or 408",
+    }),
     {
       name: 'MAX_FILE_BYTES',
       default: '10485760',

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { readBool, readInt, readLogLevel, readOptional, readPort, readString, readHex, type Env } from '@repo/config';
-import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
+import { readServerLimits, readTrustProxy, type ServerLimitDefaults, type TrustProxy } from '@repo/http';
 
 /** Everything the config server reads from its environment, once, at start. */
 export interface ConfigServerConfig {
@@ -54,6 +54,9 @@ export interface ConfigServerConfig {
 const APP_DIR = resolve(__dirname, '..');
 const REPO_DIR = resolve(APP_DIR, '..', '..');
 
+/** The listener's caps and deadlines when unset (`--help` shows them from here too). */
+export const SERVER_LIMIT_DEFAULTS: ServerLimitDefaults = { maxConnections: 500, maxConnectionsPerIp: 50 };
+
 /**
  * Reads the configuration (names of docs/config-server.md, "Configuration"); throws a
  * ConfigError naming the first malformed variable.
@@ -76,7 +79,7 @@ export function loadConfig(env: Env = process.env): ConfigServerConfig {
     trustProxy: readTrustProxy(env),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, { min: 0 }),
     rateLimitPerSecond: readInt(env, 'RATE_LIMIT_PER_SECOND', 10, { min: 0 }),
-    ...readServerLimits(env, { maxConnections: 500, maxConnectionsPerIp: 50 }),
+    ...readServerLimits(env, SERVER_LIMIT_DEFAULTS),
     maxFileBytes: readInt(env, 'MAX_FILE_BYTES', 10 * 1024 * 1024, { min: 1 }),
     maxRequestBytes: readInt(env, 'MAX_REQUEST_BYTES', 1024 * 1024, { min: 1 }),
     maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 256, { min: 1 }),

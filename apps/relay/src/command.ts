@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { packageVersion, type CommandSpec } from '@repo/config';
+import { deadlineVariables } from '@repo/http';
+import { DEFAULT_LIMITS } from './config';
 
 /**
  * The entry point's command line: `--help` (usage and every environment variable with its
@@ -137,12 +139,9 @@ export const COMMAND: CommandSpec = {
       default: '8',
       description: 'HTTP request bodies read at once (2 for one address); past it 503 with Retry-After: 1',
     },
-    {
-      name: 'HEADERS_TIMEOUT_MS',
-      default: '10000',
-      description: 'request headers (HTTP API and WebSocket upgrades) and the TLS handshake of wss not done in time: 408 / closed',
-    },
-    { name: 'REQUEST_TIMEOUT_MS', default: '30000', description: 'HTTP request timeout (408)' },
+    ...deadlineVariables(DEFAULT_LIMITS, {
+      headers: 'request headers (HTTP API and WebSocket upgrades) and the TLS handshake of wss not done within this time: 408, or closed',
+    }),
     {
       name: 'TRUST_PROXY',
       default: '(none)',

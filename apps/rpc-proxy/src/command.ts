@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { packageVersion, type CommandSpec } from '@repo/config';
+import { serverLimitVariables } from '@repo/http';
+import { SERVER_LIMIT_DEFAULTS } from './config';
 
 /**
  * The entry point's command line: `--help` (usage and every environment variable with its
@@ -62,26 +64,13 @@ export const COMMAND: CommandSpec = {
     { name: 'NODE_TIMEOUT_MS', default: '30000', description: 'one node call at most (then -32603 "node timed out")' },
     { name: 'RATE_LIMIT_PER_MINUTE', default: '1000', description: 'requests per minute per client address (0 disables)' },
     { name: 'MAX_BODY_BYTES', default: '33554432 (32 MiB)', description: 'request body limit' },
-    {
-      name: 'MAX_CONNECTIONS',
-      default: '125',
-      description: 'simultaneous client connections in all; a tenth is kept for addresses with none open',
-    },
+    ...serverLimitVariables(SERVER_LIMIT_DEFAULTS, {
+      request: 'a whole request (headers and body) not received in time: 408, connection closed (the answer: NODE_TIMEOUT_MS)',
+    }),
     {
       name: 'MAX_CONCURRENT_BODIES',
       default: '8',
       description: 'authenticated bodies read at once (2 for one address); past it HTTP 503 with Retry-After: 1',
-    },
-    {
-      name: 'MAX_CONNECTIONS_PER_IP',
-      default: '32',
-      description: 'simultaneous connections per client address (kept below MAX_CONNECTIONS minus the reserve)',
-    },
-    { name: 'HEADERS_TIMEOUT_MS', default: '10000', description: 'request headers not received in time: HTTP 408, connection closed' },
-    {
-      name: 'REQUEST_TIMEOUT_MS',
-      default: '60000',
-      description: 'a whole request (headers and body) not received in time: HTTP 408, connection closed',
     },
     { name: 'AUTH_FAILURE_DELAY_MS', default: '250', description: "delay before a 401 for wrong credentials (bitcoind's)" },
     { name: 'CACHE_MAX_BYTES', default: '67108864 (64 MiB)', description: 'cache budget (0 disables)' },

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, readBool, readInt, readLogLevel, readList, readOptional, readPort, readString, type Env } from '@repo/config';
-import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
+import { readServerLimits, readTrustProxy, type ServerLimitDefaults, type TrustProxy } from '@repo/http';
 import { DEFAULT_ALLOWED_METHODS, SPEC_METHODS } from './policy';
 import { parseRpcAuthLines, type RpcAuthEntry } from './auth';
 
@@ -89,6 +89,9 @@ function parseUserMethods(text: string | undefined, allowed: Set<string>): Map<s
   return out;
 }
 
+/** The listener's caps and deadlines when unset (`--help` shows them from here too). */
+export const SERVER_LIMIT_DEFAULTS: ServerLimitDefaults = { maxConnections: 125, maxConnectionsPerIp: 32, requestTimeoutMs: 60_000 };
+
 /** Reads and checks every setting; throws ConfigError naming the variable. */
 export function loadConfig(env: Env = process.env): ProxyConfig {
   const dataDir = readString(env, 'DATA_DIR', join(__dirname, '..', 'data'));
@@ -137,7 +140,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     nodeLongPollMaxConcurrency: readInt(env, 'NODE_LONG_POLL_MAX_CONCURRENCY', 8, { min: 1, max: 1024 }),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 1000, { min: 0, max: 100_000_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 32 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
-    ...readServerLimits(env, { maxConnections: 125, maxConnectionsPerIp: 32, requestTimeoutMs: 60_000 }),
+    ...readServerLimits(env, SERVER_LIMIT_DEFAULTS),
     trustProxy: readTrustProxy(env),
     maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 8, { min: 1, max: 10_000 }),
     authFailureDelayMs: readInt(env, 'AUTH_FAILURE_DELAY_MS', 250, { min: 0, max: 10_000 }),

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { packageVersion, type CommandSpec } from '@repo/config';
+import { serverLimitVariables } from '@repo/http';
+import { SERVER_LIMIT_DEFAULTS } from './config';
 
 /**
  * The entry point's command line: `--help` (usage and every environment variable with its
@@ -81,14 +83,7 @@ export const COMMAND: CommandSpec = {
       default: '16',
       description: 'request bodies read at once (4 for one address); past it 503 with Retry-After: 1',
     },
-    {
-      name: 'MAX_CONNECTIONS',
-      default: '50',
-      description: 'simultaneous connections in all; a tenth is kept for addresses with none open; more are closed at once',
-    },
-    { name: 'MAX_CONNECTIONS_PER_IP', default: '20', description: 'simultaneous connections per client address' },
-    { name: 'HEADERS_TIMEOUT_MS', default: '10000', description: 'request headers not received in time: 408, connection closed' },
-    { name: 'REQUEST_TIMEOUT_MS', default: '30000', description: '408 past it' },
+    ...serverLimitVariables(SERVER_LIMIT_DEFAULTS),
     { name: 'MAX_IN_FLIGHT', default: '256', description: 'requests in progress before 503' },
     {
       name: 'SCAN_MEMPOOL_INTERVAL_MS',

@@ -11,7 +11,7 @@ import {
   readString,
   type Env,
 } from '@repo/config';
-import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
+import { readServerLimits, readTrustProxy, type ServerLimitDefaults, type TrustProxy } from '@repo/http';
 import { defaultScanWorkers } from './scan-pool';
 
 /** BIP-352 networks: `sp` addresses on mainnet, `tsp` on the test networks. */
@@ -106,6 +106,9 @@ export interface SilentPaymentsConfig {
   };
 }
 
+/** The listener's caps and deadlines when unset (`--help` shows them from here too). */
+export const SERVER_LIMIT_DEFAULTS: ServerLimitDefaults = { maxConnections: 50, maxConnectionsPerIp: 20 };
+
 /**
  * Reads and validates every setting of the service from `env` (defaults in README.md). Throws
  * a ConfigError naming the variable (never its value) when one is malformed.
@@ -185,7 +188,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       ratePerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, { min: 0 }),
       maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 64 * 1024, { min: 1_024, max: 10 * 1024 * 1024 }),
       maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 16, { min: 1, max: 10_000 }),
-      ...readServerLimits(env, { maxConnections: 50, maxConnectionsPerIp: 20 }),
+      ...readServerLimits(env, SERVER_LIMIT_DEFAULTS),
       maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 256, { min: 1 }),
     },
   };

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { packageVersion, type CommandSpec } from '@repo/config';
+import { serverLimitVariables } from '@repo/http';
+import { SERVER_LIMIT_DEFAULTS } from './config';
 
 /**
  * The entry point's command line: `--help` (usage and every environment variable with its
@@ -61,14 +63,7 @@ export const COMMAND: CommandSpec = {
     },
     { name: 'RATE_LIMIT_PER_MINUTE', default: '120000', description: 'requests per minute per client address (0: off)' },
     { name: 'RATE_LIMIT_PER_SECOND', default: '5000', description: 'burst: requests per second per client address (0: off)' },
-    { name: 'MAX_CONNECTIONS_PER_IP', default: '256', description: 'simultaneous connections per client address; more are refused' },
-    { name: 'MAX_CONNECTIONS', default: '4096', description: 'simultaneous connections in all (0: no cap)' },
-    { name: 'HEADERS_TIMEOUT_MS', default: '10000', description: "a request's headers not received within this time: 408" },
-    {
-      name: 'REQUEST_TIMEOUT_MS',
-      default: '30000',
-      description: 'a request not received (headers and body) or not answered in time gets 408',
-    },
+    ...serverLimitVariables(SERVER_LIMIT_DEFAULTS),
     { name: 'MAX_IN_FLIGHT', default: '2048', description: 'requests in progress at once; more get 503' },
     {
       name: 'TRUST_PROXY',

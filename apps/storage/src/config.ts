@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, readBool, readEnum, readInt, readLogLevel, readPort, readString, type Env } from '@repo/config';
-import { readServerLimits, readTrustProxy, type TrustProxy } from '@repo/http';
+import { readServerLimits, readTrustProxy, type ServerLimitDefaults, type TrustProxy } from '@repo/http';
 
 /** The storage backends, chosen by `STORAGE_BACKEND`. */
 export const STORAGE_BACKENDS = ['sqlite', 'redis'] as const;
@@ -69,6 +69,9 @@ export interface StorageConfig {
 /** The app folder (`apps/storage`), from `src/` under jest or `dist/` when built. */
 const APP_DIR = resolve(__dirname, '..');
 
+/** The listener's caps and deadlines when unset (`--help` shows them from here too). */
+export const SERVER_LIMIT_DEFAULTS: ServerLimitDefaults = { maxConnections: 4_096, maxConnectionsPerIp: 256, noGlobalCap: true };
+
 /**
  * Reads the storage settings from `env` and the command line `argv` (only `--permanent` is
  * known). Throws a ConfigError naming the variable or option that is wrong.
@@ -106,7 +109,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = [])
     sweepBatchSize: readInt(env, 'STORAGE_SWEEP_BATCH', 1_000, { min: 1, max: 100_000 }),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 120_000, { min: 0 }),
     rateLimitPerSecond: readInt(env, 'RATE_LIMIT_PER_SECOND', 5_000, { min: 0 }),
-    ...readServerLimits(env, { maxConnections: 4_096, maxConnectionsPerIp: 256, noGlobalCap: true }),
+    ...readServerLimits(env, SERVER_LIMIT_DEFAULTS),
     maxInFlight: readInt(env, 'MAX_IN_FLIGHT', 2_048, { min: 1 }),
     trustProxy: readTrustProxy(env),
     maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', 64, { min: 1, max: 100_000 }),

@@ -9,7 +9,15 @@ export {
 } from './rate-limit';
 export { limitConnectionsPerAddress, type ConnectionCounter, type ConnectionLimitOptions, type ServerLimits } from './connection-limit';
 export { guardServer } from './guard-server';
-export { readServerLimits, readConnectionCap, readDeadlines, type ServerLimitDefaults } from './server-limits';
+export {
+  readServerLimits,
+  readConnectionCap,
+  readDeadlines,
+  serverLimitVariables,
+  deadlineVariables,
+  type ServerLimitDefaults,
+  type DeadlineWording,
+} from './server-limits';
 export { requestTimeout, overloadGuard } from './timeout';
 export { chain } from './chain';
 export { parseTrustProxy, readTrustProxy, clientAddress, fromTrustedProxy, TRUST_NONE, type TrustProxy } from './trust-proxy';

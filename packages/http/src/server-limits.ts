@@ -1,5 +1,5 @@
-import { readInt, type Env } from '@repo/config';
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type ServerLimits } from './connection-limit';
+import { readInt, type Env, type EnvVariable } from '@repo/config';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, defaultReserve, type ServerLimits } from './connection-limit';
 
 /** Highest connection cap a setting may name. */
 const MAX_CAP = 1_000_000;
@@ -47,4 +47,59 @@ export function readServerLimits(env: Env, defaults: ServerLimitDefaults): Serve
     maxConnectionsPerIp: readConnectionCap(env, 'MAX_CONNECTIONS_PER_IP', defaults.maxConnectionsPerIp),
     ...readDeadlines(env, defaults),
   };
+}
+
+/**
+ * What a service's listener makes of its deadlines, where it differs from the usual (`--help`
+ * wording): the config server's TLS handshake counts in `HEADERS_TIMEOUT_MS`; the rpc-proxy
+ * bounds only the receiving of a request, not its answer (a node call has `NODE_TIMEOUT_MS`).
+ */
+export interface DeadlineWording {
+  headers?: string;
+  request?: string;
+}
+
+/**
+ * The `--help` rows of `HEADERS_TIMEOUT_MS` and `REQUEST_TIMEOUT_MS`, with the defaults
+ * {@link readDeadlines} applies for the same `defaults`: one source, so the help cannot drift.
+ */
+export function deadlineVariables(
+  defaults: { headersTimeoutMs?: number; requestTimeoutMs?: number } = {},
+  wording: DeadlineWording = {},
+): EnvVariable[] {
+  return [
+    {
+      name: 'HEADERS_TIMEOUT_MS',
+      default: String(defaults.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS),
+      description: wording.headers ?? "a request's headers not received within this time: 408, connection closed",
+    },
+    {
+      name: 'REQUEST_TIMEOUT_MS',
+      default: String(defaults.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+      description: wording.request ?? 'a request not received (headers and body) or not answered within this time: 408',
+    },
+  ];
+}
+
+/**
+ * The `--help` rows of the four settings {@link readServerLimits} reads, with the defaults it
+ * applies for the same `defaults`, in the same words in every service.
+ */
+export function serverLimitVariables(defaults: ServerLimitDefaults, wording: DeadlineWording = {}): EnvVariable[] {
+  const reserve = defaultReserve(defaults.maxConnections);
+  return [
+    {
+      name: 'MAX_CONNECTIONS',
+      default: String(defaults.maxConnections),
+      description: `simultaneous connections in all, more closed at once; a tenth (${reserve}) kept for addresses with none open${
+        defaults.noGlobalCap === true ? ' (0: no cap)' : ''
+      }`,
+    },
+    {
+      name: 'MAX_CONNECTIONS_PER_IP',
+      default: String(defaults.maxConnectionsPerIp),
+      description: 'simultaneous connections per client address (kept below MAX_CONNECTIONS minus the reserve), more closed at once',
+    },
+    ...deadlineVariables(defaults, wording),
+  ];
 }

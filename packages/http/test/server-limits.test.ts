@@ -1,5 +1,5 @@
 import { ConfigError } from '@repo/config';
-import { readConnectionCap, readDeadlines, readServerLimits } from '../src';
+import { deadlineVariables, readConnectionCap, readDeadlines, readServerLimits, serverLimitVariables } from '../src';
 
 describe('the listener settings every service reads', () => {
   it("gives the service's defaults when nothing is set, the values when set", () => {
@@ -47,5 +47,32 @@ describe('the listener settings every service reads', () => {
 
   it('reads the deadlines alone (the relay shares them between its two listeners)', () => {
     expect(readDeadlines({ REQUEST_TIMEOUT_MS: '45000' })).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 45_000 });
+  });
+
+  it("--help rows show the defaults the readers apply for the same defaults, the reserve, and a service's own wording", () => {
+    const defaults = { maxConnections: 125, maxConnectionsPerIp: 32, requestTimeoutMs: 60_000 };
+    const rows = serverLimitVariables(defaults, { request: 'received in time, answered under NODE_TIMEOUT_MS' });
+    expect(rows.map((row) => row.name)).toEqual(['MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_IP', 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS']);
+    // Each default shown, given explicitly, reads as nothing given does.
+    const shown = Object.fromEntries(rows.map((row) => [row.name, row.default]));
+    expect(shown).toEqual({
+      MAX_CONNECTIONS: '125',
+      MAX_CONNECTIONS_PER_IP: '32',
+      HEADERS_TIMEOUT_MS: '10000',
+      REQUEST_TIMEOUT_MS: '60000',
+    });
+    expect(readServerLimits(shown, defaults)).toEqual(readServerLimits({}, defaults));
+    expect(rows[0]!.description).toContain('a tenth (12) kept for addresses with none open');
+    expect(rows[0]!.description).not.toContain('0: no cap');
+    expect(rows[3]!.description).toBe('received in time, answered under NODE_TIMEOUT_MS');
+    expect(rows[2]!.description).toBe("a request's headers not received within this time: 408, connection closed");
+
+    expect(serverLimitVariables({ maxConnections: 4096, maxConnectionsPerIp: 256, noGlobalCap: true })[0]!.description).toContain(
+      'a tenth (409) kept for addresses with none open (0: no cap)',
+    );
+    expect(deadlineVariables({ headersTimeoutMs: 5_000 }).map((row) => [row.name, row.default])).toEqual([
+      ['HEADERS_TIMEOUT_MS', '5000'],
+      ['REQUEST_TIMEOUT_MS', '30000'],
+    ]);
   });
 });
