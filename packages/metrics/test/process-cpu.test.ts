@@ -5,27 +5,41 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { processCpuMicros, threadCpuMicros } from '../src';
 
+/** Spins until this process has used `micros` more CPU time. */
+function busyFor(micros: number): void {
+  const start = process.cpuUsage();
+  for (;;) {
+    const used = process.cpuUsage(start);
+    if (used.user + used.system >= micros) return;
+  }
+}
+
 // Linux's /proc, as on every machine the project runs on (the services' images are Debian).
 describe('processCpuMicros', () => {
-  it('reads the CPU time a process used so far, and it grows with work', () => {
+  // The work is measured in CPU time (getrusage, through process.cpuUsage), never in wall time: on
+  // a busy machine 100 ms of wall time may be 40 ms of CPU. /proc counts in ticks of 10 ms.
+  it('reads the CPU time a process used so far, and it grows with work as getrusage sees it', () => {
+    const usageBefore = process.cpuUsage();
     const before = processCpuMicros(process.pid);
     expect(before).toBeGreaterThan(0);
-    const until = Date.now() + 100;
-    while (Date.now() < until) {
-      // busy for 100 ms
-    }
-    expect(processCpuMicros(process.pid) - before).toBeGreaterThanOrEqual(50_000);
+    busyFor(100_000);
+    const grown = processCpuMicros(process.pid) - before;
+    const usage = process.cpuUsage(usageBefore);
+    expect(grown).toBeGreaterThanOrEqual(100_000 - 20_000);
+    expect(grown).toBeLessThanOrEqual(usage.user + usage.system + 20_000);
   });
 
   it('reads a process whose command name holds ") " (the name is counted from its last parenthesis)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cpu-'));
     const odd = join(dir, 'a) b c');
     symlinkSync(process.execPath, odd);
-    const child = spawn(odd, ['-e', 'const t = Date.now() + 60; while (Date.now() < t); setTimeout(() => {}, 5000)']);
+    // Busy for 60 ms of its own CPU time, then says so and waits.
+    const script = `while (process.cpuUsage().user + process.cpuUsage().system < 60000); console.log('busy'); setTimeout(() => {}, 20000)`;
+    const child = spawn(odd, ['-e', script]);
     try {
-      await new Promise((r) => setTimeout(r, 300));
+      await new Promise((resolve) => child.stdout.once('data', resolve));
       const used = processCpuMicros(child.pid);
-      expect(used).toBeGreaterThanOrEqual(10_000);
+      expect(used).toBeGreaterThanOrEqual(60_000 - 10_000);
       expect(used).toBeLessThan(60_000_000);
     } finally {
       child.kill();
@@ -43,9 +57,10 @@ describe('threadCpuMicros', () => {
   it('lists each live thread by id, the main thread under the pid, and finds the thread that did the work', async () => {
     const before = threadCpuMicros(process.pid);
     expect(before.get(process.pid)).toBeGreaterThan(0);
-    // A worker busy for 200 ms, then waiting until it is terminated (so its thread is still listed).
+    // A worker busy until the process has used 200 ms more CPU (the main thread only waits), then
+    // waiting until it is terminated (so its thread is still listed).
     const worker = new Worker(
-      "const { parentPort } = require('node:worker_threads'); const t = Date.now() + 200; while (Date.now() < t); parentPort.postMessage('done'); setInterval(() => {}, 1000);",
+      "const { parentPort } = require('node:worker_threads'); const start = process.cpuUsage(); const used = () => { const u = process.cpuUsage(start); return u.user + u.system; }; while (used() < 200000); parentPort.postMessage('done'); setInterval(() => {}, 1000);",
       { eval: true },
     );
     try {
