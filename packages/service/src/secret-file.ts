@@ -10,16 +10,44 @@ export interface SecretFile {
   exposed: boolean;
 }
 
+/** The errors of a file operation the process is not allowed (permissions, a read-only mount). */
+function isDenied(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
+}
+
+/** This process as a permission error names it: `this process (uid N)`. */
+function processName(): string {
+  const uid = process.getuid?.();
+  return uid === undefined ? 'this process' : `this process (uid ${uid})`;
+}
+
+/**
+ * A file that could not be created or reached, as an operator reads it: where, and who this
+ * process runs as (`reach`: it may not even look into the folder).
+ */
+function cannotCreate(path: string, err: unknown, reach = false): Error {
+  const folder = dirname(path);
+  let where = `${processName()} may not ${reach ? 'reach' : 'write in'} ${folder}`;
+  if ((err as NodeJS.ErrnoException).code === 'EROFS') where = `${folder} is on a read-only file system`;
+  return new Error(`cannot create ${path}: ${where}`, { cause: err });
+}
+
 /**
  * Writes `content` to `path` with mode 0600, atomically (temporary file, then rename), creating
- * the directory with mode 0700 when missing.
+ * the directory with mode 0700 when missing. A folder this process may not write is an error
+ * naming the file, the folder and the process's uid.
  */
 export function writeSecretFile(path: string, content: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(tmp, content, { mode: 0o600, flag: 'wx' });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+    writeFileSync(tmp, content, { mode: 0o600, flag: 'wx' });
+    chmodSync(tmp, 0o600);
+    renameSync(tmp, path);
+  } catch (err) {
+    throw isDenied(err) ? cannotCreate(path, err) : err;
+  }
 }
 
 /** What {@link ensurePrivateFile} left: `exposed` when the file is still readable or writable by others. */
@@ -38,7 +66,9 @@ export interface PrivateFile {
  * A file this process may not change (another user's, a read-only mount: EACCES, EPERM, EROFS) is
  * left as it is, for the caller's open to say whether it can be used: it is not this function's
  * to refuse a database the process can read and write. Such a file still readable or writable by
- * others comes back `exposed`, with a `reason` to log as a warning. Other errors are thrown.
+ * others comes back `exposed`, with a `reason` to log as a warning. A missing file this process
+ * may not create, or one in a folder it may not reach, is an error naming the folder and the
+ * process's uid; other errors are thrown.
  */
 export function ensurePrivateFile(path: string): PrivateFile {
   try {
@@ -47,13 +77,13 @@ export function ensurePrivateFile(path: string): PrivateFile {
     chmodSync(path, 0o600);
     return { exposed: false };
   } catch (err) {
+    if (!isDenied(err)) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw err;
     let stat;
     try {
       stat = statSync(path);
-    } catch {
-      return { exposed: false }; // missing or unreachable: the caller's open says so
+    } catch (statErr) {
+      throw cannotCreate(path, err, (statErr as NodeJS.ErrnoException).code !== 'ENOENT');
     }
     const mode = stat.mode & 0o777;
     if ((mode & 0o077) === 0) return { exposed: false };
@@ -85,6 +115,7 @@ export function readOrCreateSecretFile(path: string, create: () => string): Secr
     const exposed = (statSync(path).mode & 0o077) !== 0;
     return { value, created: false, exposed, persist: () => undefined };
   } catch (err) {
+    if (isDenied(err)) throw new Error(`cannot read ${path}: ${processName()} may not read it or reach its folder`, { cause: err });
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const value = create();

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,32 @@ import {
   loadOrCreateTlsCredentials,
 } from '../src';
 import { unprivilegedUser } from '../src/testing';
+
+// Permissions do not bind root: as root, the function runs in a child as nobody (65534)
+// (unprivilegedUser), on files and folders root owns; as anyone else, in a child as that user.
+const asRoot = process.getuid?.() === 0;
+const uid = asRoot ? 65_534 : process.getuid?.();
+
+/** Calls one export of ../src in a child run as {@link unprivilegedUser}: what it returned, or its error's message. */
+function callAsOtherUser(name: string, ...args: unknown[]): { value: unknown } | { error: string } {
+  const call = `require('./src').${name}(...${JSON.stringify(args)})`;
+  const script = `let outcome; try { outcome = { value: ${call} } } catch (err) { outcome = { error: err.message } } process.stdout.write(JSON.stringify(outcome))`;
+  const child = spawnSync(process.execPath, ['-r', '@repo/ts-register', '-e', script], {
+    cwd: join(__dirname, '..'),
+    ...unprivilegedUser(),
+    env: { PATH: process.env.PATH ?? '' },
+    encoding: 'utf8',
+  });
+  expect(child.stderr).toBe('');
+  return JSON.parse(child.stdout) as { value: unknown } | { error: string };
+}
+
+/** A temporary folder with `mode` (0777: anyone may write in it). */
+function folderWithMode(mode: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'private-'));
+  chmodSync(dir, mode);
+  return dir;
+}
 
 describe('ensurePrivateFile', () => {
   it('creates a missing file empty with mode 0600 (its directory 0700), and narrows an existing one to 0600, keeping its content', () => {
@@ -31,36 +57,22 @@ describe('ensurePrivateFile', () => {
     expect(readFileSync(older, 'utf8')).toBe('rows');
   });
 
-  // Permissions do not bind root: as root, ensurePrivateFile runs in a child as nobody (65534), in
-  // a directory anyone may enter, on files root owns. Another user's file is left as it is and
-  // reported, never thrown: the caller's open says whether it can be used.
-  const asRoot = process.getuid?.() === 0;
-  const otherUser = unprivilegedUser();
+  // Another user's file is left as it is and reported, never thrown: the caller's open says
+  // whether it can be used.
   const ensurePrivateFileAsOther = (path: string): unknown => {
-    const script = `process.stdout.write(JSON.stringify(require('./src').ensurePrivateFile(${JSON.stringify(path)})))`;
-    const child = spawnSync(process.execPath, ['-r', '@repo/ts-register', '-e', script], {
-      cwd: join(__dirname, '..'),
-      ...otherUser,
-      env: { PATH: process.env.PATH ?? '' },
-      encoding: 'utf8',
-    });
-    expect(child.stderr).toBe('');
-    return JSON.parse(child.stdout);
-  };
-  const sharedDir = (): string => {
-    const dir = mkdtempSync(join(tmpdir(), 'private-'));
-    chmodSync(dir, 0o777);
-    return dir;
+    const outcome = callAsOtherUser('ensurePrivateFile', path);
+    expect(outcome).not.toHaveProperty('error');
+    return (outcome as { value: unknown }).value;
   };
 
   it('leaves a file it may not open for writing (mode 0444) as it is, reported exposed with its owner, mode and what to do', () => {
-    const file = join(sharedDir(), 'events.db');
+    const file = join(folderWithMode(0o777), 'events.db');
     writeFileSync(file, 'rows');
     chmodSync(file, 0o444);
-    const uid = statSync(file).uid;
+    const owner = statSync(file).uid;
     expect(ensurePrivateFileAsOther(file)).toEqual({
       exposed: true,
-      reason: `${file} is readable or writable by other users and this process may not narrow it (EACCES: owned by uid ${uid}, mode 0444): chmod 600 it as its owner`,
+      reason: `${file} is readable or writable by other users and this process may not narrow it (EACCES: owned by uid ${owner}, mode 0444): chmod 600 it as its owner`,
     });
     expect(statSync(file).mode & 0o777).toBe(0o444);
     expect(readFileSync(file, 'utf8')).toBe('rows');
@@ -70,7 +82,7 @@ describe('ensurePrivateFile', () => {
     // Not root: /dev/null is root's, mode 0666, and chmod on it is refused (EPERM).
     let file = '/dev/null';
     if (asRoot) {
-      file = join(sharedDir(), 'events.db');
+      file = join(folderWithMode(0o777), 'events.db');
       writeFileSync(file, 'rows');
       chmodSync(file, 0o666);
     }
@@ -82,12 +94,43 @@ describe('ensurePrivateFile', () => {
   });
 
   it('reports nothing for a file of another user that others may not read: the open that follows refuses it or not', () => {
-    const file = join(sharedDir(), 'events.db');
+    const file = join(folderWithMode(0o777), 'events.db');
     writeFileSync(file, 'rows');
     chmodSync(file, 0o600);
     if (!asRoot) return expect(ensurePrivateFile(file)).toEqual({ exposed: false });
     expect(ensurePrivateFileAsOther(file)).toEqual({ exposed: false });
     expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('a folder this process may not write or reach', () => {
+  it("writeSecretFile and ensurePrivateFile name the file, the folder and the uid instead of a temporary file's EACCES", () => {
+    const closed = folderWithMode(0o555);
+    for (const [name, args] of [
+      ['writeSecretFile', [join(closed, 'relay-id'), 'relay-1\n']],
+      ['ensurePrivateFile', [join(closed, 'relay-id')]],
+    ] as const) {
+      expect(callAsOtherUser(name, ...args)).toEqual({
+        error: `cannot create ${join(closed, 'relay-id')}: this process (uid ${uid}) may not write in ${closed}`,
+      });
+    }
+    expect(readdirSync(closed)).toEqual([]);
+  });
+
+  it('a folder it may not enter: reading a secret or making a database private says so', () => {
+    const sealed = folderWithMode(0o700);
+    const inside = join(sealed, 'data', 'master.key');
+    if (!asRoot) chmodSync(sealed, 0o000);
+    try {
+      expect(callAsOtherUser('readOrCreateSecretFile', inside)).toEqual({
+        error: `cannot read ${inside}: this process (uid ${uid}) may not read it or reach its folder`,
+      });
+      expect(callAsOtherUser('ensurePrivateFile', inside)).toEqual({
+        error: `cannot create ${inside}: this process (uid ${uid}) may not reach ${join(sealed, 'data')}`,
+      });
+    } finally {
+      chmodSync(sealed, 0o700);
+    }
   });
 });
 
