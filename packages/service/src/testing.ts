@@ -42,6 +42,10 @@ export interface StartRun {
   out: string;
   /** The fatal (level 60) log lines. */
   fatal: string[];
+  /** Whether it logged `listening` (and was stopped then). */
+  listened: boolean;
+  /** Whether the output holds a stack trace (an `    at ` line): an operator never sees one. */
+  stack: boolean;
 }
 
 /**
@@ -75,7 +79,14 @@ export function runStart(options: StartOptions): Promise<StartRun> {
     });
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, out, fatal: out.split('\n').filter((line) => line.includes('"level":60')) });
+      resolve({
+        code,
+        signal,
+        out,
+        fatal: out.split('\n').filter((line) => line.includes('"level":60')),
+        listened: out.includes(options.listening),
+        stack: out.includes('    at '),
+      });
     });
   });
 }
