@@ -111,11 +111,7 @@ export function createApp(config: RelayConfig, deps: RelayDeps): RelayApp {
   const { eventStore } = config;
   const eventLog = deferEventLog(eventStore.kind, async () => {
     if (eventStore.kind === 'sqlite') {
-      try {
-        return createSqliteLog({ file: eventStore.sqliteFile, retention, logger });
-      } catch (err) {
-        throw new Error(`cannot open the event log ${eventStore.sqliteFile} (DATA_DIR): ${(err as Error).message}`, { cause: err });
-      }
+      return createSqliteLog({ file: eventStore.sqliteFile, retention, logger });
     }
     try {
       return await createRedisLog({ url: eventStore.redisUrl, keyPrefix: eventStore.redisKeyPrefix, relayId, retention, logger });

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { AppError } from '@repo/errors';
-import { assertDatabaseWritable, ensurePrivateFile, type Logger } from '@repo/service';
+import { openDatabaseFile, type Logger } from '@repo/service';
 
 /** A label handed out by `POST /generate-address` (BIP-352 label index m ≥ 1). */
 export interface LabelRecord {
@@ -256,30 +256,27 @@ export function paymentId(txid: string, vout: number): string {
 }
 
 /**
- * Opens (creating when missing) the SQLite database at `path` in WAL mode. Amounts are kept as
- * integer satoshis (64-bit, read as bigint) so no float ever touches a stored amount.
+ * Opens (creating when missing) the SQLite database at `path` in WAL mode, private (payments and
+ * the keys' fingerprints; @repo/service's openDatabaseFile: `cannot open the SQLite file …
+ * (DATA_DIR): …` when it cannot be opened, is not a database or a newer one, or cannot be
+ * written). Amounts are kept as integer satoshis (64-bit, read as bigint) so no float ever
+ * touches a stored amount.
  */
 export function openStore(path: string, logger?: Logger): Store {
-  // Payments and keys' fingerprints: 0600, the WAL and shm files too. A file this process may not
-  // change is left to SQLite's open and assertDatabaseWritable; one still readable by others is
-  // warned about.
-  const file = ensurePrivateFile(path);
-  if (file.exposed) logger?.warn({ file: path }, file.reason);
-  const db = new Database(path);
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('foreign_keys = ON');
-    db.defaultSafeIntegers(true);
-    db.exec(SCHEMA);
-    migrate(db);
-    db.exec(SCHEMA_V2_INDEXES);
-    assertDatabaseWritable(db, 'meta');
-  } catch (err) {
-    // Not a database, or one this process may only read: the handle is not left open.
-    db.close();
-    throw err;
-  }
+  const db = openDatabaseFile(path, {
+    open: (file) => new Database(file),
+    setup(opened) {
+      opened.pragma('journal_mode = WAL');
+      opened.pragma('synchronous = NORMAL');
+      opened.pragma('foreign_keys = ON');
+      opened.defaultSafeIntegers(true);
+      opened.exec(SCHEMA);
+      migrate(opened);
+      opened.exec(SCHEMA_V2_INDEXES);
+    },
+    probeTable: 'meta',
+    logger,
+  });
 
   const getMeta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
   const setMeta = db.prepare<[string, string]>(
@@ -573,11 +570,7 @@ export function createStore(path: string, logger?: Logger): DeferredStore {
   return {
     open() {
       if (closed) throw new Error(`the database ${path} was closed: build the app again`);
-      try {
-        db ??= openStore(path, logger);
-      } catch (err) {
-        throw new Error(`cannot open the SQLite file ${path} (DATA_DIR): ${(err as Error).message}`, { cause: err });
-      }
+      db ??= openStore(path, logger);
     },
     get isOpen() {
       return db !== undefined;

@@ -50,11 +50,7 @@ export async function createBackend(config: StorageConfig, logger: Logger): Prom
       logger,
     });
   }
-  try {
-    return createSqliteBackend({ file: config.sqliteFile, logger });
-  } catch (err) {
-    throw new Error(`cannot open the SQLite file ${config.sqliteFile} (DATA_DIR): ${(err as Error).message}`, { cause: err });
-  }
+  return createSqliteBackend({ file: config.sqliteFile, logger });
 }
 
 /**

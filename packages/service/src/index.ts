@@ -4,15 +4,8 @@ export { onShutdownSignal, type ShutdownOptions } from './shutdown';
 export { runMain } from './run-main';
 export { backoff, type BackoffOptions } from './backoff';
 export { withDeadline } from './deadline';
-export {
-  ensurePrivateFile,
-  writeSecretFile,
-  loadOrCreateSecretFile,
-  readOrCreateSecretFile,
-  type PrivateFile,
-  type SecretFile,
-} from './secret-file';
-export { assertDatabaseWritable, type SqliteExec } from './sqlite-writable';
+export { writeSecretFile, loadOrCreateSecretFile, readOrCreateSecretFile, type SecretFile } from './secret-file';
+export { ensurePrivateFile, openDatabaseFile, type PrivateFile, type DatabaseHandle, type DatabaseFileOptions } from './database-file';
 export {
   loadOrCreateTlsCredentials,
   generateSelfSignedCertificate,

@@ -1,6 +1,7 @@
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { cannotCreate, isDenied, processName } from './permissions';
 
 /** The outcome of {@link loadOrCreateSecretFile}. */
 export interface SecretFile {
@@ -8,29 +9,6 @@ export interface SecretFile {
   created: boolean;
   /** True when the file is readable by group or others (worth a warning). */
   exposed: boolean;
-}
-
-/** The errors of a file operation the process is not allowed (permissions, a read-only mount). */
-function isDenied(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException).code;
-  return code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
-}
-
-/** This process as a permission error names it: `this process (uid N)`. */
-function processName(): string {
-  const uid = process.getuid?.();
-  return uid === undefined ? 'this process' : `this process (uid ${uid})`;
-}
-
-/**
- * A file that could not be created or reached, as an operator reads it: where, and who this
- * process runs as (`reach`: it may not even look into the folder).
- */
-function cannotCreate(path: string, err: unknown, reach = false): Error {
-  const folder = dirname(path);
-  let where = `${processName()} may not ${reach ? 'reach' : 'write in'} ${folder}`;
-  if ((err as NodeJS.ErrnoException).code === 'EROFS') where = `${folder} is on a read-only file system`;
-  return new Error(`cannot create ${path}: ${where}`, { cause: err });
 }
 
 /**
@@ -47,51 +25,6 @@ export function writeSecretFile(path: string, content: string): void {
     renameSync(tmp, path);
   } catch (err) {
     throw isDenied(err) ? cannotCreate(path, err) : err;
-  }
-}
-
-/** What {@link ensurePrivateFile} left: `exposed` when the file is still readable or writable by others. */
-export interface PrivateFile {
-  exposed: boolean;
-  /** Why it could not be narrowed, for a warning: its owner and mode, and what to do. */
-  reason?: string;
-}
-
-/**
- * Makes `path` a file only its owner reads and writes before something else opens it: created
- * empty with mode 0600 when missing (the directory 0700), an existing one narrowed to 0600. For a
- * SQLite database that holds what others must not read: SQLite gives its -wal and -shm files the
- * database's mode.
- *
- * A file this process may not change (another user's, a read-only mount: EACCES, EPERM, EROFS) is
- * left as it is, for the caller's open to say whether it can be used: it is not this function's
- * to refuse a database the process can read and write. Such a file still readable or writable by
- * others comes back `exposed`, with a `reason` to log as a warning. A missing file this process
- * may not create, or one in a folder it may not reach, is an error naming the folder and the
- * process's uid; other errors are thrown.
- */
-export function ensurePrivateFile(path: string): PrivateFile {
-  try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    closeSync(openSync(path, 'a', 0o600));
-    chmodSync(path, 0o600);
-    return { exposed: false };
-  } catch (err) {
-    if (!isDenied(err)) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    let stat;
-    try {
-      stat = statSync(path);
-    } catch (statErr) {
-      throw cannotCreate(path, err, (statErr as NodeJS.ErrnoException).code !== 'ENOENT');
-    }
-    const mode = stat.mode & 0o777;
-    if ((mode & 0o077) === 0) return { exposed: false };
-    const owner = `owned by uid ${stat.uid}, mode ${mode.toString(8).padStart(4, '0')}`;
-    return {
-      exposed: true,
-      reason: `${path} is readable or writable by other users and this process may not narrow it (${code}: ${owner}): chmod 600 it as its owner`,
-    };
   }
 }
 

@@ -1,6 +1,6 @@
 import { closeSync, fdatasync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { assertDatabaseWritable, ensurePrivateFile, type Logger } from '@repo/service';
+import { openDatabaseFile, type Logger } from '@repo/service';
 import type { Appended, EventLog, OldestPoint, Retention, StoredEvent } from './event-log';
 
 const SCHEMA = `
@@ -47,23 +47,20 @@ export interface SqliteLogOptions {
  */
 export function createSqliteLog(options: SqliteLogOptions): EventLog {
   const now = options.now ?? Date.now;
-  // 0600 before SQLite opens it (the events carry payments), also a log written by an earlier
-  // version with the umask's mode. A file this process may not change is left to SQLite's open
-  // and assertDatabaseWritable, which say what is wrong with it.
-  const file = ensurePrivateFile(options.file);
-  if (file.exposed) options.logger?.warn({ file: options.file }, file.reason);
-  const db = new Database(options.file);
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('busy_timeout = 5000');
-    db.exec(SCHEMA);
-    assertDatabaseWritable(db, 'events');
-  } catch (err) {
-    // Not a database, or one this process may only read: the handle is not left open.
-    db.close();
-    throw err;
-  }
+  // Private (the events carry payments), also a log written by an earlier version with the
+  // umask's mode; `cannot open the event log … (DATA_DIR): …` when it cannot be opened or written.
+  const db = openDatabaseFile(options.file, {
+    open: (file) => new Database(file),
+    setup(opened) {
+      opened.pragma('journal_mode = WAL');
+      opened.pragma('synchronous = NORMAL');
+      opened.pragma('busy_timeout = 5000');
+      opened.exec(SCHEMA);
+    },
+    probeTable: 'events',
+    what: 'the event log',
+    logger: options.logger,
+  });
 
   const insert = db.prepare('INSERT OR IGNORE INTO events (id, type, stored_at, text) VALUES (?, ?, ?, ?)');
   const seqOf = db.prepare<[string], number>('SELECT seq FROM events WHERE id = ?').pluck();

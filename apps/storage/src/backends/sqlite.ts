@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { assertDatabaseWritable, ensurePrivateFile, type Logger } from '@repo/service';
+import { openDatabaseFile, type Logger } from '@repo/service';
 import { tokenHashesMatch } from '../write-token';
 import { expiresAt, type DeleteResult, type PutResult, type StorageBackend, type TouchResult, type WriteRefusal } from './backend';
 
@@ -54,28 +54,25 @@ function migrate(db: Database.Database): void {
  * not committed one by one: those arriving in the same turn of the event loop are queued and
  * committed together in one transaction (group commit), in the order they arrived, so N
  * concurrent writes cost one fsync instead of N, and each caller is answered only after that
- * commit. Keys and values are kept as bytes (half the size of their hex). Throws what
- * better-sqlite3 throws when the file cannot be opened, and an error saying so when it can only
- * be read.
+ * commit. Keys and values are kept as bytes (half the size of their hex). The file is made
+ * private (the stored values are the clients' own) and opened by @repo/service's
+ * openDatabaseFile: one that cannot be opened or written throws `cannot open the SQLite file …
+ * (DATA_DIR): …`.
  */
 export function createSqliteBackend(options: SqliteBackendOptions): StorageBackend {
   const maxBatch = options.maxBatch ?? 1_000;
-  // The stored values are the clients' own: 0600 before SQLite opens it. A file this process may
-  // not change is left to SQLite's open and assertDatabaseWritable, which say what is wrong with it.
-  const file = ensurePrivateFile(options.file);
-  if (file.exposed) options.logger?.warn({ file: options.file }, file.reason);
-  const db = new Database(options.file);
-  try {
-    db.pragma('journal_mode = WAL');
-    // FULL: the WAL is fsynced at every commit, so a 200 survives a power cut, not only kill -9.
-    db.pragma('synchronous = FULL');
-    db.pragma('busy_timeout = 5000');
-    migrate(db);
-    assertDatabaseWritable(db, 'entries');
-  } catch (err) {
-    db.close();
-    throw err;
-  }
+  const db = openDatabaseFile(options.file, {
+    open: (file) => new Database(file),
+    setup(opened) {
+      opened.pragma('journal_mode = WAL');
+      // FULL: the WAL is fsynced at every commit, so a 200 survives a power cut, not only kill -9.
+      opened.pragma('synchronous = FULL');
+      opened.pragma('busy_timeout = 5000');
+      migrate(opened);
+    },
+    probeTable: 'entries',
+    logger: options.logger,
+  });
 
   // An existing row is replaced only when it has expired: `changes` is 0 when the key is live.
   const insert = db.prepare(`

@@ -1,0 +1,30 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { unprivilegedUser } from '../../src/testing';
+
+// Permissions do not bind root: as root, the function runs in a child as nobody (65534)
+// (unprivilegedUser), on files and folders root owns; as anyone else, in a child as that user.
+export const asRoot = process.getuid?.() === 0;
+/** The uid the child runs as. */
+export const childUid = asRoot ? 65_534 : process.getuid?.();
+
+/** Calls one function of ../../src (see child-call.ts) in a child run as {@link unprivilegedUser}: what it returned, or its error's message. */
+export function callAsOtherUser(name: string, ...args: string[]): { value: unknown } | { error: string } {
+  const child = spawnSync(process.execPath, ['-r', '@repo/ts-register', join(__dirname, 'child-call.ts'), name, JSON.stringify(args)], {
+    cwd: join(__dirname, '..', '..'),
+    ...unprivilegedUser(),
+    env: { PATH: process.env.PATH ?? '' },
+    encoding: 'utf8',
+  });
+  if (child.stderr !== '') throw new Error(`the child of ${name} wrote to stderr: ${child.stderr}`);
+  return JSON.parse(child.stdout) as { value: unknown } | { error: string };
+}
+
+/** A temporary folder with `mode` (0777: anyone may write in it). */
+export function folderWithMode(mode: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'private-'));
+  chmodSync(dir, mode);
+  return dir;
+}
