@@ -195,8 +195,9 @@ export function createApp(config: RelayConfig, deps: RelayDeps): RelayApp {
       if (config.peerCaFile !== undefined) {
         try {
           peerTls.ca = readFileSync(config.peerCaFile, 'utf8');
-        } catch {
-          throw new ConfigError('RELAY_PEER_CA_FILE cannot be read');
+        } catch (err) {
+          const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+          throw new ConfigError(`RELAY_PEER_CA_FILE (${config.peerCaFile}) cannot be read: ${reason}`);
         }
       }
       if (config.tokenFile !== undefined) {

@@ -112,6 +112,14 @@ describe('relay lifecycle', () => {
     expect(readdirSync(dataDir)).toEqual([]);
   });
 
+  it('a start that cannot read RELAY_PEER_CA_FILE rejects with a ConfigError naming it, its path and the errno', async () => {
+    const dataDir = tempDir();
+    const missing = join(dataDir, 'peer-ca.pem');
+    const app = createApp(config({ DATA_DIR: dataDir, RELAY_PEER_CA_FILE: missing }), { logger: createSilentLogger() });
+    await expect(app.start()).rejects.toThrow(new ConfigError(`RELAY_PEER_CA_FILE (${missing}) cannot be read: ENOENT`));
+    await app.close();
+  });
+
   it('loads the TLS certificate in start(): the files need not exist when the app is built', async () => {
     const dataDir = tempDir();
     const certFile = join(dataDir, 'cert.pem');

@@ -96,8 +96,8 @@ export function readTlsFiles(certFile: string, keyFile: string, context: SecureC
 function readPem(path: string, name: string): string {
   try {
     return readFileSync(path, 'utf8');
-  } catch {
-    throw new ConfigError(`${name} cannot be read`);
+  } catch (err) {
+    throw new ConfigError(`${name} (${path}) cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
 }
 

@@ -56,6 +56,9 @@ describe('loadOrCreateTlsCredentials with the operator files', () => {
       new RegExp(`^TLS_CERT_FILE \\(${garbage.replaceAll('.', '\\.')}\\) does not hold a PEM certificate: `),
     );
     await expect(load(cert, garbage)).rejects.toThrow(`TLS_KEY_FILE (${garbage}) does not hold a PEM private key: `);
+    await expect(load(join(dir, 'missing.pem'), garbage)).rejects.toThrow(
+      new ConfigError(`TLS_CERT_FILE (${join(dir, 'missing.pem')}) cannot be read: ENOENT`),
+    );
     await expect(load(cert, file('other-key.pem', b.key))).rejects.toThrow(
       new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE do not make a certificate and its key'),
     );
