@@ -50,9 +50,10 @@ export interface StartRun {
 
 /**
  * Runs an app's `src/main.ts` (through @repo/ts-register) until it exits, for the tests of what
- * a start prints and its exit status (the command line, `--help` and the like, is
- * `@repo/config/testing`'s `runEntryPoint`, on the built `dist/main.js`). A start that does not fail is stopped once it logs
- * `listening`, so the run also shows what a start that succeeds logged.
+ * a start prints and its exit status. A start that does not fail is stopped once it logs
+ * `listening`, so the run also shows what a start that succeeds logged. (The command line,
+ * `--help` and the like, is `@repo/config/testing`'s `runEntryPoint`, on the built
+ * `dist/main.js`.)
  */
 export function runStart(options: StartOptions): Promise<StartRun> {
   const child = spawn(process.execPath, ['-r', '@repo/ts-register', 'src/main.ts'], {
