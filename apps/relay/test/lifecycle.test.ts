@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
+import { rawExchange } from '@repo/http/testing';
 import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/service';
 import { runStart, unprivilegedUser, type ProcessUser } from '@repo/service/testing';
 import { createApp } from '../src/app';
@@ -138,6 +139,12 @@ describe('relay lifecycle', () => {
       const client = await connect(`wss://127.0.0.1:${port}`, { ...WALLET, ca: cert });
       expect(await client.request('ping')).toMatchObject({ type: 'pong' });
       await client.close();
+      // ws:// to the wss:// port: a plain HTTP answer saying so, in the relay's error record.
+      const plain = await rawExchange(port, 'GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+      expect(plain.status).toBe(400);
+      expect(JSON.parse(plain.body)).toEqual({
+        error: { code: 'INVALID_REQUEST', message: 'plain HTTP sent to a TLS port: connect with https:// or wss://' },
+      });
     } finally {
       await app.close();
     }

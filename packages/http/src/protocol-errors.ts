@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { Server } from 'node:net';
+import { Socket, type Server } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { AppError, toErrorRecord, type ErrorCode } from '@repo/errors';
 
@@ -28,10 +28,22 @@ interface MaybeHttpSocket extends Duplex {
 /**
  * Whether a `clientError` is a TLS failure before the handshake was done (the handshake deadline,
  * a malformed ClientHello, plain HTTP sent to an HTTPS port): an https server hands those to
- * `clientError` too, and no HTTP answer can go over a connection without TLS.
+ * `clientError` too, and no HTTP answer can go over TLS on a connection without it.
  */
 function isTlsFailure(code: string | undefined): boolean {
   return code !== undefined && (code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_'));
+}
+
+/** OpenSSL's verdict on a connection whose first bytes were an HTTP request, not a ClientHello. */
+const PLAIN_HTTP_ON_TLS = 'ERR_SSL_HTTP_REQUEST';
+
+/**
+ * The TCP connection under a TLS socket, while it can still be written: Node keeps it as the
+ * TLS socket's `_parent` (not in its typings). Undefined for anything else.
+ */
+function tcpUnder(socket: Duplex): Socket | undefined {
+  const parent = (socket as { _parent?: unknown })._parent;
+  return parent instanceof Socket && parent.writable ? parent : undefined;
 }
 
 /**
@@ -40,10 +52,21 @@ function isTlsFailure(code: string | undefined): boolean {
  * `Connection: close`, instead of Node's bare 400/431 or a silent close. Nothing is written when
  * the socket is gone or a response has already started on it (RFC 9112, section 9.6), and a
  * connection whose TLS handshake failed is closed at once (an answer written there would wait,
- * unsent, for the 2 s a client that never reads is given).
+ * unsent, for the 2 s a client that never reads is given). The one exception is a plain HTTP
+ * request on an HTTPS port: the client reads plain HTTP, so it gets 400 `INVALID_REQUEST` in
+ * plain HTTP on the TCP connection (as nginx answers it) instead of an empty reply.
  */
 export function answerProtocolErrors(server: Server, body: ProtocolErrorBody = flatErrorBody): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: MaybeHttpSocket) => {
+    const tcp = err.code === PLAIN_HTTP_ON_TLS ? tcpUnder(socket) : undefined;
+    if (tcp !== undefined) {
+      answerOnSocket(
+        tcp,
+        new AppError('INVALID_REQUEST', { message: 'plain HTTP sent to a TLS port: connect with https:// or wss://' }),
+        body,
+      );
+      return;
+    }
     if (err.code === 'ECONNRESET' || isTlsFailure(err.code) || !socket.writable || socket._httpMessage?.headersSent === true) {
       socket.destroy();
       return;

@@ -99,6 +99,32 @@ describe('answerProtocolErrors', () => {
     expect(await seen).toEqual({ code: 'ERR_TLS_HANDSHAKE_TIMEOUT', destroyed: true });
     expect(stalled).toMatchObject({ status: 0, closed: true });
   });
+
+  it('answers plain HTTP on an HTTPS port 400 in plain HTTP with the error record, and serves nothing', async () => {
+    const tls = await loadOrCreateTlsCredentials({ dataDir: mkdtempSync(join(tmpdir(), 'protocol-errors-tls-')) });
+    let served = 0;
+    server = createHttpsServer({ cert: tls.cert, key: tls.key }, (_req, res) => {
+      served += 1;
+      res.end('ok');
+    });
+    answerProtocolErrors(server, (error) => ({ error: { code: error.code, message: error.message } }));
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const plain = await rawExchange(port, 'GET /ping HTTP/1.1\r\nHost: x\r\n\r\n', { timeoutMs: 3_000 });
+    expect(plain.status).toBe(400);
+    expect(plain.text).toMatch(/\r\nConnection: close\r\n/);
+    expect(JSON.parse(plain.body)).toEqual({
+      error: { code: 'INVALID_REQUEST', message: 'plain HTTP sent to a TLS port: connect with https:// or wss://' },
+    });
+    // With a body, as a client posting to the wrong scheme sends it.
+    const body = JSON.stringify({ key: 'a'.repeat(64) });
+    const post = await rawExchange(
+      port,
+      `POST /store HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      { timeoutMs: 3_000 },
+    );
+    expect(post.status).toBe(400);
+    expect(served).toBe(0);
+  });
 });
 
 describe('jsonBody', () => {
