@@ -81,7 +81,7 @@ describe('connection caps', () => {
     expect(closed).toBeLessThan(3_000);
   });
 
-  it('answers a plain-HTTP request on the TLS port 400 in plain HTTP, serving nothing, and keeps serving', async () => {
+  it('answers a plain-HTTP request on the TLS port 400 in plain HTTP, logs it, serves nothing, and keeps serving', async () => {
     h = await startServer();
     const r = await rawExchange(h.port, 'GET /dev/plain.txt HTTP/1.1\r\nHost: x\r\n\r\n', { timeoutMs: 2_000 });
     expect(r.status).toBe(400);
@@ -89,6 +89,12 @@ describe('connection caps', () => {
       error: 'plain HTTP sent to a TLS port: connect with https:// or wss://',
       code: 'INVALID_REQUEST',
     });
+    expect(h.logs).toContainEqual(
+      expect.objectContaining({
+        msg: 'protocol error answered: plain HTTP sent to a TLS port: connect with https:// or wss://',
+        status: 400,
+      }),
+    );
     expect((await get(h, '/dev/plain.txt')).status).toBe(200);
   });
 });

@@ -7,7 +7,8 @@ import { answerProtocolErrors, flatErrorBody, type ProtocolErrorBody } from './p
  * The protection every listener of the services gets (docs/README.md, "Limits and refusals"): the
  * per-address cap below the global one with a reserve for new addresses, the header and request
  * deadlines ({@link limitConnectionsPerAddress}), and protocol errors answered with the service's
- * error record ({@link answerProtocolErrors}). Returns the live connection counts.
+ * error record ({@link answerProtocolErrors}); refusals of both are logged to `logger`, at most
+ * once a second. Returns the live connection counts.
  */
 export function guardServer(
   server: Server,
@@ -21,6 +22,6 @@ export function guardServer(
     requestTimeoutMs: limits.requestTimeoutMs,
     logger: options.logger,
   });
-  answerProtocolErrors(server, options.errorBody ?? flatErrorBody);
+  answerProtocolErrors(server, options.errorBody ?? flatErrorBody, options.logger);
   return connections;
 }

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { Socket, type Server } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { AppError, toErrorRecord, type ErrorCode } from '@repo/errors';
+import type { Logger } from 'pino';
 
 /** Renders the body of a protocol-level error in the service's own error record. */
 export type ProtocolErrorBody = (error: AppError) => unknown;
@@ -22,6 +23,7 @@ export function classifyClientError(code: string | undefined): { code: ErrorCode
 }
 
 interface MaybeHttpSocket extends Duplex {
+  remoteAddress?: string;
   _httpMessage?: { headersSent?: boolean } | null;
 }
 
@@ -55,25 +57,56 @@ function tcpUnder(socket: Duplex): Socket | undefined {
  * unsent, for the 2 s a client that never reads is given). The one exception is a plain HTTP
  * request on an HTTPS port: the client reads plain HTTP, so it gets 400 `INVALID_REQUEST` in
  * plain HTTP on the TCP connection (as nginx answers it) instead of an empty reply.
+ *
+ * These requests never reach the request log, so each refusal is logged here at `info` (the
+ * client's address, what was answered or that the connection was closed, Node's error code), at
+ * most one line a second: a line counts the refusals it stood for (`refusals`), so a flood of bad
+ * requests cannot flood the log. A client that went away (`ECONNRESET`) is not logged.
  */
-export function answerProtocolErrors(server: Server, body: ProtocolErrorBody = flatErrorBody): void {
+export function answerProtocolErrors(server: Server, body: ProtocolErrorBody = flatErrorBody, logger?: Logger): void {
+  const log = throttledInfo(logger);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: MaybeHttpSocket) => {
     const tcp = err.code === PLAIN_HTTP_ON_TLS ? tcpUnder(socket) : undefined;
+    const ip = socket.remoteAddress ?? tcp?.remoteAddress;
     if (tcp !== undefined) {
-      answerOnSocket(
-        tcp,
-        new AppError('INVALID_REQUEST', { message: 'plain HTTP sent to a TLS port: connect with https:// or wss://' }),
-        body,
-      );
+      const error = new AppError('INVALID_REQUEST', { message: 'plain HTTP sent to a TLS port: connect with https:// or wss://' });
+      log({ ip, status: error.status, code: error.code, error: err.code }, `protocol error answered: ${error.message}`);
+      answerOnSocket(tcp, error, body);
       return;
     }
-    if (err.code === 'ECONNRESET' || isTlsFailure(err.code) || !socket.writable || socket._httpMessage?.headersSent === true) {
+    if (err.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    if (isTlsFailure(err.code)) {
+      log({ ip, error: err.code }, 'TLS handshake failed: connection closed');
+      socket.destroy();
+      return;
+    }
+    if (!socket.writable || socket._httpMessage?.headersSent === true) {
       socket.destroy();
       return;
     }
     const { code, message } = classifyClientError(err.code);
-    answerOnSocket(socket, new AppError(code, { message }), body);
+    const error = new AppError(code, { message });
+    log({ ip, status: error.status, code, error: err.code }, `protocol error answered: ${message}`);
+    answerOnSocket(socket, error, body);
   });
+}
+
+/** `logger.info`, at most once a second; a line that goes out counts the calls it stands for. */
+function throttledInfo(logger: Logger | undefined): (fields: Record<string, unknown>, message: string) => void {
+  let last = -Infinity;
+  let held = 0;
+  return (fields, message) => {
+    if (logger === undefined) return;
+    held++;
+    const now = Date.now();
+    if (now - last < 1_000) return;
+    last = now;
+    logger.info({ ...fields, refusals: held }, message);
+    held = 0;
+  };
 }
 
 /**

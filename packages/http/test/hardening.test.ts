@@ -5,8 +5,10 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { errorHandler } from '@repo/errors';
 import { closeGracefully, listen, loadOrCreateTlsCredentials } from '@repo/service';
+import pino from 'pino';
 import { answerProtocolErrors, jsonBody, jsonDepth, limitConnectionsPerAddress } from '../src';
 import { holdSlowConnections, rawExchange } from '../src/testing';
 
@@ -124,6 +126,80 @@ describe('answerProtocolErrors', () => {
     );
     expect(post.status).toBe(400);
     expect(served).toBe(0);
+  });
+});
+
+describe('answerProtocolErrors: the log', () => {
+  function capture(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
+    const lines: Array<Record<string, unknown>> = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
+    return { logger: pino(stream), lines };
+  }
+  afterEach(() => jest.restoreAllMocks());
+
+  it('logs each refusal with the address, the answer and the cause, at most one line a second counting the rest', async () => {
+    const { logger, lines } = capture();
+    server = appServer();
+    answerProtocolErrors(server, undefined, logger);
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(5_000_000);
+    for (const from of ['127.0.0.2', '127.0.0.3', '127.0.0.3']) {
+      expect((await rawExchange(port, 'GARBAGE\r\n\r\n', { localAddress: from })).status).toBe(400);
+    }
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      msg: 'protocol error answered: malformed HTTP request',
+      ip: '127.0.0.2',
+      status: 400,
+      code: 'INVALID_REQUEST',
+      refusals: 1,
+    });
+    clock.mockReturnValue(5_001_001);
+    const big = await rawExchange(port, `GET /ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, {
+      localAddress: '127.0.0.4',
+    });
+    expect(big.status).toBe(431);
+    expect(lines).toHaveLength(2);
+    // The two refusals held back and this one.
+    expect(lines[1]).toMatchObject({
+      msg: 'protocol error answered: request headers too large',
+      ip: '127.0.0.4',
+      status: 431,
+      refusals: 3,
+    });
+  });
+
+  it('logs plain HTTP on a TLS port and a failed handshake', async () => {
+    const { logger, lines } = capture();
+    const tls = await loadOrCreateTlsCredentials({ dataDir: mkdtempSync(join(tmpdir(), 'protocol-errors-tls-')) });
+    server = createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: 200 }, (_req, res) => res.end('ok'));
+    answerProtocolErrors(server, undefined, logger);
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(7_000_000);
+    expect((await rawExchange(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', { localAddress: '127.0.0.5' })).status).toBe(400);
+    clock.mockReturnValue(7_001_001);
+    await rawExchange(port, Buffer.from('16030100', 'hex'));
+    expect(lines).toEqual([
+      expect.objectContaining({
+        msg: 'protocol error answered: plain HTTP sent to a TLS port: connect with https:// or wss://',
+        ip: '127.0.0.5',
+        status: 400,
+        error: 'ERR_SSL_HTTP_REQUEST',
+        refusals: 1,
+      }),
+      expect.objectContaining({
+        msg: 'TLS handshake failed: connection closed',
+        ip: '127.0.0.1',
+        error: 'ERR_TLS_HANDSHAKE_TIMEOUT',
+        refusals: 1,
+      }),
+    ]);
   });
 });
 
