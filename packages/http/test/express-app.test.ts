@@ -1,25 +1,14 @@
 import { createServer } from 'node:http';
-import { Writable } from 'node:stream';
 import { AppError, errorHandler, notFoundHandler } from '@repo/errors';
 import pino from 'pino';
 import request from 'supertest';
 import { parseTrustProxy, requestTimeout, TRUST_NONE } from '../src';
 import { createExpressApp, serveExpress } from '../src/express-app';
-
-function capture(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: pino(stream), lines };
-}
+import { captureLogger } from './support/capture-logger';
 
 describe('createExpressApp', () => {
   it('answers without X-Powered-By, with a request id, the client behind a trusted proxy, and one log line', async () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = captureLogger();
     const order: string[] = [];
     const app = createExpressApp({
       trustProxy: parseTrustProxy('loopback'),
@@ -63,7 +52,7 @@ describe('serveExpress', () => {
   // A handler still at work when requestTimeout answers 408: its own answer, or its error, comes
   // after the error handlers have run (the timeout took the request down them).
   function lateApp(late: (res: import('express').Response) => void) {
-    const { logger, lines } = capture();
+    const { logger, lines } = captureLogger();
     const app = createExpressApp({ trustProxy: TRUST_NONE, logger });
     app.use(requestTimeout(20));
     app.get('/slow', async (_req, res) => {
@@ -120,7 +109,7 @@ describe('serveExpress', () => {
   });
 
   it('answers what no handler answered as the error middleware would: a 404 record, a 500 logged with its cause', async () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = captureLogger();
     // No 404 handler and no error handler: the final step is all there is.
     const app = createExpressApp({ logger, trustProxy: TRUST_NONE });
     app.get('/boom', () => {

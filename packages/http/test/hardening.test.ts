@@ -5,12 +5,11 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { errorHandler } from '@repo/errors';
 import { closeGracefully, listen, loadOrCreateTlsCredentials } from '@repo/service';
-import pino from 'pino';
 import { answerProtocolErrors, jsonBody, jsonDepth, limitConnectionsPerAddress } from '../src';
 import { holdSlowConnections, rawExchange } from '../src/testing';
+import { captureLogger } from './support/capture-logger';
 
 let server: Server;
 const sockets: Socket[] = [];
@@ -130,20 +129,10 @@ describe('answerProtocolErrors', () => {
 });
 
 describe('answerProtocolErrors: the log', () => {
-  function capture(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
-    const lines: Array<Record<string, unknown>> = [];
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
-        done();
-      },
-    });
-    return { logger: pino(stream), lines };
-  }
   afterEach(() => jest.restoreAllMocks());
 
   it('logs each refusal with the address, the answer and the cause, at most one line a second counting the rest', async () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = captureLogger();
     server = appServer();
     answerProtocolErrors(server, undefined, logger);
     const { port } = await listen(server, 0, '127.0.0.1');
@@ -176,7 +165,7 @@ describe('answerProtocolErrors: the log', () => {
   });
 
   it('logs plain HTTP on a TLS port and a failed handshake', async () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = captureLogger();
     const tls = await loadOrCreateTlsCredentials({ dataDir: mkdtempSync(join(tmpdir(), 'protocol-errors-tls-')) });
     server = createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: 200 }, (_req, res) => res.end('ok'));
     answerProtocolErrors(server, undefined, logger);
