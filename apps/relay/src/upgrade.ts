@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { equalStrings } from '@repo/crypto';
-import type { Logger } from '@repo/service';
+import { throttledLog, type Logger } from '@repo/service';
 import type { Scope } from '@repo/relay-protocol';
 import type { ConnectionRoles } from './connection';
 import { ALL_SCOPES } from './scopes';
@@ -133,6 +133,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   const { wss, counters, logger, maxConnections } = options;
   let open = 0;
   let pending = 0;
+  const warnFull = throttledLog((fields, message) => logger.warn(fields, message), { everyMs: 1_000, countAs: 'refusals' });
   const handler = function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy());
     if (options.isClosed()) {
@@ -150,7 +151,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
     }
     if (open + pending >= maxConnections) {
       counters.upgrades_refused++;
-      logger.warn({ open, max: maxConnections }, 'upgrade refused: too many connections');
+      warnFull({ open, max: maxConnections }, 'upgrade refused: too many connections');
       refuseUpgrade(socket, 503, 'Service Unavailable', 'SERVICE_UNAVAILABLE', `too many connections (limit ${maxConnections})`, {
         'Retry-After': '5',
       });

@@ -1,5 +1,5 @@
 import type { Server } from 'node:net';
-import type { Logger } from 'pino';
+import { throttledLog, type Logger } from '@repo/service';
 
 /** Options of {@link limitConnectionsPerAddress}. */
 export interface ConnectionLimitOptions {
@@ -68,7 +68,7 @@ export function limitConnectionsPerAddress(server: Server, options: ConnectionLi
   const counts = new Map<string, number>();
   let total = 0;
   let refused = 0;
-  let lastWarn = 0;
+  const warnRefused = throttledLog((fields, message) => options.logger?.warn(fields, message), { everyMs: 1_000, countAs: 'refusals' });
   server.on('connection', (socket) => {
     const address = socket.remoteAddress ?? 'unknown';
     const current = counts.get(address) ?? 0;
@@ -82,14 +82,7 @@ export function limitConnectionsPerAddress(server: Server, options: ConnectionLi
             : undefined;
     if (reason !== undefined) {
       refused++;
-      const t = Date.now();
-      if (t - lastWarn > 1_000) {
-        lastWarn = t;
-        options.logger?.warn(
-          { ip: address, open: current, total, maxPerAddress, maxTotal, reason },
-          'connection refused: too many connections',
-        );
-      }
+      warnRefused({ ip: address, open: current, total, maxPerAddress, maxTotal, reason }, 'connection refused: too many connections');
       socket.destroy();
       return;
     }

@@ -1,7 +1,6 @@
 import type { Server } from 'node:net';
-import type { Logger } from 'pino';
 import { limitConnectionsPerAddress, type ConnectionCounter, type ServerLimits } from './connection-limit';
-import { answerProtocolErrors, flatErrorBody, type ProtocolErrorBody } from './protocol-errors';
+import { answerProtocolErrors, type ProtocolErrorOptions } from './protocol-errors';
 
 /**
  * The protection every listener of the services gets (docs/README.md, "Limits and refusals"): the
@@ -10,11 +9,7 @@ import { answerProtocolErrors, flatErrorBody, type ProtocolErrorBody } from './p
  * error record ({@link answerProtocolErrors}); refusals of both are logged to `logger`, at most
  * once a second. Returns the live connection counts.
  */
-export function guardServer(
-  server: Server,
-  limits: ServerLimits,
-  options: { logger?: Logger; errorBody?: ProtocolErrorBody } = {},
-): ConnectionCounter {
+export function guardServer(server: Server, limits: ServerLimits, options: ProtocolErrorOptions = {}): ConnectionCounter {
   const connections = limitConnectionsPerAddress(server, {
     maxPerAddress: limits.maxConnectionsPerIp,
     maxTotal: limits.maxConnections,
@@ -22,6 +17,6 @@ export function guardServer(
     requestTimeoutMs: limits.requestTimeoutMs,
     logger: options.logger,
   });
-  answerProtocolErrors(server, options.errorBody ?? flatErrorBody, options.logger);
+  answerProtocolErrors(server, options);
   return connections;
 }

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { Socket, type Server } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { AppError, toErrorRecord, type ErrorCode } from '@repo/errors';
-import type { Logger } from 'pino';
+import { throttledLog, type Logger } from '@repo/service';
 
 /** Renders the body of a protocol-level error in the service's own error record. */
 export type ProtocolErrorBody = (error: AppError) => unknown;
@@ -48,6 +48,14 @@ function tcpUnder(socket: Duplex): Socket | undefined {
   return parent instanceof Socket && parent.writable ? parent : undefined;
 }
 
+/** Options of {@link answerProtocolErrors} (and of `guardServer`, which passes them on). */
+export interface ProtocolErrorOptions {
+  /** The service's error record (default {@link flatErrorBody}). */
+  errorBody?: ProtocolErrorBody;
+  /** Where refusals are logged. */
+  logger?: Logger;
+}
+
 /**
  * Answers protocol-level errors (a bad request line or header, headers too large, a header or
  * body deadline passed) with a minimal HTTP/1.1 response carrying the service's error record and
@@ -63,8 +71,10 @@ function tcpUnder(socket: Duplex): Socket | undefined {
  * most one line a second: a line counts the refusals it stood for (`refusals`), so a flood of bad
  * requests cannot flood the log. A client that went away (`ECONNRESET`) is not logged.
  */
-export function answerProtocolErrors(server: Server, body: ProtocolErrorBody = flatErrorBody, logger?: Logger): void {
-  const log = throttledInfo(logger);
+export function answerProtocolErrors(server: Server, options: ProtocolErrorOptions = {}): void {
+  const body = options.errorBody ?? flatErrorBody;
+  const { logger } = options;
+  const log = throttledLog((fields, message) => logger?.info(fields, message), { everyMs: 1_000, countAs: 'refusals' });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: MaybeHttpSocket) => {
     const tcp = err.code === PLAIN_HTTP_ON_TLS ? tcpUnder(socket) : undefined;
     const ip = socket.remoteAddress ?? tcp?.remoteAddress;
@@ -92,21 +102,6 @@ export function answerProtocolErrors(server: Server, body: ProtocolErrorBody = f
     log({ ip, status: error.status, code, error: err.code }, `protocol error answered: ${message}`);
     answerOnSocket(socket, error, body);
   });
-}
-
-/** `logger.info`, at most once a second; a line that goes out counts the calls it stands for. */
-function throttledInfo(logger: Logger | undefined): (fields: Record<string, unknown>, message: string) => void {
-  let last = -Infinity;
-  let held = 0;
-  return (fields, message) => {
-    if (logger === undefined) return;
-    held++;
-    const now = Date.now();
-    if (now - last < 1_000) return;
-    last = now;
-    logger.info({ ...fields, refusals: held }, message);
-    held = 0;
-  };
 }
 
 /**

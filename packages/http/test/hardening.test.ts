@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { errorHandler } from '@repo/errors';
 import { closeGracefully, listen, loadOrCreateTlsCredentials } from '@repo/service';
 import { answerProtocolErrors, jsonBody, jsonDepth, limitConnectionsPerAddress } from '../src';
-import { holdSlowConnections, rawExchange } from '../src/testing';
+import { holdSlowConnections, openConnection, rawExchange } from '../src/testing';
 import { captureLogger } from './support/capture-logger';
 
 let server: Server;
@@ -46,6 +46,27 @@ describe('limitConnectionsPerAddress: reserve and deadlines', () => {
     // A fourth, new address is still answered at once.
     const answer = await rawExchange(port, 'GET /ping HTTP/1.1\r\nHost: x\r\n\r\n', { localAddress: '127.0.0.5', timeoutMs: 2_000 });
     expect(answer.status).toBe(200);
+  });
+
+  it('logs refused connections at most once a second, each line counting the refusals it stands for', async () => {
+    const { logger, lines } = captureLogger();
+    server = appServer();
+    limitConnectionsPerAddress(server, { maxPerAddress: 1, logger });
+    const { port } = await listen(server, 0, '127.0.0.1');
+    sockets.push(...(await holdSlowConnections(port, 1, '127.0.0.2', '/echo', 500)));
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(3_000_000);
+    try {
+      for (let i = 0; i < 3; i++) expect(await openConnection(port, 100, '127.0.0.2')).toMatchObject({ closedAtOnce: true });
+      clock.mockReturnValue(3_001_000);
+      expect(await openConnection(port, 100, '127.0.0.2')).toMatchObject({ closedAtOnce: true });
+    } finally {
+      clock.mockRestore();
+    }
+    const refusals = lines.filter((line) => line.msg === 'connection refused: too many connections');
+    expect(refusals).toEqual([
+      expect.objectContaining({ level: 40, ip: '127.0.0.2', reason: 'per-address cap', refusals: 1 }),
+      expect.objectContaining({ ip: '127.0.0.2', refusals: 3 }),
+    ]);
   });
 
   it('brings the per-address cap below the shared pool', async () => {
@@ -108,7 +129,7 @@ describe('answerProtocolErrors', () => {
       served += 1;
       res.end('ok');
     });
-    answerProtocolErrors(server, (error) => ({ error: { code: error.code, message: error.message } }));
+    answerProtocolErrors(server, { errorBody: (error) => ({ error: { code: error.code, message: error.message } }) });
     const { port } = await listen(server, 0, '127.0.0.1');
     const plain = await rawExchange(port, 'GET /ping HTTP/1.1\r\nHost: x\r\n\r\n', { timeoutMs: 3_000 });
     expect(plain.status).toBe(400);
@@ -134,7 +155,7 @@ describe('answerProtocolErrors: the log', () => {
   it('logs each refusal with the address, the answer and the cause, at most one line a second counting the rest', async () => {
     const { logger, lines } = captureLogger();
     server = appServer();
-    answerProtocolErrors(server, undefined, logger);
+    answerProtocolErrors(server, { logger });
     const { port } = await listen(server, 0, '127.0.0.1');
     const clock = jest.spyOn(Date, 'now').mockReturnValue(5_000_000);
     for (const from of ['127.0.0.2', '127.0.0.3', '127.0.0.3']) {
@@ -168,7 +189,7 @@ describe('answerProtocolErrors: the log', () => {
     const { logger, lines } = captureLogger();
     const tls = await loadOrCreateTlsCredentials({ dataDir: mkdtempSync(join(tmpdir(), 'protocol-errors-tls-')) });
     server = createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: 200 }, (_req, res) => res.end('ok'));
-    answerProtocolErrors(server, undefined, logger);
+    answerProtocolErrors(server, { logger });
     const { port } = await listen(server, 0, '127.0.0.1');
     const clock = jest.spyOn(Date, 'now').mockReturnValue(7_000_000);
     expect((await rawExchange(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', { localAddress: '127.0.0.5' })).status).toBe(400);

@@ -1,5 +1,5 @@
 import { createClient, type RedisClientType } from 'redis';
-import { backoff, type Logger } from '@repo/service';
+import { backoff, throttledLog, type Logger } from '@repo/service';
 
 /** The client {@link connectRedis} gives: `redis`'s own, with its default modules and RESP2. */
 export type RedisClient = RedisClientType;
@@ -23,7 +23,7 @@ export interface ConnectRedisOptions {
   commandsQueueMaxLength?: number;
 }
 
-/** Outage warnings at most this often: a Redis that is down fails every retry. */
+/** Outage warnings at most this often: a Redis that is down fails every retry (a line's `errors` counts them). */
 const WARN_EVERY_MS = 5_000;
 
 /**
@@ -38,7 +38,7 @@ export async function connectRedis(options: ConnectRedisOptions): Promise<RedisC
   const { logger } = options;
   const started = Date.now();
   let everReady = false;
-  let lastWarn = 0;
+  const warnError = throttledLog((fields, message) => logger?.warn(fields, message), { everyMs: WARN_EVERY_MS, countAs: 'errors' });
   const client = createClient({
     url: options.url,
     RESP: 2, // the client's default, named so the client's type says it
@@ -52,12 +52,7 @@ export async function connectRedis(options: ConnectRedisOptions): Promise<RedisC
       },
     },
   });
-  client.on('error', (err: Error) => {
-    const t = Date.now();
-    if (t - lastWarn < WARN_EVERY_MS) return;
-    lastWarn = t;
-    logger?.warn({ err: { message: err.message } }, `${prefix}redis connection error`);
-  });
+  client.on('error', (err: Error) => warnError({ err: { message: err.message } }, `${prefix}redis connection error`));
   client.on('ready', () => {
     if (everReady) logger?.info(`${prefix}redis connection restored`);
     everReady = true;

@@ -3,6 +3,7 @@ export { listen, closeGracefully } from './listen';
 export { onShutdownSignal, type ShutdownOptions } from './shutdown';
 export { runMain } from './run-main';
 export { backoff, type BackoffOptions } from './backoff';
+export { throttledLog, type LogWrite, type ThrottleOptions } from './log-throttle';
 export { withDeadline } from './deadline';
 export { writeSecretFile, loadOrCreateSecretFile, readOrCreateSecretFile, type SecretFile } from './secret-file';
 export { ensurePrivateFile, openDatabaseFile, type PrivateFile, type DatabaseHandle, type DatabaseFileOptions } from './database-file';
