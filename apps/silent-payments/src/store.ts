@@ -265,9 +265,8 @@ export function paymentId(txid: string, vout: number): string {
 export function openStore(path: string, logger?: Logger): Store {
   const db = openDatabaseFile(path, {
     open: (file) => new Database(file),
+    synchronous: 'NORMAL',
     setup(opened) {
-      opened.pragma('journal_mode = WAL');
-      opened.pragma('synchronous = NORMAL');
       opened.pragma('foreign_keys = ON');
       opened.defaultSafeIntegers(true);
       opened.exec(SCHEMA);

@@ -103,6 +103,7 @@ describe('openDatabaseFile', () => {
           opened.push(db);
           return db;
         },
+        synchronous: 'FULL',
         setup,
         probeTable: 't',
         logger,
@@ -110,13 +111,12 @@ describe('openDatabaseFile', () => {
     return { run, opened, lines };
   };
 
-  it('creates a private database, runs the setup and returns the open handle, warning of nothing', () => {
+  it('creates a private database in WAL mode with the durability asked, runs the setup and returns the open handle, warning of nothing', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'db-')), 'data', 'service.sqlite');
-    const { run, lines } = open(file, (db) => {
-      db.pragma('journal_mode = WAL');
-      db.exec('CREATE TABLE IF NOT EXISTS t (a)');
-    });
+    const { run, lines } = open(file);
     const db = run();
+    expect([db.pragma('journal_mode', { simple: true }), db.pragma('synchronous', { simple: true })]).toEqual(['wal', 2]); // 2: FULL
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
     db.prepare('INSERT INTO t VALUES (1)').run();
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(`${file}-wal`).mode & 0o777).toBe(0o600);
@@ -143,7 +143,13 @@ describe('openDatabaseFile', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'db-')), 'events.db');
     writeFileSync(file, 'x'.repeat(4096));
     expect(() =>
-      openDatabaseFile(file, { open: (path) => new Database(path), setup: () => undefined, probeTable: 't', what: 'the event log' }),
+      openDatabaseFile(file, {
+        open: (path) => new Database(path),
+        synchronous: 'NORMAL',
+        setup: () => undefined,
+        probeTable: 't',
+        what: 'the event log',
+      }),
     ).toThrow(`cannot open the event log ${file} (DATA_DIR): file is not a database`);
   });
 

@@ -51,12 +51,8 @@ export function createSqliteLog(options: SqliteLogOptions): EventLog {
   // umask's mode; `cannot open the event log … (DATA_DIR): …` when it cannot be opened or written.
   const db = openDatabaseFile(options.file, {
     open: (file) => new Database(file),
-    setup(opened) {
-      opened.pragma('journal_mode = WAL');
-      opened.pragma('synchronous = NORMAL');
-      opened.pragma('busy_timeout = 5000');
-      opened.exec(SCHEMA);
-    },
+    synchronous: 'NORMAL',
+    setup: (opened) => opened.exec(SCHEMA),
     probeTable: 'events',
     what: 'the event log',
     logger: options.logger,

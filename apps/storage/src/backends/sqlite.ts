@@ -63,13 +63,9 @@ export function createSqliteBackend(options: SqliteBackendOptions): StorageBacke
   const maxBatch = options.maxBatch ?? 1_000;
   const db = openDatabaseFile(options.file, {
     open: (file) => new Database(file),
-    setup(opened) {
-      opened.pragma('journal_mode = WAL');
-      // FULL: the WAL is fsynced at every commit, so a 200 survives a power cut, not only kill -9.
-      opened.pragma('synchronous = FULL');
-      opened.pragma('busy_timeout = 5000');
-      migrate(opened);
-    },
+    // FULL: the WAL is fsynced at every commit, so a 200 survives a power cut, not only kill -9.
+    synchronous: 'FULL',
+    setup: migrate,
     probeTable: 'entries',
     logger: options.logger,
   });

@@ -17,6 +17,7 @@ const CALLS: Record<string, (...args: string[]) => unknown> = {
     try {
       openDatabaseFile(path, {
         open: (file) => new Database(file),
+        synchronous: 'NORMAL',
         setup: (opened) => opened.exec('CREATE TABLE IF NOT EXISTS t (a)'),
         probeTable: 't',
         logger,
