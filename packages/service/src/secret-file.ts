@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { cannotCreate, isDenied, processName } from './permissions';
@@ -14,16 +14,18 @@ export interface SecretFile {
 /**
  * Writes `content` to `path` with mode 0600, atomically (temporary file, then rename), creating
  * the directory with mode 0700 when missing. A folder this process may not write is an error
- * naming the file, the folder and the process's uid.
+ * naming the file, the folder and the process's uid; a failed write leaves no temporary file.
  */
 export function writeSecretFile(path: string, content: string): void {
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
     writeFileSync(tmp, content, { mode: 0o600, flag: 'wx' });
     chmodSync(tmp, 0o600);
     renameSync(tmp, path);
   } catch (err) {
+    // A write cut short (a full disk) or a rename refused leaves no copy of the secret behind.
+    rmSync(tmp, { force: true });
     throw isDenied(err) ? cannotCreate(path, err) : err;
   }
 }

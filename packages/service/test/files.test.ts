@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import {
   listen,
   loadOrCreateSecretFile,
   loadOrCreateTlsCredentials,
+  writeSecretFile,
 } from '../src';
 import { asRoot, callAsOtherUser, childUid, folderWithMode } from './support/other-user';
 
@@ -20,6 +21,14 @@ describe('a folder this process may not write or reach', () => {
       error: `cannot create ${join(closed, 'relay-id')}: this process (uid ${childUid}) may not write in ${closed}`,
     });
     expect(readdirSync(closed)).toEqual([]);
+  });
+
+  it('writeSecretFile that cannot put the file in place leaves no temporary copy of the secret', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'secret-'));
+    // A folder where the file should be: the temporary file is written, the rename refused.
+    mkdirSync(join(dir, 'master.key', 'inside'), { recursive: true });
+    expect(() => writeSecretFile(join(dir, 'master.key'), 'secret')).toThrow(/EISDIR|ENOTEMPTY|EEXIST/);
+    expect(readdirSync(dir)).toEqual(['master.key']);
   });
 
   it('readOrCreateSecretFile in a folder it may not enter says so', () => {
