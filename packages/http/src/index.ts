@@ -16,6 +16,7 @@ export {
   serverLimitVariables,
   deadlineVariables,
   type ServerLimitDefaults,
+  type DeadlineDefaults,
   type DeadlineWording,
 } from './server-limits';
 export { requestTimeout, overloadGuard } from './timeout';

@@ -16,11 +16,14 @@ export function readConnectionCap(env: Env, name: string, fallback: number, opti
   return readInt(env, name, fallback, { min: options.noCap === true ? 0 : 1, max: MAX_CAP });
 }
 
+/** A service's own defaults of `HEADERS_TIMEOUT_MS` and `REQUEST_TIMEOUT_MS` (10 s and 30 s when not given). */
+export interface DeadlineDefaults {
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+}
+
 /** `HEADERS_TIMEOUT_MS` and `REQUEST_TIMEOUT_MS` (100 ms to an hour each; defaults 10 s and 30 s unless given). */
-export function readDeadlines(
-  env: Env,
-  defaults: { headersTimeoutMs?: number; requestTimeoutMs?: number } = {},
-): Pick<ServerLimits, 'headersTimeoutMs' | 'requestTimeoutMs'> {
+export function readDeadlines(env: Env, defaults: DeadlineDefaults = {}): Pick<ServerLimits, 'headersTimeoutMs' | 'requestTimeoutMs'> {
   return {
     headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', defaults.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, DEADLINE),
     requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', defaults.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, DEADLINE),
@@ -28,11 +31,9 @@ export function readDeadlines(
 }
 
 /** Defaults of {@link readServerLimits}, the service's own figures. */
-export interface ServerLimitDefaults {
+export interface ServerLimitDefaults extends DeadlineDefaults {
   maxConnections: number;
   maxConnectionsPerIp: number;
-  headersTimeoutMs?: number;
-  requestTimeoutMs?: number;
   /** `MAX_CONNECTIONS=0` turns the global cap off (the per-address cap stays). */
   noGlobalCap?: boolean;
 }
@@ -63,10 +64,7 @@ export interface DeadlineWording {
  * The `--help` rows of `HEADERS_TIMEOUT_MS` and `REQUEST_TIMEOUT_MS`, with the defaults
  * {@link readDeadlines} applies for the same `defaults`: one source, so the help cannot drift.
  */
-export function deadlineVariables(
-  defaults: { headersTimeoutMs?: number; requestTimeoutMs?: number } = {},
-  wording: DeadlineWording = {},
-): EnvVariable[] {
+export function deadlineVariables(defaults: DeadlineDefaults = {}, wording: DeadlineWording = {}): EnvVariable[] {
   return [
     {
       name: 'HEADERS_TIMEOUT_MS',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createMemoryLogger, ensurePrivateFile, openDatabaseFile } from '../src';
-import { asRoot, callAsOtherUser, childUid, folderWithMode } from './support/other-user';
+import { asRoot, callAsOtherUser, childUid, folderWithMode, rootFile } from './support/other-user';
 
 describe('ensurePrivateFile', () => {
   it('creates a missing file empty with mode 0600 (its directory 0700), and narrows an existing one to 0600, keeping its content', () => {
@@ -44,12 +44,7 @@ describe('ensurePrivateFile', () => {
 
   it("leaves another user's writable file (mode 0666) as it is, reported exposed: the process may use it but not narrow it", () => {
     // Not root: /dev/null is root's, mode 0666, and chmod on it is refused (EPERM).
-    let file = '/dev/null';
-    if (asRoot) {
-      file = join(folderWithMode(0o777), 'events.db');
-      writeFileSync(file, 'rows');
-      chmodSync(file, 0o666);
-    }
+    const file = rootFile(0o666, '/dev/null');
     expect(ensurePrivateFileAsOther(file)).toEqual({
       exposed: true,
       reason: `${file} is readable or writable by other users and this process may not narrow it (EPERM: owned by uid 0, mode 0666): chmod 600 it as its owner`,
@@ -59,12 +54,7 @@ describe('ensurePrivateFile', () => {
 
   it('a file of another user it may not read is an error naming its owner and mode (SQLite would say only "unable to open database file")', () => {
     // Not root: /etc/shadow is root's, and no one else reads it; it is only opened for appending, which is refused.
-    let file = '/etc/shadow';
-    if (asRoot) {
-      file = join(folderWithMode(0o777), 'events.db');
-      writeFileSync(file, 'rows');
-      chmodSync(file, 0o600);
-    }
+    const file = rootFile(0o600, '/etc/shadow');
     const { uid: owner, mode } = statSync(file);
     expect(callAsOtherUser('ensurePrivateFile', file)).toEqual({
       error: `cannot read ${file}: this process (uid ${childUid}) may not read it (owned by uid ${owner}, mode 0${(mode & 0o777).toString(8)})`,

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unprivilegedUser } from '../../src/testing';
@@ -27,4 +27,16 @@ export function folderWithMode(mode: number): string {
   const dir = mkdtempSync(join(tmpdir(), 'private-'));
   chmodSync(dir, mode);
   return dir;
+}
+
+/**
+ * A file of root's with `mode`, for the child to meet: as root a fresh one in an open folder; as
+ * anyone else `system`, a file of the system that stands in for it (root's, as closed to others).
+ */
+export function rootFile(mode: number, system: string): string {
+  if (!asRoot) return system;
+  const file = join(folderWithMode(0o777), 'events.db');
+  writeFileSync(file, 'rows');
+  chmodSync(file, mode);
+  return file;
 }
