@@ -55,6 +55,20 @@ describe('SQLite file', () => {
       expect(inspect(file, (db) => db.pragma('journal_mode', { simple: true }))).toBe('wal');
     });
 
+    it('commits with synchronous=FULL on its own connection, so a 200 survives a power cut', async () => {
+      // The pragma belongs to a connection, so another handle cannot read it: take the
+      // backend's own connection from the first pragma it runs.
+      const pragma = jest.spyOn(Database.prototype, 'pragma');
+      const other = createSqliteBackend({ file: join(dir, 'other.sqlite') });
+      const connection = pragma.mock.contexts[0] as Database.Database;
+      pragma.mockRestore();
+      try {
+        expect(connection.pragma('synchronous', { simple: true })).toBe(2); // 2 = FULL, 1 = NORMAL
+      } finally {
+        await other.close();
+      }
+    });
+
     it('keeps its files readable by this user only, and narrows a file left readable by others', async () => {
       await backend.put(randomKey(), randomValue(), null, Date.now(), H);
       const mode = (path: string): number => statSync(path).mode & 0o777;
