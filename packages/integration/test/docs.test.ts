@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { ROOT } from './support/processes';
 
 /** Source, test, build and Markdown files of the apps, packages and scripts (no dependencies, no build output). */
@@ -25,6 +25,25 @@ const HEADINGS = new Map(
       ),
     ]),
 );
+
+/** The Markdown a reader follows links through: the root README, docs/ and every app's and package's README. */
+const MARKDOWN = [
+  join(ROOT, 'README.md'),
+  ...sourceFiles(join(ROOT, 'docs')),
+  ...FILES.filter((file) => file.endsWith('README.md')),
+].filter((file) => file.endsWith('.md'));
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+const anchorOf = (heading: string): string =>
+  heading
+    .replace(/\\(.)/g, '$1')
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+
+const anchorsOf = (file: string): Set<string> =>
+  new Set([...readFileSync(file, 'utf8').matchAll(/^#+\s+(.+)$/gm)].map((m) => anchorOf(m[1]!)));
 
 describe('docs/', () => {
   it('has a page for every service', () => {
@@ -61,5 +80,19 @@ describe('docs/', () => {
         });
     }
     expect(outside).toEqual([]);
+  });
+
+  it('has no broken link: every relative link in the Markdown names a file that exists, and a heading in it', () => {
+    const broken: string[] = [];
+    for (const file of MARKDOWN) {
+      for (const m of readFileSync(file, 'utf8').matchAll(/\]\(([^)\s#]*)(?:#([^)\s]+))?\)/g)) {
+        const [, target = '', anchor] = m;
+        if (/^[a-z]+:/.test(target) || (target === '' && anchor === undefined)) continue;
+        const path = target === '' ? file : resolve(dirname(file), target);
+        const ok = existsSync(path) && (anchor === undefined || !path.endsWith('.md') || anchorsOf(path).has(anchor));
+        if (!ok) broken.push(`${relative(ROOT, file)}: ${m[0]}`);
+      }
+    }
+    expect(broken).toEqual([]);
   });
 });
