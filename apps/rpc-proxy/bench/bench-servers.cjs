@@ -2,8 +2,9 @@
 // Child process of bench.mjs: starts the chain double (argv[2] === 'double'), the proxy
 // (argv[2] === 'proxy', node URL in argv[3], then the proxy's environment on top of the
 // process's) or the bare forwarder (argv[2] === 'forwarder', node URL and its Authorization
-// header in argv[3] and argv[4]) or a bare exchange (argv[2] === 'exchange', argv[3] 'http' or
-// 'net') and prints one JSON line with what it listens on.
+// header in argv[3] and argv[4]) or the bare batching proxy (argv[2] === 'ceiling', the same
+// arguments) or a bare exchange (argv[2] === 'exchange', argv[3] 'http' or 'net') and prints one
+// JSON line with what it listens on.
 const { mkdtempSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -72,6 +73,96 @@ async function forwarder(nodeUrl, authorization) {
 }
 
 /**
+ * Calls `request(head, body)` for each whole message that arrives on `socket` (the head as
+ * latin1 text, the body as bytes; HTTP/1.1 with a Content-Length body and nothing else
+ * understood: not a usable HTTP server or client).
+ */
+function bareRequests(socket, request) {
+  let pending = Buffer.alloc(0);
+  socket.setNoDelay(true);
+  socket.on('error', () => socket.destroy());
+  socket.on('data', (data) => {
+    pending = pending.length > 0 ? Buffer.concat([pending, data]) : data;
+    for (;;) {
+      const end = pending.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = pending.toString('latin1', 0, end);
+      const length = /content-length: *(\d+)/i.exec(head);
+      const size = end + 4 + (length ? Number(length[1]) : 0);
+      if (pending.length < size) return;
+      const body = pending.subarray(end + 4, size);
+      pending = pending.subarray(size);
+      request(head, body);
+    }
+  });
+}
+
+/**
+ * The least a batching proxy can cost, as the ceiling of what any proxy reaches here: bare
+ * sockets toward the client and toward the node (no node:http, no undici), each path's calls
+ * held while one batch of that path is out and sent together as one JSON-RPC batch (as the
+ * proxy's NODE_BATCHES_IN_FLIGHT=1), Core's batch answer split back without a parse. No
+ * authentication, checks, request id, metrics or log line, no timeouts or limits, no HTTP
+ * beyond Content-Length: not a proxy anyone could run, only its floor of CPU a call.
+ */
+async function ceiling(nodeUrl, authorization) {
+  const net = require('node:net');
+  const { splitJsonArray } = require('@repo/json-rpc');
+  const node = new URL(nodeUrl);
+  const idle = [];
+  /**
+   * A keep-alive connection to the node; `socket.answered(text)` takes each answer's body. One
+   * the node closes (its -rpcservertimeout, between the bench's rows) leaves the idle list.
+   */
+  function connect() {
+    const socket = net.connect(Number(node.port), node.hostname);
+    bareRequests(socket, (_head, body) => socket.answered(body.toString('utf8')));
+    socket.on('close', () => {
+      const at = idle.indexOf(socket);
+      if (at >= 0) idle.splice(at, 1);
+    });
+    return socket;
+  }
+  const paths = new Map();
+  function send(path) {
+    const state = paths.get(path);
+    if (state.out || state.calls.length === 0) return;
+    const calls = state.calls;
+    state.calls = [];
+    state.out = true;
+    const body = `[${calls.map((c) => c.body).join(',')}]`;
+    const socket = idle.pop() ?? connect();
+    socket.answered = (text) => {
+      idle.push(socket);
+      const replies = splitJsonArray(text) ?? [];
+      calls.forEach((call, i) => call.answer(replies[i] ?? 'null'));
+      state.out = false;
+      send(path);
+    };
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: ${node.host}\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  const server = net.createServer((socket) => {
+    bareRequests(socket, (head, body) => {
+      const path = head.slice(head.indexOf(' ') + 1, head.indexOf(' ', head.indexOf(' ') + 1));
+      if (!paths.has(path)) paths.set(path, { calls: [], out: false });
+      paths.get(path).calls.push({
+        body: body.toString('utf8'),
+        answer: (text) =>
+          socket.write(
+            `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text) + 1}\r\n\r\n${text}\n`,
+          ),
+      });
+      // After this turn's other requests have been read: they go in the same batch.
+      if (paths.get(path).calls.length === 1) setImmediate(send, path);
+    });
+  });
+  process.once('SIGTERM', () => process.exit(0));
+  await announce(server);
+}
+
+/**
  * The HTTP exchange alone, as the floor under any server's cost per call: each request's body is
  * read and a fixed JSON-RPC answer (a getblockhash result) written back. `http`: node:http, as the
  * proxy and the forwarder; `net`: a bare socket server that finds the head's end and its
@@ -90,23 +181,7 @@ async function exchange(kind) {
       Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${answer.length}\r\n\r\n`),
       answer,
     ]);
-    server = require('node:net').createServer((socket) => {
-      let pending = Buffer.alloc(0);
-      socket.setNoDelay(true);
-      socket.on('error', () => socket.destroy());
-      socket.on('data', (data) => {
-        pending = pending.length > 0 ? Buffer.concat([pending, data]) : data;
-        for (;;) {
-          const end = pending.indexOf('\r\n\r\n');
-          if (end < 0) return;
-          const length = /content-length: *(\d+)/i.exec(pending.toString('latin1', 0, end));
-          const size = end + 4 + (length ? Number(length[1]) : 0);
-          if (pending.length < size) return;
-          pending = pending.subarray(size);
-          socket.write(whole);
-        }
-      });
-    });
+    server = require('node:net').createServer((socket) => bareRequests(socket, () => socket.write(whole)));
   }
   process.once('SIGTERM', () => process.exit(0));
   await announce(server);
@@ -115,6 +190,7 @@ async function exchange(kind) {
 async function main() {
   if (process.argv[2] === 'exchange') return exchange(process.argv[3]);
   if (process.argv[2] === 'forwarder') return forwarder(process.argv[3], process.argv[4]);
+  if (process.argv[2] === 'ceiling') return ceiling(process.argv[3], process.argv[4]);
   if (process.argv[2] === 'double') {
     const { startChainDouble, signSpend } = require('@repo/chain-double');
     const node = await startChainDouble({ user: 'bench', password: 'benchpass' });

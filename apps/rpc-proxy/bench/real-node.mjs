@@ -18,7 +18,9 @@
 // in one run).
 // Each Core row also has the bare forwarder (bench-servers.cjs): a node:http server that sends
 // each call to the node over undici and writes the answer back, with nothing else; it shows what
-// any proxy built on node:http costs here, whatever it does per call.
+// any proxy built on node:http costs here, whatever it does per call. And the bare batching
+// proxy (the ceiling): bare sockets both ways, each path's calls batched as the proxy batches
+// them, nothing else; what a proxy reaches here when everything it does per call costs nothing.
 import { spawn } from 'node:child_process';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -84,8 +86,11 @@ async function run(url, path, authorization, bodyFor, pids, duration = DURATION)
     ],
   });
   const client = process.cpuUsage(clientBefore);
-  if (result.non2xx > 0 || result.errors > 0)
-    throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors at ${url}${path}`);
+  // A server that answered nothing (its calls all timed out) fails the run, not a row of zeros.
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.requests.total === 0)
+    throw new Error(
+      `${result.requests.total} answers, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts at ${url}${path}`,
+    );
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -126,6 +131,8 @@ try {
   servers.push(doubleProxy);
   const forwarder = await start(['forwarder', node.url, node.authorization()]);
   servers.push(forwarder);
+  const ceiling = await start(['ceiling', node.url, node.authorization()]);
+  servers.push(ceiling);
   const client = auth('client', 'clientpass');
   const corePid = node.pid;
   const getblockhash = (n) => `{"jsonrpc":"1.0","id":${n},"method":"getblockhash","params":[${n % CHAIN_HEIGHT}]}`;
@@ -163,13 +170,16 @@ try {
     if (only !== undefined && !`${name} ${backend}`.includes(only)) continue;
     const other = backend === 'Core' ? compareProxy : undefined;
     const bare = backend === 'Core' ? forwarder : undefined;
+    const least = backend === 'Core' ? ceiling : undefined;
     await run(proxy.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
     if (other) await run(other.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
     if (bare) await run(bare.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
+    if (least) await run(least.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
     const direct = [];
     const proxied = [];
     const compared = [];
     const forwarded = [];
+    const ceilinged = [];
     for (let r = 0; r < ROUNDS; r++) {
       direct.push(await run(directUrl, path, directAuth, bodyFor, [backendPid]));
       // With a second build, the two proxies take turns going first.
@@ -179,8 +189,9 @@ try {
       proxied.push(await viaProxy());
       if (other && r % 2 === 0) compared.push(await viaOther());
       if (bare) forwarded.push(await run(bare.info.url, path, client, bodyFor, [bare.child.pid, backendPid]));
+      if (least) ceilinged.push(await run(least.info.url, path, client, bodyFor, [least.child.pid, backendPid]));
     }
-    rows.push({ name, backend, direct, proxied, compared, forwarded });
+    rows.push({ name, backend, direct, proxied, compared, forwarded, ceilinged });
   }
   // The HTTP exchange alone, same client settings: [node:http runs, bare socket runs].
   const floor = [[], []];
@@ -202,7 +213,7 @@ try {
     '',
     '| call | backend | to | req/s | of direct | p50 ms | added p50 ms | p99 ms | proxy CPU µs/req | backend CPU µs/req | client CPU µs/req | all CPU µs/req | of direct, CPU-bound |',
     '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.flatMap(({ name, backend, direct, proxied, compared, forwarded }) => {
+    ...rows.flatMap(({ name, backend, direct, proxied, compared, forwarded, ceilinged }) => {
       const allDirect = direct.map((d) => d.cpu[0] + d.client);
       const proxyRow = (label, runs) => {
         const all = runs.map((p) => p.cpu[0] + p.cpu[1] + p.client);
@@ -213,6 +224,7 @@ try {
         proxyRow('proxy', proxied),
         ...(compared.length > 0 ? [proxyRow('proxy, BENCH_COMPARE_DIST', compared)] : []),
         ...(forwarded.length > 0 ? [proxyRow('bare forwarder (reference)', forwarded)] : []),
+        ...(ceilinged.length > 0 ? [proxyRow('bare batching proxy (ceiling)', ceilinged)] : []),
       ];
     }),
     '',
@@ -223,6 +235,9 @@ try {
     '"bare forwarder" (Core rows): a node:http server that sends each call to the node over undici and writes the answer back, nothing',
     'else (no authentication, checks, batching, metrics or log line): what any proxy built on node:http costs on this machine; its',
     '"proxy CPU" column is the forwarder\'s.',
+    '"bare batching proxy" (Core rows): bare sockets toward the client and the node (no node:http, no undici), each path\'s calls held',
+    'while one batch of that path is out and sent as one batch, as the proxy does; no authentication, checks, limits, timeouts, metrics',
+    'or log line: the ceiling of any proxy on this machine, what it reaches when all it does per call beyond that costs nothing.',
     ...(floor[0].length > 0
       ? [
           '',
