@@ -111,15 +111,31 @@ async function ceiling(nodeUrl, authorization) {
   const node = new URL(nodeUrl);
   const idle = [];
   /**
-   * A keep-alive connection to the node; `socket.answered(text)` takes each answer's body. One
-   * the node closes (its -rpcservertimeout, between the bench's rows) leaves the idle list.
+   * Sends one HTTP request to the node on an idle keep-alive connection (or a new one) and gives
+   * the answer's body to `answered`. The node closes idle connections (-rpcservertimeout, which
+   * the bench's longer rows pass): a closed one leaves the idle list, and a request it took
+   * unanswered is sent once more on a new connection.
    */
+  function exchange(path, body, answered, retry = true) {
+    const socket = idle.pop() ?? connect();
+    socket.request = { path, body, answered, retry };
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: ${node.host}\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
   function connect() {
     const socket = net.connect(Number(node.port), node.hostname);
-    bareRequests(socket, (_head, body) => socket.answered(body.toString('utf8')));
+    bareRequests(socket, (_head, body) => {
+      const { answered } = socket.request;
+      socket.request = undefined;
+      idle.push(socket);
+      answered(body.toString('utf8'));
+    });
     socket.on('close', () => {
       const at = idle.indexOf(socket);
       if (at >= 0) idle.splice(at, 1);
+      const request = socket.request;
+      if (request?.retry) exchange(request.path, request.body, request.answered, false);
     });
     return socket;
   }
@@ -130,18 +146,12 @@ async function ceiling(nodeUrl, authorization) {
     const calls = state.calls;
     state.calls = [];
     state.out = true;
-    const body = `[${calls.map((c) => c.body).join(',')}]`;
-    const socket = idle.pop() ?? connect();
-    socket.answered = (text) => {
-      idle.push(socket);
+    exchange(path, `[${calls.map((c) => c.body).join(',')}]`, (text) => {
       const replies = splitJsonArray(text) ?? [];
       calls.forEach((call, i) => call.answer(replies[i] ?? 'null'));
       state.out = false;
       send(path);
-    };
-    socket.write(
-      `POST ${path} HTTP/1.1\r\nHost: ${node.host}\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
+    });
   }
   const server = net.createServer((socket) => {
     bareRequests(socket, (head, body) => {
