@@ -101,7 +101,10 @@ function bareRequests(socket, request) {
  * The least a batching proxy can cost, as the ceiling of what any proxy reaches here: bare
  * sockets toward the client and toward the node (no node:http, no undici), each path's calls
  * held while one batch of that path is out and sent together as one JSON-RPC batch (as the
- * proxy's NODE_BATCHES_IN_FLIGHT=1), Core's batch answer split back without a parse. No
+ * proxy's NODE_BATCHES_IN_FLIGHT=1; a lone call goes as a batch of one, and the proxy's 32-call
+ * cap is never reached by the bench's 16 connections), Core's batch answer split back without a
+ * parse; an answer that is not the batch's (not 200, or not as many elements) is a 502 to each of
+ * its calls, which fails the bench's run. No
  * authentication, checks, request id, metrics or log line, no timeouts or limits, no HTTP
  * beyond Content-Length: not a proxy anyone could run, only its floor of CPU a call.
  */
@@ -112,7 +115,7 @@ async function ceiling(nodeUrl, authorization) {
   const idle = [];
   /**
    * Sends one HTTP request to the node on an idle keep-alive connection (or a new one) and gives
-   * the answer's body to `answered`. The node closes idle connections (-rpcservertimeout, which
+   * the answer's body to `answered` (undefined when the node did not answer 200). The node closes idle connections (-rpcservertimeout, which
    * the bench's longer rows pass): a closed one leaves the idle list, and a request it took
    * unanswered is sent once more on a new connection.
    */
@@ -125,11 +128,11 @@ async function ceiling(nodeUrl, authorization) {
   }
   function connect() {
     const socket = net.connect(Number(node.port), node.hostname);
-    bareRequests(socket, (_head, body) => {
+    bareRequests(socket, (head, body) => {
       const { answered } = socket.request;
       socket.request = undefined;
       idle.push(socket);
-      answered(body.toString('utf8'));
+      answered(head.startsWith('HTTP/1.1 200 ') ? body.toString('utf8') : undefined);
     });
     socket.on('close', () => {
       const at = idle.indexOf(socket);
@@ -147,8 +150,11 @@ async function ceiling(nodeUrl, authorization) {
     state.calls = [];
     state.out = true;
     exchange(path, `[${calls.map((c) => c.body).join(',')}]`, (text) => {
-      const replies = splitJsonArray(text) ?? [];
-      calls.forEach((call, i) => call.answer(replies[i] ?? 'null'));
+      const replies = text === undefined ? undefined : splitJsonArray(text);
+      // Not the batch answer of these calls (a 401, a 503, garbage): each gets a 502, so the
+      // bench's run fails instead of counting answers that were never the node's.
+      if (replies?.length === calls.length) calls.forEach((call, i) => call.answer(200, replies[i]));
+      else for (const call of calls) call.answer(502, '{"result":null,"error":{"code":-32603,"message":"bad batch answer"},"id":null}');
       state.out = false;
       send(path);
     });
@@ -159,9 +165,9 @@ async function ceiling(nodeUrl, authorization) {
       if (!paths.has(path)) paths.set(path, { calls: [], out: false });
       paths.get(path).calls.push({
         body: body.toString('utf8'),
-        answer: (text) =>
+        answer: (status, text) =>
           socket.write(
-            `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text) + 1}\r\n\r\n${text}\n`,
+            `HTTP/1.1 ${status} ${status === 200 ? 'OK' : 'Bad Gateway'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text) + 1}\r\n\r\n${text}\n`,
           ),
       });
       // After this turn's other requests have been read: they go in the same batch.

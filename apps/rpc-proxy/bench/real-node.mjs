@@ -169,17 +169,20 @@ try {
   for (const [name, backend, path, bodyFor, directUrl, directAuth, proxy, backendPid] of cases) {
     if (only !== undefined && !`${name} ${backend}`.includes(only)) continue;
     const other = backend === 'Core' ? compareProxy : undefined;
-    const bare = backend === 'Core' ? forwarder : undefined;
-    const least = backend === 'Core' ? ceiling : undefined;
+    // The reference servers of a Core row, each run after the proxy in every round.
+    const references =
+      backend === 'Core'
+        ? [
+            { label: 'bare forwarder (reference)', server: forwarder, runs: [] },
+            { label: 'bare batching proxy (ceiling)', server: ceiling, runs: [] },
+          ]
+        : [];
     await run(proxy.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
     if (other) await run(other.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
-    if (bare) await run(bare.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
-    if (least) await run(least.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
+    for (const { server } of references) await run(server.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
     const direct = [];
     const proxied = [];
     const compared = [];
-    const forwarded = [];
-    const ceilinged = [];
     for (let r = 0; r < ROUNDS; r++) {
       direct.push(await run(directUrl, path, directAuth, bodyFor, [backendPid]));
       // With a second build, the two proxies take turns going first.
@@ -188,10 +191,10 @@ try {
       if (other && r % 2 === 1) compared.push(await viaOther());
       proxied.push(await viaProxy());
       if (other && r % 2 === 0) compared.push(await viaOther());
-      if (bare) forwarded.push(await run(bare.info.url, path, client, bodyFor, [bare.child.pid, backendPid]));
-      if (least) ceilinged.push(await run(least.info.url, path, client, bodyFor, [least.child.pid, backendPid]));
+      for (const { server, runs } of references)
+        runs.push(await run(server.info.url, path, client, bodyFor, [server.child.pid, backendPid]));
     }
-    rows.push({ name, backend, direct, proxied, compared, forwarded, ceilinged });
+    rows.push({ name, backend, direct, proxied, compared, references });
   }
   // The HTTP exchange alone, same client settings: [node:http runs, bare socket runs].
   const floor = [[], []];
@@ -213,7 +216,7 @@ try {
     '',
     '| call | backend | to | req/s | of direct | p50 ms | added p50 ms | p99 ms | proxy CPU µs/req | backend CPU µs/req | client CPU µs/req | all CPU µs/req | of direct, CPU-bound |',
     '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.flatMap(({ name, backend, direct, proxied, compared, forwarded, ceilinged }) => {
+    ...rows.flatMap(({ name, backend, direct, proxied, compared, references }) => {
       const allDirect = direct.map((d) => d.cpu[0] + d.client);
       const proxyRow = (label, runs) => {
         const all = runs.map((p) => p.cpu[0] + p.cpu[1] + p.client);
@@ -223,8 +226,7 @@ try {
         `| ${name} | ${backend} | direct | ${cell(col(direct, 'rps'))} | | ${cell(col(direct, 'p50'))} | | ${cell(col(direct, 'p99'))} | | ${cell(direct.map((d) => d.cpu[0]))} | ${cell(col(direct, 'client'))} | ${cell(allDirect)} | |`,
         proxyRow('proxy', proxied),
         ...(compared.length > 0 ? [proxyRow('proxy, BENCH_COMPARE_DIST', compared)] : []),
-        ...(forwarded.length > 0 ? [proxyRow('bare forwarder (reference)', forwarded)] : []),
-        ...(ceilinged.length > 0 ? [proxyRow('bare batching proxy (ceiling)', ceilinged)] : []),
+        ...references.map(({ label, runs }) => proxyRow(label, runs)),
       ];
     }),
     '',
