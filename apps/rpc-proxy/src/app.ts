@@ -13,9 +13,15 @@ import { createCoalescer, type Coalescer } from './coalesce';
 import type { ProxyConfig } from './config';
 import { createNodeClient, type NodeClient } from './node-client';
 import { createProxyMetrics } from './metrics';
+import { installFastFront, type FastFrontStats } from './fast-front';
 import { createJsonRpcHandler } from './routes/json-rpc';
 import { createOpsHandler } from './routes/ops';
 import { OPENRPC } from './openrpc';
+
+/** The requests the JSON-RPC handler takes: POST to `/` or a wallet path, as the server's route below. */
+function isJsonRpc(method: string, url: string): boolean {
+  return method === 'POST' && (url === '/' || url.startsWith('/wallet/'));
+}
 
 /** What the app needs besides its configuration. */
 export interface ProxyDeps {
@@ -35,6 +41,8 @@ export interface ProxyApp extends ServiceApp<{ http: Server }> {
   /** Path of the cookie file clients read. */
   cookieFile: string;
   metrics: ServiceMetrics;
+  /** The front end's counters; undefined when node:http serves every request (src/fast-front.ts). */
+  front: FastFrontStats | undefined;
 }
 
 /**
@@ -140,6 +148,9 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
       id: null,
     }),
   });
+  // JSON-RPC calls that arrive whole are read by Node's parser and answered without node:http's
+  // streams; anything else goes to node:http (docs/rpc-proxy.md, "The front end").
+  const front = installFastFront(server, isJsonRpc, handler);
   const servers = { http: server };
   return {
     servers,
@@ -149,6 +160,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     connections,
     cookieFile: config.cookieFile,
     metrics,
+    front,
     start() {
       metrics.start();
       writeSecretFile(config.cookieFile, `${COOKIE_USER}:${cookie}`);

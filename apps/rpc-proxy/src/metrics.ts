@@ -16,7 +16,7 @@ export interface ProxyMetrics {
   /** Records the request when its response ends (call first thing in the server's handler). */
   track(req: IncomingMessage, res: ServerResponse): void;
   /** Records a request its handler saw to the end (status 0: the client left before the answer). */
-  record(req: IncomingMessage, status: number, seconds: number): void;
+  record(req: { readonly method?: string | undefined; readonly url?: string | undefined }, status: number, seconds: number): void;
 }
 
 /** The route pattern of a request path: bounded label values, never the raw path. */

@@ -117,3 +117,25 @@ export function documentOperation(operationId: string, kind: 'OpenAPI 3.1' | 'Op
     },
   };
 }
+
+/**
+ * The event a server emits for each answer it writes without node:http's request and response
+ * objects (the rpc-proxy's front end reads some requests itself), so that a contract recorder
+ * attached to the server checks those answers too: `server.emit(ANSWERED_EVENT, exchange)`,
+ * emitted only while something listens.
+ */
+export const ANSWERED_EVENT = 'api-contract:answered';
+
+/** One request and its answer, as a contract recorder checks them. */
+export interface RecordedExchange {
+  method: string;
+  /** The path without the query. */
+  path: string;
+  requestBody: Buffer;
+  status: number;
+  /** Header names in lower case; a repeated header's values joined with `, `. */
+  headers: Record<string, string>;
+  body: Buffer;
+  /** False when the connection closed before the response finished (its body is then partial). */
+  complete: boolean;
+}

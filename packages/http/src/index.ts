@@ -21,7 +21,15 @@ export {
 } from './server-limits';
 export { requestTimeout, overloadGuard } from './timeout';
 export { chain } from './chain';
-export { parseTrustProxy, readTrustProxy, clientAddress, fromTrustedProxy, TRUST_NONE, type TrustProxy } from './trust-proxy';
+export {
+  parseTrustProxy,
+  readTrustProxy,
+  clientAddress,
+  fromTrustedProxy,
+  TRUST_NONE,
+  type RequestHead,
+  type TrustProxy,
+} from './trust-proxy';
 export { requestId, requestIdOf, assignRequestId, isValidRequestId, REQUEST_ID_HEADER } from './request-id';
 export { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, defaultReserve } from './connection-limit';
 export { answerOnSocket, answerProtocolErrors, classifyClientError, flatErrorBody, type ProtocolErrorBody } from './protocol-errors';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
-import { fromTrustedProxy, TRUST_NONE, type TrustProxy } from './trust-proxy';
+import { fromTrustedProxy, TRUST_NONE, type RequestHead, type TrustProxy } from './trust-proxy';
 
 /** The header that carries a request id, in and out (docs/README.md, "Request ids"). */
 export const REQUEST_ID_HEADER = 'X-Request-Id';
@@ -14,13 +14,13 @@ export function isValidRequestId(value: unknown): value is string {
   return typeof value === 'string' && SAFE_ID.test(value);
 }
 
-const IDS = new WeakMap<IncomingMessage, string>();
+const IDS = new WeakMap<RequestHead, string>();
 
 /**
  * The request's id: `X-Request-Id` when a trusted proxy sent a valid one, else a fresh UUID;
  * the same value for every call on one request.
  */
-export function requestIdOf(req: IncomingMessage, trust: TrustProxy = TRUST_NONE): string {
+export function requestIdOf(req: RequestHead, trust: TrustProxy = TRUST_NONE): string {
   let id = IDS.get(req);
   if (id !== undefined) return id;
   const sent = req.headers['x-request-id'];

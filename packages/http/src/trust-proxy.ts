@@ -39,16 +39,23 @@ export function parseTrustProxy(value: string | undefined): TrustProxy {
 }
 
 /**
+ * What the functions below read of a request: its headers and its socket (a node:http request,
+ * or a request a server read by other means with the same two fields).
+ */
+export type RequestHead = Pick<IncomingMessage, 'headers' | 'socket'>;
+
+/**
  * The client's address: the socket's peer, or, when the peer is a trusted proxy, the nearest
  * untrusted address of `X-Forwarded-For` (express's `req.ip`, for servers that are not express).
  */
-export function clientAddress(req: IncomingMessage, trust: TrustProxy): string {
+export function clientAddress(req: RequestHead, trust: TrustProxy): string {
   if (trust === TRUST_NONE) return req.socket.remoteAddress ?? 'unknown';
-  return proxyaddr(req, trust) || (req.socket.remoteAddress ?? 'unknown');
+  // proxy-addr reads the request's `headers` and `socket` only.
+  return proxyaddr(req as IncomingMessage, trust) || (req.socket.remoteAddress ?? 'unknown');
 }
 
 /** Whether the socket's peer is a trusted proxy (its `X-Forwarded-*` and `X-Request-Id` are believed). */
-export function fromTrustedProxy(req: IncomingMessage, trust: TrustProxy): boolean {
+export function fromTrustedProxy(req: RequestHead, trust: TrustProxy): boolean {
   const peer = req.socket.remoteAddress;
   return peer !== undefined && trust !== TRUST_NONE && trust(peer, 0);
 }

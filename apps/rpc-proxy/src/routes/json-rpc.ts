@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { FastRequest, FastResponse } from '../fast-front';
 import { RPC_ERROR_CODES } from '@repo/errors';
 import type { Logger } from '@repo/service';
 import {
@@ -59,8 +60,13 @@ export interface JsonRpcHandlerDeps {
    * Records each request once answered (or given up: status 0 when the client left first), in
    * place of a `close` listener per request; `seconds` from its arrival.
    */
-  record?: (req: IncomingMessage, status: number, seconds: number) => void;
+  record?: (req: RpcRequest, status: number, seconds: number) => void;
 }
+
+/** A request as node:http gives it, or as the front end read it whole (src/fast-front.ts). */
+export type RpcRequest = IncomingMessage | FastRequest;
+/** The answer to a {@link RpcRequest}. */
+export type RpcResponse = ServerResponse | FastResponse;
 
 const JSON_TYPE = 'application/json';
 /** Header lists as flat arrays (`writeHead` takes them as they are: no object to copy per answer). */
@@ -116,7 +122,7 @@ function cacheKeys(method: string, p: unknown[]): { cacheKey?: string; confirmKe
  * packages/chain-double/fixtures/bitcoind), with the proxy's own rules in front: rate limit, authentication,
  * allow-lists (-32601), parameter checks (-32602), node failures (-32603), cache.
  */
-export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest, res: RpcResponse) => void {
   const { logger, auth, node, cache, limiter, coalescer } = deps;
   /** Authenticated bodies being read now, in all and per address (a quarter of them each). */
   const slots = createBodySlots(deps.maxConcurrentBodies);
@@ -128,7 +134,15 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
    * `writeHead` whole with the request id (docs/README.md, "Request ids"): no `setHeader` before
    * it, which would send Node's header handling down its slow path for every answer.
    */
-  function send(res: ServerResponse, id: string, status: number, body: string | Buffer, headers: readonly string[] = JSON_HEADERS): void {
+  function send(res: RpcResponse, id: string, status: number, body: string | Buffer, headers: readonly string[] = JSON_HEADERS): void {
+    if (res instanceof FastResponse) {
+      if (status === 204) res.answer(204, [REQUEST_ID_HEADER, id], '');
+      else {
+        const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+        res.answer(status, [...headers, REQUEST_ID_HEADER, id, 'Content-Length', String(length)], body);
+      }
+      return;
+    }
     if (res.destroyed || res.headersSent) return;
     if (status === 204) {
       res.writeHead(204, [REQUEST_ID_HEADER, id]).end();
@@ -139,7 +153,15 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     res.end(body);
   }
 
-  function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  /** Ends the connection after the answer (a refused body may still be arriving on it). */
+  function closeAfter(res: RpcResponse): void {
+    if (res instanceof FastResponse) res.closeAfter();
+    else res.setHeader('Connection', 'close');
+  }
+
+  function readBody(req: RpcRequest, limit: number): Promise<Buffer | 'too-large'> {
+    // Read whole by the front end.
+    if (req instanceof FastRequest) return Promise.resolve(req.body.length > limit ? 'too-large' : req.body);
     return new Promise((resolve) => {
       const declared = Number(req.headers['content-length'] ?? 0);
       if (declared > limit) {
@@ -387,7 +409,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     return { status: 200, text: `[${out.join(',')}]\n`, rpc };
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, id: string): Promise<{ status: number; rpc: string; user?: string }> {
+  async function handle(req: RpcRequest, res: RpcResponse, id: string): Promise<{ status: number; rpc: string; user?: string }> {
     // bitcoind's HTTP server answers unknown paths itself, before authentication. It matches the
     // whole URI, query included: `/` exactly (`/?x` is unknown), `/wallet/` as a prefix, the rest
     // naming the wallet (`/wallet/w?x` is wallet "w?x"); so the URI goes to the node as it came.
@@ -425,7 +447,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
     const address = req.socket.remoteAddress ?? 'unknown';
     if (!slots.take(address)) {
       req.resume();
-      res.setHeader('Connection', 'close');
+      closeAfter(res);
       send(
         res,
         id,
@@ -442,7 +464,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: IncomingMe
       slots.release(address);
     }
     if (body === 'too-large') {
-      res.setHeader('Connection', 'close');
+      closeAfter(res);
       send(
         res,
         id,

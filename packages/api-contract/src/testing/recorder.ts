@@ -1,17 +1,8 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { ANSWERED_EVENT, type RecordedExchange } from '../index';
 
 /** One exchange as the server saw it: the request line and body, the response status, headers and body. */
-export interface RecordedExchange {
-  method: string;
-  /** The path without the query. */
-  path: string;
-  requestBody: Buffer;
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-  /** False when the connection closed before the response finished (its body is then partial). */
-  complete: boolean;
-}
+export type { RecordedExchange };
 
 /** Judges one exchange: the problems found (empty when the document describes it). */
 export type ExchangeCheck = (exchange: RecordedExchange) => string[];
@@ -131,6 +122,11 @@ export function createContractRecorder(check: ExchangeCheck, options: { name?: s
       if (attached.has(server)) return;
       attached.add(server);
       server.prependListener('request', onRequest);
+      // Answers written without node:http's response objects (ANSWERED_EVENT).
+      server.on(ANSWERED_EVENT, (exchange: RecordedExchange) => {
+        checked += 1;
+        for (const problem of check(exchange)) problems.push(`${exchange.method} ${exchange.path} → ${exchange.status}: ${problem}`);
+      });
     },
     server(listener) {
       const server = createServer(listener);

@@ -1,0 +1,482 @@
+import { createRequire } from 'node:module';
+import { STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { ANSWERED_EVENT, type RecordedExchange } from '@repo/api-contract';
+
+/**
+ * The proxy's front end for JSON-RPC calls (docs/rpc-proxy.md, "The front end"): on each
+ * connection of the `node:http` server, a request that arrives whole (head and body in what has
+ * been read) and is a plain JSON-RPC POST is parsed by Node's own HTTP parser (llhttp, with the
+ * server's settings) and answered here, without `node:http`'s request and response streams;
+ * any other request, and everything after it on its connection, is handed to `node:http` with
+ * the bytes read so far. What decides is llhttp, not a parser of ours, so a request means here
+ * what it means to `node:http`; whatever is not the plain case (a partial request, a chunked
+ * body, `Expect`, an upgrade, HTTP/1.0, a repeated header, a parse error, another method or
+ * path) goes to `node:http`, which answers as it always has.
+ */
+
+/** A request read whole by the front end: what the JSON-RPC handler reads of a request. */
+export class FastRequest {
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    readonly headers: IncomingHttpHeaders,
+    readonly socket: Socket,
+    /** The whole body, already read. */
+    readonly body: Buffer,
+  ) {}
+
+  /** Nothing left to read (the body is in hand). */
+  resume(): void {}
+}
+
+/** The answer to a {@link FastRequest}: one write of head and body on the connection. */
+export class FastResponse {
+  #sent = false;
+  #close = false;
+
+  constructor(private readonly done: (status: number, headers: readonly string[], body: string | Buffer, close: boolean) => void) {}
+
+  /** True once the answer is written. */
+  get headersSent(): boolean {
+    return this.#sent;
+  }
+
+  /** The connection is closed after this answer (`Connection: close`). */
+  closeAfter(): void {
+    this.#close = true;
+  }
+
+  /**
+   * Writes the answer: `headers` a flat name/value list (no `Date`, `Connection` or
+   * `Keep-Alive`: added as `node:http` adds them), `body` with its Content-Length among
+   * `headers` (none for 204).
+   */
+  answer(status: number, headers: readonly string[], body: string | Buffer): void {
+    if (this.#sent) return;
+    this.#sent = true;
+    this.done(status, headers, body, this.#close);
+  }
+}
+
+/** The handler of the requests the front end serves (the JSON-RPC handler). */
+export type FastHandler = (req: FastRequest, res: FastResponse) => void;
+
+/** The front end's counters (tests, the bench). */
+export interface FastFrontStats {
+  /** Requests answered by the front end. */
+  served: number;
+  /** Connections handed to `node:http`. */
+  handedOff: number;
+}
+
+/** What the front end needs from Node's HTTP parser binding (`_http_common`). */
+interface ParserBinding {
+  HTTPParser: {
+    new (): NodeParser;
+    REQUEST: number;
+    kOnHeaders: number;
+    kOnHeadersComplete: number;
+    kOnBody: number;
+    kOnMessageComplete: number;
+    kLenientNone: number;
+  };
+  methods: string[];
+  isLenient(): boolean;
+}
+
+interface NodeParser {
+  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
+  execute(data: Buffer): number | Error;
+  [callback: number]: unknown;
+}
+
+/** Node's HTTP parser, when this Node has it as the front end expects (else every request goes to `node:http`). */
+function loadBinding(): ParserBinding | undefined {
+  try {
+    const binding = createRequire(__filename)('_http_common') as Partial<ParserBinding>;
+    const { HTTPParser, methods, isLenient } = binding;
+    if (
+      typeof HTTPParser !== 'function' ||
+      !Array.isArray(methods) ||
+      typeof isLenient !== 'function' ||
+      typeof HTTPParser.prototype.initialize !== 'function' ||
+      typeof HTTPParser.prototype.execute !== 'function' ||
+      typeof HTTPParser.kOnHeadersComplete !== 'number' ||
+      typeof HTTPParser.kOnBody !== 'number' ||
+      typeof HTTPParser.kOnMessageComplete !== 'number' ||
+      typeof HTTPParser.kLenientNone !== 'number'
+    ) {
+      return undefined;
+    }
+    return binding as ParserBinding;
+  } catch {
+    return undefined;
+  }
+}
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+/** Node's default `maxHeaderSize` (--max-http-header-size). */
+const DEFAULT_MAX_HEADER_SIZE = 16 * 1024;
+/** Bytes of pipelined requests kept while one is answered; past it the connection stops being read until then. */
+const MAX_PENDING = 64 * 1024;
+
+/** One request as llhttp read it. */
+interface Parsed {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  keepAlive: boolean;
+}
+
+/** A connection the front end is serving. */
+interface Connection {
+  socket: Socket;
+  /** Bytes read and not yet served (from the start of a request). */
+  pending: Buffer | undefined;
+  /** An answer is being prepared (the next request waits). */
+  busy: boolean;
+  /** The client sent its FIN. */
+  ended: boolean;
+  /** A request was served on it (its idle time is then the keep-alive's, not the headers deadline's). */
+  served: boolean;
+  /** When it opened, or its last answer went (performance.now()). */
+  idleSince: number;
+  onData: (chunk: Buffer) => void;
+  onEnd: () => void;
+  onError: () => void;
+  onClose: () => void;
+}
+
+/** Date header value, as node:http writes it, built once a second. */
+let dateSecond = -1;
+let dateText = '';
+function httpDate(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(now).toUTCString();
+  }
+  return dateText;
+}
+
+type NodeServer = Server & { connectionsCheckingInterval?: number; maxHeaderSize?: number; insecureHTTPParser?: boolean };
+
+/**
+ * Puts the front end in front of `server`'s own connection handling: each new connection is
+ * read here first. `serves(method, url)` says which requests `handler` takes (the rest go to
+ * `node:http`). Returns its counters, or undefined when it is not installed (this Node has no
+ * parser binding as expected, the server or Node is set to a lenient parser, or the server has
+ * no `node:http` connection listener), in which case `node:http` serves everything as before.
+ *
+ * It takes part in the server's shutdown (`close()`, `closeIdleConnections()`,
+ * `closeAllConnections()`): once `close()` is called, an answer it writes says
+ * `Connection: close` and ends its connection, idle connections are closed; the server's
+ * `headersTimeout` (408, through the server's `clientError` listeners) and `keepAliveTimeout`
+ * apply to its connections as to `node:http`'s.
+ */
+export function installFastFront(
+  server: Server,
+  serves: (method: string, url: string) => boolean,
+  handler: FastHandler,
+): FastFrontStats | undefined {
+  const binding = loadBinding();
+  const nodeServer = server as NodeServer;
+  if (binding === undefined || nodeServer.insecureHTTPParser === true || binding.isLenient()) return undefined;
+  const nodeListener = server.listeners('connection').find((l) => l.name === 'connectionListener') as
+    ((this: Server, socket: Socket) => void) | undefined;
+  if (nodeListener === undefined) return undefined;
+  const { HTTPParser, methods } = binding;
+  const stats: FastFrontStats = { served: 0, handedOff: 0 };
+  const open = new Set<Connection>();
+  let closing = false;
+  let sweeper: NodeJS.Timeout | undefined;
+
+  // One parser for the whole front end: each request is parsed alone, at once, from its first byte.
+  const parser = new HTTPParser();
+  const resource = {};
+  let parsed: Partial<Parsed> & { complete: boolean; bodyParts?: Buffer[]; bad?: boolean } = { complete: false };
+  parser[HTTPParser.kOnHeadersComplete] = (
+    major: number,
+    minor: number,
+    raw: string[] | undefined,
+    method: number,
+    url: string | undefined,
+    _status: unknown,
+    _message: unknown,
+    upgrade: boolean,
+    keepAlive: boolean,
+  ) => {
+    const name = methods[method];
+    if (raw === undefined || url === undefined || name === undefined || major !== 1 || minor !== 1 || upgrade) {
+      parsed.bad = true;
+      return 0;
+    }
+    const headers: IncomingHttpHeaders = {};
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const key = (raw[i] as string).toLowerCase();
+      // A repeated header (or a name an object already has), a chunked body, Expect: node:http's own rules apply.
+      if (key in headers || key === 'transfer-encoding' || key === 'expect') {
+        parsed.bad = true;
+        return 0;
+      }
+      headers[key] = raw[i + 1];
+    }
+    parsed.method = name;
+    parsed.url = url;
+    parsed.headers = headers;
+    parsed.keepAlive = keepAlive;
+    return 0;
+  };
+  // Headers flushed before their end (more than 32 pairs): node:http's to read.
+  parser[HTTPParser.kOnHeaders] = () => {
+    parsed.bad = true;
+  };
+  parser[HTTPParser.kOnBody] = (chunk: Buffer) => {
+    (parsed.bodyParts ??= []).push(chunk);
+  };
+  parser[HTTPParser.kOnMessageComplete] = () => {
+    if (parsed.complete) parsed.bad = true;
+    parsed.complete = true;
+  };
+
+  /**
+   * The request at the start of `bytes`, as llhttp reads it: 'partial' when it has not all
+   * arrived, 'other' when it is not one the front end serves, else the request and its length.
+   */
+  function parseOne(bytes: Buffer): { request: Parsed; length: number } | 'partial' | 'other' {
+    const maxHeaderSize = nodeServer.maxHeaderSize || DEFAULT_MAX_HEADER_SIZE;
+    const headEnd = bytes.indexOf(HEAD_END);
+    if (headEnd < 0) return bytes.length > maxHeaderSize ? 'other' : 'partial';
+    // The length the head announces; llhttp checks it below: what it reads must end exactly there.
+    const length = headEnd + 4 + announcedLength(bytes, headEnd);
+    if (Number.isNaN(length)) return 'other';
+    if (bytes.length < length) return 'partial';
+    parsed = { complete: false };
+    parser.initialize(HTTPParser.REQUEST, resource, nodeServer.maxHeaderSize || 0, HTTPParser.kLenientNone);
+    const read = parser.execute(length === bytes.length ? bytes : bytes.subarray(0, length));
+    const p = parsed;
+    parsed = { complete: false };
+    if (read !== length || !p.complete || p.bad || p.method === undefined || p.url === undefined || p.headers === undefined) {
+      return 'other';
+    }
+    const parts = p.bodyParts;
+    const body = parts === undefined ? Buffer.alloc(0) : parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+    if (body.length !== length - headEnd - 4 || !serves(p.method, p.url)) return 'other';
+    return { request: { method: p.method, url: p.url, headers: p.headers, body, keepAlive: p.keepAlive === true }, length };
+  }
+
+  /** Gives the connection to node:http with the bytes not yet served; it is node:http's from then on. */
+  function handOff(c: Connection): void {
+    stats.handedOff++;
+    const { socket } = c;
+    socket.pause();
+    forget(c);
+    socket.off('error', c.onError);
+    if (c.pending !== undefined && c.pending.length > 0) socket.unshift(c.pending);
+    c.pending = undefined;
+    nodeListener?.call(server, socket);
+    // Paused above (a paused stream keeps what is read, and unshifted, for node:http's own listener).
+    socket.resume();
+  }
+
+  /** The front end is done with the connection: no more reading from it here (its error listener stays until hand-off). */
+  function forget(c: Connection): void {
+    const { socket } = c;
+    socket.off('data', c.onData);
+    socket.off('end', c.onEnd);
+    socket.off('close', c.onClose);
+    open.delete(c);
+    if (open.size === 0 && sweeper !== undefined) {
+      clearInterval(sweeper);
+      sweeper = undefined;
+    }
+  }
+
+  /** Serves the requests read so far, one at a time, in order; hands the connection off at the first it does not serve. */
+  function drain(c: Connection): void {
+    while (!c.busy && c.pending !== undefined && !c.socket.destroyed) {
+      const outcome = parseOne(c.pending);
+      if (outcome === 'partial' && c.ended) {
+        // The client stopped sending in the middle of a request.
+        c.socket.destroy();
+        return;
+      }
+      if (outcome === 'partial' || outcome === 'other') {
+        handOff(c);
+        return;
+      }
+      const { request, length } = outcome;
+      c.pending = length === c.pending.length ? undefined : c.pending.subarray(length);
+      dispatch(c, request);
+    }
+    if (c.pending === undefined && c.ended && !c.busy) c.socket.end();
+    else if (c.socket.isPaused() && !c.busy && !c.socket.destroyed) c.socket.resume();
+  }
+
+  function dispatch(c: Connection, request: Parsed): void {
+    c.busy = true;
+    const { socket } = c;
+    const keepAlive = request.keepAlive;
+    const res = new FastResponse((status, headers, body, closeAfter) => {
+      if (socket.destroyed) return;
+      const close = closeAfter || closing || !keepAlive;
+      let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
+      for (let i = 0; i + 1 < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`;
+      head += `Date: ${httpDate()}\r\n`;
+      head += close ? 'Connection: close\r\n\r\n' : keepAliveHeaders();
+      socket.write(typeof body === 'string' ? head + body : body.length === 0 ? head : Buffer.concat([Buffer.from(head, 'latin1'), body]));
+      stats.served++;
+      if (server.listenerCount(ANSWERED_EVENT) > 0) server.emit(ANSWERED_EVENT, exchange(request, head, status, body));
+      c.busy = false;
+      c.served = true;
+      c.idleSince = performance.now();
+      if (close) {
+        forget(c);
+        socket.end();
+        return;
+      }
+      // Answers the client is not reading: the next request waits until they are sent.
+      if (socket.writableNeedDrain) socket.once('drain', () => drain(c));
+      else drain(c);
+    });
+    handler(new FastRequest(request.method, request.url, request.headers, socket, request.body), res);
+  }
+
+  /** As node:http writes them: `Keep-Alive` only with a keep-alive timeout. */
+  function keepAliveHeaders(): string {
+    const seconds = Math.floor(server.keepAliveTimeout / 1000);
+    return server.keepAliveTimeout > 0
+      ? `Connection: keep-alive\r\nKeep-Alive: timeout=${seconds}\r\n\r\n`
+      : 'Connection: keep-alive\r\n\r\n';
+  }
+
+  /** Node's deadlines for the front end's idle connections: the headers deadline before the first request, then the keep-alive's. */
+  function sweep(): void {
+    const now = performance.now();
+    const headersTimeout = Math.min(...[server.headersTimeout, server.requestTimeout].filter((t) => t > 0));
+    for (const c of open) {
+      if (c.busy) continue;
+      if (!c.served && Number.isFinite(headersTimeout) && now - c.idleSince >= headersTimeout) {
+        forget(c);
+        requestTimedOut(c.socket);
+      } else if (c.served && server.keepAliveTimeout > 0 && now - c.idleSince >= server.keepAliveTimeout) {
+        forget(c);
+        c.socket.destroy();
+      }
+    }
+  }
+
+  /** As node:http does when the headers deadline passes: a `clientError` the server's listeners answer (408). */
+  function requestTimedOut(socket: Socket): void {
+    if (server.listenerCount('clientError') === 0) {
+      socket.destroy();
+      return;
+    }
+    const err: NodeJS.ErrnoException = new Error('Request timeout');
+    err.code = 'ERR_HTTP_REQUEST_TIMEOUT';
+    server.emit('clientError', err, socket);
+  }
+
+  function accept(this: Server, socket: Socket): void {
+    if (closing) {
+      nodeListener?.call(this, socket);
+      return;
+    }
+    const c: Connection = {
+      socket,
+      pending: undefined,
+      busy: false,
+      ended: false,
+      served: false,
+      idleSince: performance.now(),
+      onData: (chunk) => {
+        c.pending = c.pending === undefined ? chunk : Buffer.concat([c.pending, chunk]);
+        if (!c.busy) drain(c);
+        else if (c.pending.length > MAX_PENDING) socket.pause();
+      },
+      onEnd: () => {
+        c.ended = true;
+        if (!c.busy) drain(c);
+      },
+      onError: () => socket.destroy(),
+      onClose: () => forget(c),
+    };
+    open.add(c);
+    sweeper ??= setInterval(sweep, Math.max(50, Math.min(1_000, nodeServer.connectionsCheckingInterval ?? 1_000))).unref();
+    socket.on('data', c.onData);
+    socket.on('end', c.onEnd);
+    socket.on('error', c.onError);
+    socket.on('close', c.onClose);
+  }
+
+  // The front end takes node:http's place among the server's connection listeners.
+  server.removeListener('connection', nodeListener);
+  server.prependListener('connection', accept);
+
+  // Shutdown (@repo/service closeGracefully): its idle connections close with node:http's.
+  const close = server.close.bind(server);
+  const closeIdle = server.closeIdleConnections.bind(server);
+  const closeAll = server.closeAllConnections.bind(server);
+  const closeIdleFast = () => {
+    for (const c of open) if (!c.busy) c.socket.destroy();
+  };
+  server.close = (callback?: (err?: Error) => void) => {
+    closing = true;
+    closeIdleFast();
+    return close(callback);
+  };
+  server.closeIdleConnections = () => {
+    closeIdle();
+    closeIdleFast();
+  };
+  server.closeAllConnections = () => {
+    closeAll();
+    for (const c of open) c.socket.destroy();
+  };
+  return stats;
+}
+
+/**
+ * The body length the head (`bytes` up to `headEnd`) announces with one `Content-Length` of
+ * digits; 0 with none; NaN when there is anything else to it (several, a sign, no digits):
+ * such a request is node:http's to answer.
+ */
+function announcedLength(bytes: Buffer, headEnd: number): number {
+  let found = Number.NaN;
+  let seen = false;
+  let at = 0;
+  while (at < headEnd) {
+    let lineEnd = bytes.indexOf('\r\n', at);
+    if (lineEnd < 0 || lineEnd > headEnd) lineEnd = headEnd;
+    // `content-length:` is 15 bytes; compared without regard to case (a line starting with a `c` only).
+    if (
+      lineEnd - at > 15 &&
+      ((bytes[at] as number) | 0x20) === 0x63 &&
+      bytes.toString('latin1', at, at + 15).toLowerCase() === 'content-length:'
+    ) {
+      if (seen) return Number.NaN;
+      seen = true;
+      const value = bytes.toString('latin1', at + 15, lineEnd).trim();
+      found = /^\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
+    }
+    at = lineEnd + 2;
+  }
+  return seen ? found : 0;
+}
+
+/** The exchange as a contract recorder checks it (ANSWERED_EVENT of @repo/api-contract): headers as written in `head`. */
+function exchange(request: Parsed, head: string, status: number, body: string | Buffer): RecordedExchange {
+  const headers: Record<string, string> = {};
+  for (const line of head.split('\r\n').slice(1)) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon).toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+  }
+  const path = request.url.split('?')[0] ?? '/';
+  return { method: request.method, path, requestBody: request.body, status, headers, body: Buffer.from(body), complete: true };
+}

@@ -1,0 +1,222 @@
+import { connect, type Socket } from 'node:net';
+import { basic, CLIENT_PASSWORD, CLIENT_USER, startHarness, type Harness } from './support/helpers';
+
+// The front end (src/fast-front.ts; docs/rpc-proxy.md, "The front end"): calls that arrive whole
+// are answered without node:http's streams, everything else is node:http's, and a client cannot
+// tell which answered it.
+
+const AUTH = basic(CLIENT_USER, CLIENT_PASSWORD);
+const body = (id: number, method = 'getblockcount') => `{"jsonrpc":"1.0","id":${id},"method":"${method}","params":[]}`;
+const request = (text: string, extra = '') =>
+  `POST / HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+
+/** A raw client connection that splits what it reads into answers (Content-Length bodies). */
+class RawClient {
+  readonly socket: Socket;
+  readonly answers: { head: string; body: string }[] = [];
+  readonly closed: Promise<void>;
+  private data = '';
+  private waiters: (() => void)[] = [];
+
+  constructor(port: number) {
+    this.socket = connect(port, '127.0.0.1');
+    this.socket.on('error', () => undefined);
+    this.socket.on('data', (chunk: Buffer) => {
+      this.data += chunk.toString('latin1');
+      for (;;) {
+        const end = this.data.indexOf('\r\n\r\n');
+        if (end < 0) break;
+        const head = this.data.slice(0, end);
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (this.data.length < end + 4 + length) break;
+        this.answers.push({ head, body: this.data.slice(end + 4, end + 4 + length) });
+        this.data = this.data.slice(end + 4 + length);
+      }
+      for (const w of this.waiters.splice(0)) w();
+    });
+    this.closed = new Promise((resolve) => this.socket.on('close', () => resolve()));
+  }
+
+  send(text: string): void {
+    this.socket.write(text);
+  }
+
+  /** Resolves once `n` answers have arrived in all. */
+  async answered(n: number): Promise<void> {
+    while (this.answers.length < n) await new Promise<void>((r) => this.waiters.push(r));
+  }
+}
+
+const header = (head: string, name: string) => new RegExp(`\r\n${name}: ([^\r]*)`, 'i').exec(head)?.[1];
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('rpc-proxy front end', () => {
+  let h: Harness;
+  let port: number;
+  const clients: RawClient[] = [];
+  const client = () => {
+    const c = new RawClient(port);
+    clients.push(c);
+    return c;
+  };
+  const start = async (env: Record<string, string> = {}) => {
+    h = await startHarness(env);
+    port = Number(new URL(h.url).port);
+  };
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.socket.destroy();
+    await h.close();
+  });
+
+  it('answers calls on a kept-alive connection itself, with the headers node:http writes', async () => {
+    await start();
+    expect(h.app.front).toEqual({ served: 0, handedOff: 0 });
+    const c = client();
+    for (let id = 1; id <= 3; id++) {
+      c.send(request(body(id)));
+      await c.answered(id);
+    }
+    expect(c.answers.map((a) => a.body)).toEqual([1, 2, 3].map((id) => `{"result":101,"error":null,"id":${id}}\n`));
+    for (const { head, body: text } of c.answers) {
+      expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(header(head, 'content-type')).toBe('application/json');
+      expect(header(head, 'content-length')).toBe(String(Buffer.byteLength(text)));
+      expect(header(head, 'x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      expect(new Date(header(head, 'date') as string).getTime()).toBeGreaterThan(Date.now() - 60_000);
+      expect(header(head, 'connection')).toBe('keep-alive');
+      expect(header(head, 'keep-alive')).toBe('timeout=30');
+    }
+    expect(h.app.front).toEqual({ served: 3, handedOff: 0 });
+  });
+
+  it('answers pipelined calls in the order they were sent', async () => {
+    await start();
+    h.node.setLatency(30);
+    const c = client();
+    c.send(request(body(1, 'getblockcount')) + request(body(2, 'getbestblockhash')) + request(body(3, 'getblockcount')));
+    await c.answered(3);
+    expect(c.answers.map((a) => JSON.parse(a.body).id)).toEqual([1, 2, 3]);
+    expect(JSON.parse(c.answers[1]?.body as string).result).toMatch(/^[0-9a-f]{64}$/);
+    expect(h.app.front?.served).toBe(3);
+  });
+
+  it('hands a call that arrives in parts to node:http, which answers it and the next ones on that connection', async () => {
+    await start();
+    const c = client();
+    const whole = request(body(1));
+    c.send(whole.slice(0, 40));
+    await pause(50);
+    c.send(whole.slice(40));
+    await c.answered(1);
+    c.send(request(body(2)));
+    await c.answered(2);
+    expect(c.answers.map((a) => a.body)).toEqual([1, 2].map((id) => `{"result":101,"error":null,"id":${id}}\n`));
+    expect(h.app.front).toEqual({ served: 0, handedOff: 1 });
+  });
+
+  it('hands other routes to node:http on a connection it served', async () => {
+    await start();
+    const c = client();
+    c.send(request(body(1)));
+    await c.answered(1);
+    c.send('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    await c.answered(2);
+    expect(c.answers[1]?.head).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(c.answers[1]?.body as string)).toMatchObject({ status: 'ok' });
+    expect(h.app.front).toEqual({ served: 1, handedOff: 1 });
+  });
+
+  it('leaves to node:http what it does not read as plain: a chunked body, Expect, HTTP/1.0, a repeated header, many headers', async () => {
+    await start();
+    const text = body(7);
+    const chunked = `POST / HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nTransfer-Encoding: chunked\r\n\r\n${text.length.toString(16)}\r\n${text}\r\n0\r\n\r\n`;
+    const many = Array.from({ length: 40 }, (_, i) => `X-Extra-${i}: ${i}\r\n`).join('');
+    const cases = [
+      chunked,
+      request(text, 'Expect: 100-continue\r\n'),
+      request(text).replace('HTTP/1.1', 'HTTP/1.0'),
+      request(text, 'Accept: a\r\nAccept: b\r\n'),
+      request(text, many),
+    ];
+    for (const [i, raw] of cases.entries()) {
+      const c = client();
+      c.send(raw);
+      // Expect: node:http says 100 Continue first, then answers.
+      await c.answered(raw.includes('Expect:') ? 2 : 1);
+      const last = c.answers[c.answers.length - 1] as { head: string; body: string };
+      expect([i, last.head.split('\r\n')[0]]).toEqual([i, expect.stringMatching(/^HTTP\/1\.[01] 200 OK$/)]);
+      expect(last.body).toBe('{"result":101,"error":null,"id":7}\n');
+    }
+    expect(h.app.front).toEqual({ served: 0, handedOff: cases.length });
+  });
+
+  it('refuses what node:http refuses, as node:http does: a body length told twice, two lengths, a space before the colon', async () => {
+    await start();
+    const text = body(1);
+    const cases = [
+      request(text, `Transfer-Encoding: chunked\r\n`),
+      request(text, `Content-Length: ${text.length + 5}\r\n`),
+      request(text).replace('Content-Length:', 'Content-Length :'),
+      `POST / HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: -1\r\n\r\n`,
+    ];
+    for (const [i, raw] of cases.entries()) {
+      const c = client();
+      c.send(raw);
+      await c.closed;
+      expect([i, c.answers.length, c.answers[0]?.head.split('\r\n')[0]]).toEqual([i, 1, 'HTTP/1.1 400 Bad Request']);
+      expect(JSON.parse(c.answers[0]?.body as string)).toEqual({
+        result: null,
+        error: { code: -32600, message: 'malformed HTTP request' },
+        id: null,
+      });
+    }
+    expect(h.app.front?.served).toBe(0);
+  });
+
+  it('closes the connection after a call that asks it (Connection: close)', async () => {
+    await start();
+    const c = client();
+    c.send(request(body(1), 'Connection: close\r\n') + request(body(2)));
+    await c.closed;
+    expect(c.answers).toHaveLength(1);
+    expect(header(c.answers[0]?.head as string, 'connection')).toBe('close');
+    expect(header(c.answers[0]?.head as string, 'keep-alive')).toBeUndefined();
+  });
+
+  it('answers a whole body over MAX_BODY_BYTES 413 and closes the connection', async () => {
+    await start({ MAX_BODY_BYTES: '1024' });
+    const c = client();
+    c.send(
+      request(JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'getblockcount', params: [], pad: 'x'.repeat(2000) })) + request(body(2)),
+    );
+    await c.closed;
+    expect(c.answers).toHaveLength(1);
+    expect(c.answers[0]?.head).toMatch(/^HTTP\/1\.1 413 /);
+    expect(header(c.answers[0]?.head as string, 'connection')).toBe('close');
+    expect(h.app.front?.served).toBe(1);
+  });
+
+  it('answers a connection that sends nothing 408 once HEADERS_TIMEOUT_MS has passed, and closes an idle one after the keep-alive timeout', async () => {
+    await start({ HEADERS_TIMEOUT_MS: '200', REQUEST_TIMEOUT_MS: '200' });
+    const silent = client();
+    await silent.closed;
+    expect(silent.answers[0]?.head).toMatch(/^HTTP\/1\.1 408 /);
+    h.app.servers.http.keepAliveTimeout = 300;
+    const idle = client();
+    idle.send(request(body(1)));
+    await idle.answered(1);
+    expect(header(idle.answers[0]?.head as string, 'keep-alive')).toBe('timeout=0');
+    const answered = Date.now();
+    await idle.closed;
+    expect(Date.now() - answered).toBeGreaterThanOrEqual(250);
+    expect(idle.answers).toHaveLength(1);
+  });
+
+  it('answers a call whose client has sent its FIN, then closes', async () => {
+    await start();
+    const c = client();
+    c.socket.end(request(body(1)));
+    await c.closed;
+    expect(c.answers.map((a) => a.body)).toEqual(['{"result":101,"error":null,"id":1}\n']);
+  });
+});
