@@ -197,6 +197,8 @@ export function installFastFront(
   // One parser for the whole front end: each request is parsed alone, at once, from its first byte.
   const parser = new HTTPParser();
   const resource = {};
+  /** The parser is at the start of a request, as after initialize(). */
+  let ready = false;
   let parsed: Partial<Parsed> & { complete: boolean; bodyParts?: Buffer[]; bad?: boolean } = { complete: false };
   parser[HTTPParser.kOnHeadersComplete] = (
     major: number,
@@ -255,10 +257,12 @@ export function installFastFront(
     if (Number.isNaN(length)) return 'other';
     if (bytes.length < length) return 'partial';
     parsed = { complete: false };
-    parser.initialize(HTTPParser.REQUEST, resource, nodeServer.maxHeaderSize || 0, HTTPParser.kLenientNone);
+    if (!ready) parser.initialize(HTTPParser.REQUEST, resource, nodeServer.maxHeaderSize || 0, HTTPParser.kLenientNone);
     const read = parser.execute(length === bytes.length ? bytes : bytes.subarray(0, length));
     const p = parsed;
     parsed = { complete: false };
+    // After one whole kept-alive request llhttp is where a fresh one starts: the next needs no initialize().
+    ready = read === length && p.complete && p.bad !== true && p.keepAlive === true;
     if (read !== length || !p.complete || p.bad || p.method === undefined || p.url === undefined || p.headers === undefined) {
       return 'other';
     }

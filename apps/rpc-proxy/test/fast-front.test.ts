@@ -171,6 +171,12 @@ describe('rpc-proxy front end', () => {
       });
     }
     expect(h.app.front?.served).toBe(0);
+    // The parser the front end shares between connections starts afresh after each of them.
+    const after = client();
+    after.send(request(body(2)));
+    await after.answered(1);
+    expect(after.answers[0]?.body).toBe('{"result":101,"error":null,"id":2}\n');
+    expect(h.app.front?.served).toBe(1);
   });
 
   it('closes the connection after a call that asks it (Connection: close)', async () => {
