@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import { STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { ANSWERED_EVENT, type RecordedExchange } from '@repo/api-contract';
+import { loadHttpParser } from './llhttp';
 
 /**
  * The proxy's front end for JSON-RPC calls (docs/rpc-proxy.md, "The front end"): on each
@@ -68,51 +68,6 @@ export interface FastFrontStats {
   served: number;
   /** Connections handed to `node:http`. */
   handedOff: number;
-}
-
-/** What the front end needs from Node's HTTP parser binding (`_http_common`). */
-interface ParserBinding {
-  HTTPParser: {
-    new (): NodeParser;
-    REQUEST: number;
-    kOnHeaders: number;
-    kOnHeadersComplete: number;
-    kOnBody: number;
-    kOnMessageComplete: number;
-    kLenientNone: number;
-  };
-  methods: string[];
-  isLenient(): boolean;
-}
-
-interface NodeParser {
-  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
-  execute(data: Buffer): number | Error;
-  [callback: number]: unknown;
-}
-
-/** Node's HTTP parser, when this Node has it as the front end expects (else every request goes to `node:http`). */
-function loadBinding(): ParserBinding | undefined {
-  try {
-    const binding = createRequire(__filename)('_http_common') as Partial<ParserBinding>;
-    const { HTTPParser, methods, isLenient } = binding;
-    if (
-      typeof HTTPParser !== 'function' ||
-      !Array.isArray(methods) ||
-      typeof isLenient !== 'function' ||
-      typeof HTTPParser.prototype.initialize !== 'function' ||
-      typeof HTTPParser.prototype.execute !== 'function' ||
-      typeof HTTPParser.kOnHeadersComplete !== 'number' ||
-      typeof HTTPParser.kOnBody !== 'number' ||
-      typeof HTTPParser.kOnMessageComplete !== 'number' ||
-      typeof HTTPParser.kLenientNone !== 'number'
-    ) {
-      return undefined;
-    }
-    return binding as ParserBinding;
-  } catch {
-    return undefined;
-  }
 }
 
 const HEAD_END = Buffer.from('\r\n\r\n');
@@ -182,7 +137,7 @@ export function installFastFront(
   serves: (method: string, url: string) => boolean,
   handler: FastHandler,
 ): FastFrontStats | undefined {
-  const binding = loadBinding();
+  const binding = loadHttpParser();
   const nodeServer = server as NodeServer;
   if (binding === undefined || nodeServer.insecureHTTPParser === true || binding.isLenient()) return undefined;
   const nodeListener = server.listeners('connection').find((l) => l.name === 'connectionListener') as

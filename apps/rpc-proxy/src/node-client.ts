@@ -1,7 +1,7 @@
-import { Pool, type Dispatcher } from 'undici';
 import { errorStatus, splitJsonArray } from '@repo/json-rpc';
 import { createNodeCredentials } from '@repo/node-auth';
 import type { Logger } from '@repo/service';
+import { createNodeConnections } from './node-http';
 
 /** Why a node call failed (each becomes -32603 with a message saying which). */
 export type NodeFailure = 'unreachable' | 'timeout' | 'garbage' | 'busy' | 'auth' | 'cookie' | 'queue';
@@ -91,6 +91,8 @@ interface Gathered {
   reject: (err: NodeError) => void;
 }
 
+/** The headers of every call to the node (its Authorization added when there is one). */
+const JSON_REQUEST_HEADERS: readonly string[] = ['Content-Type', 'application/json'];
 const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
@@ -125,32 +127,19 @@ export function parseReply(reply: NodeReply): unknown {
   }
 }
 
-/** Error codes of a connection the node closed or reset (undici wraps them in UND_ERR_SOCKET). */
-function errorCode(err: Error): string {
-  const { code, cause } = err as Error & { code?: string };
-  if (code === 'UND_ERR_SOCKET') return (cause as { code?: string } | undefined)?.code ?? 'ECONNRESET';
-  return code ?? err.message;
-}
-
 /**
- * Creates the node client on an undici Pool (one request per connection at a time, kept
- * alive): cheaper per call than `http.request` with an Agent. Calls beyond `maxConcurrency`
- * wait in a FIFO queue here, never in the pool (bitcoind itself answers 503 past its
+ * Creates the node client on kept-alive connections of its own, one exchange each at a time,
+ * read by Node's HTTP parser (src/node-http.ts; undici's Pool where Node has no such parser
+ * binding): cheaper per call than undici or `http.request`. Calls beyond `maxConcurrency`
+ * wait in a FIFO queue here, never at the connections (bitcoind itself answers 503 past its
  * -rpcworkqueue, so the proxy queues instead of overrunning it); past `queueLimit` waiting, a
  * call fails at once with kind `queue`. Each call has one timer of `timeoutMs` in all, from its
  * arrival: the time it waits for a connection or behind its path's batch counts, and a call whose
  * time runs out while it waits fails without being sent.
  */
 export function createNodeClient(options: NodeClientOptions): NodeClient {
-  const pool = new Pool(options.url.origin, {
-    connections: options.maxConcurrency,
-    pipelining: 1,
-    // Our own timer bounds the whole call; bitcoind closes idle connections after 30 s.
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    keepAliveTimeout: 20_000,
-    keepAliveMaxTimeout: 25_000,
-  });
+  // Our own timer bounds the whole call; bitcoind closes idle connections after 30 s.
+  const connections = createNodeConnections({ url: options.url, connections: options.maxConcurrency, keepAliveMs: 20_000 });
   const stats = { active: 0, queued: 0, held: 0, maxActive: 0 };
   const batches = { requests: 0, calls: 0 };
   const waiting: (() => void)[] = [];
@@ -208,16 +197,10 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     retried: { reset: boolean; auth: boolean },
     done: (err: NodeError | undefined, reply?: NodeReply) => void,
   ): void {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
     const auth = authorization();
-    if (auth !== undefined) headers.authorization = auth;
-    let status = 0;
-    let headersSeen = false;
+    const headers = auth === undefined ? JSON_REQUEST_HEADERS : [...JSON_REQUEST_HEADERS, 'Authorization', auth];
     let timedOut = false;
     let finished = false;
-    let abort: ((err?: Error) => void) | undefined;
-    let chunk: Buffer | undefined;
-    let chunks: Buffer[] | undefined;
     // Out of time before it could go (it waited for a slot, or is a retry): fails unsent.
     const left = deadline - performance.now();
     if (left <= 0) {
@@ -226,8 +209,8 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     }
     const timer = setTimeout(() => {
       timedOut = true;
-      if (abort) abort(timedOutError());
-      else finish(timedOutError());
+      abort();
+      finish(timedOutError());
     }, left);
 
     function finish(err: NodeError | undefined, reply?: NodeReply): void {
@@ -237,23 +220,8 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
       done(err, reply);
     }
 
-    const handler: Dispatcher.DispatchHandlers = {
-      onConnect(a) {
-        abort = a;
-        if (timedOut) a(timedOutError());
-      },
-      onHeaders(statusCode) {
-        status = statusCode;
-        headersSeen = statusCode >= 200;
-        return true;
-      },
-      onData(c) {
-        if (chunk === undefined) chunk = c;
-        else (chunks ??= [chunk]).push(c);
-        return true;
-      },
-      onComplete() {
-        const buf = chunks ? Buffer.concat(chunks) : (chunk ?? Buffer.alloc(0));
+    const abort = connections.request(path, headers, body, {
+      onComplete(status, buf) {
         if (status === 401 || status === 403) {
           if (!retried.auth && credentials.refreshAfterRefusal()) {
             clearTimeout(timer);
@@ -269,13 +237,12 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
         if (!looksLikeJson(buf)) return finish(new NodeError('garbage', `node answered garbage (HTTP ${status}, not JSON)`));
         finish(undefined, { status, body: buf });
       },
-      onError(err: Error & { code?: string; socket?: { bytesRead?: number } }) {
+      onError(code, answering, unsent) {
         if (finished) return;
-        if (timedOut || err instanceof NodeError) return finish(timedOutError());
-        if (headersSeen) return finish(new NodeError('unreachable', 'node unreachable (connection closed mid-answer)'));
-        const code = errorCode(err);
+        if (timedOut) return finish(timedOutError());
+        if (answering) return finish(new NodeError('unreachable', 'node unreachable (connection closed mid-answer)'));
         // A kept-alive connection the node closed while idle: the request never reached it, send again once.
-        if (err.code === 'UND_ERR_SOCKET' && (err.socket?.bytesRead ?? 0) > 0 && !retried.reset) {
+        if (unsent && !retried.reset) {
           clearTimeout(timer);
           finished = true;
           send(path, body, deadline, { ...retried, reset: true }, done);
@@ -283,12 +250,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
         }
         finish(new NodeError('unreachable', `node unreachable (${code})`));
       },
-    };
-    try {
-      pool.dispatch({ origin: options.url.origin, path, method: 'POST', headers, body }, handler);
-    } catch (err) {
-      finish(new NodeError('unreachable', `node unreachable (${errorCode(err as Error)})`));
-    }
+    });
   }
 
   /**
@@ -463,7 +425,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     stats,
     cookieError: () => credentials.cookieError(),
     close() {
-      void pool.destroy().catch(() => undefined);
+      connections.close();
     },
   };
 }

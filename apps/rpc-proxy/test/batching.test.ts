@@ -145,6 +145,10 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
       await fn(client);
     } finally {
       client.close();
+      // Every request written before the close read (and then answered by afterEach), none left
+      // to arrive in the next test: a call that went out with a millisecond left does reach the node.
+      const open = () => new Promise<number>((r) => server.getConnections((_err, n) => r(n)));
+      for (let i = 0; i < 500 && (await open()) > 0; i++) await new Promise((r) => setTimeout(r, 2));
     }
   }
   /** Call 1 sent and at the node, then (`afterMs` later) call 2 given to the client (held or sent, as the setting says). */
