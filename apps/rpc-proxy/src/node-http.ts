@@ -41,11 +41,12 @@ const SENDABLE_PATH = /^\/[\x21-\xff]*$/;
 /**
  * The client's connections to the node: its own, on Node's HTTP parser (llhttp reads each
  * answer: Content-Length, chunked, or to the connection's close), one buffer written a request;
- * an undici Pool when this Node has no parser binding as expected. The node is the only peer;
+ * an undici Pool when this Node has no parser binding as expected (or `kind` asks for it: the
+ * tests hold both to the same behaviour). The node is the only peer;
  * an answer that is not HTTP, or anything after an answer it did not ask for, closes the connection.
  */
-export function createNodeConnections(options: NodeConnectionsOptions): NodeConnections {
-  const binding = loadHttpParser();
+export function createNodeConnections(options: NodeConnectionsOptions, kind: 'llhttp' | 'undici' = 'llhttp'): NodeConnections {
+  const binding = kind === 'llhttp' ? loadHttpParser() : undefined;
   return binding === undefined ? undiciConnections(options) : ownConnections(options, binding);
 }
 
