@@ -117,7 +117,12 @@ function httpDate(): string {
   return dateText;
 }
 
-type NodeServer = Server & { connectionsCheckingInterval?: number; maxHeaderSize?: number; insecureHTTPParser?: boolean };
+type NodeServer = Server & {
+  connectionsCheckingInterval?: number;
+  maxHeaderSize?: number;
+  insecureHTTPParser?: boolean;
+  requireHostHeader?: boolean;
+};
 
 /**
  * Puts the front end in front of `server`'s own connection handling: each new connection is
@@ -224,6 +229,8 @@ export function installFastFront(
     const parts = p.bodyParts;
     const body = parts === undefined ? Buffer.alloc(0) : parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
     if (body.length !== length - headEnd - 4 || !serves(p.method, p.url)) return 'other';
+    // node:http answers an HTTP/1.1 request without Host 400 itself (requireHostHeader, on by default).
+    if (p.headers.host === undefined && nodeServer.requireHostHeader !== false) return 'other';
     return { request: { method: p.method, url: p.url, headers: p.headers, body, keepAlive: p.keepAlive === true }, length };
   }
 

@@ -150,6 +150,16 @@ describe('rpc-proxy front end', () => {
     expect(h.app.front).toEqual({ served: 0, handedOff: cases.length });
   });
 
+  it('leaves a call without Host to node:http, which refuses it (400, connection closed)', async () => {
+    await start();
+    const c = client();
+    c.send(request(body(1)).replace('Host: x\r\n', ''));
+    await c.closed;
+    // (node:http's own bare 400, its empty body chunked)
+    expect(c.answers[0]?.head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+    expect(h.app.front).toEqual({ served: 0, handedOff: 1 });
+  });
+
   it('refuses what node:http refuses, as node:http does: a body length told twice, two lengths, a space before the colon', async () => {
     await start();
     const text = body(1);
