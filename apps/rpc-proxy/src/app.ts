@@ -29,8 +29,10 @@ export interface ProxyDeps {
 }
 
 /**
- * The proxy, built but not listening: `start()` writes the client cookie; `close()` closes the
- * server, stops the node client and removes the cookie file.
+ * The proxy, built but not listening: once `start()` was called, the client cookie is written
+ * when the server listens (as bitcoind writes its cookie once its RPC port is bound: a second
+ * proxy that cannot listen never touches the cookie of the one that runs); `close()` closes the
+ * server, stops the node client and removes the cookie file it wrote.
  */
 export interface ProxyApp extends ServiceApp<{ http: Server }> {
   node: NodeClient;
@@ -152,6 +154,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   // streams; anything else goes to node:http (docs/rpc-proxy.md, "The front end").
   const front = installFastFront(server, isJsonRpc, handler);
   const servers = { http: server };
+  let cookieWritten = false;
   return {
     servers,
     node,
@@ -163,8 +166,13 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     front,
     start() {
       metrics.start();
-      writeSecretFile(config.cookieFile, `${COOKIE_USER}:${cookie}`);
-      logger.info({ cookieFile: config.cookieFile, fingerprint: keyFingerprint(Buffer.from(cookie, 'hex')) }, 'client cookie written');
+      const writeCookie = () => {
+        writeSecretFile(config.cookieFile, `${COOKIE_USER}:${cookie}`);
+        cookieWritten = true;
+        logger.info({ cookieFile: config.cookieFile, fingerprint: keyFingerprint(Buffer.from(cookie, 'hex')) }, 'client cookie written');
+      };
+      if (server.listening) writeCookie();
+      else server.once('listening', writeCookie);
       logger.info({ node: config.nodeUrl.origin }, 'rpc-proxy starting');
       return Promise.resolve();
     },
@@ -172,7 +180,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
       await closeServers(servers);
       node.close();
       longPollNode.close();
-      rmSync(config.cookieFile, { force: true });
+      if (cookieWritten) rmSync(config.cookieFile, { force: true });
     }),
   };
 }

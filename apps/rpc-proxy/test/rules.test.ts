@@ -1,7 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { signSpend } from '@repo/chain-double';
+import { createSilentLogger, listen } from '@repo/service';
+import { createApp } from '../src/app';
 import { makeRpcAuthLine } from '../src/auth';
+import { loadConfig } from '../src/config';
 import { basic, call, NODE_PASSWORD, NODE_USER, post, startHarness, type Harness } from './support/helpers';
 
 describe('client authentication', () => {
@@ -17,6 +20,18 @@ describe('client authentication', () => {
     expect(statSync(h.app.cookieFile).mode & 0o777).toBe(0o600);
     const [user, pass] = cookie.split(':') as [string, string];
     expect((await call(h.url, 'getblockcount', [], { auth: basic(user, pass) })).status).toBe(200);
+  });
+
+  it('leaves the cookie of a running proxy alone when a second one on its DATA_DIR cannot listen', async () => {
+    const before = readFileSync(h.app.cookieFile, 'utf8');
+    const second = createApp(
+      loadConfig({ DATA_DIR: h.dataDir, RPC_USER: 'alice', RPC_PASSWORD: 'alice-secret', BITCOIND_RPC_URL: h.node.url }),
+      { logger: createSilentLogger() },
+    );
+    await second.start();
+    await expect(listen(second.servers.http, Number(new URL(h.url).port), '127.0.0.1')).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    await second.close();
+    expect(readFileSync(h.app.cookieFile, 'utf8')).toBe(before);
   });
 
   it('accepts user and password, and rpcauth lines', async () => {
