@@ -88,7 +88,9 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   const cache = createResultCache(config.cacheMaxBytes);
   const coalescer = createCoalescer();
   const limiter = createRateLimiter({ perMinute: config.rateLimitPerMinute });
-  const instrumented = createProxyMetrics({ node, auth, cache, coalescer });
+  // The front end is installed below, once the handler it serves exists.
+  const installed: { front?: FastFrontStats } = {};
+  const instrumented = createProxyMetrics({ node, auth, cache, coalescer, front: () => installed.front });
   const { metrics } = instrumented;
   const handler = createJsonRpcHandler({
     logger,
@@ -153,6 +155,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   // JSON-RPC calls that arrive whole are read by Node's parser and answered without node:http's
   // streams; anything else goes to node:http (docs/rpc-proxy.md, "The front end").
   const front = installFastFront(server, isJsonRpc, handler);
+  installed.front = front;
   const servers = { http: server };
   let cookieWritten = false;
   return {

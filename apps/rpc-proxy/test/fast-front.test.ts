@@ -87,6 +87,10 @@ describe('rpc-proxy front end', () => {
       expect(header(head, 'keep-alive')).toBe('timeout=30');
     }
     expect(h.app.front).toEqual({ served: 3, handedOff: 0 });
+    // and says so in /metrics (the scrape itself goes to node:http on a connection of its own)
+    const metrics = await (await fetch(`${h.url}/metrics`)).text();
+    expect(metrics).toMatch(/^rpc_proxy_front_served_total 3$/m);
+    expect(metrics).toMatch(/^rpc_proxy_front_handed_off_total 1$/m);
   });
 
   it('answers pipelined calls in the order they were sent', async () => {
