@@ -32,14 +32,16 @@ export class FastRequest {
 
 /** The answer to a {@link FastRequest}: one write of head and body on the connection. */
 export class FastResponse {
-  #sent = false;
+  #answered = false;
+  #written = false;
   #close = false;
 
-  constructor(private readonly done: (status: number, headers: readonly string[], body: string | Buffer, close: boolean) => void) {}
+  /** `write` writes the answer and says whether it could (false: the client had gone). */
+  constructor(private readonly write: (status: number, headers: readonly string[], body: string | Buffer, close: boolean) => boolean) {}
 
-  /** True once the answer is written. */
+  /** True once the answer is written (false when the client left before it: as node:http's `headersSent`). */
   get headersSent(): boolean {
-    return this.#sent;
+    return this.#written;
   }
 
   /** The connection is closed after this answer (`Connection: close`). */
@@ -48,14 +50,14 @@ export class FastResponse {
   }
 
   /**
-   * Writes the answer: `headers` a flat name/value list (no `Date`, `Connection` or
+   * Writes the answer, once: `headers` a flat name/value list (no `Date`, `Connection` or
    * `Keep-Alive`: added as `node:http` adds them), `body` with its Content-Length among
    * `headers` (none for 204).
    */
   answer(status: number, headers: readonly string[], body: string | Buffer): void {
-    if (this.#sent) return;
-    this.#sent = true;
-    this.done(status, headers, body, this.#close);
+    if (this.#answered) return;
+    this.#answered = true;
+    this.#written = this.write(status, headers, body, this.#close);
   }
 }
 
@@ -92,8 +94,6 @@ interface Connection {
   pending: Buffer | undefined;
   /** An answer is being prepared (the next request waits). */
   busy: boolean;
-  /** The client sent its FIN. */
-  ended: boolean;
   /** A request was served on it (its idle time is then the keep-alive's, not the headers deadline's). */
   served: boolean;
   /** When it opened, or its last answer went (performance.now()). */
@@ -265,11 +265,6 @@ export function installFastFront(
   function drain(c: Connection): void {
     while (!c.busy && c.pending !== undefined && !c.socket.destroyed) {
       const outcome = parseOne(c.pending);
-      if (outcome === 'partial' && c.ended) {
-        // The client stopped sending in the middle of a request.
-        c.socket.destroy();
-        return;
-      }
       if (outcome === 'partial' || outcome === 'other') {
         handOff(c);
         return;
@@ -278,8 +273,7 @@ export function installFastFront(
       c.pending = length === c.pending.length ? undefined : c.pending.subarray(length);
       dispatch(c, request);
     }
-    if (c.pending === undefined && c.ended && !c.busy) c.socket.end();
-    else if (c.socket.isPaused() && !c.busy && !c.socket.destroyed) c.socket.resume();
+    if (c.socket.isPaused() && !c.busy && !c.socket.destroyed) c.socket.resume();
   }
 
   function dispatch(c: Connection, request: Parsed): void {
@@ -287,7 +281,7 @@ export function installFastFront(
     const { socket } = c;
     const keepAlive = request.keepAlive;
     const res = new FastResponse((status, headers, body, closeAfter) => {
-      if (socket.destroyed) return;
+      if (socket.destroyed || !socket.writable) return false;
       const close = closeAfter || closing || !keepAlive;
       let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
       for (let i = 0; i + 1 < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`;
@@ -302,11 +296,12 @@ export function installFastFront(
       if (close) {
         forget(c);
         socket.end();
-        return;
+        return true;
       }
       // Answers the client is not reading: the next request waits until they are sent.
       if (socket.writableNeedDrain) socket.once('drain', () => drain(c));
       else drain(c);
+      return true;
     });
     handler(new FastRequest(request.method, request.url, request.headers, socket, request.body), res);
   }
@@ -355,7 +350,6 @@ export function installFastFront(
       socket,
       pending: undefined,
       busy: false,
-      ended: false,
       served: false,
       idleSince: performance.now(),
       onData: (chunk) => {
@@ -363,9 +357,11 @@ export function installFastFront(
         if (!c.busy) drain(c);
         else if (c.pending.length > MAX_PENDING) socket.pause();
       },
+      // The client's FIN: as node:http (its httpAllowHalfOpen is off), what it asked is dropped
+      // unanswered (counted with status 0) and the connection ended.
       onEnd: () => {
-        c.ended = true;
-        if (!c.busy) drain(c);
+        forget(c);
+        socket.end();
       },
       onError: () => socket.destroy(),
       onClose: () => forget(c),

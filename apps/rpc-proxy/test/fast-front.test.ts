@@ -93,6 +93,24 @@ describe('rpc-proxy front end', () => {
     expect(metrics).toMatch(/^rpc_proxy_front_handed_off_total 1$/m);
   });
 
+  it("counts a call whose client left before the answer with status 0, as node:http's", async () => {
+    await start();
+    h.node.setLatency(150);
+    const status0 = async () =>
+      Number(
+        /^http_requests_total\{method="POST",route="\/",status="0"\} (\d+)$/m.exec(await (await fetch(`${h.url}/metrics`)).text())?.[1] ??
+          0,
+      );
+    const c = client();
+    c.send(request(body(1)));
+    while (h.node.stats.inFlight === 0) await pause(5);
+    c.socket.destroy();
+    while (h.node.stats.inFlight > 0) await pause(5);
+    await pause(20);
+    expect(await status0()).toBe(1);
+    expect(h.app.front?.served).toBe(0);
+  });
+
   it('answers pipelined calls in the order they were sent', async () => {
     await start();
     h.node.setLatency(30);
@@ -232,11 +250,12 @@ describe('rpc-proxy front end', () => {
     expect(idle.answers).toHaveLength(1);
   });
 
-  it('answers a call whose client has sent its FIN, then closes', async () => {
+  it('drops a call whose client sent its FIN after it, as node:http does (it does not answer half-closed clients)', async () => {
     await start();
+    h.node.setLatency(50);
     const c = client();
     c.socket.end(request(body(1)));
     await c.closed;
-    expect(c.answers.map((a) => a.body)).toEqual(['{"result":101,"error":null,"id":1}\n']);
+    expect(c.answers).toEqual([]);
   });
 });
