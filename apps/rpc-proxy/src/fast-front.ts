@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { ANSWERED_EVENT, type RecordedExchange } from '@repo/api-contract';
+import { ANSWERED_EVENT, type AnsweredExchange } from '@repo/api-contract';
 import { loadHttpParser } from './llhttp';
 
 /**
@@ -145,9 +145,9 @@ export function installFastFront(
   const binding = loadHttpParser();
   const nodeServer = server as NodeServer;
   if (binding === undefined || nodeServer.insecureHTTPParser === true || binding.isLenient()) return undefined;
-  const nodeListener = server.listeners('connection').find((l) => l.name === 'connectionListener') as
-    ((this: Server, socket: Socket) => void) | undefined;
-  if (nodeListener === undefined) return undefined;
+  const found = server.listeners('connection').find((l) => l.name === 'connectionListener');
+  if (found === undefined) return undefined;
+  const nodeListener = found as (this: Server, socket: Socket) => void;
   const { HTTPParser, methods } = binding;
   const stats: FastFrontStats = { served: 0, handedOff: 0 };
   const open = new Set<Connection>();
@@ -220,7 +220,6 @@ export function installFastFront(
     if (!ready) parser.initialize(HTTPParser.REQUEST, resource, nodeServer.maxHeaderSize || 0, HTTPParser.kLenientNone);
     const read = parser.execute(length === bytes.length ? bytes : bytes.subarray(0, length));
     const p = parsed;
-    parsed = { complete: false };
     // After one whole kept-alive request llhttp is where a fresh one starts: the next needs no initialize().
     ready = read === length && p.complete && p.bad !== true && p.keepAlive === true;
     if (read !== length || !p.complete || p.bad || p.method === undefined || p.url === undefined || p.headers === undefined) {
@@ -243,7 +242,7 @@ export function installFastFront(
     socket.off('error', c.onError);
     if (c.pending !== undefined && c.pending.length > 0) socket.unshift(c.pending);
     c.pending = undefined;
-    nodeListener?.call(server, socket);
+    nodeListener.call(server, socket);
     // Paused above (a paused stream keeps what is read, and unshifted, for node:http's own listener).
     socket.resume();
   }
@@ -289,7 +288,7 @@ export function installFastFront(
       head += close ? 'Connection: close\r\n\r\n' : keepAliveHeaders();
       socket.write(typeof body === 'string' ? head + body : body.length === 0 ? head : Buffer.concat([Buffer.from(head, 'latin1'), body]));
       stats.served++;
-      if (server.listenerCount(ANSWERED_EVENT) > 0) server.emit(ANSWERED_EVENT, exchange(request, head, status, body));
+      if (server.listenerCount(ANSWERED_EVENT) > 0) server.emit(ANSWERED_EVENT, answered(request, head, status, body));
       c.busy = false;
       c.served = true;
       c.idleSince = performance.now();
@@ -343,7 +342,7 @@ export function installFastFront(
 
   function accept(this: Server, socket: Socket): void {
     if (closing) {
-      nodeListener?.call(this, socket);
+      nodeListener.call(this, socket);
       return;
     }
     const c: Connection = {
@@ -429,16 +428,8 @@ function announcedLength(bytes: Buffer, headEnd: number): number {
   return seen ? found : 0;
 }
 
-/** The exchange as a contract recorder checks it (ANSWERED_EVENT of @repo/api-contract): headers as written in `head`. */
-function exchange(request: Parsed, head: string, status: number, body: string | Buffer): RecordedExchange {
-  const headers: Record<string, string> = {};
-  for (const line of head.split('\r\n').slice(1)) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue;
-    const name = line.slice(0, colon).toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
-  }
+/** The exchange for a contract recorder (ANSWERED_EVENT of @repo/api-contract), which reads the headers from `head`. */
+function answered(request: Parsed, head: string, status: number, body: string | Buffer): AnsweredExchange {
   const path = request.url.split('?')[0] ?? '/';
-  return { method: request.method, path, requestBody: request.body, status, headers, body: Buffer.from(body), complete: true };
+  return { method: request.method, path, requestBody: request.body, status, head, body: Buffer.from(body), complete: true };
 }

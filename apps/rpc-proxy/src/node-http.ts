@@ -182,14 +182,14 @@ function ownConnections(options: NodeConnectionsOptions, binding: HttpParserBind
       else deliver();
     });
     socket.on('end', () => {
-      // An answer that runs to the connection's close ends here; any other is cut short.
-      if (c.handler !== undefined && c.answer === undefined) {
+      c.dead = true;
+      // An answer that runs to the connection's close ends here; any other is cut short. (An
+      // answer read whole was handed over with the bytes that ended it.)
+      if (c.handler !== undefined) {
         const result = parser.finish();
         if (result === undefined) deliver();
         if (c.handler !== undefined) fail(c, result?.code ?? 'ECONNRESET');
       }
-      c.dead = true;
-      deliver();
       kill(c);
     });
     socket.on('error', (err: NodeJS.ErrnoException) => fail(c, err.code ?? err.message));
@@ -233,8 +233,8 @@ function ownConnections(options: NodeConnectionsOptions, binding: HttpParserBind
       };
     },
     close() {
+      // Each connection closed; an exchange in flight fails.
       for (const c of all) fail(c, 'closed');
-      for (const c of all) kill(c);
     },
   };
 }

@@ -121,8 +121,8 @@ export function documentOperation(operationId: string, kind: 'OpenAPI 3.1' | 'Op
 /**
  * The event a server emits for each answer it writes without node:http's request and response
  * objects (the rpc-proxy's front end reads some requests itself), so that a contract recorder
- * attached to the server checks those answers too: `server.emit(ANSWERED_EVENT, exchange)`,
- * emitted only while something listens.
+ * attached to the server checks those answers too: `server.emit(ANSWERED_EVENT, answer)` with an
+ * {@link AnsweredExchange}, emitted only while something listens.
  */
 export const ANSWERED_EVENT = 'api-contract:answered';
 
@@ -139,3 +139,6 @@ export interface RecordedExchange {
   /** False when the connection closed before the response finished (its body is then partial). */
   complete: boolean;
 }
+
+/** What {@link ANSWERED_EVENT} carries: the exchange, its headers as the head written (status line, header lines). */
+export type AnsweredExchange = Omit<RecordedExchange, 'headers'> & { head: string };

@@ -135,22 +135,12 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
    * it, which would send Node's header handling down its slow path for every answer.
    */
   function send(res: RpcResponse, id: string, status: number, body: string | Buffer, headers: readonly string[] = JSON_HEADERS): void {
-    if (res instanceof FastResponse) {
-      if (status === 204) res.answer(204, [REQUEST_ID_HEADER, id], '');
-      else {
-        const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-        res.answer(status, [...headers, REQUEST_ID_HEADER, id, 'Content-Length', String(length)], body);
-      }
-      return;
-    }
-    if (res.destroyed || res.headersSent) return;
-    if (status === 204) {
-      res.writeHead(204, [REQUEST_ID_HEADER, id]).end();
-      return;
-    }
-    const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-    res.writeHead(status, [...headers, REQUEST_ID_HEADER, id, 'Content-Length', String(length)]);
-    res.end(body);
+    // A 204 has neither body nor Content-Length nor Content-Type.
+    const empty = status === 204;
+    const length = empty ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    const list = empty ? [REQUEST_ID_HEADER, id] : [...headers, REQUEST_ID_HEADER, id, 'Content-Length', String(length)];
+    if (res instanceof FastResponse) res.answer(status, list, empty ? '' : body);
+    else if (!res.destroyed && !res.headersSent) res.writeHead(status, list).end(empty ? undefined : body);
   }
 
   /** Ends the connection after the answer (a refused body may still be arriving on it). */

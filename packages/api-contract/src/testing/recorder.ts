@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import { ANSWERED_EVENT, type RecordedExchange } from '../index';
+import { ANSWERED_EVENT, type AnsweredExchange, type RecordedExchange } from '../index';
 
 /** One exchange as the server saw it: the request line and body, the response status, headers and body. */
 export type { RecordedExchange };
@@ -27,19 +27,23 @@ const MAX_RECORDED_BYTES = 8 * 1024 * 1024;
  * The headers as sent: parsed from the head node wrote (it holds those passed to `writeHead` too,
  * which `getHeaders()` does not), else `getHeaders()`.
  */
-function headerRecord(res: ServerResponse): Record<string, string> {
+/** The headers of a response head as written (status line, then `name: value` lines). */
+function headRecord(head: string): Record<string, string> {
   const out: Record<string, string> = {};
-  const head = (res as unknown as { _header?: unknown })._header;
-  if (typeof head === 'string' && head.length > 0) {
-    for (const line of head.split('\r\n').slice(1)) {
-      const colon = line.indexOf(':');
-      if (colon <= 0) continue;
-      const name = line.slice(0, colon).trim().toLowerCase();
-      const value = line.slice(colon + 1).trim();
-      out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
-    }
-    return out;
+  for (const line of head.split('\r\n').slice(1)) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
   }
+  return out;
+}
+
+function headerRecord(res: ServerResponse): Record<string, string> {
+  const head = (res as unknown as { _header?: unknown })._header;
+  if (typeof head === 'string' && head.length > 0) return headRecord(head);
+  const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(res.getHeaders())) {
     if (value === undefined) continue;
     out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
@@ -123,7 +127,8 @@ export function createContractRecorder(check: ExchangeCheck, options: { name?: s
       attached.add(server);
       server.prependListener('request', onRequest);
       // Answers written without node:http's response objects (ANSWERED_EVENT).
-      server.on(ANSWERED_EVENT, (exchange: RecordedExchange) => {
+      server.on(ANSWERED_EVENT, ({ head, ...answered }: AnsweredExchange) => {
+        const exchange: RecordedExchange = { ...answered, headers: headRecord(head) };
         checked += 1;
         for (const problem of check(exchange)) problems.push(`${exchange.method} ${exchange.path} → ${exchange.status}: ${problem}`);
       });
