@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { basic, CLIENT_PASSWORD, CLIENT_USER, startHarness, type Harness } from './support/helpers';
+import { basic, CLIENT_PASSWORD, CLIENT_USER, onHttpMessages, startHarness, type Harness, type RawMessage } from './support/helpers';
 
 // The front end (src/fast-front.ts; docs/rpc-proxy.md, "The front end"): calls that arrive whole
 // are answered without node:http's streams, everything else is node:http's, and a client cannot
@@ -13,25 +13,15 @@ const request = (text: string, extra = '') =>
 /** A raw client connection that splits what it reads into answers (Content-Length bodies). */
 class RawClient {
   readonly socket: Socket;
-  readonly answers: { head: string; body: string }[] = [];
+  readonly answers: RawMessage[] = [];
   readonly closed: Promise<void>;
-  private data = '';
   private waiters: (() => void)[] = [];
 
   constructor(port: number) {
     this.socket = connect(port, '127.0.0.1');
     this.socket.on('error', () => undefined);
-    this.socket.on('data', (chunk: Buffer) => {
-      this.data += chunk.toString('latin1');
-      for (;;) {
-        const end = this.data.indexOf('\r\n\r\n');
-        if (end < 0) break;
-        const head = this.data.slice(0, end);
-        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-        if (this.data.length < end + 4 + length) break;
-        this.answers.push({ head, body: this.data.slice(end + 4, end + 4 + length) });
-        this.data = this.data.slice(end + 4 + length);
-      }
+    onHttpMessages(this.socket, (answer) => {
+      this.answers.push(answer);
       for (const w of this.waiters.splice(0)) w();
     });
     this.closed = new Promise((resolve) => this.socket.on('close', () => resolve()));

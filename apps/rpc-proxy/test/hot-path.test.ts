@@ -3,7 +3,7 @@ import { createSilentLogger } from '@repo/service';
 import { constantTimeStringEqual, createAuthenticator, VERIFIED_HEADER_CACHE_SIZE } from '../src/auth';
 import { createResultCache } from '../src/cache';
 import { createNodeClient, looksLikeJson, NodeError, type NodeClient } from '../src/node-client';
-import { basic } from './support/helpers';
+import { basic, onHttpMessages } from './support/helpers';
 
 describe('looksLikeJson', () => {
   it.each([
@@ -92,9 +92,7 @@ describe('createNodeClient against a raw HTTP server', () => {
     server = createServer((socket) => {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
-      socket.on('data', (d) => {
-        if (d.includes('\r\n\r\n')) onRequest(socket, ++count);
-      });
+      onHttpMessages(socket, () => onRequest(socket, ++count));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     return new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}`);

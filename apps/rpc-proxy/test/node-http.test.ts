@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { createNodeConnections, type NodeConnections } from '../src/node-http';
+import { onHttpMessages } from './support/helpers';
 
 // The node client's connections (src/node-http.ts): its own on Node's parser, and the undici
 // Pool it falls back to where Node has none, held to the same behaviour against a raw server.
@@ -17,15 +18,8 @@ describe.each(['llhttp', 'undici'] as const)('node connections (%s)', (kind) => 
     server = createServer((socket) => {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
-      let data = '';
-      socket.on('data', (d) => {
-        data += d.toString('latin1');
-        const end = data.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(data.slice(0, end))?.[1] ?? 0);
-        if (data.length < end + 4 + length) return;
-        requests.push(data.slice(0, end + 4 + length));
-        data = data.slice(end + 4 + length);
+      onHttpMessages(socket, ({ head, body }) => {
+        requests.push(`${head}\r\n\r\n${body}`);
         onRequest(socket, ++count);
       });
     });

@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { basic, CLIENT_PASSWORD, CLIENT_USER, startHarness, type Harness } from './support/helpers';
+import { basic, CLIENT_PASSWORD, CLIENT_USER, onHttpMessages, startHarness, type Harness } from './support/helpers';
 
 const BODY = '{"jsonrpc":"1.0","id":1,"method":"getblockcount","params":[]}';
 const REQUEST = `POST / HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic(CLIENT_USER, CLIENT_PASSWORD)}\r\nContent-Type: application/json\r\nContent-Length: ${BODY.length}\r\n\r\n${BODY}`;
@@ -8,18 +8,9 @@ const REQUEST = `POST / HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic(CLIENT_USE
 function busyClient(port: number): { socket: Socket; answers: string[]; closed: Promise<void> } {
   const socket = connect(port, '127.0.0.1');
   const answers: string[] = [];
-  let data = '';
-  socket.on('data', (chunk: Buffer) => {
-    data += chunk.toString('latin1');
-    for (;;) {
-      const head = data.indexOf('\r\n\r\n');
-      if (head < 0) return;
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(data.slice(0, head))?.[1] ?? 0);
-      if (data.length < head + 4 + length) return;
-      answers.push(data.slice(0, head + 4 + length));
-      data = data.slice(head + 4 + length);
-      if (!socket.destroyed && !socket.writableEnded) socket.write(REQUEST);
-    }
+  onHttpMessages(socket, ({ head, body }) => {
+    answers.push(`${head}\r\n\r\n${body}`);
+    if (!socket.destroyed && !socket.writableEnded) socket.write(REQUEST);
   });
   socket.on('error', () => undefined);
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Socket } from 'node:net';
 import { createSilentLogger, listen, type Logger } from '@repo/service';
 import { startChainDouble, type ChainDouble, type ChainDoubleOptions } from '@repo/chain-double';
 import { createApp, type ProxyApp } from '../../src/app';
@@ -214,4 +215,31 @@ export async function until(condition: () => boolean, what = 'the condition', ti
     if (Date.now() > deadline) throw new Error(`${what} did not hold within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/** A whole HTTP/1.1 message read off a raw connection, as latin1 text. */
+export interface RawMessage {
+  head: string;
+  body: string;
+}
+
+/**
+ * Calls `onMessage` for each whole message read on `socket`, framed by its Content-Length (none:
+ * no body; a chunked body is not read): the raw clients and servers of the tests.
+ */
+export function onHttpMessages(socket: Socket, onMessage: (message: RawMessage) => void): void {
+  let data = '';
+  socket.on('data', (chunk: Buffer) => {
+    data += chunk.toString('latin1');
+    for (;;) {
+      const end = data.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = data.slice(0, end);
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (data.length < end + 4 + length) return;
+      const body = data.slice(end + 4, end + 4 + length);
+      data = data.slice(end + 4 + length);
+      onMessage({ head, body });
+    }
+  });
 }
