@@ -264,6 +264,11 @@ export function installFastFront(
   function drain(c: Connection): void {
     while (!c.busy && c.pending !== undefined && !c.socket.destroyed) {
       const outcome = parseOne(c.pending);
+      // The rest of a request the front end stopped reading (MAX_PENDING) is on its way: read on.
+      if (outcome === 'partial' && c.socket.isPaused()) {
+        c.socket.resume();
+        return;
+      }
       if (outcome === 'partial' || outcome === 'other') {
         handOff(c);
         return;

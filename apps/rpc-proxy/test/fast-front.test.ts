@@ -240,6 +240,30 @@ describe('rpc-proxy front end', () => {
     expect(idle.answers).toHaveLength(1);
   });
 
+  it('answers a burst of pipelined calls past what it buffers (64 KiB) all, in order, itself (reading on when it had paused)', async () => {
+    await start({ RATE_LIMIT_PER_MINUTE: '0' });
+    const c = client();
+    const ids = Array.from({ length: 2_000 }, (_, i) => i + 1);
+    const burst = ids.map((id) => request(body(id))).join('');
+    expect(burst.length).toBeGreaterThan(64 * 1024);
+    c.send(burst);
+    await c.answered(ids.length);
+    expect(c.answers.map((a) => JSON.parse(a.body).id)).toEqual(ids);
+    expect(h.app.front).toEqual({ served: ids.length, handedOff: 0 });
+  });
+
+  it('closes its idle kept-alive connections at once when the proxy shuts down', async () => {
+    await start();
+    const c = client();
+    c.send(request(body(1)));
+    await c.answered(1);
+    const started = Date.now();
+    await h.app.close();
+    await c.closed;
+    // Not the 10 s grace period, which a connection left open would hold the shutdown for.
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   it('drops a call whose client sent its FIN after it, as node:http does (it does not answer half-closed clients)', async () => {
     await start();
     h.node.setLatency(50);

@@ -173,6 +173,30 @@ describe('createNodeClient against a raw HTTP server', () => {
     expect(sockets.size).toBe(1);
   });
 
+  it('sends a call again, once, on a new connection when the node closed the kept-alive one it went out on before answering', async () => {
+    const url = await start((socket, count) => {
+      if (count === 2) socket.destroy();
+      else socket.write(answer(`{"result":${count},"error":null,"id":1}\n`));
+    });
+    client = createNodeClient({ url, ...options, maxConcurrency: 1 });
+    expect((await client.call('/', '{}')).body.toString()).toBe('{"result":1,"error":null,"id":1}\n');
+    // The second call goes out on the first one's connection, which the node drops unanswered.
+    expect((await client.call('/', '{}')).body.toString()).toBe('{"result":3,"error":null,"id":1}\n');
+  });
+
+  it('sends it again only once: a node that drops every call fails it, after two requests', async () => {
+    let requests = 0;
+    const url = await start((socket, count) => {
+      requests = count;
+      if (count === 1) socket.write(answer('{"result":1,"error":null,"id":1}\n'));
+      else socket.destroy();
+    });
+    client = createNodeClient({ url, ...options, maxConcurrency: 1 });
+    await client.call('/', '{}');
+    await expect(client.call('/', '{}')).rejects.toEqual(new NodeError('unreachable', 'node unreachable (ECONNRESET)'));
+    expect(requests).toBe(3);
+  });
+
   it('says what is wrong with an answer that is not HTTP, and sends no request with a path it cannot write', async () => {
     const url = await start((socket) => socket.write('SSH-2.0-OpenSSH_9.6\r\n'));
     client = createNodeClient({ url, ...options });
