@@ -11,9 +11,25 @@ import {
   type HistogramConfiguration,
   type RegistryContentType,
 } from 'prom-client';
+import {
+  seriesCounter,
+  seriesHistogram,
+  type CounterSeries,
+  type HistogramSeries,
+  type SeriesCounter,
+  type SeriesHistogram,
+} from './series';
 
 export { Counter, Gauge, Histogram, Registry };
 export { processCpuMicros, threadCpuMicros } from './process-cpu';
+export {
+  seriesCounter,
+  seriesHistogram,
+  type CounterSeries,
+  type HistogramSeries,
+  type SeriesCounter,
+  type SeriesHistogram,
+} from './series';
 
 /** Seconds buckets for HTTP requests: 1 ms to 10 s. */
 export const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -28,15 +44,18 @@ export const UNMATCHED_ROUTE = 'unmatched';
  */
 export interface ServiceMetrics {
   readonly registry: Registry<RegistryContentType>;
-  /** `http_requests_total{method,route,status}`. */
-  readonly requests: Counter<'method' | 'route' | 'status'>;
-  /** `http_request_duration_seconds{method,route,status}`. */
-  readonly requestDuration: Histogram<'method' | 'route' | 'status'>;
-  /** Records one finished request. `route` is a pattern (`/v1/:key`), never a raw path. */
+  /**
+   * Records one finished request in `http_requests_total{method,route,status}` and
+   * `http_request_duration_seconds{method,route,status}`. `route` is a pattern (`/v1/:key`), never a raw path.
+   */
   observeRequest(method: string, route: string, status: number, seconds: number): void;
   counter<L extends string = never>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L>;
   gauge<L extends string = never>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L>;
   histogram<L extends string = never>(config: Omit<HistogramConfiguration<L>, 'registers'>): Histogram<L>;
+  /** A counter for the hot path: series looked up once and kept ({@link seriesCounter}). */
+  seriesCounter(config: { name: string; help: string; labelNames: readonly string[] }): SeriesCounter;
+  /** A histogram for the hot path: series looked up once and kept ({@link seriesHistogram}). */
+  seriesHistogram(config: { name: string; help: string; labelNames: readonly string[]; buckets: readonly number[] }): SeriesHistogram;
   /** A counter whose value is kept elsewhere (a cache's hits, a queue's drops): `read()` at each scrape. */
   readonly readCounter: (name: string, help: string, read: () => number) => Counter;
   /**
@@ -87,24 +106,33 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
   const registry = new Registry<RegistryContentType>();
   let started = false;
 
-  const requests = new Counter({
+  const requests = seriesCounter(registry, {
     name: 'http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
+    labelNames: ['method', 'route', 'status'],
   });
-  const requestDuration = new Histogram({
+  const requestDuration = seriesHistogram(registry, {
     name: 'http_request_duration_seconds',
     help: 'Time from the request to the end of its response, by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status'] as const,
+    labelNames: ['method', 'route', 'status'],
     buckets: REQUEST_BUCKETS,
-    registers: [registry],
   });
+  /** The series of each method (as the request names it), route and status, found once each. */
+  const series = new Map<string, Map<string, Map<number, { count: CounterSeries; duration: HistogramSeries }>>>();
 
   function observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method: methodLabel(method), route, status: String(status) };
-    requests.inc(labels);
-    requestDuration.observe(labels, seconds);
+    let byRoute = series.get(method);
+    if (byRoute === undefined) series.set(method, (byRoute = new Map()));
+    let byStatus = byRoute.get(route);
+    if (byStatus === undefined) byRoute.set(route, (byStatus = new Map()));
+    let found = byStatus.get(status);
+    if (found === undefined) {
+      const labels = [methodLabel(method), route, String(status)];
+      found = { count: requests.series(...labels), duration: requestDuration.series(...labels) };
+      byStatus.set(status, found);
+    }
+    found.count.inc();
+    found.duration.observe(seconds);
   }
 
   let scrapes = 0;
@@ -122,8 +150,6 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
 
   return {
     registry,
-    requests,
-    requestDuration,
     observeRequest,
     start() {
       if (started) return;
@@ -143,6 +169,8 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
         },
       }),
     histogram: (config) => new Histogram({ ...config, registers: [registry] }),
+    seriesCounter: (config) => seriesCounter(registry, config),
+    seriesHistogram: (config) => seriesHistogram(registry, config),
     perScrape<T>(read: () => T) {
       let at = -1;
       let value: T;

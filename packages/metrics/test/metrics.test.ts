@@ -1,6 +1,7 @@
 import express from 'express';
 import request from 'supertest';
-import { createMetrics } from '../src';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { createMetrics, seriesCounter, seriesHistogram } from '../src';
 import { parseMetrics, sampleValue } from '../src/testing';
 
 function app() {
@@ -94,5 +95,66 @@ describe('readCounter', () => {
     expect(await scrape()).toBe(3);
     hits = 10;
     expect(await scrape()).toBe(10);
+  });
+});
+
+describe('seriesCounter and seriesHistogram', () => {
+  /** The same observations in prom-client's own Counter and Histogram and in series kept by this package. */
+  function both() {
+    const theirs = new Registry();
+    const ours = new Registry();
+    const definition = { name: 'test_requests_total', help: 'requests', labelNames: ['method', 'status'] };
+    const timing = { name: 'test_duration_seconds', help: 'durations', labelNames: ['method', 'status'], buckets: [0.001, 0.01, 0.1] };
+    const counter = new Counter({ ...definition, registers: [theirs] });
+    const histogram = new Histogram({ ...timing, registers: [theirs] });
+    const seriesCount = seriesCounter(ours, definition);
+    const seriesTime = seriesHistogram(ours, timing);
+    const observe = (method: string, status: string, seconds: number) => {
+      counter.inc({ method, status });
+      histogram.observe({ method, status }, seconds);
+      seriesCount.series(method, status).inc();
+      seriesTime.series(method, status).observe(seconds);
+    };
+    return { theirs, ours, observe, seriesTime };
+  }
+
+  it('are rendered in the very text prom-client writes for its own, at every bound and beyond the last', async () => {
+    const { theirs, ours, observe } = both();
+    for (const [method, status, seconds] of [
+      ['GET', '200', 0.0005],
+      ['GET', '200', 0.001],
+      ['GET', '200', 0.05],
+      ['POST', '500', 2.5],
+      ['GET', '404', 0.1],
+      ['GET', '200', 0.0105],
+    ] as const) {
+      observe(method, status, seconds);
+    }
+    const text = await ours.metrics();
+    expect(text).toBe(await theirs.metrics());
+    expect(text).toContain('test_duration_seconds_bucket{le="0.001",method="GET",status="200"} 2');
+    expect(text).toContain('test_duration_seconds_bucket{le="+Inf",method="POST",status="500"} 1');
+    expect(await ours.getMetricsAsJSON()).toEqual(await theirs.getMetricsAsJSON());
+  });
+
+  it('keep counting into series held across a reset, from zero', async () => {
+    const { theirs, ours, observe } = both();
+    const held = seriesCounter(new Registry(), { name: 'unused_total', help: 'x', labelNames: [] });
+    held.series().inc(2);
+    observe('GET', '200', 0.002);
+    theirs.resetMetrics();
+    ours.resetMetrics();
+    observe('GET', '200', 0.02);
+    const text = await ours.metrics();
+    expect(text).toBe(await theirs.metrics());
+    expect(text).toContain('test_requests_total{method="GET",status="200"} 1\n');
+    expect(text).toContain('test_duration_seconds_count{method="GET",status="200"} 1\n');
+    expect(text).toContain('test_duration_seconds_bucket{le="0.01",method="GET",status="200"} 0\n');
+  });
+
+  it('refuse a wrong number of label values and a value that is not a finite number', () => {
+    const { seriesTime } = both();
+    expect(() => seriesTime.series('GET')).toThrow('2 label values expected, got 1');
+    expect(() => seriesTime.series('GET', '200').observe(Number.NaN)).toThrow('not a finite number');
   });
 });
