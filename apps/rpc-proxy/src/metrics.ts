@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@repo/metrics';
+import { createMetrics, UNMATCHED_ROUTE, type CounterSeries, type ServiceMetrics } from '@repo/metrics';
 import type { Authenticator } from './auth';
 import type { ResultCache } from './cache';
 import type { Coalescer } from './coalesce';
@@ -22,6 +22,7 @@ export interface ProxyMetrics {
 
 /** The route pattern of a request path: bounded label values, never the raw path. */
 export function proxyRoute(url: string | undefined): string {
+  if (url === '/') return url;
   const path = (url ?? '/').split('?', 1)[0] as string;
   if (path === '/' || path === '/health' || path === '/ready' || path === '/metrics') return path;
   if (path.startsWith('/wallet/')) return '/wallet/:name';
@@ -45,16 +46,27 @@ export function createProxyMetrics(deps: {
   front: () => FastFrontStats | undefined;
 }): ProxyMetrics {
   const metrics = createMetrics({ service: 'rpc-proxy' });
-  const nodeLatency = metrics.histogram({
-    name: 'rpc_proxy_node_request_duration_seconds',
-    help: 'Time of each call to the node (a call gathered into a batch: until its answer).',
-    buckets: NODE_BUCKETS,
-  });
-  const nodeRequests = metrics.counter({
+  // Series kept by the caller (@repo/metrics seriesHistogram, seriesCounter): every node call is timed and counted.
+  const nodeLatency = metrics
+    .seriesHistogram({
+      name: 'rpc_proxy_node_request_duration_seconds',
+      help: 'Time of each call to the node (a call gathered into a batch: until its answer).',
+      labelNames: [],
+      buckets: NODE_BUCKETS,
+    })
+    .series();
+  const nodeRequests = metrics.seriesCounter({
     name: 'rpc_proxy_node_requests_total',
     help: 'HTTP round trips to the node, by outcome (ok, or the failure: unreachable, timeout, http, overloaded, ...).',
-    labelNames: ['outcome'] as const,
+    labelNames: ['outcome'],
   });
+  const outcomes = new Map<string, CounterSeries>();
+  const outcome = (name: string): CounterSeries => {
+    let found = outcomes.get(name);
+    if (found === undefined) outcomes.set(name, (found = nodeRequests.series(name)));
+    return found;
+  };
+  const ok = outcome('ok');
   const authFailures = metrics.counter({
     name: 'rpc_proxy_auth_failures_total',
     help: 'Requests refused 401, by reason (missing: no credentials; invalid: wrong ones).',
@@ -100,18 +112,17 @@ export function createProxyMetrics(deps: {
   });
 
   const node: NodeClient = Object.create(deps.node) as NodeClient;
-  const OK = { outcome: 'ok' };
   /** Times a node call (plain `then`: no async frame, no timer closure per call). */
   function timed(reply: Promise<NodeReply>, started: number): Promise<NodeReply> {
     return reply.then(
       (r) => {
         nodeLatency.observe((performance.now() - started) / 1000);
-        nodeRequests.inc(OK);
+        ok.inc();
         return r;
       },
       (err: unknown) => {
         nodeLatency.observe((performance.now() - started) / 1000);
-        nodeRequests.inc({ outcome: err instanceof NodeError ? err.kind : 'error' });
+        outcome(err instanceof NodeError ? err.kind : 'error').inc();
         throw err;
       },
     );

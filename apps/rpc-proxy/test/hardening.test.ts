@@ -64,7 +64,7 @@ describe('rpc-proxy hardening', () => {
     expect(r.json()).toMatchObject({ error: { code: -32700 } });
   });
 
-  it('answers 503 past MAX_CONCURRENT_BODIES authenticated bodies being read, one address getting a quarter', async () => {
+  it('answers 503 past MAX_CONCURRENT_BODIES authenticated bodies being read, one address getting a quarter; a request read whole takes none', async () => {
     await start({ MAX_CONCURRENT_BODIES: '4' });
     // One address gets one slot of four: its other slow bodies are refused (503, closed).
     const first = await holdSlowConnections(port, 4, '127.0.0.2', '/', 1_000, AUTH);
@@ -72,12 +72,20 @@ describe('rpc-proxy hardening', () => {
     expect(first.length).toBe(1);
     expect((await getblockcount('127.0.0.3')).status).toBe(200);
     for (const from of ['127.0.0.4', '127.0.0.5', '127.0.0.6']) held.push(...(await holdSlowConnections(port, 1, from, '/', 1_000, AUTH)));
-    const r = await getblockcount('127.0.0.3');
+    // Every slot is taken: a body still on its way is refused at once.
+    const r = await rawExchange(port, `POST / HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Length: 100\r\n\r\n{`, {
+      localAddress: '127.0.0.3',
+      timeoutMs: 5_000,
+    });
     expect(r.status).toBe(503);
     expect(r.text).toMatch(/retry-after: 1/i);
+    expect(r.text).toMatch(/connection: close/i);
+    // A request that arrived whole is read already (docs/rpc-proxy.md, "The front end"): it needs no slot.
+    expect((await getblockcount('127.0.0.3')).status).toBe(200);
     for (const s of held.splice(0)) s.destroy();
     await new Promise((res) => setTimeout(res, 100));
-    expect((await getblockcount('127.0.0.3')).status).toBe(200);
+    held.push(...(await holdSlowConnections(port, 1, '127.0.0.3', '/', 1_000, AUTH)));
+    expect(held.length).toBe(1);
   });
 
   it('still accepts a 4 MB transaction (8 MB of hex) in sendrawtransaction', async () => {

@@ -99,6 +99,13 @@ type Planned =
 
 type Forward = Extract<Planned, { kind: 'forward' }>;
 
+/** What a request is answered: status, body, and the rpc method for the log line. */
+interface Outcome {
+  status: number;
+  text: string | Buffer;
+  rpc: string;
+}
+
 /**
  * The cache key of an immutable answer: getblock at verbosity 0 and getblockheader verbose
  * false (a block hash fixes the bytes), getrawtransaction without verbose (fixed by the
@@ -280,12 +287,8 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     }
   }
 
-  async function handleSingle(
-    path: string,
-    raw: Buffer,
-    value: object,
-    allowed: Set<string>,
-  ): Promise<{ status: number; text: string | Buffer; rpc: string }> {
+  /** A single call (not a batch): answered here, or forwarded to the node (a promise). */
+  function handleSingle(path: string, raw: Buffer, value: object, allowed: Set<string>): Outcome | Promise<Outcome> {
     const state = initialState();
     const item = plan(value, state, allowed);
     const rpc = item.kind === 'forward' ? item.method : keyPart((value as { method?: unknown }).method ?? '?');
@@ -303,16 +306,15 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     // checks saw. So what was checked is what is sent: the parsed call, re-serialized.
     const bytes = repeated ? Buffer.from(JSON.stringify(value)) : raw;
     const key = coalescer === undefined || !scan.plain || repeated ? undefined : coalesceKey(path, value, item);
-    if (key !== undefined) {
-      const flight = (coalescer as Coalescer).join(key);
-      if (flight !== undefined) {
-        const outcome = await flight;
-        if (outcome.kind === 'result') return { status: 200, text: successReply(outcome.result, item.state), rpc };
-        if (outcome.kind === 'error') return nodeFailure(outcome.error, item, rpc);
-        // The leader's reply could not be shared: this call goes to the node itself, as without coalescing.
-      } else return forward(path, bytes, item, rpc, key);
-    }
-    return forward(path, bytes, item, rpc, undefined);
+    if (key === undefined) return forward(path, bytes, item, rpc, undefined);
+    const flight = (coalescer as Coalescer).join(key);
+    if (flight === undefined) return forward(path, bytes, item, rpc, key);
+    return flight.then((outcome) => {
+      if (outcome.kind === 'result') return { status: 200, text: successReply(outcome.result, item.state), rpc };
+      if (outcome.kind === 'error') return nodeFailure(outcome.error, item, rpc);
+      // The leader's reply could not be shared: this call goes to the node itself, as without coalescing.
+      return forward(path, bytes, item, rpc, undefined);
+    });
   }
 
   /**
@@ -327,7 +329,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     return `${version === undefined || version === null ? '-' : keyPart(version)} ${item.method} ${canonicalJson(item.params)}`;
   }
 
-  function nodeFailure(err: NodeError, item: Forward, rpc: string): { status: number; text: string; rpc: string } {
+  function nodeFailure(err: NodeError, item: Forward, rpc: string): Outcome {
     if (item.notification) return { status: 204, text: '', rpc };
     return {
       status: errorStatus(RPC_ERROR_CODES.INTERNAL_ERROR, item.state),
@@ -337,37 +339,39 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
   }
 
   /** Sends the call's bytes to the node (as the leader of flight `key` when there is one). */
-  async function forward(
-    path: string,
-    raw: Buffer,
-    item: Forward,
-    rpc: string,
-    key: string | undefined,
-  ): Promise<{ status: number; text: string | Buffer; rpc: string }> {
-    try {
-      // The client's own bytes are forwarded (re-serialized only when a key is repeated: see handleSingle).
-      // Calls that arrive together go to the node together, one HTTP request for several
-      // (docs/rpc-proxy.md, "Batching toward the node"); each still gets Core's own answer.
-      const toNode = () =>
-        item.notification || UNBATCHED_METHODS.has(item.method)
-          ? node.call(path, raw)
-          : node.callBatched(path, raw, item.state.version !== '2.0');
-      const reply = await (key === undefined
+  function forward(path: string, raw: Buffer, item: Forward, rpc: string, key: string | undefined): Promise<Outcome> {
+    // The client's own bytes are forwarded (re-serialized only when a key is repeated: see handleSingle).
+    // Calls that arrive together go to the node together, one HTTP request for several
+    // (docs/rpc-proxy.md, "Batching toward the node"); each still gets Core's own answer.
+    const toNode = () =>
+      item.notification || UNBATCHED_METHODS.has(item.method)
+        ? node.call(path, raw)
+        : node.callBatched(path, raw, item.state.version !== '2.0');
+    const reply =
+      key === undefined
         ? LONG_POLL_METHODS.has(item.method)
           ? deps.longPollNode.call(path, raw)
           : toNode()
-        : (coalescer as Coalescer).lead(key, item.state, toNode));
-      if (item.notification) return { status: 204, text: '', rpc };
-      if (item.cacheKey || item.confirmKey) remember(item, parseReply(reply), path);
-      // The node's answer passes through unchanged, status and bytes, without being parsed.
-      return { status: reply.status, text: reply.body, rpc };
-    } catch (err) {
+        : (coalescer as Coalescer).lead(key, item.state, toNode);
+    const failed = (err: unknown): Outcome => {
       if (!(err instanceof NodeError)) throw err;
       return nodeFailure(err, item, rpc);
-    }
+    };
+    return reply.then((r): Outcome => {
+      if (item.notification) return { status: 204, text: '', rpc };
+      if (item.cacheKey || item.confirmKey) {
+        try {
+          remember(item, parseReply(r), path);
+        } catch (err) {
+          return failed(err);
+        }
+      }
+      // The node's answer passes through unchanged, status and bytes, without being parsed.
+      return { status: r.status, text: r.body, rpc };
+    }, failed);
   }
 
-  async function handleBatch(path: string, batch: unknown[], allowed: Set<string>): Promise<{ status: number; text: string; rpc: string }> {
+  async function handleBatch(path: string, batch: unknown[], allowed: Set<string>): Promise<Outcome> {
     const rpc = `batch(${batch.length})`;
     if (batch.length === 0) return { status: 200, text: '[]\n', rpc };
     const state = initialState();
@@ -399,7 +403,13 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     return { status: 200, text: `[${out.join(',')}]\n`, rpc };
   }
 
-  async function handle(req: RpcRequest, res: RpcResponse, id: string): Promise<{ status: number; rpc: string; user?: string }> {
+  /** `ip`: the client's address (docs/README.md, "Trusted proxies"), for the rate limit. */
+  async function handle(
+    req: RpcRequest,
+    res: RpcResponse,
+    id: string,
+    ip: string,
+  ): Promise<{ status: number; rpc: string; user?: string }> {
     // bitcoind's HTTP server answers unknown paths itself, before authentication. It matches the
     // whole URI, query included: `/` exactly (`/?x` is unknown), `/wallet/` as a prefix, the rest
     // naming the wallet (`/wallet/w?x` is wallet "w?x"); so the URI goes to the node as it came.
@@ -414,7 +424,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
       send(res, id, 405, 'JSONRPC server handles only POST requests', HTML_HEADERS);
       return { status: 405, rpc: '-' };
     }
-    const decision = limiter.take(clientAddress(req, deps.trustProxy ?? TRUST_NONE));
+    const decision = limiter.take(ip);
     if (!decision.allowed) {
       req.resume();
       const body = `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, `rate limit exceeded: retry after ${decision.retryAfter} s`, initialState())}\n`;
@@ -434,24 +444,29 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
       ]);
       return { status: 401, rpc: '-' };
     }
-    const address = req.socket.remoteAddress ?? 'unknown';
-    if (!slots.take(address)) {
-      req.resume();
-      closeAfter(res);
-      send(
-        res,
-        id,
-        503,
-        `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'too many request bodies being read: retry after 1 s', initialState())}\n`,
-        [...JSON_HEADERS, 'Retry-After', '1'],
-      );
-      return { status: 503, rpc: '-', user: who.user };
-    }
     let body: Buffer | 'too-large';
-    try {
-      body = await readBody(req, deps.maxBodyBytes);
-    } finally {
-      slots.release(address);
+    if (req instanceof FastRequest) {
+      // Read whole by the front end: no slot to take (they bound the bodies being read).
+      body = req.body.length > deps.maxBodyBytes ? 'too-large' : req.body;
+    } else {
+      const address = req.socket.remoteAddress ?? 'unknown';
+      if (!slots.take(address)) {
+        req.resume();
+        closeAfter(res);
+        send(
+          res,
+          id,
+          503,
+          `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'too many request bodies being read: retry after 1 s', initialState())}\n`,
+          [...JSON_HEADERS, 'Retry-After', '1'],
+        );
+        return { status: 503, rpc: '-', user: who.user };
+      }
+      try {
+        body = await readBody(req, deps.maxBodyBytes);
+      } finally {
+        slots.release(address);
+      }
     }
     if (body === 'too-large') {
       closeAfter(res);
@@ -474,7 +489,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
       send(res, id, 500, `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error', initialState())}\n`);
       return { status: 500, rpc: '-', user: who.user };
     }
-    let outcome: { status: number; text: string | Buffer; rpc: string };
+    let outcome: Outcome;
     if (Array.isArray(value)) outcome = await handleBatch(path, value, allowed);
     else if (value === null || typeof value !== 'object') {
       outcome = {
@@ -490,7 +505,8 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
   return function jsonRpc(req, res) {
     const started = performance.now();
     const id = requestIdOf(req, deps.trustProxy);
-    handle(req, res, id)
+    const ip = clientAddress(req, deps.trustProxy ?? TRUST_NONE);
+    handle(req, res, id, ip)
       .then(({ status, rpc, user }) => {
         const ms = performance.now() - started;
         deps.record?.(req, res.headersSent ? status : 0, ms / 1000);
@@ -505,7 +521,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
             status,
             rpc,
             user,
-            ip: clientAddress(req, deps.trustProxy ?? TRUST_NONE),
+            ip,
             request_id: id,
             ms: Math.round(ms * 100) / 100,
           });
