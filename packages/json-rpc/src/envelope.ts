@@ -138,6 +138,53 @@ export function splitJsonArray(text: string): string[] | undefined {
   return undefined;
 }
 
+/** True for JSON's blanks: space, tab, line feed, carriage return. */
+function isJsonBlank(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+/**
+ * {@link splitJsonArray} on the bytes of a JSON array, without decoding them: the elements as
+ * flat `[start, end, start, end, …]` offsets into `bytes` (blanks around each left out), or
+ * undefined when `bytes` is not an array. UTF-8 never puts a quote, backslash or bracket byte
+ * inside a multi-byte character, so the bytes split where the text does.
+ */
+export function jsonArrayElements(bytes: Uint8Array): number[] | undefined {
+  let i = 0;
+  while (i < bytes.length && isJsonBlank(bytes[i] as number)) i++;
+  if (bytes[i] !== 0x5b) return undefined;
+  const bounds: number[] = [];
+  let depth = 0;
+  let start = i + 1;
+  let inString = false;
+  const push = (from: number, to: number, always: boolean) => {
+    while (from < to && isJsonBlank(bytes[from] as number)) from++;
+    while (to > from && isJsonBlank(bytes[to - 1] as number)) to--;
+    if (always || to > from) bounds.push(from, to);
+  };
+  for (; i < bytes.length; i++) {
+    const c = bytes[i] as number;
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) depth++;
+    else if (c === 0x5d || c === 0x7d) {
+      depth--;
+      if (depth === 0) {
+        push(start, i, false);
+        return bounds;
+      }
+    } else if (c === 0x2c && depth === 1) {
+      push(start, i, true);
+      start = i + 1;
+    }
+  }
+  return undefined;
+}
+
 /** A character that JSON.stringify always escapes, so it cannot occur in an id's text. */
 const MARK = '\u0000';
 

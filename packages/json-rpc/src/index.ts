@@ -11,6 +11,7 @@ export {
   errorText,
   errorStatus,
   splitJsonArray,
+  jsonArrayElements,
   type CallState,
   type JsonVersion,
 } from './envelope';

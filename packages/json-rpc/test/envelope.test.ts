@@ -9,6 +9,7 @@ import {
   parseCall,
   replyObject,
   splitJsonArray,
+  jsonArrayElements,
   successText,
 } from '../src';
 
@@ -65,6 +66,29 @@ describe('replies', () => {
     expect([errorStatus(-32600, v1), errorStatus(-32601, v1), errorStatus(-5, v1)]).toEqual([400, 404, 500]);
     expect(errorStatus(-32601, v2)).toBe(200);
     expect(errorStatus(-32600, v2, true)).toBe(400);
+  });
+});
+
+describe('jsonArrayElements', () => {
+  it('splits the bytes where splitJsonArray splits the text, multi-byte characters included', () => {
+    for (const text of [
+      ' [{"a":"x,]"}, 50.00000000 ,[1,2]]\n',
+      '[]',
+      '[ ]',
+      '[1]',
+      '[{"result":"é,\\"]😀","error":null,"id":1},{"result":null,"error":{"code":-8,"message":"x"},"id":"ü"}]\n',
+      '[ 1 ,\t2\r\n, "a\\\\"]',
+      '{"a":1}',
+      '  ',
+      '[1,2',
+      'x[1]',
+    ]) {
+      const bytes = Buffer.from(text);
+      const bounds = jsonArrayElements(bytes);
+      const texts =
+        bounds === undefined ? undefined : bounds.flatMap((b, i) => (i % 2 === 0 ? [bytes.toString('utf8', b, bounds[i + 1])] : []));
+      expect(texts).toEqual(splitJsonArray(text));
+    }
   });
 });
 
