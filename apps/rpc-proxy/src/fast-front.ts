@@ -291,7 +291,7 @@ export function installFastFront(
       for (let i = 0; i + 1 < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`;
       head += `Date: ${httpDate()}\r\n`;
       head += close ? 'Connection: close\r\n\r\n' : keepAliveHeaders();
-      socket.write(typeof body === 'string' ? head + body : body.length === 0 ? head : Buffer.concat([Buffer.from(head, 'latin1'), body]));
+      socket.write(typeof body === 'string' ? head + body : withHead(head, body));
       stats.served++;
       if (server.listenerCount(ANSWERED_EVENT) > 0) server.emit(ANSWERED_EVENT, answered(request, head, status, body));
       c.busy = false;
@@ -418,11 +418,7 @@ function announcedLength(bytes: Buffer, headEnd: number): number {
     let lineEnd = bytes.indexOf('\r\n', at);
     if (lineEnd < 0 || lineEnd > headEnd) lineEnd = headEnd;
     // `content-length:` is 15 bytes; compared without regard to case (a line starting with a `c` only).
-    if (
-      lineEnd - at > 15 &&
-      ((bytes[at] as number) | 0x20) === 0x63 &&
-      bytes.toString('latin1', at, at + 15).toLowerCase() === 'content-length:'
-    ) {
+    if (lineEnd - at > 15 && isContentLength(bytes, at)) {
       if (seen) return Number.NaN;
       seen = true;
       const value = bytes.toString('latin1', at + 15, lineEnd).trim();
@@ -431,6 +427,27 @@ function announcedLength(bytes: Buffer, headEnd: number): number {
     at = lineEnd + 2;
   }
   return seen ? found : 0;
+}
+
+/** `content-length:` in lower case, byte by byte. */
+const CONTENT_LENGTH = Buffer.from('content-length:', 'latin1');
+
+/** Whether the header line at `at` starts with `Content-Length:`, in any case (no string made). */
+function isContentLength(bytes: Buffer, at: number): boolean {
+  for (let i = 0; i < CONTENT_LENGTH.length; i++) {
+    // Setting 0x20 lowers a letter and leaves `-` and `:` as they are (it also turns some control
+    // bytes into them, which llhttp then refuses in a header name: such a request is node:http's).
+    if (((bytes[at + i] as number) | 0x20) !== CONTENT_LENGTH[i]) return false;
+  }
+  return true;
+}
+
+/** The head (latin1 text: status line and headers) and the body in one buffer: one write, one copy of the body. */
+function withHead(head: string, body: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(head.length + body.length);
+  out.write(head, 0, 'latin1');
+  body.copy(out, head.length);
+  return out;
 }
 
 /** The exchange for a contract recorder (ANSWERED_EVENT of @repo/api-contract), which reads the headers from `head`. */

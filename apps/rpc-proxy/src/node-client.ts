@@ -1,4 +1,4 @@
-import { errorStatus, splitJsonArray } from '@repo/json-rpc';
+import { errorStatus, jsonArrayElements } from '@repo/json-rpc';
 import { createNodeCredentials } from '@repo/node-auth';
 import type { Logger } from '@repo/service';
 import { createNodeConnections } from './node-http';
@@ -74,7 +74,7 @@ const MAX_BATCH_CALLS = 32;
 /** Bodies larger than this go alone (a batch is built by concatenation). */
 const MAX_BATCHED_BODY = 16 * 1024;
 /** How Core starts the reply object of a failed JSON-RPC 1.0 call: `{"result":null,"error":{`. */
-const LEGACY_ERROR_PREFIX = '{"result":null,"error":{';
+const LEGACY_ERROR_PREFIX = Buffer.from('{"result":null,"error":{');
 /** The failure of a call with no room left to wait (NODE_QUEUE_LIMIT). */
 const QUEUE_FULL = 'proxy queue full: too many requests waiting for the node';
 
@@ -282,23 +282,30 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   }
 
   /**
-   * The reply Core gives a call sent alone, from the text of its element in a batch reply: the
-   * same object and newline; HTTP 200, or for a failed JSON-RPC 1.0 call the status of its error
+   * The reply Core gives a call sent alone, from its element `bytes[start, end)` of a batch reply:
+   * the same object and newline; HTTP 200, or for a failed JSON-RPC 1.0 call the status of its error
    * code (docs/rpc-proxy.md, "Bitcoin Core behaviour"). Undefined when the element is not what Core writes.
    */
-  function replyOf(element: string, legacy: boolean): NodeReply | undefined {
+  function replyOf(bytes: Buffer, start: number, end: number, legacy: boolean): NodeReply | undefined {
     let status = 200;
-    if (legacy && element.startsWith(LEGACY_ERROR_PREFIX)) {
+    if (
+      legacy &&
+      end - start >= LEGACY_ERROR_PREFIX.length &&
+      LEGACY_ERROR_PREFIX.compare(bytes, start, start + LEGACY_ERROR_PREFIX.length) === 0
+    ) {
       let code: unknown;
       try {
-        code = (JSON.parse(element) as { error?: { code?: unknown } }).error?.code;
+        code = (JSON.parse(bytes.toString('utf8', start, end)) as { error?: { code?: unknown } }).error?.code;
       } catch {
         return undefined;
       }
       if (typeof code !== 'number') return undefined;
       status = errorStatus(code, { id: { value: null }, version: '1.0' });
     }
-    return { status, body: Buffer.from(`${element}\n`) };
+    const body = Buffer.allocUnsafe(end - start + 1);
+    bytes.copy(body, 0, start, end);
+    body[end - start] = 0x0a;
+    return { status, body };
   }
 
   /** Sends the calls gathered this turn: one alone as it is, several as one batch per path (held while the path has `batchesInFlight` out). */
@@ -354,11 +361,15 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
         for (const c of calls) c.reject(err);
         return;
       }
-      const elements = (reply as NodeReply).status === 200 ? splitJsonArray((reply as NodeReply).body.toString('utf8')) : undefined;
-      const replies = elements?.length === calls.length ? elements.map((e, i) => replyOf(e, (calls[i] as Gathered).legacy)) : undefined;
+      const { status, body } = reply as NodeReply;
+      // Each element's bytes are cut out of the reply, never decoded (docs/rpc-proxy.md, "Batching toward the node").
+      const bounds = status === 200 ? jsonArrayElements(body) : undefined;
+      const replies: (NodeReply | undefined)[] | undefined =
+        bounds?.length === 2 * calls.length
+          ? calls.map((c, i) => replyOf(body, bounds[2 * i] as number, bounds[2 * i + 1] as number, c.legacy))
+          : undefined;
       if (replies === undefined || replies.some((r) => r === undefined)) {
         // Not the batch reply Core gives. Never sent again: a write may have run.
-        const status = (reply as NodeReply).status;
         for (const c of calls)
           c.reject(new NodeError('garbage', `node answered garbage (HTTP ${status}, batch reply does not match the request)`));
         return;
