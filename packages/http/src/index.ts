@@ -30,7 +30,7 @@ export {
   type RequestHead,
   type TrustProxy,
 } from './trust-proxy';
-export { requestId, requestIdOf, assignRequestId, isValidRequestId, REQUEST_ID_HEADER } from './request-id';
+export { requestId, requestIdOf, newRequestId, assignRequestId, isValidRequestId, REQUEST_ID_HEADER } from './request-id';
 export { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, defaultReserve } from './connection-limit';
 export { answerOnSocket, answerProtocolErrors, classifyClientError, flatErrorBody, type ProtocolErrorBody } from './protocol-errors';
 export {

@@ -23,10 +23,18 @@ const IDS = new WeakMap<RequestHead, string>();
 export function requestIdOf(req: RequestHead, trust: TrustProxy = TRUST_NONE): string {
   let id = IDS.get(req);
   if (id !== undefined) return id;
-  const sent = req.headers['x-request-id'];
-  id = isValidRequestId(sent) && fromTrustedProxy(req, trust) ? sent : randomUUID();
+  id = newRequestId(req, trust);
   IDS.set(req, id);
   return id;
+}
+
+/**
+ * The id {@link requestIdOf} gives a request, not remembered: for a handler that is the only one
+ * to ask (a second call gives another UUID).
+ */
+export function newRequestId(req: RequestHead, trust: TrustProxy = TRUST_NONE): string {
+  const sent = req.headers['x-request-id'];
+  return isValidRequestId(sent) && fromTrustedProxy(req, trust) ? sent : randomUUID();
 }
 
 /** Assigns the request's id and echoes it in the response's `X-Request-Id`; returns it. */
