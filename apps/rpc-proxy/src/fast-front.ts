@@ -36,8 +36,8 @@ export class FastResponse {
   #written = false;
   #close = false;
 
-  /** `write` writes the answer and says whether it could (false: the client had gone). */
-  constructor(private readonly write: (status: number, headers: readonly string[], body: string | Buffer, close: boolean) => boolean) {}
+  /** `connection.write` writes the answer and says whether it could (false: the client had gone). */
+  constructor(private readonly connection: { write: AnswerWriter }) {}
 
   /** True once the answer is written (false when the client left before it: as node:http's `headersSent`). */
   get headersSent(): boolean {
@@ -57,9 +57,12 @@ export class FastResponse {
   answer(status: number, headers: readonly string[], body: string | Buffer): void {
     if (this.#answered) return;
     this.#answered = true;
-    this.#written = this.write(status, headers, body, this.#close);
+    this.#written = this.connection.write(status, headers, body, this.#close);
   }
 }
+
+/** Writes the answer to the request being served on a connection; false when the client had gone. */
+type AnswerWriter = (status: number, headers: readonly string[], body: string | Buffer, close: boolean) => boolean;
 
 /** The handler of the requests the front end serves (the JSON-RPC handler). */
 export type FastHandler = (req: FastRequest, res: FastResponse) => void;
@@ -98,6 +101,10 @@ interface Connection {
   served: boolean;
   /** When it opened, or its last answer went (performance.now()). */
   idleSince: number;
+  /** The request being served (while `busy`). */
+  request: Parsed | undefined;
+  /** Writes the answer to `request` (one function a connection, not one a request). */
+  write: AnswerWriter;
   onData: (chunk: Buffer) => void;
   onEnd: () => void;
   onError: () => void;
@@ -159,7 +166,7 @@ export function installFastFront(
   const resource = {};
   /** The parser is at the start of a request, as after initialize(). */
   let ready = false;
-  let parsed: Partial<Parsed> & { complete: boolean; bodyParts?: Buffer[]; bad?: boolean } = { complete: false };
+  let parsed: Partial<Parsed> & { complete: boolean; bad?: boolean } = { complete: false };
   parser[HTTPParser.kOnHeadersComplete] = (
     major: number,
     minor: number,
@@ -196,9 +203,7 @@ export function installFastFront(
   parser[HTTPParser.kOnHeaders] = () => {
     parsed.bad = true;
   };
-  parser[HTTPParser.kOnBody] = (chunk: Buffer) => {
-    (parsed.bodyParts ??= []).push(chunk);
-  };
+  // No kOnBody: the body is cut from the bytes themselves, where llhttp found it (below).
   parser[HTTPParser.kOnMessageComplete] = () => {
     if (parsed.complete) parsed.bad = true;
     parsed.complete = true;
@@ -225,9 +230,10 @@ export function installFastFront(
     if (read !== length || !p.complete || p.bad || p.method === undefined || p.url === undefined || p.headers === undefined) {
       return 'other';
     }
-    const parts = p.bodyParts;
-    const body = parts === undefined ? Buffer.alloc(0) : parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
-    if (body.length !== length - headEnd - 4 || !serves(p.method, p.url)) return 'other';
+    // llhttp read one whole request of exactly `length` bytes, head to the first blank line (no
+    // bare LF line ends: kLenientNone) and a body of its one Content-Length: the rest of them.
+    if (!serves(p.method, p.url)) return 'other';
+    const body = bytes.subarray(headEnd + 4, length);
     // node:http answers an HTTP/1.1 request without Host 400 itself (requireHostHeader, on by default).
     if (p.headers.host === undefined && nodeServer.requireHostHeader !== false) return 'other';
     return { request: { method: p.method, url: p.url, headers: p.headers, body, keepAlive: p.keepAlive === true }, length };
@@ -282,32 +288,35 @@ export function installFastFront(
 
   function dispatch(c: Connection, request: Parsed): void {
     c.busy = true;
-    const { socket } = c;
-    const keepAlive = request.keepAlive;
-    const res = new FastResponse((status, headers, body, closeAfter) => {
-      if (socket.destroyed || !socket.writable) return false;
-      const close = closeAfter || closing || !keepAlive;
-      let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
-      for (let i = 0; i + 1 < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`;
-      head += `Date: ${httpDate()}\r\n`;
-      head += close ? 'Connection: close\r\n\r\n' : keepAliveHeaders();
-      socket.write(typeof body === 'string' ? head + body : withHead(head, body));
-      stats.served++;
-      if (server.listenerCount(ANSWERED_EVENT) > 0) server.emit(ANSWERED_EVENT, answered(request, head, status, body));
-      c.busy = false;
-      c.served = true;
-      c.idleSince = performance.now();
-      if (close) {
-        forget(c);
-        socket.end();
-        return true;
-      }
-      // Answers the client is not reading: the next request waits until they are sent.
-      if (socket.writableNeedDrain) socket.once('drain', () => drain(c));
-      else drain(c);
+    c.request = request;
+    handler(new FastRequest(request.method, request.url, request.headers, c.socket, request.body), new FastResponse(c));
+  }
+
+  /** Writes the answer to the request `c` is serving, then serves the next one read (Connection: the request's, or close). */
+  function writeAnswer(c: Connection, status: number, headers: readonly string[], body: string | Buffer, closeAfter: boolean): boolean {
+    const { socket, request } = c;
+    if (request === undefined || socket.destroyed || !socket.writable) return false;
+    const close = closeAfter || closing || !request.keepAlive;
+    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
+    for (let i = 0; i + 1 < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`;
+    head += `Date: ${httpDate()}\r\n`;
+    head += close ? 'Connection: close\r\n\r\n' : keepAliveHeaders();
+    socket.write(typeof body === 'string' ? head + body : withHead(head, body));
+    stats.served++;
+    if (server.listenerCount(ANSWERED_EVENT) > 0) server.emit(ANSWERED_EVENT, answered(request, head, status, body));
+    c.busy = false;
+    c.request = undefined;
+    c.served = true;
+    c.idleSince = performance.now();
+    if (close) {
+      forget(c);
+      socket.end();
       return true;
-    });
-    handler(new FastRequest(request.method, request.url, request.headers, socket, request.body), res);
+    }
+    // Answers the client is not reading: the next request waits until they are sent.
+    if (socket.writableNeedDrain) socket.once('drain', () => drain(c));
+    else drain(c);
+    return true;
   }
 
   /** As node:http writes them: `Keep-Alive` only with a keep-alive timeout. */
@@ -356,6 +365,8 @@ export function installFastFront(
       busy: false,
       served: false,
       idleSince: performance.now(),
+      request: undefined,
+      write: (status, headers, body, close) => writeAnswer(c, status, headers, body, close),
       onData: (chunk) => {
         c.pending = c.pending === undefined ? chunk : Buffer.concat([c.pending, chunk]);
         if (!c.busy) drain(c);

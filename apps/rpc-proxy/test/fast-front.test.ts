@@ -172,7 +172,7 @@ describe('rpc-proxy front end', () => {
     expect(h.app.front).toEqual({ served: 0, handedOff: 1 });
   });
 
-  it('refuses what node:http refuses, as node:http does: a body length told twice, two lengths, a space before the colon', async () => {
+  it('refuses what node:http refuses, as node:http does: a body length told twice, two lengths, a space before the colon, bare LF line ends', async () => {
     await start();
     const text = body(1);
     const cases = [
@@ -180,6 +180,8 @@ describe('rpc-proxy front end', () => {
       request(text, `Content-Length: ${text.length + 5}\r\n`),
       request(text).replace('Content-Length:', 'Content-Length :'),
       `POST / HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Length: -1\r\n\r\n`,
+      // Line ends without CR: the first CRLF CRLF is inside the body, where no head ends.
+      `POST / HTTP/1.1\nHost: x\nAuthorization: ${AUTH}\nContent-Length: 9\n\n[1\r\n\r\n2]`,
     ];
     for (const [i, raw] of cases.entries()) {
       const c = client();

@@ -8,7 +8,7 @@ import {
   jsonDepth,
   rateLimitHeaders,
   REQUEST_ID_HEADER,
-  requestIdOf,
+  newRequestId,
   TRUST_NONE,
   type RateLimiter,
   type TrustProxy,
@@ -504,7 +504,8 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
 
   return function jsonRpc(req, res) {
     const started = performance.now();
-    const id = requestIdOf(req, deps.trustProxy);
+    // The handler is the only one to ask a JSON-RPC request its id (app.ts sends other routes elsewhere).
+    const id = newRequestId(req, deps.trustProxy);
     const ip = clientAddress(req, deps.trustProxy ?? TRUST_NONE);
     handle(req, res, id, ip)
       .then(({ status, rpc, user }) => {
