@@ -56,6 +56,12 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   const { logger } = deps;
   const cookie = randomBytes(32).toString('hex');
   const auth = createAuthenticator({ cookie, user: config.rpcUser, password: config.rpcPassword, rpcAuth: config.rpcAuth });
+  const cache = createResultCache(config.cacheMaxBytes);
+  const coalescer = createCoalescer();
+  const limiter = createRateLimiter({ perMinute: config.rateLimitPerMinute });
+  // The front end is installed below, once the handler it serves exists.
+  const installed: { front?: FastFrontStats } = {};
+  const instrumented = createProxyMetrics({ node: () => node, auth, cache, coalescer, front: () => installed.front });
   const node = createNodeClient({
     url: config.nodeUrl,
     user: config.nodeUser,
@@ -66,6 +72,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     batchesInFlight: config.nodeBatchesInFlight,
     timeoutMs: config.nodeTimeoutMs,
     logger,
+    observe: instrumented.observeNode,
   });
   // Long polls wait on their own connections and timer: the requested timeout plus the ordinary one.
   const longPollNode = createNodeClient({
@@ -85,17 +92,11 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
       'no node credentials (BITCOIND_RPC_USER/BITCOIND_RPC_PASSWORD or BITCOIND_COOKIE_FILE): the node will refuse calls',
     );
   }
-  const cache = createResultCache(config.cacheMaxBytes);
-  const coalescer = createCoalescer();
-  const limiter = createRateLimiter({ perMinute: config.rateLimitPerMinute });
-  // The front end is installed below, once the handler it serves exists.
-  const installed: { front?: FastFrontStats } = {};
-  const instrumented = createProxyMetrics({ node, auth, cache, coalescer, front: () => installed.front });
   const { metrics } = instrumented;
   const handler = createJsonRpcHandler({
     logger,
     auth: instrumented.auth,
-    node: instrumented.node,
+    node,
     longPollNode,
     longPollMaxMs: config.nodeLongPollTimeoutMs,
     cache,

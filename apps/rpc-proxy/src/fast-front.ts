@@ -422,22 +422,39 @@ export function installFastFront(
  * such a request is node:http's to answer.
  */
 function announcedLength(bytes: Buffer, headEnd: number): number {
-  let found = Number.NaN;
+  let found = 0;
   let seen = false;
-  let at = 0;
-  while (at < headEnd) {
-    let lineEnd = bytes.indexOf('\r\n', at);
-    if (lineEnd < 0 || lineEnd > headEnd) lineEnd = headEnd;
-    // `content-length:` is 15 bytes; compared without regard to case (a line starting with a `c` only).
+  // One pass over the head's bytes, line by line (a line ends at CR LF); no string made.
+  for (let at = 0; at < headEnd;) {
+    let lineEnd = at;
+    while (lineEnd < headEnd && !(bytes[lineEnd] === 0x0d && bytes[lineEnd + 1] === 0x0a)) lineEnd++;
     if (lineEnd - at > 15 && isContentLength(bytes, at)) {
       if (seen) return Number.NaN;
       seen = true;
-      const value = bytes.toString('latin1', at + 15, lineEnd).trim();
-      found = /^\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
+      found = digitsValue(bytes, at + 15, lineEnd);
     }
     at = lineEnd + 2;
   }
-  return seen ? found : 0;
+  return found;
+}
+
+/** A space or a tab (HTTP's optional whitespace around a header value). */
+function isBlank(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x09;
+}
+
+/** The value of `bytes[from, to)`: 1 to 15 digits between optional spaces and tabs; NaN for anything else. */
+function digitsValue(bytes: Buffer, from: number, to: number): number {
+  while (from < to && isBlank(bytes[from])) from++;
+  while (to > from && isBlank(bytes[to - 1])) to--;
+  if (to === from || to - from > 15) return Number.NaN;
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const c = bytes[i] as number;
+    if (c < 0x30 || c > 0x39) return Number.NaN;
+    value = value * 10 + (c - 0x30);
+  }
+  return value;
 }
 
 /** `content-length:` in lower case, byte by byte. */

@@ -4,15 +4,16 @@ import type { Authenticator } from './auth';
 import type { ResultCache } from './cache';
 import type { Coalescer } from './coalesce';
 import type { FastFrontStats } from './fast-front';
-import { NodeError, type NodeClient, type NodeReply } from './node-client';
+import type { NodeClient, NodeFailure } from './node-client';
 
 /** Seconds buckets of a node round trip: 1 ms (a cached header) to 30 s (a large block under load). */
 const NODE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-/** The proxy's metrics (README, "Operations") and the node client and authenticator wrapped to feed them. */
+/** The proxy's metrics (README, "Operations"), the node client's observer and the authenticator wrapped to feed them. */
 export interface ProxyMetrics {
   metrics: ServiceMetrics;
-  node: NodeClient;
+  /** Give it to the node client (NodeClientOptions.observe): every call of it is timed and counted. */
+  observeNode: (seconds: number, failure: NodeFailure | undefined) => void;
   auth: Authenticator;
   /** Records the request when its response ends (call first thing in the server's handler). */
   track(req: IncomingMessage, res: ServerResponse): void;
@@ -38,7 +39,8 @@ export function proxyRoute(url: string | undefined): string {
  * for the node: queued for a connection or held behind their path's batch).
  */
 export function createProxyMetrics(deps: {
-  node: NodeClient;
+  /** The node client (read at each scrape: it is made after the metrics, which observe it). */
+  node: () => NodeClient;
   auth: Authenticator;
   cache: ResultCache;
   coalescer: Coalescer;
@@ -107,39 +109,16 @@ export function createProxyMetrics(deps: {
     name: 'rpc_proxy_node_queue',
     help: "Calls waiting for the node: queued for a connection or held behind their path's batch (NODE_QUEUE_LIMIT bounds them).",
     collect() {
-      this.set(deps.node.stats.queued + deps.node.stats.held);
+      const { stats } = deps.node();
+      this.set(stats.queued + stats.held);
     },
   });
 
-  const node: NodeClient = Object.create(deps.node) as NodeClient;
-  /** Times a node call (plain `then`: no async frame, no timer closure per call). */
-  function timed(reply: Promise<NodeReply>, started: number): Promise<NodeReply> {
-    return reply.then(
-      (r) => {
-        nodeLatency.observe((performance.now() - started) / 1000);
-        ok.inc();
-        return r;
-      },
-      (err: unknown) => {
-        nodeLatency.observe((performance.now() - started) / 1000);
-        outcome(err instanceof NodeError ? err.kind : 'error').inc();
-        throw err;
-      },
-    );
-  }
-  // A call gathered into a batch toward the node is timed until its own answer.
-  Object.defineProperty(node, 'call', {
-    value: (path: string, body: string | Buffer) => {
-      const started = performance.now();
-      return timed(deps.node.call(path, body), started);
-    },
-  });
-  Object.defineProperty(node, 'callBatched', {
-    value: (path: string, body: Buffer, legacy: boolean) => {
-      const started = performance.now();
-      return timed(deps.node.callBatched(path, body, legacy), started);
-    },
-  });
+  /** Each node call once ended (NodeClientOptions.observe): timed from its arrival, counted by outcome. */
+  const observeNode = (seconds: number, failure: NodeFailure | undefined): void => {
+    nodeLatency.observe(seconds);
+    (failure === undefined ? ok : outcome(failure)).inc();
+  };
   const auth: Authenticator = {
     ...deps.auth,
     check(header) {
@@ -151,7 +130,7 @@ export function createProxyMetrics(deps: {
 
   return {
     metrics,
-    node,
+    observeNode,
     auth,
     track(req, res) {
       const start = process.hrtime.bigint();

@@ -46,6 +46,11 @@ export interface NodeClientOptions {
   queueLimit: number;
   timeoutMs: number;
   logger: Logger;
+  /**
+   * Told of each call of {@link NodeClient.call} and {@link NodeClient.callBatched} once it ends:
+   * its time from arrival (s) and how it failed (undefined: answered). The proxy's metrics.
+   */
+  observe?: (seconds: number, failure: NodeFailure | undefined) => void;
 }
 
 /** Forwards JSON-RPC bodies to bitcoind over keep-alive connections, at most N at once. */
@@ -84,9 +89,12 @@ interface Gathered {
   legacy: boolean;
   /** Held behind its path's batches in flight: counted as waiting (NODE_QUEUE_LIMIT) until sent. */
   held: boolean;
-  /** When its `timeoutMs` runs out (performance.now()), counted from its arrival. */
+  /** When it arrived (performance.now()); its `timeoutMs` runs from then. */
+  arrived: number;
+  /** When its `timeoutMs` runs out (performance.now()). */
   deadline: number;
-  /** Answers the call; for a held one, once (a batch's answer after it timed out is dropped). */
+  /** Answered or failed: a batch's answer after it timed out is dropped. */
+  settled: boolean;
   resolve: (reply: NodeReply) => void;
   reject: (err: NodeError) => void;
 }
@@ -274,11 +282,33 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     if (!queued) done(new NodeError('queue', QUEUE_FULL));
   }
 
+  const observe = options.observe;
+
   function call(path: string, body: string | Buffer): Promise<NodeReply> {
-    const deadline = performance.now() + options.timeoutMs;
+    const arrived = performance.now();
     return new Promise<NodeReply>((resolve, reject) =>
-      exchange(path, body, deadline, (err, reply) => (err ? reject(err) : resolve(reply as NodeReply))),
+      exchange(path, body, arrived + options.timeoutMs, (err, reply) => {
+        observe?.((performance.now() - arrived) / 1000, err?.kind);
+        if (err) reject(err);
+        else resolve(reply as NodeReply);
+      }),
     );
+  }
+
+  /** Answers a gathered call, once. */
+  function answer(c: Gathered, reply: NodeReply): void {
+    if (c.settled) return;
+    c.settled = true;
+    observe?.((performance.now() - c.arrived) / 1000, undefined);
+    c.resolve(reply);
+  }
+
+  /** Fails a gathered call, once. */
+  function fail(c: Gathered, err: NodeError): void {
+    if (c.settled) return;
+    c.settled = true;
+    observe?.((performance.now() - c.arrived) / 1000, err.kind);
+    c.reject(err);
   }
 
   /**
@@ -345,20 +375,40 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     });
   }
 
+  /**
+   * Sends `calls` of `path`: one alone as it is, several as one batch. Each call fails at its own
+   * deadline: the exchange's timer runs to the last of them, and one timer a batch fails the
+   * earlier ones on the way (their elements of the answer are then dropped). No call needs a timer
+   * of its own while it is held: what holds it is batches of calls that arrived before it, which
+   * end by their deadlines, before its own (every call of this client has the same `timeoutMs`).
+   */
   function sendGathered(path: string, calls: Gathered[]): void {
     if (calls.length === 1) {
       const [only] = calls as [Gathered];
-      exchangeGathered(path, only.body, only.deadline, (err, reply) => (err ? only.reject(err) : only.resolve(reply as NodeReply)));
+      exchangeGathered(path, only.body, only.deadline, (err, reply) => (err ? fail(only, err) : answer(only, reply as NodeReply)));
       return;
     }
     const parts: Buffer[] = [];
     for (const c of calls) parts.push(parts.length === 0 ? OPEN : COMMA, c.body);
     parts.push(CLOSE);
-    // Each call fails at its own deadline (its timer, set on arrival); the exchange ends at the last.
-    const deadline = calls.reduce((last, c) => Math.max(last, c.deadline), 0);
-    exchangeGathered(path, Buffer.concat(parts), deadline, (err, reply) => {
+    // Calls arrive in order, so the last one's deadline is the latest, the first one's the earliest.
+    const last = (calls[calls.length - 1] as Gathered).deadline;
+    let expiry: NodeJS.Timeout | undefined;
+    const expireDue = () => {
+      const now = performance.now();
+      let next = Number.POSITIVE_INFINITY;
+      for (const c of calls) {
+        if (c.settled) continue;
+        if (c.deadline <= now) fail(c, timedOutError());
+        else if (c.deadline < next) next = c.deadline;
+      }
+      expiry = next < last ? setTimeout(expireDue, next - now) : undefined;
+    };
+    if ((calls[0] as Gathered).deadline < last) expiry = setTimeout(expireDue, (calls[0] as Gathered).deadline - performance.now());
+    exchangeGathered(path, Buffer.concat(parts), last, (err, reply) => {
+      if (expiry !== undefined) clearTimeout(expiry);
       if (err) {
-        for (const c of calls) c.reject(err);
+        for (const c of calls) fail(c, err);
         return;
       }
       const { status, body } = reply as NodeReply;
@@ -371,46 +421,13 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
       if (replies === undefined || replies.some((r) => r === undefined)) {
         // Not the batch reply Core gives. Never sent again: a write may have run.
         for (const c of calls)
-          c.reject(new NodeError('garbage', `node answered garbage (HTTP ${status}, batch reply does not match the request)`));
+          fail(c, new NodeError('garbage', `node answered garbage (HTTP ${status}, batch reply does not match the request)`));
         return;
       }
       batches.requests++;
       batches.calls += calls.length;
-      calls.forEach((c, i) => c.resolve(replies[i] as NodeReply));
+      calls.forEach((c, i) => answer(c, replies[i] as NodeReply));
     });
-  }
-
-  /**
-   * A held call's own timer, from its arrival: when it runs out, the call fails, taken out of the
-   * held calls (never sent) or, if it went out in a batch since, with its element of the reply
-   * dropped. A call that is not held needs none: it goes out this turn, in an exchange whose timer
-   * runs to its deadline.
-   */
-  function timeHeld(path: string, entry: Gathered): void {
-    const { resolve, reject } = entry;
-    let settled = false;
-    const timer = setTimeout(() => {
-      const list = gathered.get(path);
-      const at = list?.indexOf(entry) ?? -1;
-      if (list !== undefined && at >= 0) {
-        list.splice(at, 1);
-        if (list.length === 0) gathered.delete(path);
-        stats.held--;
-      }
-      entry.reject(timedOutError());
-    }, options.timeoutMs);
-    entry.resolve = (reply) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(reply);
-    };
-    entry.reject = (err) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      reject(err);
-    };
   }
 
   return {
@@ -418,17 +435,17 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     callBatched(path, body, legacy) {
       if (body.length > MAX_BATCHED_BODY) return call(path, body);
       return new Promise<NodeReply>((resolve, reject) => {
-        const holding = pathFull(path);
-        if (holding && !roomToWait()) {
+        const held = pathFull(path);
+        if (held && !roomToWait()) {
+          observe?.(0, 'queue');
           reject(new NodeError('queue', QUEUE_FULL));
           return;
         }
-        if (holding) stats.held++;
+        if (held) stats.held++;
         let list = gathered.get(path);
         if (list === undefined) gathered.set(path, (list = []));
-        const entry: Gathered = { body, legacy, held: holding, deadline: performance.now() + options.timeoutMs, resolve, reject };
-        if (holding) timeHeld(path, entry);
-        list.push(entry);
+        const arrived = performance.now();
+        list.push({ body, legacy, held, arrived, deadline: arrived + options.timeoutMs, settled: false, resolve, reject });
         scheduleFlush();
       });
     },

@@ -220,9 +220,13 @@ const SPECS: Record<string, ParamSpec> = {
  * other methods pass unchecked. Returns them as a positional array (undefined for omitted).
  * Throws ParamError naming the parameter.
  */
+/** Each parameter's name (the first of its `names`) and aliases, split once. */
+const SPLIT_NAMES = new Map(Object.entries(SPECS).map(([method, spec]) => [method, spec.params.map(([names]) => names.split('|'))]));
+
 export function checkParams(method: string, params: unknown[] | Record<string, unknown>): unknown[] | undefined {
-  const spec = SPECS[method];
-  if (!spec) return undefined;
+  const spec = Object.hasOwn(SPECS, method) ? SPECS[method] : undefined;
+  const names = SPLIT_NAMES.get(method);
+  if (spec === undefined || names === undefined) return undefined;
   let positional: unknown[];
   if (Array.isArray(params)) {
     positional = params;
@@ -232,20 +236,21 @@ export function checkParams(method: string, params: unknown[] | Record<string, u
   } else {
     positional = [];
     for (const key of Object.keys(params)) {
-      const index = spec.params.findIndex(([names]) => names.split('|').includes(key));
+      const index = names.findIndex((aliases) => aliases.includes(key));
       if (index < 0) throw new ParamError(`unknown parameter "${key}" for ${method}`);
       positional[index] = params[key];
     }
   }
-  spec.params.forEach(([names, check, required], i) => {
-    const name = names.split('|')[0] as string;
+  for (let i = 0; i < spec.params.length; i++) {
+    const [, check, required] = spec.params[i] as ParamSpec['params'][number];
+    const name = (names[i] as string[])[0] as string;
     const value = positional[i];
     if (value === undefined || value === null) {
       if (required) throw new ParamError(`missing parameter "${name}" for ${method}`);
-      return;
+      continue;
     }
     check(value, name);
-  });
+  }
   return positional;
 }
 

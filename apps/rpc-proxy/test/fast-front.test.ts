@@ -101,6 +101,18 @@ describe('rpc-proxy front end', () => {
     expect(h.app.front?.served).toBe(0);
   });
 
+  it('serves a call whose header names are in any case and whose Content-Length has blanks around it', async () => {
+    await start();
+    const c = client();
+    const text = body(4);
+    c.send(
+      `POST / HTTP/1.1\r\nhost: x\r\nAUTHORIZATION: ${AUTH}\r\ncontent-LENGTH: \t${text.length} \r\nX-Other: content-length: 1\r\n\r\n${text}`,
+    );
+    await c.answered(1);
+    expect(c.answers[0]?.body).toBe('{"result":101,"error":null,"id":4}\n');
+    expect(h.app.front).toEqual({ served: 1, handedOff: 0 });
+  });
+
   it('answers pipelined calls in the order they were sent', async () => {
     await start();
     h.node.setLatency(30);
