@@ -45,12 +45,13 @@ export interface CoalesceStats {
 export interface Coalescer {
   /** Joins the flight of `key` when one is in the air: resolves with its outcome; undefined when there is none. */
   join(key: string): Promise<FlightOutcome> | undefined;
+  /** Starts the flight of `key` for its leader (envelope state `state`), which {@link Coalescer.land} ends. */
+  lead(key: string, state: CallState): void;
   /**
-   * Starts the flight of `key` (the leader's envelope state `state`), runs `call` and returns
-   * its outcome to the leader unchanged; followers that joined meanwhile get theirs. The
-   * flight is gone before any follower is answered.
+   * Ends the flight of `key` with its leader's outcome, the node's reply or why the call failed:
+   * followers that joined meanwhile get theirs, once the flight is gone.
    */
-  lead(key: string, state: CallState, call: () => Promise<NodeReply>): Promise<NodeReply>;
+  land(key: string, outcome: unknown): void;
   /** Flights in the air now. */
   readonly inFlight: number;
   readonly stats: CoalesceStats;
@@ -59,6 +60,11 @@ export interface Coalescer {
 interface Flight {
   state: CallState;
   waiters: ((outcome: FlightOutcome) => void)[] | undefined;
+}
+
+/** A node reply, as opposed to a failure. */
+function isReply(value: unknown): value is NodeReply {
+  return value !== null && typeof value === 'object' && Buffer.isBuffer((value as { body?: unknown }).body);
 }
 
 /** Creates an empty coalescer. */
@@ -86,23 +92,19 @@ export function createCoalescer(): Coalescer {
       stats.waiting++;
       return new Promise((resolve) => (flight.waiters ??= []).push(resolve));
     },
-    lead(key, state, call) {
-      const flight: Flight = { state, waiters: undefined };
-      flights.set(key, flight);
+    lead(key, state) {
+      flights.set(key, { state, waiters: undefined });
       stats.flights++;
-      return call().then(
-        (reply) => {
-          settle(key, flight, () => {
-            const result = reply.status === 200 ? splitSuccessReply(reply.body, flight.state) : undefined;
-            return result === undefined ? { kind: 'forward' } : { kind: 'result', result };
-          });
-          return reply;
-        },
-        (err: unknown) => {
-          settle(key, flight, () => (err instanceof NodeError ? { kind: 'error', error: err } : { kind: 'forward' }));
-          throw err;
-        },
-      );
+    },
+    land(key, outcome) {
+      const flight = flights.get(key);
+      if (flight === undefined) return;
+      settle(key, flight, () => {
+        if (outcome instanceof NodeError) return { kind: 'error', error: outcome };
+        if (!isReply(outcome)) return { kind: 'forward' };
+        const result = outcome.status === 200 ? splitSuccessReply(outcome.body, flight.state) : undefined;
+        return result === undefined ? { kind: 'forward' } : { kind: 'result', result };
+      });
     },
     get inFlight() {
       return flights.size;

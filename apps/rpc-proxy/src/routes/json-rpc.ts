@@ -343,32 +343,36 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     // The client's own bytes are forwarded (re-serialized only when a key is repeated: see handleSingle).
     // Calls that arrive together go to the node together, one HTTP request for several
     // (docs/rpc-proxy.md, "Batching toward the node"); each still gets Core's own answer.
-    const toNode = () =>
-      item.notification || UNBATCHED_METHODS.has(item.method)
+    const reply = LONG_POLL_METHODS.has(item.method)
+      ? deps.longPollNode.call(path, raw)
+      : item.notification || UNBATCHED_METHODS.has(item.method)
         ? node.call(path, raw)
         : node.callBatched(path, raw, item.state.version !== '2.0');
-    const reply =
-      key === undefined
-        ? LONG_POLL_METHODS.has(item.method)
-          ? deps.longPollNode.call(path, raw)
-          : toNode()
-        : (coalescer as Coalescer).lead(key, item.state, toNode);
+    // As the leader of flight `key`, the call lands it with its outcome (docs/rpc-proxy.md, "Coalescing").
+    if (key !== undefined) (coalescer as Coalescer).lead(key, item.state);
     const failed = (err: unknown): Outcome => {
       if (!(err instanceof NodeError)) throw err;
       return nodeFailure(err, item, rpc);
     };
-    return reply.then((r): Outcome => {
-      if (item.notification) return { status: 204, text: '', rpc };
-      if (item.cacheKey || item.confirmKey) {
-        try {
-          remember(item, parseReply(r), path);
-        } catch (err) {
-          return failed(err);
+    return reply.then(
+      (r): Outcome => {
+        if (key !== undefined) (coalescer as Coalescer).land(key, r);
+        if (item.notification) return { status: 204, text: '', rpc };
+        if (item.cacheKey || item.confirmKey) {
+          try {
+            remember(item, parseReply(r), path);
+          } catch (err) {
+            return failed(err);
+          }
         }
-      }
-      // The node's answer passes through unchanged, status and bytes, without being parsed.
-      return { status: r.status, text: r.body, rpc };
-    }, failed);
+        // The node's answer passes through unchanged, status and bytes, without being parsed.
+        return { status: r.status, text: r.body, rpc };
+      },
+      (err: unknown) => {
+        if (key !== undefined) (coalescer as Coalescer).land(key, err);
+        return failed(err);
+      },
+    );
   }
 
   async function handleBatch(path: string, batch: unknown[], allowed: Set<string>): Promise<Outcome> {
