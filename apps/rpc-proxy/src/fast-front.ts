@@ -187,7 +187,7 @@ export function installFastFront(
     for (let i = 0; i + 1 < raw.length; i += 2) {
       const key = (raw[i] as string).toLowerCase();
       // A repeated header (or a name an object already has), a chunked body, Expect: node:http's own rules apply.
-      if (key in headers || key === 'transfer-encoding' || key === 'expect') {
+      if (headers[key] !== undefined || key === 'transfer-encoding' || key === 'expect') {
         parsed.bad = true;
         return 0;
       }
