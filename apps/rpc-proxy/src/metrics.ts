@@ -31,8 +31,8 @@ export function proxyRoute(url: string | undefined): string {
 }
 
 /**
- * `rpc_proxy_node_request_duration_seconds` and `rpc_proxy_node_requests_total{outcome}` (every HTTP
- * round trip to the node: ok, or the NodeError kind), `rpc_proxy_cache_hits_total` /
+ * `rpc_proxy_node_request_duration_seconds` and `rpc_proxy_node_requests_total{outcome}` (every call
+ * of the node client, long polls aside, from its arrival: ok, or the NodeError kind), `rpc_proxy_cache_hits_total` /
  * `_misses_total` / `rpc_proxy_cache_bytes`, `rpc_proxy_coalesced_total` (calls answered by another
  * call's flight instead of the node) and `rpc_proxy_coalesce_flights_total`,
  * `rpc_proxy_auth_failures_total{reason}` (missing, invalid), `rpc_proxy_node_queue` (calls waiting
@@ -52,14 +52,14 @@ export function createProxyMetrics(deps: {
   const nodeLatency = metrics
     .seriesHistogram({
       name: 'rpc_proxy_node_request_duration_seconds',
-      help: 'Time of each call to the node (a call gathered into a batch: until its answer).',
+      help: 'Time of each call to the node, from its arrival (a call gathered into a batch: until its answer).',
       labelNames: [],
       buckets: NODE_BUCKETS,
     })
     .series();
   const nodeRequests = metrics.seriesCounter({
     name: 'rpc_proxy_node_requests_total',
-    help: 'HTTP round trips to the node, by outcome (ok, or the failure: unreachable, timeout, http, overloaded, ...).',
+    help: 'Calls to the node (each call of a batch counted), by outcome (ok, or the failure: unreachable, timeout, busy, garbage, queue, ...).',
     labelNames: ['outcome'],
   });
   const outcomes = new Map<string, CounterSeries>();
