@@ -107,35 +107,12 @@ export function errorStatus(code: number, state: CallState, envelopeError = fals
  * is not an array.
  */
 export function splitJsonArray(text: string): string[] | undefined {
-  let i = 0;
-  while (i < text.length && /\s/.test(text[i] as string)) i++;
-  if (text[i] !== '[') return undefined;
+  const bytes = Buffer.from(text, 'utf8');
+  const bounds = jsonArrayElements(bytes);
+  if (bounds === undefined) return undefined;
   const parts: string[] = [];
-  let depth = 0;
-  let start = i + 1;
-  let inString = false;
-  for (; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92) i++;
-      else if (c === 34) inString = false;
-      continue;
-    }
-    if (c === 34) inString = true;
-    else if (c === 91 || c === 123) depth++;
-    else if (c === 93 || c === 125) {
-      depth--;
-      if (depth === 0) {
-        const last = text.slice(start, i).trim();
-        if (last !== '') parts.push(last);
-        return parts;
-      }
-    } else if (c === 44 && depth === 1) {
-      parts.push(text.slice(start, i).trim());
-      start = i + 1;
-    }
-  }
-  return undefined;
+  for (let i = 0; i < bounds.length; i += 2) parts.push(bytes.toString('utf8', bounds[i], bounds[i + 1]));
+  return parts;
 }
 
 /** True for JSON's blanks: space, tab, line feed, carriage return. */

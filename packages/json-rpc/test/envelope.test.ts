@@ -70,24 +70,28 @@ describe('replies', () => {
 });
 
 describe('jsonArrayElements', () => {
-  it('splits the bytes where splitJsonArray splits the text, multi-byte characters included', () => {
-    for (const text of [
-      ' [{"a":"x,]"}, 50.00000000 ,[1,2]]\n',
-      '[]',
-      '[ ]',
-      '[1]',
-      '[{"result":"é,\\"]😀","error":null,"id":1},{"result":null,"error":{"code":-8,"message":"x"},"id":"ü"}]\n',
-      '[ 1 ,\t2\r\n, "a\\\\"]',
-      '{"a":1}',
-      '  ',
-      '[1,2',
-      'x[1]',
-    ]) {
+  it('finds each element of an array in its bytes, blanks left out, multi-byte characters and escapes included', () => {
+    const cases: [string, string[] | undefined][] = [
+      [' [{"a":"x,]"}, 50.00000000 ,[1,2]]\n', ['{"a":"x,]"}', '50.00000000', '[1,2]']],
+      ['[]', []],
+      ['[ ]', []],
+      ['[1]', ['1']],
+      [
+        '[{"result":"é,\\"]😀","error":null,"id":1},{"result":null,"error":{"code":-8,"message":"x"},"id":"ü"}]\n',
+        ['{"result":"é,\\"]😀","error":null,"id":1}', '{"result":null,"error":{"code":-8,"message":"x"},"id":"ü"}'],
+      ],
+      ['[ 1 ,\t2\r\n, "a\\\\"]', ['1', '2', '"a\\\\"']],
+      ['{"a":1}', undefined],
+      ['  ', undefined],
+      ['[1,2', undefined],
+      ['x[1]', undefined],
+    ];
+    for (const [text, expected] of cases) {
       const bytes = Buffer.from(text);
       const bounds = jsonArrayElements(bytes);
       const texts =
         bounds === undefined ? undefined : bounds.flatMap((b, i) => (i % 2 === 0 ? [bytes.toString('utf8', b, bounds[i + 1])] : []));
-      expect(texts).toEqual(splitJsonArray(text));
+      expect([text, texts]).toEqual([text, expected]);
     }
   });
 });

@@ -22,14 +22,7 @@ import {
 
 export { Counter, Gauge, Histogram, Registry };
 export { processCpuMicros, threadCpuMicros } from './process-cpu';
-export {
-  seriesCounter,
-  seriesHistogram,
-  type CounterSeries,
-  type HistogramSeries,
-  type SeriesCounter,
-  type SeriesHistogram,
-} from './series';
+export * from './series';
 
 /** Seconds buckets for HTTP requests: 1 ms to 10 s. */
 export const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
