@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { basic, CLIENT_PASSWORD, CLIENT_USER, onHttpMessages, startHarness, type Harness, type RawMessage } from './support/helpers';
 
@@ -35,6 +36,22 @@ class RawClient {
   async answered(n: number): Promise<void> {
     while (this.answers.length < n) await new Promise<void>((r) => this.waiters.push(r));
   }
+}
+
+/**
+ * Pipelined `getblockcount` calls whose answers (about 280 bytes each) overflow what the kernel
+ * buffers for a connection whose reader stopped: its first receive buffer and the largest send
+ * buffer (tcp_rmem's default, tcp_wmem's largest), half as much again.
+ */
+function callsToFill(): number {
+  const sizes = (name: string) => readFileSync(`/proc/sys/net/ipv4/${name}`, 'utf8').trim().split(/\s+/).map(Number);
+  let bytes = 131_072 + 4_194_304;
+  try {
+    bytes = (sizes('tcp_rmem')[1] as number) + (sizes('tcp_wmem')[2] as number);
+  } catch {
+    // no /proc: Linux's defaults
+  }
+  return Math.ceil((1.5 * bytes) / 280);
 }
 
 const header = (head: string, name: string) => new RegExp(`\r\n${name}: ([^\r]*)`, 'i').exec(head)?.[1];
@@ -265,6 +282,31 @@ describe('rpc-proxy front end', () => {
     expect(c.answers.map((a) => JSON.parse(a.body).id)).toEqual(ids);
     expect(h.app.front).toEqual({ served: ids.length, handedOff: 0 });
   });
+
+  it('stops taking calls from a client that does not read its answers, and answers them all, in order, once it reads', async () => {
+    await start({ RATE_LIMIT_PER_MINUTE: '0' });
+    const c = client();
+    // Not read: the answers fill the kernel's buffers (a socket that is not read keeps its first
+    // receive buffer; the sender's grows to tcp_wmem's largest), then the proxy's own; the front
+    // end then waits for 'drain' before the next call. Enough calls for half as much again.
+    c.socket.pause();
+    const ids = Array.from({ length: callsToFill() }, (_, i) => i + 1);
+    c.send(ids.map((id) => request(body(id))).join(''));
+    const forwarded = () => h.node.stats.total;
+    // Until the calls reaching the node stop (none for 300 ms).
+    let last = -1;
+    while (forwarded() !== last) {
+      last = forwarded();
+      await pause(300);
+    }
+    expect(forwarded()).toBeGreaterThan(0);
+    expect(forwarded()).toBeLessThan(ids.length);
+    c.socket.resume();
+    await c.answered(ids.length);
+    expect(c.answers.map((a) => JSON.parse(a.body).id)).toEqual(ids);
+    expect(forwarded()).toBe(ids.length);
+    expect(h.app.front).toEqual({ served: ids.length, handedOff: 0 });
+  }, 30_000);
 
   it('closes its idle kept-alive connections at once when the proxy shuts down', async () => {
     await start();
