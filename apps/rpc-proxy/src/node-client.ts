@@ -141,9 +141,10 @@ export function parseReply(reply: NodeReply): unknown {
  * binding): cheaper per call than undici or `http.request`. Calls beyond `maxConcurrency`
  * wait in a FIFO queue here, never at the connections (bitcoind itself answers 503 past its
  * -rpcworkqueue, so the proxy queues instead of overrunning it); past `queueLimit` waiting, a
- * call fails at once with kind `queue`. Each call has one timer of `timeoutMs` in all, from its
- * arrival: the time it waits for a connection or behind its path's batch counts, and a call whose
- * time runs out while it waits fails without being sent.
+ * call fails at once with kind `queue`. Each call has `timeoutMs` in all, from its arrival: the
+ * time it waits for a connection or behind its path's batch counts, and a call whose time runs out
+ * while it waits fails without being sent. The timers are one an exchange, not one a call
+ * ({@link sendGathered}).
  */
 export function createNodeClient(options: NodeClientOptions): NodeClient {
   // Our own timer bounds the whole call; bitcoind closes idle connections after 30 s.
