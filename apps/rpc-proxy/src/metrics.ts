@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createMetrics, UNMATCHED_ROUTE, type CounterSeries, type ServiceMetrics } from '@repo/metrics';
+import { createMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@repo/metrics';
 import type { Authenticator } from './auth';
 import type { ResultCache } from './cache';
 import type { Coalescer } from './coalesce';
@@ -62,13 +62,7 @@ export function createProxyMetrics(deps: {
     help: 'Calls to the node (each call of a batch counted), by outcome (ok, or the failure: unreachable, timeout, busy, garbage, queue, ...).',
     labelNames: ['outcome'],
   });
-  const outcomes = new Map<string, CounterSeries>();
-  const outcome = (name: string): CounterSeries => {
-    let found = outcomes.get(name);
-    if (found === undefined) outcomes.set(name, (found = nodeRequests.series(name)));
-    return found;
-  };
-  const ok = outcome('ok');
+  const ok = nodeRequests.series('ok');
   const authFailures = metrics.counter({
     name: 'rpc_proxy_auth_failures_total',
     help: 'Requests refused 401, by reason (missing: no credentials; invalid: wrong ones).',
@@ -117,7 +111,7 @@ export function createProxyMetrics(deps: {
   /** Each node call once ended (NodeClientOptions.observe): timed from its arrival, counted by outcome. */
   const observeNode = (seconds: number, failure: NodeFailure | undefined): void => {
     nodeLatency.observe(seconds);
-    (failure === undefined ? ok : outcome(failure)).inc();
+    (failure === undefined ? ok : nodeRequests.series(failure)).inc();
   };
   const auth: Authenticator = {
     ...deps.auth,

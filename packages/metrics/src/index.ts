@@ -110,17 +110,19 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     labelNames: ['method', 'route', 'status'],
     buckets: REQUEST_BUCKETS,
   });
-  /** The series of each method (as the request names it), route and status, found once each. */
+  /** The series of each method label, route and status, found once each (no label string joined a request). */
   const series = new Map<string, Map<string, Map<number, { count: CounterSeries; duration: HistogramSeries }>>>();
 
   function observeRequest(method: string, route: string, status: number, seconds: number): void {
-    let byRoute = series.get(method);
-    if (byRoute === undefined) series.set(method, (byRoute = new Map()));
+    // By its label, not as the caller names it: the map stays as bounded as the labels.
+    const label = methodLabel(method);
+    let byRoute = series.get(label);
+    if (byRoute === undefined) series.set(label, (byRoute = new Map()));
     let byStatus = byRoute.get(route);
     if (byStatus === undefined) byRoute.set(route, (byStatus = new Map()));
     let found = byStatus.get(status);
     if (found === undefined) {
-      const labels = [methodLabel(method), route, String(status)];
+      const labels = [label, route, String(status)];
       found = { count: requests.series(...labels), duration: requestDuration.series(...labels) };
       byStatus.set(status, found);
     }

@@ -1,8 +1,9 @@
 import type { Registry, RegistryContentType } from 'prom-client';
 
 /**
- * Counters and histograms for the hot path: each series (one set of label values) is an object
- * the caller looks up once and keeps, and an observation is a few additions to it. prom-client's
+ * Counters and histograms for the hot path: each series (one set of label values) is one object,
+ * made once, which a caller may look up each time (a join and a map lookup) or keep, and an
+ * observation is a few additions to it. prom-client's
  * own `inc(labels)` and `observe(labels, value)` check and hash the label object on every call,
  * which cost ~1.5 µs of each request in the rpc-proxy's benchmark (docs/performance/rpc-proxy.md,
  * "Tenth round"). The registry reads these at each scrape, in the same text prom-client writes
@@ -19,12 +20,12 @@ export interface HistogramSeries {
   observe(value: number): void;
 }
 
-/** A counter whose series are looked up by label values (in `labelNames` order) and kept by the caller. */
+/** A counter of series: `series(...)` the one of these label values (in `labelNames` order), the same object each time. */
 export interface SeriesCounter {
   series(...values: string[]): CounterSeries;
 }
 
-/** A histogram whose series are looked up by label values (in `labelNames` order) and kept by the caller. */
+/** A histogram of series: `series(...)` the one of these label values (in `labelNames` order), the same object each time. */
 export interface SeriesHistogram {
   series(...values: string[]): HistogramSeries;
 }
@@ -63,18 +64,25 @@ interface RegisteredMetric {
   reset(): void;
 }
 
-/** The series of one metric, by the label values joined (a NUL cannot be in a label value we make). */
-class Family<S> {
-  readonly all = new Map<string, { labels: Labels; state: S }>();
+/** A series as its family keeps it: what callers hold, and how it is zeroed. */
+interface Kept {
+  reset(): void;
+}
+
+/**
+ * The series of one metric by their label values (joined: a NUL cannot be in a label value we
+ * make), each made once: {@link Family.find} returns the same object for the same values.
+ */
+class Family<S extends Kept> {
+  readonly all = new Map<string, { labels: Labels; series: S }>();
   constructor(
     private readonly definition: Definition,
-    private readonly fresh: () => S,
-    /** Zeroes a series in place (its holders keep counting into it). */
-    private readonly zero: (state: S) => void,
+    private readonly make: () => S,
   ) {}
 
+  /** Zeroes every series in place (their holders keep counting into them). */
   reset(): void {
-    for (const { state } of this.all.values()) this.zero(state);
+    for (const { series } of this.all.values()) series.reset();
   }
 
   find(values: string[]): S {
@@ -86,26 +94,63 @@ class Family<S> {
         throw new TypeError(`${name}: ${labelNames.length} label values expected, got ${values.length}`);
       const labels: Labels = {};
       labelNames.forEach((label, i) => (labels[label] = values[i] as string));
-      found = { labels, state: this.fresh() };
+      found = { labels, series: this.make() };
       this.all.set(key, found);
     }
-    return found.state;
+    return found.series;
+  }
+}
+
+class CounterSeriesState implements CounterSeries, Kept {
+  value = 0;
+  inc(by = 1): void {
+    this.value += by;
+  }
+  reset(): void {
+    this.value = 0;
+  }
+}
+
+class HistogramSeriesState implements HistogramSeries, Kept {
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+  constructor(
+    private readonly name: string,
+    /** Upper bounds, ascending. */
+    private readonly bounds: readonly number[],
+  ) {
+    this.counts = new Float64Array(bounds.length);
+  }
+  observe(value: number): void {
+    if (!Number.isFinite(value)) throw new TypeError(`${this.name}: not a finite number: ${value}`);
+    this.sum += value;
+    this.count += 1;
+    // The first bound at or above the value (none: only in +Inf, which is the count).
+    const { bounds, counts } = this;
+    for (let i = 0; i < bounds.length; i++) {
+      if (value <= (bounds[i] as number)) {
+        counts[i] = (counts[i] as number) + 1;
+        break;
+      }
+    }
+  }
+  reset(): void {
+    this.counts.fill(0);
+    this.sum = 0;
+    this.count = 0;
   }
 }
 
 /** A counter of series (see the module's comment), registered in `registry`. */
 export function seriesCounter(registry: Registry<RegistryContentType>, definition: Definition): SeriesCounter {
-  const family = new Family(
-    definition,
-    () => ({ value: 0 }),
-    (state) => (state.value = 0),
-  );
+  const family = new Family(definition, () => new CounterSeriesState());
   const data = async (): Promise<MetricData> => ({
     name: definition.name,
     help: definition.help,
     type: 'counter',
     aggregator: 'sum',
-    values: [...family.all.values()].map(({ labels, state }) => ({ labels: { ...labels }, value: state.value })),
+    values: [...family.all.values()].map(({ labels, series }) => ({ labels: { ...labels }, value: series.value })),
   });
   register(registry, {
     name: definition.name,
@@ -116,46 +161,29 @@ export function seriesCounter(registry: Registry<RegistryContentType>, definitio
     getForPromString: data,
     reset: () => family.reset(),
   });
-  return {
-    series(...values) {
-      const state = family.find(values);
-      return {
-        inc(by = 1) {
-          state.value += by;
-        },
-      };
-    },
-  };
+  return { series: (...values) => family.find(values) };
 }
 
-/** A histogram of series (see the module's comment), registered in `registry`; `buckets` ascending. */
+/** A histogram of series (see the module's comment), registered in `registry`. */
 export function seriesHistogram(
   registry: Registry<RegistryContentType>,
   definition: Definition & { buckets: readonly number[] },
 ): SeriesHistogram {
   const bounds = [...definition.buckets].sort((a, b) => a - b);
-  const family = new Family(
-    definition,
-    () => ({ counts: new Float64Array(bounds.length), sum: 0, count: 0 }),
-    (state) => {
-      state.counts.fill(0);
-      state.sum = 0;
-      state.count = 0;
-    },
-  );
   const { name } = definition;
+  const family = new Family(definition, () => new HistogramSeriesState(name, bounds));
   /** As prom-client's Histogram: `labels` {le} and the series' labels as `sharedLabels` (rendered after `le`). */
   const samples = (): Sample[] => {
     const out: Sample[] = [];
-    for (const { labels, state } of family.all.values()) {
+    for (const { labels, series } of family.all.values()) {
       let cumulative = 0;
       bounds.forEach((le, i) => {
-        cumulative += state.counts[i] as number;
+        cumulative += series.counts[i] as number;
         out.push({ labels: { le }, sharedLabels: labels, value: cumulative, metricName: `${name}_bucket` });
       });
-      out.push({ labels: { le: '+Inf' }, sharedLabels: labels, value: state.count, metricName: `${name}_bucket` });
-      out.push({ labels: {}, sharedLabels: labels, value: state.sum, metricName: `${name}_sum` });
-      out.push({ labels: {}, sharedLabels: labels, value: state.count, metricName: `${name}_count` });
+      out.push({ labels: { le: '+Inf' }, sharedLabels: labels, value: series.count, metricName: `${name}_bucket` });
+      out.push({ labels: {}, sharedLabels: labels, value: series.sum, metricName: `${name}_sum` });
+      out.push({ labels: {}, sharedLabels: labels, value: series.count, metricName: `${name}_count` });
     }
     return out;
   };
@@ -176,26 +204,7 @@ export function seriesHistogram(
     }),
     reset: () => family.reset(),
   });
-  return {
-    series(...values) {
-      const state = family.find(values);
-      return {
-        observe(value) {
-          if (!Number.isFinite(value)) throw new TypeError(`${name}: not a finite number: ${value}`);
-          state.sum += value;
-          state.count += 1;
-          // The first bound at or above the value (none: only in +Inf, which is the count).
-          const { counts } = state;
-          for (let i = 0; i < bounds.length; i++) {
-            if (value <= (bounds[i] as number)) {
-              counts[i] = (counts[i] as number) + 1;
-              break;
-            }
-          }
-        },
-      };
-    },
-  };
+  return { series: (...values) => family.find(values) };
 }
 
 function register(registry: Registry<RegistryContentType>, metric: RegisteredMetric): void {

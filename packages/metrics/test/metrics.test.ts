@@ -152,6 +152,12 @@ describe('seriesCounter and seriesHistogram', () => {
     expect(text).toContain('test_duration_seconds_bucket{le="0.01",method="GET",status="200"} 0\n');
   });
 
+  it('give the same series object for the same label values, a distinct one for others', () => {
+    const counter = seriesCounter(new Registry(), { name: 'same_total', help: 'x', labelNames: ['a'] });
+    expect(counter.series('x')).toBe(counter.series('x'));
+    expect(counter.series('x')).not.toBe(counter.series('y'));
+  });
+
   it('refuse a wrong number of label values and a value that is not a finite number', () => {
     const { seriesTime } = both();
     expect(() => seriesTime.series('GET')).toThrow('2 label values expected, got 1');
