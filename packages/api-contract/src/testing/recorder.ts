@@ -23,10 +23,6 @@ export interface ContractRecorder {
 
 const MAX_RECORDED_BYTES = 8 * 1024 * 1024;
 
-/**
- * The headers as sent: parsed from the head node wrote (it holds those passed to `writeHead` too,
- * which `getHeaders()` does not), else `getHeaders()`.
- */
 /** The headers of a response head as written (status line, then `name: value` lines). */
 function headRecord(head: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -40,6 +36,10 @@ function headRecord(head: string): Record<string, string> {
   return out;
 }
 
+/**
+ * The headers as sent: parsed from the head node wrote (it holds those passed to `writeHead` too,
+ * which `getHeaders()` does not), else `getHeaders()`.
+ */
 function headerRecord(res: ServerResponse): Record<string, string> {
   const head = (res as unknown as { _header?: unknown })._header;
   if (typeof head === 'string' && head.length > 0) return headRecord(head);
