@@ -215,42 +215,55 @@ const SPECS: Record<string, ParamSpec> = {
   },
 };
 
+/** A parameter as checked: its name (the first of its `names`), every name it may be given by, its check. */
+interface Param {
+  name: string;
+  aliases: string[];
+  check: Check;
+  required: boolean;
+}
+
+/** {@link SPECS} with the names split, once, by method. */
+const PARAMS = new Map<string, Param[]>(
+  Object.entries(SPECS).map(([method, spec]) => [
+    method,
+    spec.params.map(([names, check, required]) => {
+      const aliases = names.split('|');
+      return { name: aliases[0] as string, aliases, check, required: required === true };
+    }),
+  ]),
+);
+
 /**
  * Checks the parameters of a call whose shape is known (positional array or named object);
  * other methods pass unchecked. Returns them as a positional array (undefined for omitted).
  * Throws ParamError naming the parameter.
  */
-/** Each parameter's name (the first of its `names`) and aliases, split once. */
-const SPLIT_NAMES = new Map(Object.entries(SPECS).map(([method, spec]) => [method, spec.params.map(([names]) => names.split('|'))]));
-
 export function checkParams(method: string, params: unknown[] | Record<string, unknown>): unknown[] | undefined {
-  const spec = Object.hasOwn(SPECS, method) ? SPECS[method] : undefined;
-  const names = SPLIT_NAMES.get(method);
-  if (spec === undefined || names === undefined) return undefined;
+  const spec = PARAMS.get(method);
+  if (spec === undefined) return undefined;
   let positional: unknown[];
   if (Array.isArray(params)) {
     positional = params;
-    if (params.length > spec.params.length) {
-      throw new ParamError(`too many parameters for ${method}: at most ${spec.params.length}, got ${params.length}`);
+    if (params.length > spec.length) {
+      throw new ParamError(`too many parameters for ${method}: at most ${spec.length}, got ${params.length}`);
     }
   } else {
     positional = [];
     for (const key of Object.keys(params)) {
-      const index = names.findIndex((aliases) => aliases.includes(key));
+      const index = spec.findIndex((p) => p.aliases.includes(key));
       if (index < 0) throw new ParamError(`unknown parameter "${key}" for ${method}`);
       positional[index] = params[key];
     }
   }
-  for (let i = 0; i < spec.params.length; i++) {
-    const [, check, required] = spec.params[i] as ParamSpec['params'][number];
-    const name = (names[i] as string[])[0] as string;
+  spec.forEach(({ name, check, required }, i) => {
     const value = positional[i];
     if (value === undefined || value === null) {
       if (required) throw new ParamError(`missing parameter "${name}" for ${method}`);
-      continue;
+      return;
     }
     check(value, name);
-  }
+  });
   return positional;
 }
 
