@@ -45,13 +45,12 @@ export interface CoalesceStats {
 export interface Coalescer {
   /** Joins the flight of `key` when one is in the air: resolves with its outcome; undefined when there is none. */
   join(key: string): Promise<FlightOutcome> | undefined;
-  /** Starts the flight of `key` for its leader (envelope state `state`), which {@link Coalescer.land} ends. */
+  /** Starts the flight of `key` for its leader (envelope state `state`), which {@link Coalescer.land} or {@link Coalescer.abort} ends. */
   lead(key: string, state: CallState): void;
-  /**
-   * Ends the flight of `key` with its leader's outcome, the node's reply or why the call failed:
-   * followers that joined meanwhile get theirs, once the flight is gone.
-   */
-  land(key: string, outcome: unknown): void;
+  /** Ends the flight of `key` with the node's reply to its leader: followers that joined meanwhile get theirs, once the flight is gone. */
+  land(key: string, reply: NodeReply): void;
+  /** Ends the flight of `key` whose leader's call failed (`err`): followers get -32603 for a NodeError, else forward their own. */
+  abort(key: string, err: unknown): void;
   /** Flights in the air now. */
   readonly inFlight: number;
   readonly stats: CoalesceStats;
@@ -62,21 +61,19 @@ interface Flight {
   waiters: ((outcome: FlightOutcome) => void)[] | undefined;
 }
 
-/** A node reply, as opposed to a failure. */
-function isReply(value: unknown): value is NodeReply {
-  return value !== null && typeof value === 'object' && Buffer.isBuffer((value as { body?: unknown }).body);
-}
-
 /** Creates an empty coalescer. */
 export function createCoalescer(): Coalescer {
   const flights = new Map<string, Flight>();
   const stats: CoalesceStats = { flights: 0, followers: 0, shared: 0, sharedErrors: 0, fallbacks: 0, waiting: 0 };
 
-  function settle(key: string, flight: Flight, outcome: () => FlightOutcome): void {
+  /** Ends the flight of `key`; its followers, if any, get `outcome(flight)` once it is gone. */
+  function settle(key: string, outcome: (flight: Flight) => FlightOutcome): void {
+    const flight = flights.get(key);
+    if (flight === undefined) return;
     flights.delete(key);
     const waiters = flight.waiters;
     if (waiters === undefined) return;
-    const o = outcome();
+    const o = outcome(flight);
     stats.waiting -= waiters.length;
     if (o.kind === 'result') stats.shared += waiters.length;
     else if (o.kind === 'error') stats.sharedErrors += waiters.length;
@@ -96,15 +93,14 @@ export function createCoalescer(): Coalescer {
       flights.set(key, { state, waiters: undefined });
       stats.flights++;
     },
-    land(key, outcome) {
-      const flight = flights.get(key);
-      if (flight === undefined) return;
-      settle(key, flight, () => {
-        if (outcome instanceof NodeError) return { kind: 'error', error: outcome };
-        if (!isReply(outcome)) return { kind: 'forward' };
-        const result = outcome.status === 200 ? splitSuccessReply(outcome.body, flight.state) : undefined;
+    land(key, reply) {
+      settle(key, (flight) => {
+        const result = reply.status === 200 ? splitSuccessReply(reply.body, flight.state) : undefined;
         return result === undefined ? { kind: 'forward' } : { kind: 'result', result };
       });
+    },
+    abort(key, err) {
+      settle(key, () => (err instanceof NodeError ? { kind: 'error', error: err } : { kind: 'forward' }));
     },
     get inFlight() {
       return flights.size;

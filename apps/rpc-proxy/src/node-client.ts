@@ -91,8 +91,6 @@ interface Gathered {
   held: boolean;
   /** When it arrived (performance.now()); its `timeoutMs` runs from then. */
   arrived: number;
-  /** When its `timeoutMs` runs out (performance.now()). */
-  deadline: number;
   /** Answered or failed: a batch's answer after it timed out is dropped. */
   settled: boolean;
   resolve: (reply: NodeReply) => void;
@@ -296,6 +294,9 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     );
   }
 
+  /** When a gathered call's `timeoutMs` runs out (performance.now()). */
+  const deadlineOf = (c: Gathered): number => c.arrived + options.timeoutMs;
+
   /** Answers a gathered call, once. */
   function answer(c: Gathered, reply: NodeReply): void {
     if (c.settled) return;
@@ -386,26 +387,28 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   function sendGathered(path: string, calls: Gathered[]): void {
     if (calls.length === 1) {
       const [only] = calls as [Gathered];
-      exchangeGathered(path, only.body, only.deadline, (err, reply) => (err ? fail(only, err) : answer(only, reply as NodeReply)));
+      exchangeGathered(path, only.body, deadlineOf(only), (err, reply) => (err ? fail(only, err) : answer(only, reply as NodeReply)));
       return;
     }
     const parts: Buffer[] = [];
     for (const c of calls) parts.push(parts.length === 0 ? OPEN : COMMA, c.body);
     parts.push(CLOSE);
     // Calls arrive in order, so the last one's deadline is the latest, the first one's the earliest.
-    const last = (calls[calls.length - 1] as Gathered).deadline;
+    const last = deadlineOf(calls[calls.length - 1] as Gathered);
     let expiry: NodeJS.Timeout | undefined;
     const expireDue = () => {
       const now = performance.now();
       let next = Number.POSITIVE_INFINITY;
       for (const c of calls) {
         if (c.settled) continue;
-        if (c.deadline <= now) fail(c, timedOutError());
-        else if (c.deadline < next) next = c.deadline;
+        const deadline = deadlineOf(c);
+        if (deadline <= now) fail(c, timedOutError());
+        else if (deadline < next) next = deadline;
       }
       expiry = next < last ? setTimeout(expireDue, next - now) : undefined;
     };
-    if ((calls[0] as Gathered).deadline < last) expiry = setTimeout(expireDue, (calls[0] as Gathered).deadline - performance.now());
+    const first = deadlineOf(calls[0] as Gathered);
+    if (first < last) expiry = setTimeout(expireDue, first - performance.now());
     exchangeGathered(path, Buffer.concat(parts), last, (err, reply) => {
       if (expiry !== undefined) clearTimeout(expiry);
       if (err) {
@@ -445,8 +448,7 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
         if (held) stats.held++;
         let list = gathered.get(path);
         if (list === undefined) gathered.set(path, (list = []));
-        const arrived = performance.now();
-        list.push({ body, legacy, held, arrived, deadline: arrived + options.timeoutMs, settled: false, resolve, reject });
+        list.push({ body, legacy, held, arrived: performance.now(), settled: false, resolve, reject });
         scheduleFlush();
       });
     },

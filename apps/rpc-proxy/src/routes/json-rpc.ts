@@ -156,9 +156,13 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     else res.setHeader('Connection', 'close');
   }
 
+  /** The body the front end read whole, within `limit`. */
+  function wholeBody(req: FastRequest, limit: number): Buffer | 'too-large' {
+    return req.body.length > limit ? 'too-large' : req.body;
+  }
+
   function readBody(req: RpcRequest, limit: number): Promise<Buffer | 'too-large'> {
-    // Read whole by the front end.
-    if (req instanceof FastRequest) return Promise.resolve(req.body.length > limit ? 'too-large' : req.body);
+    if (req instanceof FastRequest) return Promise.resolve(wholeBody(req, limit));
     return new Promise((resolve) => {
       const declared = Number(req.headers['content-length'] ?? 0);
       if (declared > limit) {
@@ -343,13 +347,13 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     // The client's own bytes are forwarded (re-serialized only when a key is repeated: see handleSingle).
     // Calls that arrive together go to the node together, one HTTP request for several
     // (docs/rpc-proxy.md, "Batching toward the node"); each still gets Core's own answer.
+    // As the leader of flight `key`, the call ends it with its outcome (docs/rpc-proxy.md, "Coalescing").
+    if (key !== undefined) (coalescer as Coalescer).lead(key, item.state);
     const reply = LONG_POLL_METHODS.has(item.method)
       ? deps.longPollNode.call(path, raw)
       : item.notification || UNBATCHED_METHODS.has(item.method)
         ? node.call(path, raw)
         : node.callBatched(path, raw, item.state.version !== '2.0');
-    // As the leader of flight `key`, the call lands it with its outcome (docs/rpc-proxy.md, "Coalescing").
-    if (key !== undefined) (coalescer as Coalescer).lead(key, item.state);
     const failed = (err: unknown): Outcome => {
       if (!(err instanceof NodeError)) throw err;
       return nodeFailure(err, item, rpc);
@@ -369,7 +373,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
         return { status: r.status, text: r.body, rpc };
       },
       (err: unknown) => {
-        if (key !== undefined) (coalescer as Coalescer).land(key, err);
+        if (key !== undefined) (coalescer as Coalescer).abort(key, err);
         return failed(err);
       },
     );
@@ -451,7 +455,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     let body: Buffer | 'too-large';
     if (req instanceof FastRequest) {
       // Read whole by the front end: no slot to take (they bound the bodies being read).
-      body = req.body.length > deps.maxBodyBytes ? 'too-large' : req.body;
+      body = wholeBody(req, deps.maxBodyBytes);
     } else {
       const address = req.socket.remoteAddress ?? 'unknown';
       if (!slots.take(address)) {
