@@ -54,6 +54,35 @@ describe('rpc-proxy GET /metrics', () => {
   });
 });
 
+describe('rpc-proxy node call metrics', () => {
+  it('count each node call that failed by how it failed, and time it', async () => {
+    const h = await startHarness({ NODE_QUEUE_LIMIT: '0' });
+    try {
+      h.node.setBehaviour('busy');
+      expect((await call(h.url, 'getblockcount', [])).json()).toMatchObject({
+        error: { code: -32603, message: expect.stringMatching(/node busy/) },
+      });
+      h.node.setBehaviour('garbage');
+      expect((await call(h.url, 'getblockcount', [])).json()).toMatchObject({ error: { message: expect.stringMatching(/garbage/) } });
+      // One call out at the node (its path's batch); with no room to wait, the next fails at once.
+      h.node.setBehaviour('normal');
+      h.node.setLatency(300);
+      const first = call(h.url, 'getblockcount', []);
+      await until(() => h.node.stats.inFlight === 1);
+      expect((await call(h.url, 'getbestblockhash', [])).json()).toMatchObject({ error: { message: expect.stringMatching(/queue full/) } });
+      expect((await first).json()).toMatchObject({ result: expect.any(Number) });
+      const families = await scrape(`${h.url}/metrics`);
+      expect(sampleValue(families, 'rpc_proxy_node_requests_total', { outcome: 'busy' })).toBe(1);
+      expect(sampleValue(families, 'rpc_proxy_node_requests_total', { outcome: 'garbage' })).toBe(1);
+      expect(sampleValue(families, 'rpc_proxy_node_requests_total', { outcome: 'queue' })).toBe(1);
+      expect(sampleValue(families, 'rpc_proxy_node_requests_total', { outcome: 'ok' })).toBe(1);
+      expect(sampleValue(families, 'rpc_proxy_node_request_duration_seconds')).toBe(4);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe('rpc-proxy behind a trusted proxy', () => {
   it('keys the rate limit on X-Forwarded-For and keeps the proxy request id', async () => {
     const h = await startHarness({ TRUST_PROXY: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '1' });
