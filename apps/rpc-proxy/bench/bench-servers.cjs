@@ -220,9 +220,10 @@ async function main() {
     process.stdout.write(`${JSON.stringify({ url: node.url, hash, bigHash, bigBytes, height: node.tipHeight() })}\n`);
     return;
   }
-  const { createLogger } = require('@repo/service');
-  // BENCH_PROXY_DIST: another build of the proxy (a copy of dist/), for an A/B in one run.
+  // BENCH_PROXY_DIST: another build of the proxy (a copy of dist/), for an A/B in one run; its
+  // logger comes from the packages that build finds (node_modules beside that dist/, if any).
   const dist = process.env.BENCH_PROXY_DIST ?? join(__dirname, '..', 'dist');
+  const { createLogger } = require('node:module').createRequire(join(dist, 'app.js'))('@repo/service');
   const { createApp } = require(join(dist, 'app'));
   const { loadConfig } = require(join(dist, 'config'));
   // null in the JSON removes a variable (e.g. the user and password, for a node's cookie file).

@@ -1,21 +1,23 @@
 import pino from 'pino';
-import { createLogger, createMemoryLogger, type Logger } from '@repo/service';
+import { createLogger, createMemoryLogger, gatheredTo, type Logger } from '@repo/service';
 import { buildsLineItself, requestLineWriter, str, type RequestLine } from '../src/request-log';
 
 /** A pino logger writing its lines into `out`, with the service's shape (name, base, redaction) and a fixed time. */
 function capturing(options: pino.LoggerOptions = {}): { logger: Logger; out: string[] } {
   const out: string[] = [];
-  const logger = pino(
-    {
-      name: 'rpc-proxy',
-      base: { service: 'rpc-proxy' },
-      timestamp: () => ',"time":"2026-11-23T04:00:00.000Z"',
-      redact: { paths: ['password', 'authorization', 'key', 'secret', 'token', 'headers.authorization'], censor: '[redacted]' },
-      ...options,
-    },
-    { write: (line: string) => void out.push(line) },
-  );
+  const logger = pino(serviceLike(options), { write: (line: string) => void out.push(line) });
   return { logger, out };
+}
+
+/** The service logger's options (name, base, redaction) with a fixed time. */
+function serviceLike(options: pino.LoggerOptions): pino.LoggerOptions {
+  return {
+    name: 'rpc-proxy',
+    base: { service: 'rpc-proxy' },
+    timestamp: () => ',"time":"2026-11-23T04:00:00.000Z"',
+    redact: { paths: ['password', 'authorization', 'key', 'secret', 'token', 'headers.authorization'], censor: '[redacted]' },
+    ...options,
+  };
 }
 
 const line = (over: Partial<RequestLine> = {}): RequestLine => ({
@@ -61,6 +63,8 @@ describe('the request log line (docs/README.md, "Logging")', () => {
       line({ status: 0, ms: 0 }),
       line({ status: 503, ms: 12345.67 }),
       line({ ms: Number.NaN }),
+      ...[0.01, 0.05, 0.1, 0.5, 1, 2.5, 10.01, 99.99, 1e11 + 0.25, 1e12, 1e21, 1.2345, -1.5, -0].map((ms) => line({ ms })),
+      ...[100, 204, 429, 999999].map((status) => line({ status })),
       ...odd.flatMap((s) => [line({ path: s }), line({ rpc: s }), line({ request_id: s }), line({ user: s }), line({ ip: s })]),
     ];
     for (const fields of cases) {
@@ -73,6 +77,24 @@ describe('the request log line (docs/README.md, "Logging")', () => {
       '{"level":30,"time":"2026-11-23T04:00:00.000Z","service":"rpc-proxy","name":"rpc-proxy","method":"POST","path":"/","status":200,' +
         '"rpc":"getblockhash","user":"alice","ip":"127.0.0.1","request_id":"0b6f1f58-6d2f-4c1e-9a51-3c1c5f0e7a10","ms":1.23,"msg":"request"}\n',
     );
+  });
+
+  it("is pino's line too when written as bytes into the service's gathered destination", () => {
+    const writes: Buffer[] = [];
+    const destination = gatheredTo({ write: (b: Buffer) => writes.push(Buffer.from(b)), flushSync: () => undefined, on: () => undefined });
+    const logger = pino(serviceLike({}), destination);
+    expect(buildsLineItself(logger)).toBe(true);
+    const write = requestLineWriter(logger);
+    const cases = [line(), line({ user: undefined, ms: 0.07 }), ...odd.map((s) => line({ path: s, rpc: s, ip: s }))];
+    for (const fields of cases) {
+      write(fields);
+      logger.info(fields, 'request');
+    }
+    destination.flush();
+    const out = Buffer.concat(writes).toString('utf8').split('\n');
+    expect(out).toHaveLength(cases.length * 2 + 1);
+    for (let i = 0; i < cases.length; i++) expect(out[2 * i]).toBe(out[2 * i + 1]);
+    expect(out[0]).toContain('"request_id":"0b6f1f58-6d2f-4c1e-9a51-3c1c5f0e7a10","ms":1.23,"msg":"request"}');
   });
 
   it('carries a child logger bindings as pino does', () => {

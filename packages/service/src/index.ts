@@ -1,4 +1,14 @@
-export { createLogger, createSilentLogger, createMemoryLogger, type Logger, type LoggerOptions, type LogRecord } from './logger';
+export {
+  createLogger,
+  createSilentLogger,
+  createMemoryLogger,
+  gatheredTo,
+  type Logger,
+  type LoggerOptions,
+  type LogRecord,
+  type LineBytes,
+  type ByteOut,
+} from './logger';
 export { listen, closeGracefully } from './listen';
 export { onShutdownSignal, type ShutdownOptions } from './shutdown';
 export { runMain } from './run-main';

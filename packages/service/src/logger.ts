@@ -24,22 +24,47 @@ export function createLogger(options: LoggerOptions): Logger {
 
 /** A line waits at most this long for others before it is written (ms). */
 export const LOG_GATHER_MS = 10;
-/** Gathered lines are written at once past this many characters. */
-export const LOG_GATHER_CHARS = 16 * 1024;
+/** Gathered lines are written at once past this many bytes. */
+export const LOG_GATHER_BYTES = 16 * 1024;
 
 /**
- * A pino destination on stdout that gathers lines and hands them to pino's asynchronous
- * destination in one write, {@link LOG_GATHER_MS} after the first or as soon as
- * {@link LOG_GATHER_CHARS} are gathered: a busy service makes one write for dozens of lines,
+ * Where a line can be written as bytes, in place: `reserve(size)` makes room for `size` bytes in
+ * `buffer` from `length` on; the writer puts the line's UTF-8 bytes there, advances `length`
+ * past them and calls `wrote()`. A line so written costs no string, and nothing of it is left on
+ * the heap for the garbage collector (the rpc-proxy's request line, one a call:
+ * docs/performance/rpc-proxy.md, "Eleventh round").
+ */
+export interface LineBytes {
+  buffer: Buffer;
+  length: number;
+  reserve(size: number): void;
+  wrote(): void;
+}
+
+/** What {@link gatheredStdout} hands its bytes to: pino's asynchronous destination (sonic-boom, buffer mode). */
+export interface ByteOut {
+  write(bytes: Buffer): unknown;
+  flushSync(): void;
+  on(event: 'drain', listener: () => void): unknown;
+}
+
+/**
+ * A pino destination on stdout that gathers lines as bytes and hands them to pino's
+ * asynchronous destination in one write, {@link LOG_GATHER_MS} after the first or as soon as
+ * {@link LOG_GATHER_BYTES} are gathered: a busy service makes one write for dozens of lines,
  * a quiet one writes each line within 10 ms. On `exit` what is gathered is written synchronously,
  * so a fatal line before `process.exit(1)` is kept. `flush(cb)` calls back once every line handed
  * over is written: an asynchronous write waits for a thread of libuv's pool, and lines written
  * synchronously at `exit` while one still waits would land before it, so a clean stop flushes
- * before it exits ({@link onShutdownSignal}).
+ * before it exits ({@link onShutdownSignal}). pino's lines come as strings (`write`); a line
+ * built as bytes goes in place ({@link LineBytes}), in the same order.
  */
 export function gatheredStdout(): GatheredDestination {
-  const out = pino.destination({ dest: 1, sync: false });
-  let gathered = '';
+  return gatheredTo(pino.destination({ dest: 1, sync: false, contentMode: 'buffer' }) as unknown as ByteOut);
+}
+
+/** {@link gatheredStdout}'s gathering, handing to `out` (tests give their own). */
+export function gatheredTo(out: ByteOut): GatheredDestination {
   let timer: NodeJS.Timeout | undefined;
   // Handed to `out` and not yet written (its 'drain' comes once all of it is), and who waits for that.
   let writing = false;
@@ -53,19 +78,33 @@ export function gatheredStdout(): GatheredDestination {
   const hand = () => {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
-    if (gathered === '') return;
-    const text = gathered;
-    gathered = '';
+    if (destination.length === 0) return;
+    // The bytes go to `out` as they are (written later, from libuv's pool): a fresh buffer gathers the next.
+    const bytes = destination.buffer.subarray(0, destination.length);
+    destination.buffer = Buffer.allocUnsafe(LOG_GATHER_BYTES * 2);
+    destination.length = 0;
     writing = true;
-    out.write(text);
+    out.write(bytes);
   };
   const destination: GatheredDestination = {
-    write(line: string) {
-      gathered += line;
-      if (gathered.length >= LOG_GATHER_CHARS) hand();
+    buffer: Buffer.allocUnsafe(LOG_GATHER_BYTES * 2),
+    length: 0,
+    reserve(size: number) {
+      if (destination.buffer.length - destination.length >= size) return;
+      hand();
+      if (destination.buffer.length < size) destination.buffer = Buffer.allocUnsafe(size);
+    },
+    wrote() {
+      if (destination.length >= LOG_GATHER_BYTES) hand();
       // Not unref'd: a process that ends on its own waits the few ms for its last lines to be
       // handed and written (the 'exit' flush alone lost lines of a burst when the pipe was busy).
       else if (timer === undefined) timer = setTimeout(hand, LOG_GATHER_MS);
+    },
+    write(line: string) {
+      // At most 3 bytes of UTF-8 for each UTF-16 unit.
+      destination.reserve(3 * line.length);
+      destination.length += destination.buffer.write(line, destination.length);
+      destination.wrote();
     },
     flush(cb?: () => void) {
       hand();
@@ -83,7 +122,7 @@ export function gatheredStdout(): GatheredDestination {
   return destination;
 }
 
-interface GatheredDestination {
+interface GatheredDestination extends LineBytes {
   write(line: string): void;
   /** Hands what is gathered; `cb` once everything handed is written. */
   flush(cb?: () => void): void;

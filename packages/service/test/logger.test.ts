@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { cachedIsoTime, createMemoryLogger } from '../src/logger';
+import { cachedIsoTime, createMemoryLogger, gatheredTo, LOG_GATHER_BYTES, LOG_GATHER_MS, type ByteOut } from '../src/logger';
 
 describe('cachedIsoTime', () => {
   it("writes pino's isoTime field, formatted once per millisecond", () => {
@@ -73,4 +73,60 @@ describe('createLogger', () => {
     expect(lines).toHaveLength(101);
     expect(lines[100]).toMatchObject({ level: 60, msg: 'failed to start' });
   }, 20_000);
+});
+
+describe('gatheredTo', () => {
+  /** A byte sink that keeps each write (a copy: the destination must not reuse what it handed over). */
+  function sink(): ByteOut & { writes: Buffer[]; text(): string } {
+    const writes: Buffer[] = [];
+    return {
+      writes,
+      write: (bytes: Buffer) => writes.push(Buffer.from(bytes)),
+      flushSync: () => undefined,
+      on: () => undefined,
+      text: () => Buffer.concat(writes).toString('utf8'),
+    };
+  }
+
+  it('hands lines written as strings and as bytes in place together, in order, as UTF-8', () => {
+    const out = sink();
+    const destination = gatheredTo(out);
+    destination.write('{"a":"é"}\n');
+    const line = Buffer.from('{"b":"中文 😀"}\n');
+    destination.reserve(line.length);
+    line.copy(destination.buffer, destination.length);
+    destination.length += line.length;
+    destination.wrote();
+    destination.write('{"c":3}\n');
+    expect(out.writes).toHaveLength(0);
+    destination.flush();
+    expect(out.writes).toHaveLength(1);
+    expect(out.text()).toBe('{"a":"é"}\n{"b":"中文 😀"}\n{"c":3}\n');
+  });
+
+  it(`hands what is gathered at once past ${LOG_GATHER_BYTES} bytes, and after ${LOG_GATHER_MS} ms otherwise`, async () => {
+    const out = sink();
+    const destination = gatheredTo(out);
+    const line = `${'x'.repeat(99)}\n`;
+    const below = Math.floor(LOG_GATHER_BYTES / line.length);
+    for (let i = 0; i < below; i++) destination.write(line);
+    expect(out.writes).toHaveLength(0);
+    destination.write(line);
+    expect(out.writes).toHaveLength(1);
+    expect(out.writes[0]!.length).toBeGreaterThanOrEqual(LOG_GATHER_BYTES);
+    destination.write('last\n');
+    await new Promise((r) => setTimeout(r, LOG_GATHER_MS * 3));
+    expect(out.writes).toHaveLength(2);
+    expect(out.text()).toBe(line.repeat(below + 1) + 'last\n');
+  });
+
+  it('takes a line longer than its buffer, whole', () => {
+    const out = sink();
+    const destination = gatheredTo(out);
+    destination.write('first\n');
+    const long = `${'y'.repeat(LOG_GATHER_BYTES * 5)}\n`;
+    destination.write(long);
+    destination.flush();
+    expect(out.text()).toBe(`first\n${long}`);
+  });
 });
