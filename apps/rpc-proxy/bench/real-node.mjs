@@ -229,6 +229,13 @@ try {
         ...references.map(({ label, runs }) => proxyRow(label, runs)),
       ];
     }),
+    // The two builds' runs of a round are seconds apart: their ratios, round by round, are steadier than the rows' medians.
+    ...rows
+      .filter(({ compared }) => compared.length > 0)
+      .map(
+        ({ name, proxied, compared }) =>
+          `\nA/B, ${name}: this build against BENCH_COMPARE_DIST, paired by round: proxy CPU ${cell(proxied.map((p, i) => (p.cpu[0] / compared[i].cpu[0]) * 100))} %, throughput ${cell(proxied.map((p, i) => (p.rps / compared[i].rps) * 100))} % (medians of the ${proxied.length} rounds' ratios, range).`,
+      ),
     '',
     'Target (issue 20): through the proxy ≥ 85 % of direct throughput, ≤ 1 ms added p50, for calls it cannot merge.',
     'Ratios pair each proxy run with the direct run just before it; autocannon, the proxy and the node share the cores.',
