@@ -176,3 +176,49 @@ describe('rpc-proxy request records', () => {
     expect(sampleValue(families, 'http_requests_total', { method: 'POST', route: '/', status: '0' })).toBe(before + 1);
   });
 });
+
+// A fault of the proxy's own (a bug, not the node's failure) is a 500 with a JSON-RPC envelope
+// and an error line, whether it comes at once or from a pending call; the next call is served.
+describe('rpc-proxy after an unexpected error', () => {
+  let h: Harness;
+  let lines: LogRecord[];
+  beforeAll(async () => {
+    const memory = createMemoryLogger('info');
+    lines = memory.lines;
+    h = await startHarness({}, { initialBlocks: 5 }, memory.logger);
+  });
+  afterAll(() => h.close());
+
+  it.each([
+    [
+      'thrown at once',
+      () => {
+        throw new Error('bug: thrown');
+      },
+    ],
+    ['from a pending call', () => Promise.reject(new Error('bug: rejected'))],
+  ])('answers 500 and logs it when the fault is %s, and serves the next call', async (_what, fault) => {
+    const node = h.app.node;
+    const real = node.callBatched;
+    node.callBatched = fault as typeof real;
+    const before = lines.length;
+    let failed;
+    try {
+      failed = await call(h.url, 'getblockhash', [1], { id: 9 });
+    } finally {
+      node.callBatched = real;
+    }
+    expect(failed.status).toBe(500);
+    expect(failed.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(failed.json()).toEqual({ result: null, error: { code: -32603, message: 'internal error' }, id: null });
+    await until(() => lines.slice(before).some((l) => l.msg === 'unexpected error'));
+    const logged = lines.slice(before).find((l) => l.msg === 'unexpected error') as LogRecord & { err: { message: string } };
+    expect(logged.level).toBe(50);
+    expect(logged.err.message).toMatch(/^bug: /);
+    const next = await call(h.url, 'getblockhash', [1]);
+    expect(next.status).toBe(200);
+    expect(next.json().result).toMatch(/^[0-9a-f]{64}$/);
+    const families = await scrape(`${h.url}/metrics`);
+    expect(sampleValue(families, 'http_requests_total', { method: 'POST', route: '/', status: '500' })).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -31,7 +31,7 @@ import {
   successText,
   type CallState,
 } from '@repo/json-rpc';
-import { NodeError, parseReply, type NodeClient } from '../node-client';
+import { NodeError, parseReply, type NodeClient, type NodeReply } from '../node-client';
 import { checkParams, COALESCE_METHODS, LONG_POLL_METHODS, methodsFor, ParamError, UNBATCHED_METHODS } from '../policy';
 
 /** What the JSON-RPC handler needs. */
@@ -349,11 +349,18 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     // (docs/rpc-proxy.md, "Batching toward the node"); each still gets Core's own answer.
     // As the leader of flight `key`, the call ends it with its outcome (docs/rpc-proxy.md, "Coalescing").
     if (key !== undefined) (coalescer as Coalescer).lead(key, item.state);
-    const reply = LONG_POLL_METHODS.has(item.method)
-      ? deps.longPollNode.call(path, raw)
-      : item.notification || UNBATCHED_METHODS.has(item.method)
-        ? node.call(path, raw)
-        : node.callBatched(path, raw, item.state.version !== '2.0');
+    let reply: Promise<NodeReply>;
+    try {
+      reply = LONG_POLL_METHODS.has(item.method)
+        ? deps.longPollNode.call(path, raw)
+        : item.notification || UNBATCHED_METHODS.has(item.method)
+          ? node.call(path, raw)
+          : node.callBatched(path, raw, item.state.version !== '2.0');
+    } catch (err) {
+      // Never a flight left in the air: the calls that joined it would wait for ever.
+      if (key !== undefined) (coalescer as Coalescer).abort(key, err);
+      throw err;
+    }
     const failed = (err: unknown): Outcome => {
       if (!(err instanceof NodeError)) throw err;
       return nodeFailure(err, item, rpc);
@@ -411,13 +418,15 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     return { status: 200, text: `[${out.join(',')}]\n`, rpc };
   }
 
-  /** `ip`: the client's address (docs/README.md, "Trusted proxies"), for the rate limit. */
-  async function handle(
-    req: RpcRequest,
-    res: RpcResponse,
-    id: string,
-    ip: string,
-  ): Promise<{ status: number; rpc: string; user?: string }> {
+  /** What a request came to, for its log line: status, rpc method, user. */
+  type Handled = { status: number; rpc: string; user?: string };
+
+  /**
+   * `ip`: the client's address (docs/README.md, "Trusted proxies"), for the rate limit. Not an
+   * `async` function: a call the front end read whole goes from its bytes to the node client
+   * without one, and its answer is written from the one continuation of the node's reply.
+   */
+  function handle(req: RpcRequest, res: RpcResponse, id: string, ip: string): Handled | Promise<Handled> {
     // bitcoind's HTTP server answers unknown paths itself, before authentication. It matches the
     // whole URI, query included: `/` exactly (`/?x` is unknown), `/wallet/` as a prefix, the rest
     // naming the wallet (`/wallet/w?x` is wallet "w?x"); so the URI goes to the node as it came.
@@ -440,42 +449,43 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
       return { status: 429, rpc: '-' };
     }
     const who = auth.check(req.headers.authorization);
-    if (!who.ok) {
-      const body = await readBody(req, UNAUTHENTICATED_BODY_LIMIT);
-      // Like bitcoind, wrong credentials are answered late to slow down guessing; none at all, at once.
-      if (who.reason === 'invalid' && deps.authFailureDelayMs > 0) await new Promise((r) => setTimeout(r, deps.authFailureDelayMs));
-      const message = who.reason === 'missing' ? 'authentication required' : 'incorrect credentials';
-      send(res, id, 401, `${errorText(RPC_ERROR_CODES.MISC_ERROR, message, idOf(body))}\n`, [
-        ...JSON_HEADERS,
-        'WWW-Authenticate',
-        'Basic realm="jsonrpc"',
-      ]);
-      return { status: 401, rpc: '-' };
+    if (!who.ok) return refuse(req, res, id, who.reason);
+    // Read whole by the front end: no slot to take (they bound the bodies being read).
+    if (req instanceof FastRequest) return answerBody(res, id, path, who.user, wholeBody(req, deps.maxBodyBytes));
+    const address = req.socket.remoteAddress ?? 'unknown';
+    if (!slots.take(address)) {
+      req.resume();
+      closeAfter(res);
+      send(
+        res,
+        id,
+        503,
+        `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'too many request bodies being read: retry after 1 s', initialState())}\n`,
+        [...JSON_HEADERS, 'Retry-After', '1'],
+      );
+      return { status: 503, rpc: '-', user: who.user };
     }
-    let body: Buffer | 'too-large';
-    if (req instanceof FastRequest) {
-      // Read whole by the front end: no slot to take (they bound the bodies being read).
-      body = wholeBody(req, deps.maxBodyBytes);
-    } else {
-      const address = req.socket.remoteAddress ?? 'unknown';
-      if (!slots.take(address)) {
-        req.resume();
-        closeAfter(res);
-        send(
-          res,
-          id,
-          503,
-          `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'too many request bodies being read: retry after 1 s', initialState())}\n`,
-          [...JSON_HEADERS, 'Retry-After', '1'],
-        );
-        return { status: 503, rpc: '-', user: who.user };
-      }
-      try {
-        body = await readBody(req, deps.maxBodyBytes);
-      } finally {
-        slots.release(address);
-      }
-    }
+    return readBody(req, deps.maxBodyBytes)
+      .finally(() => slots.release(address))
+      .then((body) => answerBody(res, id, path, who.user, body));
+  }
+
+  /** The 401 of a request without valid credentials (its body read this far for the id of the envelope). */
+  async function refuse(req: RpcRequest, res: RpcResponse, id: string, reason: 'missing' | 'invalid'): Promise<Handled> {
+    const body = await readBody(req, UNAUTHENTICATED_BODY_LIMIT);
+    // Like bitcoind, wrong credentials are answered late to slow down guessing; none at all, at once.
+    if (reason === 'invalid' && deps.authFailureDelayMs > 0) await new Promise((r) => setTimeout(r, deps.authFailureDelayMs));
+    const message = reason === 'missing' ? 'authentication required' : 'incorrect credentials';
+    send(res, id, 401, `${errorText(RPC_ERROR_CODES.MISC_ERROR, message, idOf(body))}\n`, [
+      ...JSON_HEADERS,
+      'WWW-Authenticate',
+      'Basic realm="jsonrpc"',
+    ]);
+    return { status: 401, rpc: '-' };
+  }
+
+  /** Answers an authenticated request's body: parsed, planned, answered here or forwarded. */
+  function answerBody(res: RpcResponse, id: string, path: string, user: string, body: Buffer | 'too-large'): Handled | Promise<Handled> {
     if (body === 'too-large') {
       closeAfter(res);
       send(
@@ -484,9 +494,9 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
         413,
         `${errorText(RPC_ERROR_CODES.INVALID_REQUEST, `request body larger than ${deps.maxBodyBytes} bytes`, initialState())}\n`,
       );
-      return { status: 413, rpc: '-', user: who.user };
+      return { status: 413, rpc: '-', user };
     }
-    const allowed = methodsFor(who.user, deps.allowedMethods, deps.userMethods);
+    const allowed = methodsFor(user, deps.allowedMethods, deps.userMethods);
     let value: unknown;
     try {
       if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new Error('nested too deep');
@@ -495,19 +505,22 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
       if (!coreAcceptsStrings(body)) throw new Error('a string Core would not read');
     } catch {
       send(res, id, 500, `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error', initialState())}\n`);
-      return { status: 500, rpc: '-', user: who.user };
+      return { status: 500, rpc: '-', user };
     }
-    let outcome: Outcome;
-    if (Array.isArray(value)) outcome = await handleBatch(path, value, allowed);
-    else if (value === null || typeof value !== 'object') {
-      outcome = {
+    const answered = (outcome: Outcome): Handled => {
+      send(res, id, outcome.status, outcome.text);
+      return { status: outcome.status, rpc: outcome.rpc, user };
+    };
+    if (Array.isArray(value)) return handleBatch(path, value, allowed).then(answered);
+    if (value === null || typeof value !== 'object') {
+      return answered({
         status: 500,
         text: `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Top-level object parse error', initialState())}\n`,
         rpc: '-',
-      };
-    } else outcome = await handleSingle(path, body, value, allowed);
-    send(res, id, outcome.status, outcome.text);
-    return { status: outcome.status, rpc: outcome.rpc, user: who.user };
+      });
+    }
+    const outcome = handleSingle(path, body, value, allowed);
+    return outcome instanceof Promise ? outcome.then(answered) : answered(outcome);
   }
 
   return function jsonRpc(req, res) {
@@ -515,8 +528,14 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     // The handler is the only one to ask a JSON-RPC request its id (app.ts sends other routes elsewhere).
     const id = newRequestId(req, deps.trustProxy);
     const ip = clientAddress(req, deps.trustProxy ?? TRUST_NONE);
-    handle(req, res, id, ip)
-      .then(({ status, rpc, user }) => {
+    const fail = (err: unknown): void => {
+      logger.error({ err }, 'unexpected error');
+      const recorded = res.headersSent;
+      send(res, id, 500, `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'internal error', initialState())}\n`);
+      if (!recorded) deps.record?.(req, res.headersSent ? 500 : 0, (performance.now() - started) / 1000);
+    };
+    const done = ({ status, rpc, user }: Handled): void => {
+      try {
         const ms = performance.now() - started;
         deps.record?.(req, res.headersSent ? status : 0, ms / 1000);
         if (logger.isLevelEnabled('info')) {
@@ -535,13 +554,19 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
             ms: Math.round(ms * 100) / 100,
           });
         }
-      })
-      .catch((err: unknown) => {
-        logger.error({ err }, 'unexpected error');
-        const recorded = res.headersSent;
-        send(res, id, 500, `${errorText(RPC_ERROR_CODES.INTERNAL_ERROR, 'internal error', initialState())}\n`);
-        if (!recorded) deps.record?.(req, res.headersSent ? 500 : 0, (performance.now() - started) / 1000);
-      });
+      } catch (err) {
+        fail(err);
+      }
+    };
+    let handled: Handled | Promise<Handled>;
+    try {
+      handled = handle(req, res, id, ip);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    if (handled instanceof Promise) handled.then(done, fail);
+    else done(handled);
   };
 }
 
