@@ -200,7 +200,7 @@ describe('rpc-proxy after an unexpected error', () => {
   ])('answers 500 and logs it when the fault is %s, and serves the next call', async (_what, fault) => {
     const node = h.app.node;
     const real = node.callBatched;
-    node.callBatched = fault as typeof real;
+    node.callBatched = fault;
     const before = lines.length;
     let failed;
     try {
