@@ -95,13 +95,11 @@ interface Connection {
   socket: Socket;
   /** Bytes read and not yet served (from the start of a request). */
   pending: Buffer | undefined;
-  /** An answer is being prepared (the next request waits). */
-  busy: boolean;
   /** A request was served on it (its idle time is then the keep-alive's, not the headers deadline's). */
   served: boolean;
   /** When it opened, or its last answer went (performance.now()). */
   idleSince: number;
-  /** The request being served (while `busy`). */
+  /** The request being served: its answer is being prepared, and the next request waits. */
   request: Parsed | undefined;
   /** Writes the answer to `request` (one function a connection, not one a request). */
   write: AnswerWriter;
@@ -268,7 +266,7 @@ export function installFastFront(
 
   /** Serves the requests read so far, one at a time, in order; hands the connection off at the first it does not serve. */
   function drain(c: Connection): void {
-    while (!c.busy && c.pending !== undefined && !c.socket.destroyed) {
+    while (c.request === undefined && c.pending !== undefined && !c.socket.destroyed) {
       const outcome = parseOne(c.pending);
       // The rest of a request the front end stopped reading (MAX_PENDING) is on its way: read on.
       if (outcome === 'partial' && c.socket.isPaused()) {
@@ -283,11 +281,10 @@ export function installFastFront(
       c.pending = length === c.pending.length ? undefined : c.pending.subarray(length);
       dispatch(c, request);
     }
-    if (c.socket.isPaused() && !c.busy && !c.socket.destroyed) c.socket.resume();
+    if (c.socket.isPaused() && c.request === undefined && !c.socket.destroyed) c.socket.resume();
   }
 
   function dispatch(c: Connection, request: Parsed): void {
-    c.busy = true;
     c.request = request;
     handler(new FastRequest(request.method, request.url, request.headers, c.socket, request.body), new FastResponse(c));
   }
@@ -304,7 +301,6 @@ export function installFastFront(
     socket.write(typeof body === 'string' ? head + body : withHead(head, body));
     stats.served++;
     if (server.listenerCount(ANSWERED_EVENT) > 0) server.emit(ANSWERED_EVENT, answered(request, head, status, body));
-    c.busy = false;
     c.request = undefined;
     c.served = true;
     c.idleSince = performance.now();
@@ -332,7 +328,7 @@ export function installFastFront(
     const now = performance.now();
     const headersTimeout = Math.min(...[server.headersTimeout, server.requestTimeout].filter((t) => t > 0));
     for (const c of open) {
-      if (c.busy) continue;
+      if (c.request !== undefined) continue;
       if (!c.served && Number.isFinite(headersTimeout) && now - c.idleSince >= headersTimeout) {
         forget(c);
         requestTimedOut(c.socket);
@@ -362,14 +358,13 @@ export function installFastFront(
     const c: Connection = {
       socket,
       pending: undefined,
-      busy: false,
       served: false,
       idleSince: performance.now(),
       request: undefined,
       write: (status, headers, body, close) => writeAnswer(c, status, headers, body, close),
       onData: (chunk) => {
         c.pending = c.pending === undefined ? chunk : Buffer.concat([c.pending, chunk]);
-        if (!c.busy) drain(c);
+        if (c.request === undefined) drain(c);
         else if (c.pending.length > MAX_PENDING) socket.pause();
       },
       // The client's FIN: as node:http (its httpAllowHalfOpen is off), what it asked is dropped
@@ -398,7 +393,7 @@ export function installFastFront(
   const closeIdle = server.closeIdleConnections.bind(server);
   const closeAll = server.closeAllConnections.bind(server);
   const closeIdleFast = () => {
-    for (const c of open) if (!c.busy) c.socket.destroy();
+    for (const c of open) if (c.request === undefined) c.socket.destroy();
   };
   server.close = (callback?: (err?: Error) => void) => {
     closing = true;
