@@ -102,12 +102,12 @@ export function errorStatus(code: number, state: CallState, envelopeError = fals
 }
 
 /**
- * Splits the text of a JSON array into the exact texts of its elements (no re-serialization,
- * so Core's number formatting, e.g. `50.00000000`, survives). Returns undefined when `text`
- * is not an array.
+ * Splits a JSON array, its text or its UTF-8 bytes (a reply's body as read: not decoded whole
+ * first), into the exact texts of its elements (no re-serialization, so Core's number
+ * formatting, e.g. `50.00000000`, survives). Returns undefined when it is not an array.
  */
-export function splitJsonArray(text: string): string[] | undefined {
-  const bytes = Buffer.from(text, 'utf8');
+export function splitJsonArray(json: string | Buffer): string[] | undefined {
+  const bytes = typeof json === 'string' ? Buffer.from(json, 'utf8') : json;
   const bounds = jsonArrayElements(bytes);
   if (bounds === undefined) return undefined;
   const parts: string[] = [];

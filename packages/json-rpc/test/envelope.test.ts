@@ -102,6 +102,13 @@ describe('splitJsonArray', () => {
     expect(splitJsonArray('[]')).toEqual([]);
     expect(splitJsonArray('{"a":1}')).toBeUndefined();
   });
+
+  it('splits the bytes of an array as its text, multi-byte characters included', () => {
+    const text = '[{"result":"é,\\"]😀","id":1}, 2.50000000 ]\n';
+    expect(splitJsonArray(Buffer.from(text))).toEqual(splitJsonArray(text));
+    expect(splitJsonArray(Buffer.from(text))).toEqual(['{"result":"é,\\"]😀","id":1}', '2.50000000']);
+    expect(splitJsonArray(Buffer.from('{"a":1}'))).toBeUndefined();
+  });
 });
 
 describe('splitSuccessReply and successReply', () => {
