@@ -31,7 +31,7 @@ import {
   successText,
   type CallState,
 } from '@repo/json-rpc';
-import { NodeError, parseReply, type NodeClient, type NodeReply } from '../node-client';
+import { NodeError, parseReply, type NodeClient } from '../node-client';
 import { checkParams, COALESCE_METHODS, LONG_POLL_METHODS, methodsFor, ParamError, UNBATCHED_METHODS } from '../policy';
 
 /** What the JSON-RPC handler needs. */
@@ -347,20 +347,15 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     // The client's own bytes are forwarded (re-serialized only when a key is repeated: see handleSingle).
     // Calls that arrive together go to the node together, one HTTP request for several
     // (docs/rpc-proxy.md, "Batching toward the node"); each still gets Core's own answer.
-    // As the leader of flight `key`, the call ends it with its outcome (docs/rpc-proxy.md, "Coalescing").
+    const reply = LONG_POLL_METHODS.has(item.method)
+      ? deps.longPollNode.call(path, raw)
+      : item.notification || UNBATCHED_METHODS.has(item.method)
+        ? node.call(path, raw)
+        : node.callBatched(path, raw, item.state.version !== '2.0');
+    // As the leader of flight `key`, the call ends it with its outcome (docs/rpc-proxy.md,
+    // "Coalescing"). The flight starts once the call is out: a call that throws at once starts
+    // none (its followers would wait for ever), and its outcome comes in a later turn, after this.
     if (key !== undefined) (coalescer as Coalescer).lead(key, item.state);
-    let reply: Promise<NodeReply>;
-    try {
-      reply = LONG_POLL_METHODS.has(item.method)
-        ? deps.longPollNode.call(path, raw)
-        : item.notification || UNBATCHED_METHODS.has(item.method)
-          ? node.call(path, raw)
-          : node.callBatched(path, raw, item.state.version !== '2.0');
-    } catch (err) {
-      // Never a flight left in the air: the calls that joined it would wait for ever.
-      if (key !== undefined) (coalescer as Coalescer).abort(key, err);
-      throw err;
-    }
     const failed = (err: unknown): Outcome => {
       if (!(err instanceof NodeError)) throw err;
       return nodeFailure(err, item, rpc);
@@ -399,7 +394,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
         const reply = await node.call(path, JSON.stringify(forwards.map((f) => f.element)));
         const expected = forwards.filter((f) => !f.notification).length;
         if (reply.status === 204) replies = [];
-        else replies = splitJsonArray(reply.body.toString('utf8')) ?? [];
+        else replies = splitJsonArray(reply.body) ?? [];
         if (replies.length !== expected) throw new NodeError('garbage', 'node answered garbage (batch reply does not match the request)');
       } catch (err) {
         if (!(err instanceof NodeError)) throw err;
