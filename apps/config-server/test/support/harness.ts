@@ -60,6 +60,10 @@ export async function startServer(overrides: Record<string, string> = {}, option
     CONFIG_MASTER_KEY: MASTER_KEY_HEX,
     FILE_CACHE_MS: '0', // every request reads the disk, unless a test asks otherwise
     CLIENT_KEYS_RECHECK_MS: '0', // registered client keys are looked up afresh on every request
+    // No rate limit unless a test sets one: a test file sharing one server made ten requests
+    // within a second (the default burst), one short of a 429 it was not about.
+    RATE_LIMIT_PER_SECOND: '0',
+    RATE_LIMIT_PER_MINUTE: '0',
     ...overrides,
   });
   const { logger, lines: logs } = createMemoryLogger();
