@@ -227,6 +227,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       const closing = closeGracefully(server);
       watch.close();
       await closing;
+      await versions.close(); // a handler that outlived its answer (a 408) may still be writing one
       audit.close();
     }),
   };

@@ -33,6 +33,12 @@ export interface VersionStore {
   record(env: string, file: string, version: string, content: Buffer): Promise<void>;
   /** The rendered bytes of an earlier version, or undefined when it is not kept. */
   load(env: string, file: string, version: string): Promise<Buffer | undefined>;
+  /**
+   * Waits for the writes under way; records after it are dropped (a request still rendering when
+   * the server stops, one already answered 408 say: the next start records the version again
+   * when it serves it), so nothing is written to `DATA_DIR` once the server has closed.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -49,6 +55,7 @@ export function createVersionStore(options: VersionStoreOptions): VersionStore {
   const memo = new WeakMap<Buffer, { key: string; version: string }>();
   const newest = new Map<string, string>();
   const queues = new Map<string, Promise<void>>();
+  let closed = false;
 
   function versionOf(env: string, file: string, content: Buffer): string {
     const key = `${env}/${file}`;
@@ -84,6 +91,7 @@ export function createVersionStore(options: VersionStoreOptions): VersionStore {
   return {
     versionOf,
     record(env, file, version, content) {
+      if (closed) return Promise.resolve();
       const key = `${env}/${file}`;
       if (newest.get(key) === version) return queues.get(key) ?? Promise.resolve();
       newest.set(key, version);
@@ -95,7 +103,14 @@ export function createVersionStore(options: VersionStoreOptions): VersionStore {
           options.logger.error({ err, env, file }, 'version history not written');
         });
       queues.set(key, next);
+      void next.then(() => {
+        if (queues.get(key) === next) queues.delete(key);
+      });
       return next;
+    },
+    async close() {
+      closed = true;
+      await Promise.all(queues.values());
     },
     async load(env, file, version) {
       if (!VERSION_RE.test(version)) return undefined;

@@ -1,5 +1,5 @@
 import { mkfifoSync } from './support/fifo';
-import { openSync, closeSync, writeFileSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { get, openTls, startServer, type Harness } from './support/harness';
@@ -59,6 +59,14 @@ describe('request timeout', () => {
       for (const handle of await Promise.all(held)) await handle.close();
       fifos.forEach(unlinkSync);
     }
+    // The handler answered 408 goes on once the disk answers: whatever it writes to the version
+    // history is written before close() resolves, or not at all (it once wrote afterwards).
+    await h.service.close();
+    const history = join(h.dataDir, 'history');
+    const kept = () => (existsSync(history) ? readdirSync(history, { recursive: true }).map(String).sort() : []);
+    const atClose = kept();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(kept()).toEqual(atClose);
   });
 });
 
