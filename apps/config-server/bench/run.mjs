@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import https from 'node:https';
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -232,6 +232,7 @@ for (const [kem, suite] of Object.entries(fastSuites)) {
   variants[kem === 'X25519' ? 'hpke-x25519' : 'hpke-xwing'] = { 'X-Client-Kem': kem, 'X-Client-Public-Key': bytesToBase64(publicKey) };
 }
 const modes = await measureModes('/bench/app.conf', variants, keysRoot);
+rmSync(keysRoot, { recursive: true, force: true });
 for (const mode of ['psk', 'hpke-x25519', 'hpke-xwing']) {
   const m = modes[mode];
   rows.push([

@@ -5,7 +5,7 @@
 //   node bench/server.mjs sized LENGTH            the same, answering a fixed body of LENGTH bytes
 //                                                 (the file endpoint's answer's length)
 // Prints the port on stdout, then serves until killed.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,8 @@ import { createApp, createKeyring, loadConfig } from '../dist/index.js';
 const mode = process.argv[2];
 const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
 let server;
+/** The config server's folder (storage and data), removed on SIGTERM. */
+let root;
 if (mode === 'hello' || mode === 'sized') {
   const app = express();
   const text = mode === 'hello' ? 'hello' : 'x'.repeat(Number(process.argv[3]));
@@ -25,7 +27,7 @@ if (mode === 'hello' || mode === 'sized') {
   });
   server = createServer({ cert: tls.cert, key: tls.key }, app);
 } else {
-  const root = mkdtempSync(join(tmpdir(), 'config-bench-'));
+  root = mkdtempSync(join(tmpdir(), 'config-bench-'));
   mkdirSync(join(root, 'storage', 'bench'), { recursive: true });
   writeFileSync(join(root, 'storage', 'bench', '.env'), 'HOST=db.internal\nPORT=5432\nUSER=app\nURL=postgres://$USER@$HOST:$PORT/app\n');
   const line = 'database_url=${URL} host=${HOST} port=${PORT} user=${USER} padding=xxxxxxxxxxxxxxxxxxxxxxxx\n';
@@ -51,4 +53,7 @@ if (mode === 'hello' || mode === 'sized') {
 }
 const { port } = await listen(server, 0, '127.0.0.1');
 process.stdout.write(`${port}\n`);
-process.on('SIGTERM', () => process.exit(0));
+process.on('SIGTERM', () => {
+  if (root !== undefined) rmSync(root, { recursive: true, force: true });
+  process.exit(0);
+});

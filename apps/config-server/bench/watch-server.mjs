@@ -3,7 +3,7 @@
 // connection caps too: MAX_CONNECTIONS, default 500, and MAX_CONNECTIONS_PER_IP). Run with
 // --expose-gc. Sends {port, file} over IPC, then answers 'mem' with its memory after a full
 // collection and the watch hub's counts.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/service';
@@ -47,6 +47,9 @@ process.on('message', (message) => {
     const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
     process.send({ rss, heapUsed, external, arrayBuffers, ...service.watch.stats });
   } else if (message === 'stop') {
-    service.close().then(() => process.exit(0));
+    service.close().then(() => {
+      rmSync(root, { recursive: true, force: true });
+      process.exit(0);
+    });
   }
 });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
@@ -10,10 +10,19 @@ import { mkfifoSync } from './support/fifo';
 import { get, startServer, type Harness } from './support/harness';
 
 let h: Harness | undefined;
+const folders: string[] = [];
 afterEach(async () => {
   await h?.close();
   h = undefined;
+  for (const dir of folders.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
+
+/** A temporary folder, removed after the test. */
+function folder(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  folders.push(dir);
+  return dir;
+}
 
 /** Lets a reader blocked on opening `fifo` go (a writer appears and leaves); nothing when nobody reads it. */
 function releaseFifo(fifo: string): void {
@@ -110,7 +119,7 @@ describe('.env resolution limits', () => {
 describe('configuration at start', () => {
   const MAIN = join(__dirname, '..', 'dist', 'main.js');
   const run = (env: Record<string, string>) => {
-    const root = mkdtempSync(join(tmpdir(), 'config-server-start-'));
+    const root = folder('config-server-start');
     const res = spawnSync(process.execPath, [MAIN], {
       encoding: 'utf8',
       timeout: 20_000,
@@ -121,7 +130,7 @@ describe('configuration at start', () => {
   };
 
   it('names TLS_CERT_FILE or TLS_KEY_FILE when the operator pair does not load', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'config-server-tls-'));
+    const dir = folder('config-server-tls');
     const a = await generateSelfSignedCertificate(['localhost']);
     const b = await generateSelfSignedCertificate(['localhost']);
     const file = (name: string, text: string) => {

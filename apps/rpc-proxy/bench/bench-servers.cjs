@@ -5,7 +5,7 @@
 // header in argv[3] and argv[4]) or the bare batching proxy (argv[2] === 'ceiling', the same
 // arguments) or a bare exchange (argv[2] === 'exchange', argv[3] 'http' or 'net') and prints one
 // JSON line with what it listens on.
-const { mkdtempSync } = require('node:fs');
+const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 
@@ -227,9 +227,10 @@ async function main() {
   const { createApp } = require(join(dist, 'app'));
   const { loadConfig } = require(join(dist, 'config'));
   // null in the JSON removes a variable (e.g. the user and password, for a node's cookie file).
+  const dataDir = mkdtempSync(join(tmpdir(), 'rpc-proxy-bench-'));
   const env = {
     ...process.env,
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'rpc-proxy-bench-')),
+    DATA_DIR: dataDir,
     BITCOIND_RPC_URL: process.argv[3],
     BITCOIND_RPC_USER: 'bench',
     BITCOIND_RPC_PASSWORD: 'benchpass',
@@ -246,8 +247,13 @@ async function main() {
   // Request lines are logged as in production; they go to stdout, which the parent discards.
   const app = createApp(config, { logger: createLogger({ name: 'rpc-proxy', level: config.logLevel }) });
   await app.start();
-  // A clean exit on SIGTERM, so a --cpu-prof run writes its profile.
-  process.once('SIGTERM', () => void app.close().finally(() => process.exit(0)));
+  // A clean exit on SIGTERM, so a --cpu-prof run writes its profile; the data folder goes with it.
+  process.once('SIGTERM', () => {
+    void app.close().finally(() => {
+      rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    });
+  });
   await announce(app.servers.http);
 }
 

@@ -1,12 +1,11 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytesToHex, generateKey, hexToBytes } from '@repo/crypto';
-import type { ConfigServerApp } from '@repo/config-server';
 import { type ConfigClientError, createConfigClient } from '../src';
 import { runCli } from '../src/cli';
-import { capture, runCliProcess, startTestServer } from './support/helpers';
+import { capture, runCliProcess, startTestServer, type TestServer } from './support/helpers';
 
-let service: ConfigServerApp;
+let server: TestServer;
 let url: string;
 let ca: string;
 let fingerprint: string;
@@ -14,13 +13,13 @@ let dir: string;
 let devKey: string;
 
 beforeAll(async () => {
-  const server = await startTestServer();
-  ({ service, url, ca, fingerprint, dir } = server);
+  server = await startTestServer();
+  ({ url, ca, fingerprint, dir } = server);
   devKey = server.devKey;
 });
 
 afterAll(async () => {
-  await service.close();
+  await server.close();
 });
 
 describe('createConfigClient', () => {

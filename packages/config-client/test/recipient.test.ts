@@ -1,13 +1,12 @@
 import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ConfigServerApp } from '@repo/config-server';
 import { createConfigClient, formatClientPublicKey, generateClientKey, parseClientPrivateKey, type ClientKeyPair } from '../src';
 import { runCli } from '../src/cli';
-import { capture, runCliProcess, startTestServer } from './support/helpers';
+import { capture, runCliProcess, startTestServer, type TestServer } from './support/helpers';
 
 const CONTENT = 'greeting=hello alice\n';
 
-let service: ConfigServerApp;
+let server: TestServer;
 let url: string;
 let ca: string;
 let fingerprint: string;
@@ -16,14 +15,14 @@ let devKey: string;
 let clientKeysDir: string;
 
 beforeAll(async () => {
-  const server = await startTestServer();
-  ({ service, url, ca, fingerprint, dir } = server);
+  server = await startTestServer();
+  ({ url, ca, fingerprint, dir } = server);
   devKey = server.devKey;
   clientKeysDir = server.clientKeysDir;
 });
 
 afterAll(async () => {
-  await service.close();
+  await server.close();
 });
 
 function register(env: string, name: string, key: ClientKeyPair): void {

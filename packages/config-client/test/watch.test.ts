@@ -14,7 +14,7 @@ beforeAll(async () => {
   envFile = join(server.dir, 'storage', 'dev', '.env');
 });
 afterAll(async () => {
-  await server.service.close();
+  await server.close();
 });
 beforeEach(() => {
   writeFileSync(envFile, 'USER=alice\nGREETING=hello $USER\n');

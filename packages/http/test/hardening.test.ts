@@ -1,12 +1,9 @@
 import express from 'express';
-import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { errorHandler } from '@repo/errors';
-import { closeGracefully, listen, loadOrCreateTlsCredentials } from '@repo/service';
+import { closeGracefully, generateSelfSignedCertificate, listen } from '@repo/service';
 import { answerProtocolErrors, jsonBody, jsonDepth, limitConnectionsPerAddress } from '../src';
 import { holdSlowConnections, openConnection, rawExchange } from '../src/testing';
 import { captureLogger } from './support/capture-logger';
@@ -108,7 +105,7 @@ describe('answerProtocolErrors', () => {
   });
 
   it('closes a connection whose TLS handshake did not finish in time at once, writing nothing', async () => {
-    const tls = await loadOrCreateTlsCredentials({ dataDir: mkdtempSync(join(tmpdir(), 'protocol-errors-tls-')) });
+    const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
     server = createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: 200 }, (_req, res) => res.end('ok'));
     answerProtocolErrors(server);
     // Listeners run in order: this one sees the socket as answerProtocolErrors left it.
@@ -123,7 +120,7 @@ describe('answerProtocolErrors', () => {
   });
 
   it('answers plain HTTP on an HTTPS port 400 in plain HTTP with the error record, and serves nothing', async () => {
-    const tls = await loadOrCreateTlsCredentials({ dataDir: mkdtempSync(join(tmpdir(), 'protocol-errors-tls-')) });
+    const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
     let served = 0;
     server = createHttpsServer({ cert: tls.cert, key: tls.key }, (_req, res) => {
       served += 1;
@@ -187,7 +184,7 @@ describe('answerProtocolErrors: the log', () => {
 
   it('logs plain HTTP on a TLS port and a failed handshake', async () => {
     const { logger, lines } = captureLogger();
-    const tls = await loadOrCreateTlsCredentials({ dataDir: mkdtempSync(join(tmpdir(), 'protocol-errors-tls-')) });
+    const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
     server = createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: 200 }, (_req, res) => res.end('ok'));
     answerProtocolErrors(server, { logger });
     const { port } = await listen(server, 0, '127.0.0.1');

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,5 +64,6 @@ describe('pnpm start (scripts/start-all.mjs)', () => {
     }
     expect(await exited).toBe(0);
     for (const s of SERVICES) expect(plain()).toMatch(new RegExp(`^${s} +\\| exited \\(0\\)$`, 'm'));
+    rmSync(dataRoot, { recursive: true, force: true });
   }, 90_000);
 });

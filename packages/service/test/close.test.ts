@@ -1,9 +1,6 @@
 import { Agent as HttpAgent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, createServer as createHttpsServer, request as httpsRequest } from 'node:https';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { closeGracefully, listen, loadOrCreateTlsCredentials } from '../src';
+import { closeGracefully, generateSelfSignedCertificate, listen } from '../src';
 
 /** What a keep-alive client saw: each answer's status and Connection header, or the error of the call. */
 type Outcome = { status: number; connection: string | undefined } | { error: string };
@@ -105,7 +102,7 @@ describe('closeGracefully with a keep-alive client that keeps sending', () => {
   });
 
   it('ends the busy TLS connection after its answer (HTTPS)', async () => {
-    const tls = await loadOrCreateTlsCredentials({ dataDir: mkdtempSync(join(tmpdir(), 'close-tls-')) });
+    const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
     const server = createHttpsServer({ cert: tls.cert, key: tls.key }, handler);
     const { port } = await listen(server, 0, '127.0.0.1');
     const agent = new HttpsAgent({ keepAlive: true, maxSockets: 1, ca: tls.cert, servername: 'localhost' });

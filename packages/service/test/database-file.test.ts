@@ -1,13 +1,13 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createMemoryLogger, ensurePrivateFile, openDatabaseFile } from '../src';
 import { asRoot, callAsOtherUser, childUid, folderWithMode, rootFile } from './support/other-user';
+import { temporaryDir } from './support/temp-dir';
 
 describe('ensurePrivateFile', () => {
   it('creates a missing file empty with mode 0600 (its directory 0700), and narrows an existing one to 0600, keeping its content', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'private-'));
+    const dir = temporaryDir('private');
     const fresh = join(dir, 'sub', 'events.db');
     expect(ensurePrivateFile(fresh)).toEqual({ exposed: false });
     expect(statSync(fresh).mode & 0o777).toBe(0o600);
@@ -102,7 +102,7 @@ describe('openDatabaseFile', () => {
   };
 
   it('creates a private database in WAL mode with the durability asked, runs the setup and returns the open handle, warning of nothing', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'db-')), 'data', 'service.sqlite');
+    const file = join(temporaryDir('db'), 'data', 'service.sqlite');
     const { run, lines } = open(file);
     const db = run();
     expect([db.pragma('journal_mode', { simple: true }), db.pragma('synchronous', { simple: true })]).toEqual(['wal', 2]); // 2: FULL
@@ -115,13 +115,13 @@ describe('openDatabaseFile', () => {
   });
 
   it('a file that is not a database, or a setup that fails, is one error naming the file, the handle closed', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'db-')), 'service.sqlite');
+    const file = join(temporaryDir('db'), 'service.sqlite');
     writeFileSync(file, 'not a database, but a file of the same name'.repeat(100));
     const garbage = open(file);
     expect(garbage.run).toThrow(`cannot open the SQLite file ${file} (DATA_DIR): file is not a database`);
     expect(garbage.opened.map((db) => db.open)).toEqual([false]);
 
-    const fresh = join(mkdtempSync(join(tmpdir(), 'db-')), 'service.sqlite');
+    const fresh = join(temporaryDir('db'), 'service.sqlite');
     const newer = open(fresh, () => {
       throw new Error('the database is of a newer version (3)');
     });
@@ -130,7 +130,7 @@ describe('openDatabaseFile', () => {
   });
 
   it('names the file as the caller calls it', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'db-')), 'events.db');
+    const file = join(temporaryDir('db'), 'events.db');
     writeFileSync(file, 'x'.repeat(4096));
     expect(() =>
       openDatabaseFile(file, {

@@ -1,6 +1,5 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
 import {
@@ -13,6 +12,7 @@ import {
   writeSecretFile,
 } from '../src';
 import { asRoot, callAsOtherUser, childUid, folderWithMode } from './support/other-user';
+import { temporaryDir } from './support/temp-dir';
 
 describe('a folder this process may not write or reach', () => {
   it("writeSecretFile names the file, the folder and the uid instead of a temporary file's EACCES, and leaves nothing", () => {
@@ -24,7 +24,7 @@ describe('a folder this process may not write or reach', () => {
   });
 
   it('writeSecretFile that cannot put the file in place leaves no temporary copy of the secret', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'secret-'));
+    const dir = temporaryDir('secret');
     // A folder where the file should be: the temporary file is written, the rename refused.
     mkdirSync(join(dir, 'master.key', 'inside'), { recursive: true });
     expect(() => writeSecretFile(join(dir, 'master.key'), 'secret')).toThrow(/EISDIR|ENOTEMPTY|EEXIST/);
@@ -47,7 +47,7 @@ describe('a folder this process may not write or reach', () => {
 
 describe('loadOrCreateSecretFile', () => {
   it('creates the file with mode 0600 once, then reads it back', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'secret-'));
+    const dir = temporaryDir('secret');
     const path = join(dir, 'sub', 'master.key');
     const first = loadOrCreateSecretFile(path, () => 'abc');
     expect(first).toEqual({ value: 'abc', created: true, exposed: false });
@@ -58,7 +58,7 @@ describe('loadOrCreateSecretFile', () => {
 
 describe('loadOrCreateTlsCredentials', () => {
   it('generates a certificate once, serves real TLS with it, and reuses it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tls-'));
+    const dir = temporaryDir('tls');
     const made = await loadOrCreateTlsCredentials({ dataDir: dir });
     expect(made.source).toBe('generated');
     expect(made.fingerprint).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
@@ -85,7 +85,7 @@ describe('loadOrCreateTlsCredentials', () => {
   });
 
   it('loads the operator files and refuses half a pair', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tls-'));
+    const dir = temporaryDir('tls');
     const made = await loadOrCreateTlsCredentials({ dataDir: dir });
     writeFileSync(join(dir, 'c.pem'), made.cert);
     writeFileSync(join(dir, 'k.pem'), made.key);

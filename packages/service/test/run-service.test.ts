@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from '../src';
+import { temporaryDir } from './support/temp-dir';
 
 const DIST = join(__dirname, '..', 'dist', 'index.js');
 
@@ -58,7 +58,7 @@ async function waitFor<T>(probe: () => T | undefined, ms = 10_000): Promise<T> {
 
 describe('runService', () => {
   it('starts the app, listens its servers, logs the address, and closes it once on SIGTERM', async () => {
-    const marker = join(mkdtempSync(join(tmpdir(), 'run-service-')), 'marker');
+    const marker = join(temporaryDir('run-service'), 'marker');
     const service = startService({ PROBE_MARKER: marker });
     const listening = await waitFor(() => service.lines.find((l) => l.msg === 'probe listening'));
     expect(listening).toMatchObject({ server: 'http', host: '127.0.0.1' });
@@ -71,7 +71,7 @@ describe('runService', () => {
   });
 
   it('turns a configuration error into one fatal line and exit status 1', async () => {
-    const marker = join(mkdtempSync(join(tmpdir(), 'run-service-')), 'marker');
+    const marker = join(temporaryDir('run-service'), 'marker');
     writeFileSync(marker, '');
     const service = startService({ PROBE_MARKER: marker, PROBE_FAIL: '1' });
     expect(await service.exited).toBe(1);

@@ -1,8 +1,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, constants, openSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { join } from 'node:path';
+import { temporaryDir } from './support/temp-dir';
 
 const DIST = join(__dirname, '..', 'dist', 'index.js');
 
@@ -49,7 +49,7 @@ async function outcome(
 
 /** A FIFO in a fresh directory: opening it for reading blocks until a writer opens it. */
 function makeFifo(): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'shutdown-')), 'hold');
+  const path = join(temporaryDir('shutdown'), 'hold');
   execFileSync('mkfifo', [path]);
   return path;
 }

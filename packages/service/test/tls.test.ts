@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { generateSelfSignedCertificate, loadOrCreateTlsCredentials } from '../src';
+import { temporaryDir } from './support/temp-dir';
 
 /** A self-signed certificate on an RSA key of 512 bits: well formed, its key its own, and refused by OpenSSL (too small). */
 async function weakPair(): Promise<{ cert: string; key: string }> {
@@ -30,7 +30,7 @@ async function weakPair(): Promise<{ cert: string; key: string }> {
 }
 
 describe('loadOrCreateTlsCredentials with the operator files', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'service-tls-'));
+  const dir = temporaryDir('service-tls');
   const file = (name: string, text: string) => {
     writeFileSync(join(dir, name), text);
     return join(dir, name);

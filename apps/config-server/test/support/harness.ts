@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,7 +85,11 @@ export async function startServer(overrides: Record<string, string> = {}, option
     service,
     logs,
     derivedKey: (env) => deriveKey(hexToBytes(MASTER_KEY_HEX), environmentKeyInfo(env)),
-    close: () => service.close(),
+    // The server first, then its folder: nothing of a test is left in the temporary directory.
+    close: async () => {
+      await service.close();
+      rmSync(root, { recursive: true, force: true });
+    },
   };
 }
 

@@ -44,11 +44,13 @@ export interface TestServer {
   clientKeysDir: string;
   /** The `dev` environment key, in hex. */
   devKey: string;
+  /** Closes the server, then removes its folder. */
+  close(): Promise<void>;
 }
 
 /** Starts the config server for the client tests (`overrides` on top of its configuration); close it with `server.service.close()`. */
 export async function startTestServer(overrides: Record<string, string> = {}): Promise<TestServer> {
-  const { mkdirSync, mkdtempSync, writeFileSync } = await import('node:fs');
+  const { mkdirSync, mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const { bytesToHex, deriveKey, generateKey } = await import('@repo/crypto');
@@ -93,5 +95,9 @@ export async function startTestServer(overrides: Record<string, string> = {}): P
     dir,
     clientKeysDir,
     devKey: bytesToHex(deriveKey(master, environmentKeyInfo('dev'))),
+    close: async () => {
+      await service.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }

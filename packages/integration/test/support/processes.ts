@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -17,7 +17,7 @@ export interface ServiceProcess {
   logs: ServiceLog[];
   /** Resolves with the first log line matching `predicate` (already seen or to come). */
   waitForLog(predicate: (line: ServiceLog) => boolean, timeoutMs?: number): Promise<ServiceLog>;
-  /** SIGTERM, then waits for the exit (SIGKILL after 10 s). Resolves with the exit code. */
+  /** SIGTERM, then waits for the exit (SIGKILL after 10 s) and removes its `DATA_DIR`. Resolves with the exit code. */
   stop(): Promise<number | null>;
 }
 
@@ -91,11 +91,14 @@ export async function startService(name: string, app: string, env: Record<string
       });
     },
     async stop() {
-      if (child.exitCode !== null) return child.exitCode;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      const code = await exited;
-      clearTimeout(timer);
+      let code = child.exitCode;
+      if (code === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        code = await exited;
+        clearTimeout(timer);
+      }
+      rmSync(dataDir, { recursive: true, force: true });
       return code;
     },
   };

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { unprivilegedUser } from '../../src/testing';
+import { temporaryDir } from './temp-dir';
 
 // Permissions do not bind root: as root, the function runs in a child as nobody (65534)
 // (unprivilegedUser), on files and folders root owns; as anyone else, in a child as that user.
@@ -24,7 +24,7 @@ export function callAsOtherUser(name: string, ...args: string[]): { value: unkno
 
 /** A temporary folder with `mode` (0777: anyone may write in it). */
 export function folderWithMode(mode: number): string {
-  const dir = mkdtempSync(join(tmpdir(), 'private-'));
+  const dir = temporaryDir('private');
   chmodSync(dir, mode);
   return dir;
 }
