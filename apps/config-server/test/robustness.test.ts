@@ -1,28 +1,20 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, constants, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { nobleBackend, openFromBase64 } from '@repo/crypto';
 import { generateSelfSignedCertificate } from '@repo/service';
+import { temporaryFolders } from '@repo/service/testing';
 import { openConnection } from '@repo/http/testing';
 import { mkfifoSync } from './support/fifo';
 import { get, startServer, type Harness } from './support/harness';
 
 let h: Harness | undefined;
-const folders: string[] = [];
 afterEach(async () => {
   await h?.close();
   h = undefined;
-  for (const dir of folders.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-/** A temporary folder, removed after the test. */
-function folder(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
-  folders.push(dir);
-  return dir;
-}
+const folder = temporaryFolders();
 
 /** Lets a reader blocked on opening `fifo` go (a writer appears and leaves); nothing when nobody reads it. */
 function releaseFifo(fifo: string): void {

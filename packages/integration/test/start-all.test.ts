@@ -1,14 +1,15 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { temporaryFolders } from '@repo/service/testing';
 import { eventually, ROOT } from './support/processes';
 
 // `pnpm start` runs this launcher after the build (issue 8). Ports are shifted below the
 // ephemeral range the other suites draw from, and state goes to a temporary folder.
 const OFFSET = 10_000 + Math.floor(Math.random() * 4_000);
 const SERVICES = ['config-server', 'storage', 'rpc-proxy', 'relay', 'silent-payments'];
+const temporaryDir = temporaryFolders();
 
 function httpsStatus(port: number, path: string, ca: string): Promise<number> {
   return new Promise((done, fail) => {
@@ -23,7 +24,7 @@ function httpsStatus(port: number, path: string, ca: string): Promise<number> {
 
 describe('pnpm start (scripts/start-all.mjs)', () => {
   it('starts the five services, says where each listens, and stops them all on Ctrl-C', async () => {
-    const dataRoot = mkdtempSync(join(tmpdir(), 'start-all-'));
+    const dataRoot = temporaryDir('start-all');
     const launcher = spawn(process.execPath, [join(ROOT, 'scripts', 'start-all.mjs')], {
       env: { PATH: process.env.PATH ?? '', START_ALL_PORT_OFFSET: String(OFFSET), START_ALL_DATA_ROOT: dataRoot },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -64,6 +65,5 @@ describe('pnpm start (scripts/start-all.mjs)', () => {
     }
     expect(await exited).toBe(0);
     for (const s of SERVICES) expect(plain()).toMatch(new RegExp(`^${s} +\\| exited \\(0\\)$`, 'm'));
-    rmSync(dataRoot, { recursive: true, force: true });
   }, 90_000);
 });

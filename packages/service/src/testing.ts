@@ -1,9 +1,30 @@
 /**
  * Helpers for the apps' test suites (imported as `@repo/service/testing`, never by production
- * code): an app's entry point run as a process, and the user to run it as when file permissions
- * are under test.
+ * code): an app's entry point run as a process, the user to run it as when file permissions are
+ * under test, and temporary folders that go when a test file is done.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from '@jest/globals';
+
+/**
+ * Temporary folders for one test file. Call it at the file's top level (it registers an
+ * `afterAll` there); the function it returns makes a folder `<tmpdir>/<prefix>-XXXXXX`, removed
+ * with everything in it once the file's tests are done.
+ */
+export function temporaryFolders(): (prefix: string) => string {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  return (prefix) => {
+    const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+    made.push(dir);
+    return dir;
+  };
+}
 
 /** A user and group for `spawn`. */
 export interface ProcessUser {

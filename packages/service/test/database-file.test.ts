@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createMemoryLogger, ensurePrivateFile, openDatabaseFile } from '../src';
 import { asRoot, callAsOtherUser, childUid, folderWithMode, rootFile } from './support/other-user';
-import { temporaryDir } from './support/temp-dir';
+import { temporaryFolders } from '../src/testing';
+
+const temporaryDir = temporaryFolders();
 
 describe('ensurePrivateFile', () => {
   it('creates a missing file empty with mode 0600 (its directory 0700), and narrows an existing one to 0600, keeping its content', () => {

@@ -12,7 +12,9 @@ import {
   writeSecretFile,
 } from '../src';
 import { asRoot, callAsOtherUser, childUid, folderWithMode } from './support/other-user';
-import { temporaryDir } from './support/temp-dir';
+import { temporaryFolders } from '../src/testing';
+
+const temporaryDir = temporaryFolders();
 
 describe('a folder this process may not write or reach', () => {
   it("writeSecretFile names the file, the folder and the uid instead of a temporary file's EACCES, and leaves nothing", () => {

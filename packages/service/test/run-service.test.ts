@@ -2,7 +2,9 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from '../src';
-import { temporaryDir } from './support/temp-dir';
+import { temporaryFolders } from '../src/testing';
+
+const temporaryDir = temporaryFolders();
 
 const DIST = join(__dirname, '..', 'dist', 'index.js');
 

@@ -2,7 +2,9 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, openSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { join } from 'node:path';
-import { temporaryDir } from './support/temp-dir';
+import { temporaryFolders } from '../src/testing';
+
+const temporaryDir = temporaryFolders();
 
 const DIST = join(__dirname, '..', 'dist', 'index.js');
 

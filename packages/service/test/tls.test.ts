@@ -5,7 +5,9 @@ import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { generateSelfSignedCertificate, loadOrCreateTlsCredentials } from '../src';
-import { temporaryDir } from './support/temp-dir';
+import { temporaryFolders } from '../src/testing';
+
+const temporaryDir = temporaryFolders();
 
 /** A self-signed certificate on an RSA key of 512 bits: well formed, its key its own, and refused by OpenSSL (too small). */
 async function weakPair(): Promise<{ cert: string; key: string }> {

@@ -48,7 +48,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Starts the config server for the client tests (`overrides` on top of its configuration); close it with `server.service.close()`. */
+/** Starts the config server for the client tests (`overrides` on top of its configuration); close it with `server.close()`. */
 export async function startTestServer(overrides: Record<string, string> = {}): Promise<TestServer> {
   const { mkdirSync, mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');

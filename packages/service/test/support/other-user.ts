@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { unprivilegedUser } from '../../src/testing';
-import { temporaryDir } from './temp-dir';
+import { temporaryFolders, unprivilegedUser } from '../../src/testing';
+
+// The folders folderWithMode makes, removed once the tests of the file importing this module are done.
+const temporaryDir = temporaryFolders();
 
 // Permissions do not bind root: as root, the function runs in a child as nobody (65534)
 // (unprivilegedUser), on files and folders root owns; as anyone else, in a child as that user.
