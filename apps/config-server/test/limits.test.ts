@@ -88,6 +88,23 @@ describe('rate limits', () => {
     expect(last.headers['x-ratelimit-retry-after']).toBe('1');
   });
 
+  it('allows an address 10 requests a second and 100 a minute when nothing is set (RATE_LIMIT_PER_SECOND, RATE_LIMIT_PER_MINUTE)', async () => {
+    let t = 1_000_000;
+    h = await startServer({ RATE_LIMIT_PER_SECOND: undefined, RATE_LIMIT_PER_MINUTE: undefined }, { now: () => t });
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await get(h, '/health')).status);
+    expect(statuses).toEqual([...Array<number>(10).fill(200), 429]); // the refused one is not counted
+    for (let second = 1; second < 10; second++) {
+      t += 1_000;
+      for (let i = 0; i < 10; i++) expect((await get(h, '/health')).status).toBe(200);
+    }
+    t += 1_000; // a new second, the minute's 100 spent
+    const limited = await get(h, '/health');
+    expect(limited.status).toBe(429);
+    expect(limited.headers['x-ratelimit-limit']).toBe('100');
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0');
+  });
+
   it('answers 429 past the minute allowance with the time to its reset', async () => {
     let t = 1_000_000;
     h = await startServer({ RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_PER_MINUTE: '5' }, { now: () => t });

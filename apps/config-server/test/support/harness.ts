@@ -41,8 +41,11 @@ export interface Harness {
 
 let tlsCache: Promise<{ cert: string; key: string }> | undefined;
 
-/** Writes the storage tree and starts the server with `overrides` on top of its defaults. */
-export async function startServer(overrides: Record<string, string> = {}, options: { now?: () => number } = {}): Promise<Harness> {
+/** Writes the storage tree and starts the server with `overrides` on top of its defaults (undefined: the app's own default). */
+export async function startServer(
+  overrides: Record<string, string | undefined> = {},
+  options: { now?: () => number } = {},
+): Promise<Harness> {
   const root = mkdtempSync(join(tmpdir(), 'config-server-'));
   const storageDir = join(root, 'storage');
   const dataDir = join(root, 'data');
