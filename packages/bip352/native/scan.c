@@ -380,7 +380,7 @@ typedef struct {
     size_t count, cap;
     uint64_t *table; /* open addressing on x_key: (tag: its top 32 bits) << 32 | (index into keys + 1), 0 empty */
     size_t table_size;
-    uint64_t *filter; /* one bit per table slot, set at bit (tag mod its size) for each key: table_find_x */
+    uint64_t *filter; /* one bit a table slot, the bit each key's tag selects set (filter_bit): table_find_x */
     int32_t infinite_label; /* the label whose B_m is the point at infinity (L_m = -B_spend), or -2 */
     unsigned char *out; /* scratch for results */
     size_t out_cap;
@@ -431,11 +431,11 @@ static int table_rebuild(scanner *sc, size_t size) {
 }
 
 /* The spend key whose x equals x (normalized), or NULL. Nearly every x probed is no key's (two
-   candidates an output at each k): the filter turns most of them away, from a bitmap of one bit a
-   slot (at most half of them set, as of the slots, at least an eighth), 1/64 the table's size: it
-   stays in the caches where the table does not (100,000 labels: 128 KB against 8 MB;
-   docs/performance/bip352.md, "A filter in front of the table"). The tag in each entry rejects the
-   other keys of a probe without reading them. */
+   candidates an output at each k), and the filter turns most of them away: one bit a slot, each
+   key setting the bit its tag selects, so at most half of the bits are set (with 100,000 labels
+   9 %), in 1/64 of the table's bytes that stay in the caches where the table does not (128 KB
+   against 8 MB; docs/performance/bip352.md, "A filter in front of the table"). The tag in each
+   entry rejects the other keys of a probe without reading them. */
 static const spend_key *table_find_x(const scanner *sc, const secp256k1_fe *x) {
     uint64_t key = x_key(x), tag = key & 0xffffffff00000000ULL, e;
     size_t mask = sc->table_size - 1, slot = (size_t)key & mask, bit = filter_bit(sc, key);
