@@ -108,6 +108,29 @@ function keygen(values: { kem?: string; out?: string; force?: boolean }, stdout:
   return 0;
 }
 
+/** A file version as the server names it: 128 bits in 22 characters of base64url (docs/config-server.md). */
+const VERSION_SHAPE = /^[A-Za-z0-9_-]{22}$/;
+
+/**
+ * `--version <v>` read as `--version=<v>` when `<v>` begins with `-`: one version in 64 does, and
+ * parseArgs would take it for an option and refuse the line. Only a value of a version's shape:
+ * `--version --url …` stays the usage error it is.
+ */
+function versionValuesJoined(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const next = args[i + 1];
+    if (arg === '--version' && next !== undefined && next.startsWith('-') && VERSION_SHAPE.test(next)) {
+      out.push(`--version=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
 /** Runs the CLI; returns the exit status. */
 export async function runCli(
   argv: string[],
@@ -116,7 +139,7 @@ export async function runCli(
 ): Promise<number> {
   // Everything after the first `--` is the command of `run`, not ours to parse.
   const dashes = argv.indexOf('--');
-  const own = dashes === -1 ? argv : argv.slice(0, dashes);
+  const own = versionValuesJoined(dashes === -1 ? argv : argv.slice(0, dashes));
   const command = dashes === -1 ? [] : argv.slice(dashes + 1);
   // `--version` alone is the program's version; after a verb it pins a file version (get).
   if (own.length === 1 && (own[0] === '--version' || own[0] === '-V')) {

@@ -100,6 +100,17 @@ describe('CLI', () => {
     expect(unknown.stderr).toContain('(VERSION_NOT_FOUND)');
   });
 
+  it('get --version takes a version that begins with "-", as one in 64 do (base64url)', async () => {
+    const args = ['get', 'dev/app.conf', '--url', server.url, '--key', server.devKey, '--ca', join(server.dir, 'ca.pem')];
+    // asked of the server, not refused as an option: no such version here, so 1 and the server's code
+    const dashed = await runCliProcess([...args, '--version', '-AAAAAAAAAAAAAAAAAAAAA']);
+    expect(dashed).toMatchObject({ code: 1, stdout: '' });
+    expect(dashed.stderr).toContain('(VERSION_NOT_FOUND)');
+    // a value that is no version is still an option's business: --version without its value
+    const missing = await runCliProcess([...args, '--version', '--url', server.url]);
+    expect(missing.code).toBe(2);
+  });
+
   it('watch keeps --out current, rewriting it atomically with mode 0600, and exits 0 on SIGTERM', async () => {
     const out = join(server.dir, 'watched.conf');
     const cli = spawnCli([
