@@ -11,7 +11,7 @@ export {
   type RegisteredClientKey,
 } from './client-keys';
 export { ENCRYPTION_MODES, CLIENT_PUBLIC_KEY_HEADER, CLIENT_KEM_HEADER, recipientInfo, parseRecipientHeaders } from './recipient';
-export { createVersionStore, VERSION_RE, type VersionStore } from './versions';
+export { createVersionStore, type VersionStore } from './versions';
 export { createWatchHub, type WatchHub, type WaitOutcome } from './watch';
 export { createAuditLog, auditTrail, type AuditLog, type AuditRecord } from './audit';
 export { VERSION_HEADER, parseIfNoneMatch, parseWaitMs } from './routes/files';

@@ -1,5 +1,6 @@
 import { metricsOperation, readyOperation } from '@repo/metrics';
 import { documentOperation, errorResponse, jsonContent, rateLimitHeaderObjects, withHeaders } from '@repo/api-contract';
+import { FILE_VERSION_RE } from '@repo/crypto';
 import { ALGORITHM, API_VERSION, COMMON_HEADERS, ENCRYPTION_TYPE, SERVICE_ID, SERVICE_NAME } from './constants';
 import { ENCRYPTION_MODES } from './recipient';
 import { VERSION_HEADER } from './routes/files';
@@ -39,7 +40,7 @@ const OTHER_METHODS = {
   responses: { '404': err('No such endpoint: `no such endpoint: <METHOD> <path>`.', ['FILE_NOT_FOUND']), ...GUARDS },
 };
 
-const VERSION = { type: 'string', pattern: '^[A-Za-z0-9_-]{22}$', description: 'The version: 128 bits of HMAC-SHA256, base64url.' };
+const VERSION = { type: 'string', pattern: FILE_VERSION_RE.source, description: 'The version: 128 bits of HMAC-SHA256, base64url.' };
 const versionHeaders = {
   [VERSION_HEADER]: {
     required: true,
@@ -49,7 +50,7 @@ const versionHeaders = {
   ETag: {
     required: true,
     description: 'The same version, as a strong entity tag.',
-    schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]{22}"$' },
+    schema: { type: 'string', pattern: `^"${FILE_VERSION_RE.source.slice(1, -1)}"$` }, // the version, quoted
   },
   'Cache-Control': { required: true, schema: { const: 'no-store' } },
   Vary: { required: true, schema: { const: 'X-Client-Public-Key, X-Client-Kem' } },

@@ -1,16 +1,15 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { deriveKey, nodeBackend, open, seal, sha256Hex } from '@repo/crypto';
+import { deriveKey, FILE_VERSION_RE, nodeBackend, open, seal, sha256Hex } from '@repo/crypto';
 import type { Logger } from '@repo/service';
 
-/**
- * A version: the first 16 bytes (128 bits) of HMAC-SHA256 under the server's version key over a
- * domain tag, the environment, the file and the rendered bytes, in unpadded base64url (RFC 4648
- * section 5): 22 characters. Without the key it says nothing about the content, and two files
- * with the same content have different versions.
+/*
+ * A version (FILE_VERSION_RE, @repo/crypto): the first 16 bytes (128 bits) of HMAC-SHA256 under the
+ * server's version key over a domain tag, the environment, the file and the rendered bytes, in
+ * unpadded base64url: 22 characters. Without the key it says nothing about the content, and two
+ * files with the same content have different versions.
  */
-export const VERSION_RE = /^[A-Za-z0-9_-]{22}$/;
 
 const ENTRY_SUFFIX = '.v1';
 
@@ -113,7 +112,7 @@ export function createVersionStore(options: VersionStoreOptions): VersionStore {
       await Promise.all(queues.values());
     },
     async load(env, file, version) {
-      if (!VERSION_RE.test(version)) return undefined;
+      if (!FILE_VERSION_RE.test(version)) return undefined;
       let sealed: Buffer;
       try {
         sealed = await readFile(join(folder(env, file), version + ENTRY_SUFFIX));

@@ -33,6 +33,7 @@ import {
 import { constants as osConstants } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { FILE_VERSION_RE } from '@repo/crypto';
 import { CLIENT_VERSION, createConfigClient, type ConfigClient, type FileKey } from './client';
 import { formatClientPrivateKey, formatClientPublicKey, generateClientKey, parseClientPrivateKey, parseKemName } from './client-key';
 import { parseKeyValueLines } from './env-lines';
@@ -108,9 +109,6 @@ function keygen(values: { kem?: string; out?: string; force?: boolean }, stdout:
   return 0;
 }
 
-/** A file version as the server names it: 128 bits in 22 characters of base64url (docs/config-server.md). */
-const VERSION_SHAPE = /^[A-Za-z0-9_-]{22}$/;
-
 /**
  * `--version <v>` read as `--version=<v>` when `<v>` begins with `-`: one version in 64 does, and
  * parseArgs would take it for an option and refuse the line. Only a value of a version's shape:
@@ -121,7 +119,7 @@ function versionValuesJoined(args: string[]): string[] {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     const next = args[i + 1];
-    if (arg === '--version' && next !== undefined && next.startsWith('-') && VERSION_SHAPE.test(next)) {
+    if (arg === '--version' && next !== undefined && next.startsWith('-') && FILE_VERSION_RE.test(next)) {
       out.push(`--version=${next}`);
       i++;
     } else {

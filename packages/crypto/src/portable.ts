@@ -2,7 +2,7 @@
  * Everything but the `node:crypto` backend: for runtimes without `node:crypto`, where the
  * envelope runs on @noble/ciphers and randomness comes from Web Crypto.
  */
-export { KEY_LENGTH, NONCE_LENGTH, TAG_LENGTH } from './constants';
+export { FILE_VERSION_RE, KEY_LENGTH, NONCE_LENGTH, TAG_LENGTH } from './constants';
 export type { AeadBackend } from './cipher';
 export { nobleBackend } from './noble-backend';
 export { seal, open, sealToBase64, openFromBase64, randomNonce, type SealOptions } from './envelope';

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { bytesToBase64, nodeBackend, sealToBase64, type HpkeKemName, type HpkeSuite } from '@repo/crypto';
+import { bytesToBase64, FILE_VERSION_RE, nodeBackend, sealToBase64, type HpkeKemName, type HpkeSuite } from '@repo/crypto';
 import { AppError } from '@repo/errors';
 import type { Logger } from '@repo/service';
 import type { AuditFields } from '../audit';
@@ -8,7 +8,7 @@ import type { Keyring } from '../keyring';
 import type { FileStore } from '../file-store';
 import { fileRequestOf } from '../file-path';
 import { createRecipientSuites, ENCRYPTION_MODES, parseRecipientHeaders, recipientInfo } from '../recipient';
-import { VERSION_RE, type VersionStore } from '../versions';
+import type { VersionStore } from '../versions';
 import type { WatchHub } from '../watch';
 
 /** What {@link createFileRouter} needs. */
@@ -215,7 +215,7 @@ export function parseFileQuery(req: Request, maxWaitSeconds: number): FileQuery 
   const query = req.query as Record<string, unknown>;
   let version: string | undefined;
   if (query.version !== undefined) {
-    if (typeof query.version !== 'string' || !VERSION_RE.test(query.version)) {
+    if (typeof query.version !== 'string' || !FILE_VERSION_RE.test(query.version)) {
       throw new AppError('INVALID_PARAMETER', {
         message: 'invalid parameter: version',
         details: 'a version as X-Config-Version gives it: 22 characters of base64url',
