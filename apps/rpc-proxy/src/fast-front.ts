@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { ANSWERED_EVENT, type AnsweredExchange } from '@repo/api-contract';
 import { loadHttpParser } from './llhttp';
+import { readPlainHead } from './plain-request';
 
 /**
  * The proxy's front end for JSON-RPC calls (docs/rpc-proxy.md, "The front end"): on each
@@ -219,6 +220,10 @@ export function installFastFront(
     const length = headEnd + 4 + announcedLength(bytes, headEnd);
     if (Number.isNaN(length)) return 'other';
     if (bytes.length < length) return 'partial';
+    const body = bytes.subarray(headEnd + 4, length);
+    // The plainest heads are read without llhttp, in a subset where both read the same (src/plain-request.ts).
+    const plain = headEnd + 4 <= maxHeaderSize ? readPlainHead(bytes, headEnd) : undefined;
+    if (plain !== undefined) return served(plain, body, length);
     parsed = { complete: false };
     if (!ready) parser.initialize(HTTPParser.REQUEST, resource, nodeServer.maxHeaderSize || 0, HTTPParser.kLenientNone);
     const read = parser.execute(length === bytes.length ? bytes : bytes.subarray(0, length));
@@ -230,11 +235,15 @@ export function installFastFront(
     }
     // llhttp read one whole request of exactly `length` bytes, head to the first blank line (no
     // bare LF line ends: kLenientNone) and a body of its one Content-Length: the rest of them.
-    if (!serves(p.method, p.url)) return 'other';
-    const body = bytes.subarray(headEnd + 4, length);
+    return served({ method: p.method, url: p.url, headers: p.headers, keepAlive: p.keepAlive === true }, body, length);
+  }
+
+  /** A request read whole: served here, or 'other' (another method or path; no Host). */
+  function served(head: Omit<Parsed, 'body'>, body: Buffer, length: number): { request: Parsed; length: number } | 'other' {
+    if (!serves(head.method, head.url)) return 'other';
     // node:http answers an HTTP/1.1 request without Host 400 itself (requireHostHeader, on by default).
-    if (p.headers.host === undefined && nodeServer.requireHostHeader !== false) return 'other';
-    return { request: { method: p.method, url: p.url, headers: p.headers, body, keepAlive: p.keepAlive === true }, length };
+    if (head.headers.host === undefined && nodeServer.requireHostHeader !== false) return 'other';
+    return { request: { method: head.method, url: head.url, headers: head.headers, body, keepAlive: head.keepAlive }, length };
   }
 
   /** Gives the connection to node:http with the bytes not yet served; it is node:http's from then on. */
