@@ -7,11 +7,12 @@ import { readPlainHead } from './plain-request';
 /**
  * The proxy's front end for JSON-RPC calls (docs/rpc-proxy.md, "The front end"): on each
  * connection of the `node:http` server, a request that arrives whole (head and body in what has
- * been read) and is a plain JSON-RPC POST is parsed by Node's own HTTP parser (llhttp, with the
- * server's settings) and answered here, without `node:http`'s request and response streams;
- * any other request, and everything after it on its connection, is handed to `node:http` with
- * the bytes read so far. What decides is llhttp, not a parser of ours, so a request means here
- * what it means to `node:http`; whatever is not the plain case (a partial request, a chunked
+ * been read) and is a plain JSON-RPC POST is answered here, without `node:http`'s request and
+ * response streams; any other request, and everything after it on its connection, is handed to
+ * `node:http` with the bytes read so far. The head is read by src/plain-request.ts when it is
+ * written in the narrow subset that reader takes (where llhttp is tested to read the same), and
+ * by Node's own HTTP parser (llhttp, with the server's settings) otherwise, so a request means
+ * here what it means to `node:http`; whatever is not the plain case (a partial request, a chunked
  * body, `Expect`, an upgrade, HTTP/1.0, a repeated header, a parse error, another method or
  * path) goes to `node:http`, which answers as it always has.
  */
