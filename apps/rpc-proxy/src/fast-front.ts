@@ -2,17 +2,17 @@ import { STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { ANSWERED_EVENT, type AnsweredExchange } from '@repo/api-contract';
 import { loadHttpParser } from './llhttp';
-import { readPlainHead } from './plain-request';
+import { announcedLength, createLlhttpHeadReader, readPlainHead, type RequestHead } from './request-head';
 
 /**
  * The proxy's front end for JSON-RPC calls (docs/rpc-proxy.md, "The front end"): on each
  * connection of the `node:http` server, a request that arrives whole (head and body in what has
  * been read) and is a plain JSON-RPC POST is answered here, without `node:http`'s request and
  * response streams; any other request, and everything after it on its connection, is handed to
- * `node:http` with the bytes read so far. The head is read by src/plain-request.ts when it is
- * written in the narrow subset that reader takes (where llhttp is tested to read the same), and
- * by Node's own HTTP parser (llhttp, with the server's settings) otherwise, so a request means
- * here what it means to `node:http`; whatever is not the plain case (a partial request, a chunked
+ * `node:http` with the bytes read so far. The head is read by hand when it is written in a
+ * narrow subset of HTTP/1.1, and by Node's own HTTP parser (llhttp, with the server's settings)
+ * otherwise, two ways tested to read alike (src/request-head.ts), so a request means here what it
+ * means to `node:http`; whatever is not the plain case (a partial request, a chunked
  * body, `Expect`, an upgrade, HTTP/1.0, a repeated header, a parse error, another method or
  * path) goes to `node:http`, which answers as it always has.
  */
@@ -83,13 +83,9 @@ const DEFAULT_MAX_HEADER_SIZE = 16 * 1024;
 /** Bytes of pipelined requests kept while one is answered; past it the connection stops being read until then. */
 const MAX_PENDING = 64 * 1024;
 
-/** One request as llhttp read it. */
-interface Parsed {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
+/** One request read whole. */
+interface Parsed extends RequestHead {
   body: Buffer;
-  keepAlive: boolean;
 }
 
 /** A connection the front end is serving. */
@@ -155,95 +151,32 @@ export function installFastFront(
   const found = server.listeners('connection').find((l) => l.name === 'connectionListener');
   if (found === undefined) return undefined;
   const nodeListener = found as (this: Server, socket: Socket) => void;
-  const { HTTPParser, methods } = binding;
   const stats: FastFrontStats = { served: 0, handedOff: 0 };
   const open = new Set<Connection>();
   let closing = false;
   let sweeper: NodeJS.Timeout | undefined;
 
-  // One parser for the whole front end: each request is parsed alone, at once, from its first byte.
-  const parser = new HTTPParser();
-  const resource = {};
-  /** The parser is at the start of a request, as after initialize(). */
-  let ready = false;
-  let parsed: Partial<Parsed> & { complete: boolean; bad?: boolean } = { complete: false };
-  parser[HTTPParser.kOnHeadersComplete] = (
-    major: number,
-    minor: number,
-    raw: string[] | undefined,
-    method: number,
-    url: string | undefined,
-    _status: unknown,
-    _message: unknown,
-    upgrade: boolean,
-    keepAlive: boolean,
-  ) => {
-    const name = methods[method];
-    if (raw === undefined || url === undefined || name === undefined || major !== 1 || minor !== 1 || upgrade) {
-      parsed.bad = true;
-      return 0;
-    }
-    const headers: IncomingHttpHeaders = {};
-    for (let i = 0; i + 1 < raw.length; i += 2) {
-      const key = (raw[i] as string).toLowerCase();
-      // A repeated header (or a name an object already has), a chunked body, Expect: node:http's own rules apply.
-      if (headers[key] !== undefined || key === 'transfer-encoding' || key === 'expect') {
-        parsed.bad = true;
-        return 0;
-      }
-      headers[key] = raw[i + 1];
-    }
-    parsed.method = name;
-    parsed.url = url;
-    parsed.headers = headers;
-    parsed.keepAlive = keepAlive;
-    return 0;
-  };
-  // Headers flushed before their end (more than 32 pairs): node:http's to read.
-  parser[HTTPParser.kOnHeaders] = () => {
-    parsed.bad = true;
-  };
-  // No kOnBody: the body is cut from the bytes themselves, where llhttp found it (below).
-  parser[HTTPParser.kOnMessageComplete] = () => {
-    if (parsed.complete) parsed.bad = true;
-    parsed.complete = true;
-  };
+  const readWithLlhttp = createLlhttpHeadReader(binding);
 
   /**
-   * The request at the start of `bytes`, as llhttp reads it: 'partial' when it has not all
-   * arrived, 'other' when it is not one the front end serves, else the request and its length.
+   * The request at the start of `bytes`: 'partial' when it has not all arrived, 'other' when it
+   * is not one the front end serves, else the request and its length.
    */
   function parseOne(bytes: Buffer): { request: Parsed; length: number } | 'partial' | 'other' {
     const maxHeaderSize = nodeServer.maxHeaderSize || DEFAULT_MAX_HEADER_SIZE;
     const headEnd = bytes.indexOf(HEAD_END);
     if (headEnd < 0) return bytes.length > maxHeaderSize ? 'other' : 'partial';
-    // The length the head announces; llhttp checks it below: what it reads must end exactly there.
-    const length = headEnd + 4 + announcedLength(bytes, headEnd);
+    // The plainest heads are read by hand (src/request-head.ts), and say their body's length.
+    const plain = headEnd + 4 <= maxHeaderSize ? readPlainHead(bytes, headEnd) : undefined;
+    // Else the length the head announces; llhttp checks it below: what it reads must end exactly there.
+    const length = headEnd + 4 + (plain === undefined ? announcedLength(bytes, headEnd) : plain.bodyLength);
     if (Number.isNaN(length)) return 'other';
     if (bytes.length < length) return 'partial';
-    const body = bytes.subarray(headEnd + 4, length);
-    // The plainest heads are read without llhttp, in a subset where both read the same (src/plain-request.ts).
-    const plain = headEnd + 4 <= maxHeaderSize ? readPlainHead(bytes, headEnd) : undefined;
-    if (plain !== undefined) return served(plain, body, length);
-    parsed = { complete: false };
-    if (!ready) parser.initialize(HTTPParser.REQUEST, resource, nodeServer.maxHeaderSize || 0, HTTPParser.kLenientNone);
-    const read = parser.execute(length === bytes.length ? bytes : bytes.subarray(0, length));
-    const p = parsed;
-    // After one whole kept-alive request llhttp is where a fresh one starts: the next needs no initialize().
-    ready = read === length && p.complete && p.bad !== true && p.keepAlive === true;
-    if (read !== length || !p.complete || p.bad || p.method === undefined || p.url === undefined || p.headers === undefined) {
-      return 'other';
-    }
-    // llhttp read one whole request of exactly `length` bytes, head to the first blank line (no
-    // bare LF line ends: kLenientNone) and a body of its one Content-Length: the rest of them.
-    return served({ method: p.method, url: p.url, headers: p.headers, keepAlive: p.keepAlive === true }, body, length);
-  }
-
-  /** A request read whole: served here, or 'other' (another method or path; no Host). */
-  function served(head: Omit<Parsed, 'body'>, body: Buffer, length: number): { request: Parsed; length: number } | 'other' {
-    if (!serves(head.method, head.url)) return 'other';
+    const head = plain ?? readWithLlhttp(length === bytes.length ? bytes : bytes.subarray(0, length), nodeServer.maxHeaderSize || 0);
+    if (head === undefined || !serves(head.method, head.url)) return 'other';
     // node:http answers an HTTP/1.1 request without Host 400 itself (requireHostHeader, on by default).
     if (head.headers.host === undefined && nodeServer.requireHostHeader !== false) return 'other';
+    const body = bytes.subarray(headEnd + 4, length);
     return { request: { method: head.method, url: head.url, headers: head.headers, body, keepAlive: head.keepAlive }, length };
   }
 
@@ -419,60 +352,6 @@ export function installFastFront(
     for (const c of open) c.socket.destroy();
   };
   return stats;
-}
-
-/**
- * The body length the head (`bytes` up to `headEnd`) announces with one `Content-Length` of
- * digits; 0 with none; NaN when there is anything else to it (several, a sign, no digits):
- * such a request is node:http's to answer.
- */
-function announcedLength(bytes: Buffer, headEnd: number): number {
-  let found = 0;
-  let seen = false;
-  // One pass over the head's bytes, line by line (a line ends at CR LF); no string made.
-  for (let at = 0; at < headEnd;) {
-    let lineEnd = at;
-    while (lineEnd < headEnd && !(bytes[lineEnd] === 0x0d && bytes[lineEnd + 1] === 0x0a)) lineEnd++;
-    if (lineEnd - at > 15 && isContentLength(bytes, at)) {
-      if (seen) return Number.NaN;
-      seen = true;
-      found = digitsValue(bytes, at + 15, lineEnd);
-    }
-    at = lineEnd + 2;
-  }
-  return found;
-}
-
-/** A space or a tab (HTTP's optional whitespace around a header value). */
-function isBlank(c: number | undefined): boolean {
-  return c === 0x20 || c === 0x09;
-}
-
-/** The value of `bytes[from, to)`: 1 to 15 digits between optional spaces and tabs; NaN for anything else. */
-function digitsValue(bytes: Buffer, from: number, to: number): number {
-  while (from < to && isBlank(bytes[from])) from++;
-  while (to > from && isBlank(bytes[to - 1])) to--;
-  if (to === from || to - from > 15) return Number.NaN;
-  let value = 0;
-  for (let i = from; i < to; i++) {
-    const c = bytes[i] as number;
-    if (c < 0x30 || c > 0x39) return Number.NaN;
-    value = value * 10 + (c - 0x30);
-  }
-  return value;
-}
-
-/** `content-length:` in lower case, byte by byte. */
-const CONTENT_LENGTH = Buffer.from('content-length:', 'latin1');
-
-/** Whether the header line at `at` starts with `Content-Length:`, in any case (no string made). */
-function isContentLength(bytes: Buffer, at: number): boolean {
-  for (let i = 0; i < CONTENT_LENGTH.length; i++) {
-    // Setting 0x20 lowers a letter and leaves `-` and `:` as they are (it also turns some control
-    // bytes into them, which llhttp then refuses in a header name: such a request is node:http's).
-    if (((bytes[at + i] as number) | 0x20) !== CONTENT_LENGTH[i]) return false;
-  }
-  return true;
 }
 
 /** The head (latin1 text: status line and headers) and the body in one buffer: one write, one copy of the body. */

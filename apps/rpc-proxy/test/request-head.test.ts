@@ -1,56 +1,13 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { loadHttpParser } from '../src/llhttp';
-import { readPlainHead, type PlainHead } from '../src/plain-request';
+import { createLlhttpHeadReader, readPlainHead } from '../src/request-head';
 
-// The front end's reader of plain heads (src/plain-request.ts) against llhttp, strict, as the
-// front end and node:http run it: whatever head the reader accepts, llhttp must read as the same
-// request (method, target, headers, keep-alive), whole, with nothing left over. Heads the clients
-// send, then every one-byte change of them (replaced, inserted, removed) and random ones.
+// The front end's two readers of request heads (src/request-head.ts): whatever head the plain
+// reader accepts, the llhttp reader (strict, as the front end and node:http run it) must read as
+// the same request (method, target, headers, keep-alive), whole, its body exactly the length the
+// plain reader found. Heads the clients send, then every one-byte change of them (replaced,
+// inserted, removed) and random ones.
 
-type Read = Omit<PlainHead, 'method'> & { method: string };
-
-/** llhttp's reading of `bytes` as one whole request, as the front end takes it (a header twice: refused). */
-function llhttpRead(bytes: Buffer): Read | 'refused' {
-  const { HTTPParser, methods } = loadHttpParser()!;
-  const parser = new HTTPParser();
-  let head: Read | undefined;
-  let bad = false;
-  let complete = false;
-  parser[HTTPParser.kOnHeadersComplete] = (
-    major: number,
-    minor: number,
-    raw: string[] | undefined,
-    method: number,
-    url: string | undefined,
-    _status: unknown,
-    _message: unknown,
-    upgrade: boolean,
-    keepAlive: boolean,
-  ) => {
-    if (raw === undefined || url === undefined || major !== 1 || minor !== 1 || upgrade) {
-      bad = true;
-      return 0;
-    }
-    const headers: IncomingHttpHeaders = {};
-    for (let i = 0; i + 1 < raw.length; i += 2) {
-      const key = (raw[i] as string).toLowerCase();
-      if (headers[key] !== undefined) bad = true;
-      headers[key] = raw[i + 1];
-    }
-    head = { method: methods[method] as string, url, headers, keepAlive };
-    return 0;
-  };
-  parser[HTTPParser.kOnHeaders] = () => {
-    bad = true;
-  };
-  parser[HTTPParser.kOnMessageComplete] = () => {
-    complete = true;
-  };
-  parser.initialize(HTTPParser.REQUEST, {}, 0, HTTPParser.kLenientNone);
-  const read = parser.execute(bytes);
-  parser.close();
-  return read === bytes.length && !bad && complete && head !== undefined ? head : 'refused';
-}
+const readWithLlhttp = createLlhttpHeadReader(loadHttpParser()!);
 
 const END = Buffer.from('\r\n\r\n');
 
@@ -60,9 +17,9 @@ function compare(head: Buffer): 'refused' | 'accepted' | 'no head' {
   if (headEnd < 0) return 'no head';
   const plain = readPlainHead(head, headEnd);
   if (plain === undefined) return 'refused';
-  const length = Number(plain.headers['content-length'] ?? 0);
-  const request = Buffer.concat([head.subarray(0, headEnd + 4), Buffer.alloc(length, 0x7b)]);
-  expect([head.toString('latin1'), llhttpRead(request)]).toEqual([head.toString('latin1'), { ...plain }]);
+  const { bodyLength, ...read } = plain;
+  const request = Buffer.concat([head.subarray(0, headEnd + 4), Buffer.alloc(bodyLength, 0x7b)]);
+  expect([head.toString('latin1'), readWithLlhttp(request, 0)]).toEqual([head.toString('latin1'), read]);
   return 'accepted';
 }
 
@@ -82,7 +39,7 @@ const BYTES = [
   ...Buffer.from('aACcEePpTtUu09-k'),
 ];
 
-describe('rpc-proxy plain heads (the front end without llhttp)', () => {
+describe('rpc-proxy request heads: the plain reader against llhttp', () => {
   it('reads the heads clients send as llhttp reads them', () => {
     for (const head of HEADS) compare(Buffer.from(head, 'latin1'));
     expect(HEADS.slice(0, 3).map((h) => compare(Buffer.from(h, 'latin1')))).toEqual(['accepted', 'accepted', 'accepted']);
