@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 export class StringTable<V> {
   #keys: (string | undefined)[];
   #values: (V | undefined)[];
-  #hashes: Uint32Array;
+  #hashes: Int32Array;
   #mask: number;
   #size = 0;
   readonly #seed: number;
@@ -33,12 +33,12 @@ export class StringTable<V> {
    * hash's seed (a random one by default; tests give theirs, to replay a placement).
    */
   constructor(capacity = 64, seed = randomBytes(4).readUInt32LE(0)) {
-    this.#seed = seed >>> 0;
+    this.#seed = seed | 0;
     let slots = 16;
     while (slots < capacity) slots *= 2;
     this.#keys = new Array<string | undefined>(slots).fill(undefined);
     this.#values = new Array<V | undefined>(slots).fill(undefined);
-    this.#hashes = new Uint32Array(slots);
+    this.#hashes = new Int32Array(slots);
     this.#mask = slots - 1;
   }
 
@@ -112,7 +112,7 @@ export class StringTable<V> {
     const slots = 2 * keys.length;
     this.#keys = new Array<string | undefined>(slots).fill(undefined);
     this.#values = new Array<V | undefined>(slots).fill(undefined);
-    this.#hashes = new Uint32Array(slots);
+    this.#hashes = new Int32Array(slots);
     this.#mask = slots - 1;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
@@ -131,14 +131,14 @@ export class StringTable<V> {
 // tests), `Math.imul` in the loop costs a lookup of `Math` per code unit.
 const { imul } = Math;
 
-/** FNV-1a of the string's UTF-16 code units from `seed`, then murmur3's 32-bit finalizer. */
+/** FNV-1a of the string's UTF-16 code units from `seed`, then murmur3's 32-bit finalizer (as a signed integer). */
 function hashOf(key: string, seed: number): number {
-  let h = (0x811c9dc5 ^ seed) >>> 0;
+  let h = 0x811c9dc5 ^ seed;
   for (let i = 0; i < key.length; i++) h = imul(h ^ key.charCodeAt(i), 0x01000193);
   h ^= h >>> 16;
   h = imul(h, 0x85ebca6b);
   h ^= h >>> 13;
   h = imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  // A 32-bit signed integer: a small integer to V8, never a heap number.
+  return h ^ (h >>> 16);
 }
