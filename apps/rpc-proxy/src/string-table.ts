@@ -11,14 +11,14 @@ import { randomBytes } from 'node:crypto';
  * `Map` lives in the old generation, each such left-behind table does too until the next full
  * collection, and every young-generation collection keeps alive whatever it points to: the keys,
  * the values, the next table, and through it the next. Under the proxy's load that made almost
- * every call's key and flight survive to the old generation (96 % of what each young collection
- * copied was promoted), and the young collections four times as long.
+ * every call's key and flight survive to the old generation (96 % of what outlived each young
+ * collection was promoted), and the young collections four to five times as long.
  *
  * This table keeps its arrays for good (they only grow, when more than half full) and empties a
  * slot by writing `undefined` into it, so nothing it held outlives its entry. Open addressing with
  * linear probing and backward-shift deletion (no tombstones); the hash is FNV-1a over the UTF-16
- * code units with a per-process random seed and a final mix, so a client cannot choose keys that
- * collide without knowing the seed (random for each table).
+ * code units from a random seed of the table's own, then a final mix, so a client cannot choose
+ * keys that collide without knowing the seed.
  */
 export class StringTable<V> {
   #keys: (string | undefined)[];
