@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import { createMemoryLogger, listen, type LogRecord } from '@repo/service';
 import { createApp, type ProxyApp } from '../src/app';
 import { contract } from './support/contract';
 import { loadConfig } from '../src/config';
-import { call, startGate, startHarness, until, type Harness } from './support/helpers';
+import { call, startGate, startHarness, startProxyProcess, until, type Harness, type ProxyProcess } from './support/helpers';
 
 async function get(url: string, path: string, method = 'GET'): Promise<{ status: number; body: any }> {
   const res = await fetch(url + path, { method });
@@ -167,43 +166,20 @@ describe('the node cookie in a directory the proxy’s user cannot enter (EACCES
     const proxyData = join(dir, 'proxy');
     mkdirSync(proxyData, { mode: 0o777 });
     chmodSync(proxyData, 0o777);
-    const child = spawn(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], {
-      env: {
-        PATH: process.env.PATH,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        DATA_DIR: proxyData,
-        BITCOIND_RPC_URL: node.url,
-        BITCOIND_COOKIE_FILE: cookieFile,
-        RPC_USER: 'a',
-        RPC_PASSWORD: 'b',
-        LOG_LEVEL: 'info',
-      },
-      ...(root ? { uid: 65534, gid: 65534 } : {}),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const logs: Record<string, unknown>[] = [];
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-      let nl;
-      while ((nl = out.indexOf('\n')) >= 0) {
-        const line = out.slice(0, nl);
-        out = out.slice(nl + 1);
-        try {
-          logs.push(JSON.parse(line) as Record<string, unknown>);
-        } catch {
-          // not a log line
-        }
-      }
-    });
+    let proxy: ProxyProcess | undefined;
     try {
-      while (!logs.some((l) => l.msg === 'rpc-proxy listening')) {
-        if (child.exitCode !== null) throw new Error(`proxy exited ${child.exitCode}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      const port = logs.find((l) => l.msg === 'rpc-proxy listening')!.port as number;
-      const url = `http://127.0.0.1:${port}`;
+      proxy = await startProxyProcess(
+        {
+          DATA_DIR: proxyData,
+          BITCOIND_RPC_URL: node.url,
+          BITCOIND_COOKIE_FILE: cookieFile,
+          RPC_USER: 'a',
+          RPC_PASSWORD: 'b',
+          LOG_LEVEL: 'info',
+        },
+        root ? { uid: 65534, gid: 65534 } : {},
+      );
+      const { logs, url } = proxy;
       const answer = await call(url, 'getblockchaininfo', [], { auth: `Basic ${Buffer.from('a:b').toString('base64')}`, id: 1 });
       expect(answer.json().error).toEqual({
         code: -32603,
@@ -222,8 +198,7 @@ describe('the node cookie in a directory the proxy’s user cannot enter (EACCES
       );
       expect((await get(url, '/ready')).body).toMatchObject({ status: 'unready', reason: 'cookie-unreadable' });
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => (child.exitCode !== null ? r(undefined) : child.once('exit', r)));
+      await proxy?.stop();
       chmodSync(datadir, 0o700);
       await node.close();
       rmSync(dir, { recursive: true, force: true });
