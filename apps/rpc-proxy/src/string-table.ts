@@ -21,10 +21,11 @@ import { randomBytes } from 'node:crypto';
  * keys that collide without knowing the seed.
  */
 export class StringTable<V> {
-  #keys: (string | undefined)[];
-  #values: (V | undefined)[];
-  #hashes: Int32Array;
-  #mask: number;
+  // Set by #allocate (from the constructor, then each time the table grows).
+  #keys!: (string | undefined)[];
+  #values!: (V | undefined)[];
+  #hashes!: Int32Array;
+  #mask!: number;
   #size = 0;
   readonly #seed: number;
 
@@ -36,10 +37,7 @@ export class StringTable<V> {
     this.#seed = seed | 0;
     let slots = 16;
     while (slots < capacity) slots *= 2;
-    this.#keys = new Array<string | undefined>(slots).fill(undefined);
-    this.#values = new Array<V | undefined>(slots).fill(undefined);
-    this.#hashes = new Int32Array(slots);
-    this.#mask = slots - 1;
+    this.#allocate(slots);
   }
 
   /** Entries in the table. */
@@ -62,11 +60,7 @@ export class StringTable<V> {
       return;
     }
     if (2 * (this.#size + 1) > this.#keys.length) this.#grow();
-    let slot = hash & this.#mask;
-    while (this.#keys[slot] !== undefined) slot = (slot + 1) & this.#mask;
-    this.#keys[slot] = key;
-    this.#values[slot] = value;
-    this.#hashes[slot] = hash;
+    this.#place(key, value, hash);
     this.#size++;
   }
 
@@ -104,26 +98,33 @@ export class StringTable<V> {
     }
   }
 
+  /** Puts an entry not in the table into the first empty slot from its home (there is one: at most half are used). */
+  #place(key: string, value: V | undefined, hash: number): void {
+    let slot = hash & this.#mask;
+    while (this.#keys[slot] !== undefined) slot = (slot + 1) & this.#mask;
+    this.#keys[slot] = key;
+    this.#values[slot] = value;
+    this.#hashes[slot] = hash;
+  }
+
   /** Twice the slots, every entry placed again. */
   #grow(): void {
     const keys = this.#keys;
     const values = this.#values;
     const hashes = this.#hashes;
-    const slots = 2 * keys.length;
+    this.#allocate(2 * keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      if (key !== undefined) this.#place(key, values[i], hashes[i] as number);
+    }
+  }
+
+  /** Empty arrays of `slots` slots (a power of two). */
+  #allocate(slots: number): void {
     this.#keys = new Array<string | undefined>(slots).fill(undefined);
     this.#values = new Array<V | undefined>(slots).fill(undefined);
     this.#hashes = new Int32Array(slots);
     this.#mask = slots - 1;
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i];
-      if (key === undefined) continue;
-      const hash = hashes[i] as number;
-      let slot = hash & this.#mask;
-      while (this.#keys[slot] !== undefined) slot = (slot + 1) & this.#mask;
-      this.#keys[slot] = key;
-      this.#values[slot] = values[i];
-      this.#hashes[slot] = hash;
-    }
   }
 }
 

@@ -197,6 +197,8 @@ describe('coalescing identical calls in flight', () => {
   it('keeps nothing after the reply: the next identical call goes to the node again', async () => {
     const body = { id: 1, method: 'getblockcount', params: [] };
     await sendHeld([body, body], 1);
+    // The flight's entry is gone with the reply (src/string-table.ts empties its slot).
+    expect(h.app.coalescer.inFlight).toBe(0);
     h.node.mine(1);
     const again = await post(h.url, body);
     expect(again.json().result).toBe(h.node.tipHeight());
