@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
+import { maxHeaderSize as processMaxHeaderSize, STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { ANSWERED_EVENT, type AnsweredExchange } from '@repo/api-contract';
 import { loadHttpParser } from './llhttp';
@@ -78,8 +78,6 @@ export interface FastFrontStats {
 }
 
 const HEAD_END = Buffer.from('\r\n\r\n');
-/** Node's default `maxHeaderSize` (--max-http-header-size). */
-const DEFAULT_MAX_HEADER_SIZE = 16 * 1024;
 /** Bytes of pipelined requests kept while one is answered; past it the connection stops being read until then. */
 const MAX_PENDING = 64 * 1024;
 
@@ -163,7 +161,8 @@ export function installFastFront(
    * is not one the front end serves, else the request and its length.
    */
   function parseOne(bytes: Buffer): { request: Parsed; length: number } | 'partial' | 'other' {
-    const maxHeaderSize = nodeServer.maxHeaderSize || DEFAULT_MAX_HEADER_SIZE;
+    // The server's own limit, else this process's (--max-http-header-size), as node:http takes it.
+    const maxHeaderSize = nodeServer.maxHeaderSize || processMaxHeaderSize;
     const headEnd = bytes.indexOf(HEAD_END);
     if (headEnd < 0) return bytes.length > maxHeaderSize ? 'other' : 'partial';
     // The plainest heads are read by hand (src/request-head.ts), and say their body's length.
@@ -172,7 +171,7 @@ export function installFastFront(
     const length = headEnd + 4 + (plain === undefined ? announcedLength(bytes, headEnd) : plain.bodyLength);
     if (Number.isNaN(length)) return 'other';
     if (bytes.length < length) return 'partial';
-    const head = plain ?? readWithLlhttp(length === bytes.length ? bytes : bytes.subarray(0, length), nodeServer.maxHeaderSize || 0);
+    const head = plain ?? readWithLlhttp(length === bytes.length ? bytes : bytes.subarray(0, length), maxHeaderSize);
     if (head === undefined || !serves(head.method, head.url)) return 'other';
     // node:http answers an HTTP/1.1 request without Host 400 itself (requireHostHeader, on by default).
     if (head.headers.host === undefined && nodeServer.requireHostHeader !== false) return 'other';

@@ -52,6 +52,11 @@ const SP = 0x20;
 const HTAB = 0x09;
 const COLON = 0x3a;
 
+/** A space or a tab (HTTP's optional whitespace around a header value). */
+function isBlank(c: number | undefined): boolean {
+  return c === SP || c === HTAB;
+}
+
 /** Bytes of a request target read here: letters, digits and -._~!$&'()*+,;=:@/% */
 const TARGET = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/%");
 /** Bytes of a header name read here: letters, digits and '-' (a subset of HTTP's token). */
@@ -135,13 +140,13 @@ export function readPlainHead(bytes: Buffer, headEnd: number): PlainHead | undef
     if (at === nameStart || bytes[at] !== COLON) return undefined;
     const name = nameOf(bytes, nameStart, at);
     at++;
-    while (bytes[at] === SP || bytes[at] === HTAB) at++;
+    while (isBlank(bytes[at])) at++;
     const valueStart = at;
     // Visible ASCII and inner blanks, up to CR LF.
     for (let c = bytes[at] as number; c !== CR; c = bytes[++at] as number) {
-      if ((c < 0x21 || c > 0x7e) && c !== SP && c !== HTAB) return undefined;
+      if ((c < 0x21 || c > 0x7e) && !isBlank(c)) return undefined;
     }
-    if (bytes[at + 1] !== LF || at === valueStart || bytes[at - 1] === SP || bytes[at - 1] === HTAB) return undefined;
+    if (bytes[at + 1] !== LF || at === valueStart || isBlank(bytes[at - 1])) return undefined;
     if (headers[name] !== undefined || REFUSED.has(name)) return undefined;
     if (name === 'content-length') {
       bodyLength = digitsValue(bytes, valueStart, at);
@@ -160,7 +165,7 @@ export function readPlainHead(bytes: Buffer, headEnd: number): PlainHead | undef
 }
 
 /**
- * The front end's reader of whole requests with llhttp (strict, `maxHeaderSize` as the server's):
+ * The front end's reader of whole requests with llhttp (strict, headers within `maxHeaderSize` bytes):
  * the head of `request` when llhttp reads it as exactly one whole HTTP/1.1 request, no upgrade,
  * fewer than 32 headers, each once, no `Transfer-Encoding` or `Expect` (node:http's own rules
  * apply to those); undefined otherwise. One parser for all the calls: each request is read alone,
@@ -172,8 +177,8 @@ export function createLlhttpHeadReader({
 }: HttpParserBinding): (request: Buffer, maxHeaderSize: number) => RequestHead | undefined {
   const parser = new HTTPParser();
   const resource = {};
-  /** The parser is at the start of a request, as after initialize(). */
-  let ready = false;
+  /** The header limit the parser was set to, while it is at the start of a request (as after initialize()). */
+  let readyFor: number | undefined;
   let head: RequestHead | undefined;
   let bad = false;
   let complete = false;
@@ -219,14 +224,15 @@ export function createLlhttpHeadReader({
     head = undefined;
     bad = false;
     complete = false;
-    if (!ready) parser.initialize(HTTPParser.REQUEST, resource, maxHeaderSize, HTTPParser.kLenientNone);
+    if (readyFor !== maxHeaderSize) parser.initialize(HTTPParser.REQUEST, resource, maxHeaderSize, HTTPParser.kLenientNone);
     const read = parser.execute(request);
     // Exactly `request`, head to the first blank line (no bare LF line ends: kLenientNone) and a
     // body of its one Content-Length: the rest of the bytes.
     // (`head` is set by the callback during execute(), which TypeScript cannot see.)
     const whole = read === request.length && complete && !bad ? (head as RequestHead | undefined) : undefined;
-    // After one whole kept-alive request llhttp is where a fresh one starts: the next needs no initialize().
-    ready = whole?.keepAlive === true;
+    // After one whole kept-alive request llhttp is where a fresh one starts: the next needs no
+    // initialize(), unless it comes with another limit.
+    readyFor = whole?.keepAlive === true ? maxHeaderSize : undefined;
     return whole;
   };
 }
@@ -251,11 +257,6 @@ export function announcedLength(bytes: Buffer, headEnd: number): number {
     at = lineEnd + 2;
   }
   return found;
-}
-
-/** A space or a tab (HTTP's optional whitespace around a header value). */
-function isBlank(c: number | undefined): boolean {
-  return c === SP || c === HTAB;
 }
 
 /** The value of `bytes[from, to)`: 1 to 15 digits between optional spaces and tabs; NaN for anything else. */

@@ -1,6 +1,19 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { holdSlowConnections, rawExchange } from '@repo/http/testing';
-import { basic, CLIENT_PASSWORD, CLIENT_USER, post, startHarness, type Harness } from './support/helpers';
+import {
+  basic,
+  CLIENT_PASSWORD,
+  CLIENT_USER,
+  NODE_PASSWORD,
+  NODE_USER,
+  post,
+  startHarness,
+  startProxyProcess,
+  type Harness,
+} from './support/helpers';
 
 // docs/rpc-proxy.md, "Limits": one address cannot take every slot, slow requests meet deadlines,
 // parsing is bounded, protocol errors get a JSON-RPC envelope.
@@ -55,6 +68,40 @@ describe('rpc-proxy hardening', () => {
     const bad = await rawExchange(port, 'POST\r\n\r\n');
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.body)).toEqual({ result: null, error: { code: -32600, message: 'malformed HTTP request' }, id: null });
+  });
+
+  // An operator's NODE_OPTIONS=--max-http-header-size: the front end reads plain heads by hand,
+  // and must keep to the same limit as node:http (431), not to Node's default.
+  it('keeps to the process header limit (--max-http-header-size) for heads the front end reads', async () => {
+    await start();
+    const dataDir = mkdtempSync(join(tmpdir(), 'rpc-proxy-headers-'));
+    const proxy = await startProxyProcess(
+      {
+        DATA_DIR: dataDir,
+        BITCOIND_RPC_URL: h.node.url,
+        BITCOIND_RPC_USER: NODE_USER,
+        BITCOIND_RPC_PASSWORD: NODE_PASSWORD,
+        RPC_USER: CLIENT_USER,
+        RPC_PASSWORD: CLIENT_PASSWORD,
+      },
+      { nodeArgs: ['--max-http-header-size=2048'] },
+    );
+    try {
+      const body = '{"jsonrpc":"1.0","id":1,"method":"getblockcount","params":[]}';
+      const padded = (pad: number) =>
+        rawExchange(
+          Number(new URL(proxy.url).port),
+          `POST / HTTP/1.1\r\nHost: x\r\n${AUTH}X-Pad: ${'a'.repeat(pad)}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        );
+      const within = await padded(1_000);
+      expect([within.status, JSON.parse(within.body).result]).toEqual([200, 101]);
+      const over = await padded(3_000);
+      expect(over.status).toBe(431);
+      expect(JSON.parse(over.body)).toEqual({ result: null, error: { code: -32600, message: 'request headers too large' }, id: null });
+    } finally {
+      await proxy.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('answers JSON nested deeper than Core accepts as a parse error, before parsing it', async () => {
