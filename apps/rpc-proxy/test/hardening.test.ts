@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { holdSlowConnections, rawExchange } from '@repo/http/testing';
 import {
   basic,
@@ -74,10 +71,8 @@ describe('rpc-proxy hardening', () => {
   // and must keep to the same limit as node:http (431), not to Node's default.
   it('keeps to the process header limit (--max-http-header-size) for heads the front end reads', async () => {
     await start();
-    const dataDir = mkdtempSync(join(tmpdir(), 'rpc-proxy-headers-'));
     const proxy = await startProxyProcess(
       {
-        DATA_DIR: dataDir,
         BITCOIND_RPC_URL: h.node.url,
         BITCOIND_RPC_USER: NODE_USER,
         BITCOIND_RPC_PASSWORD: NODE_PASSWORD,
@@ -100,7 +95,6 @@ describe('rpc-proxy hardening', () => {
       expect(JSON.parse(over.body)).toEqual({ result: null, error: { code: -32600, message: 'request headers too large' }, id: null });
     } finally {
       await proxy.stop();
-      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 

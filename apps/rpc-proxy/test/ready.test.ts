@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createMemoryLogger, listen, type LogRecord } from '@repo/service';
+import { unprivilegedUser } from '@repo/service/testing';
 import { createApp, type ProxyApp } from '../src/app';
 import { contract } from './support/contract';
 import { loadConfig } from '../src/config';
@@ -175,9 +176,8 @@ describe('the node cookie in a directory the proxy’s user cannot enter (EACCES
           BITCOIND_COOKIE_FILE: cookieFile,
           RPC_USER: 'a',
           RPC_PASSWORD: 'b',
-          LOG_LEVEL: 'info',
         },
-        root ? { uid: 65534, gid: 65534 } : {},
+        { user: unprivilegedUser() },
       );
       const { logs, url } = proxy;
       const answer = await call(url, 'getblockchaininfo', [], { auth: `Basic ${Buffer.from('a:b').toString('base64')}`, id: 1 });

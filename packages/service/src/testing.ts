@@ -1,9 +1,10 @@
 /**
  * Helpers for the apps' test suites (imported as `@repo/service/testing`, never by production
- * code): an app's entry point run as a process, the user to run it as when file permissions are
- * under test, and temporary folders that go when a test file is done.
+ * code): an app's entry point run as a process (until it exits: {@link runStart}; kept running:
+ * {@link startService}), the user to run it as when file permissions are under test, and
+ * temporary folders that go when a test file is done.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,4 +112,123 @@ export function runStart(options: StartOptions): Promise<StartRun> {
       });
     });
   });
+}
+
+/** A log line of a service (pino JSON; a line that is not JSON is kept as its `msg`). */
+export type ServiceLog = Record<string, unknown> & { msg?: string; level?: number };
+
+/** Options of {@link startService}. */
+export interface ServiceOptions {
+  /** Names the service in errors, and its temporary `DATA_DIR`. */
+  name: string;
+  /** The app's folder: its built `dist/main.js` is run from there (`npm run build` first). */
+  appDir: string;
+  /** The environment on top of PATH, HOST=127.0.0.1, LOG_LEVEL=info and a `DATA_DIR` of its own (each may be set here). */
+  env: Record<string, string>;
+  /** Started once a log line has this `msg` (the line: {@link ServiceProcess.readyLog}). */
+  ready: string;
+  /** Options of `node` itself, before the entry point (`--max-http-header-size=2048`). */
+  nodeArgs?: string[];
+  /** Run as this user (see {@link unprivilegedUser}). */
+  user?: ProcessUser;
+}
+
+/** A service started as a real process from its built entry point. */
+export interface ServiceProcess {
+  name: string;
+  child: ChildProcess;
+  /** The temporary `DATA_DIR` made for it (removed by `stop`). */
+  dataDir: string;
+  /** Its log lines so far. */
+  logs: ServiceLog[];
+  /** The line that said it was started (its `port`, for one started on port 0). */
+  readyLog: ServiceLog;
+  /** Resolves with the first log line matching `predicate` (already seen or to come). */
+  waitForLog(predicate: (line: ServiceLog) => boolean, timeoutMs?: number): Promise<ServiceLog>;
+  /** SIGTERM, then waits for the exit (SIGKILL after 10 s) and removes its `DATA_DIR`. Resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts `<appDir>/dist/main.js` as operators run it, with `env` on top of a minimal environment
+ * (nothing from the developer's shell), and resolves once it logs `ready`; rejects, with its last
+ * log lines and its stderr, when it exits or stays silent first. Its output is always read, so it
+ * never blocks on a full pipe.
+ */
+export async function startService(options: ServiceOptions): Promise<ServiceProcess> {
+  const { name, appDir } = options;
+  const dataDir = mkdtempSync(join(tmpdir(), `${name}-`));
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(appDir, 'dist', 'main.js')], {
+    cwd: appDir,
+    ...options.user,
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: ServiceLog[] = [];
+  const waiters: { predicate: (l: ServiceLog) => boolean; resolve: (l: ServiceLog) => void }[] = [];
+  let stderr = '';
+  let buffered = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    const lines = buffered.split('\n');
+    buffered = lines.pop() as string;
+    for (const text of lines) {
+      let line: ServiceLog;
+      try {
+        line = JSON.parse(text) as ServiceLog;
+      } catch {
+        line = { msg: text };
+      }
+      logs.push(line);
+      for (const w of [...waiters]) {
+        if (w.predicate(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  // 'close': after the exit (by a code or a signal) and the end of its output, so every log line it wrote has been read.
+  const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
+
+  const waitForLog = (predicate: (line: ServiceLog) => boolean, timeoutMs = 20_000): Promise<ServiceLog> => {
+    const seen = logs.find(predicate);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((done, fail) => {
+      const timer = setTimeout(() => fail(new Error(`${name}: no matching log line within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+      waiters.push({
+        predicate,
+        resolve: (line) => {
+          clearTimeout(timer);
+          done(line);
+        },
+      });
+      void exited.then((code) => {
+        clearTimeout(timer);
+        // The services log to stdout (pino): their last lines say why they stopped.
+        const last = logs.slice(-5).map((l) => JSON.stringify(l));
+        fail(new Error(`${name} exited (${code}) before logging what was expected; last log lines: ${last.join(' ')}; stderr: ${stderr}`));
+      });
+    });
+  };
+  const stop = async (): Promise<number | null> => {
+    let code = child.exitCode;
+    if (code === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      code = await exited;
+      clearTimeout(timer);
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+    return code;
+  };
+  let readyLog: ServiceLog;
+  try {
+    readyLog = await waitForLog((l) => l.msg === options.ready);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { name, child, dataDir, logs, readyLog, waitForLog, stop };
 }

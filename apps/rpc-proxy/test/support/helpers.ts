@@ -1,10 +1,10 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { createSilentLogger, listen, type Logger } from '@repo/service';
+import { startService, type ServiceOptions, type ServiceProcess } from '@repo/service/testing';
 import { startChainDouble, type ChainDouble, type ChainDoubleOptions } from '@repo/chain-double';
 import { createApp, type ProxyApp } from '../../src/app';
 import { contract } from './contract';
@@ -245,58 +245,20 @@ export function onHttpMessages(socket: Socket, onMessage: (message: RawMessage) 
   });
 }
 
-/** The proxy run as operators run it (`node dist/main.js`: `npm run build` first), its log lines parsed as they come. */
-export interface ProxyProcess {
-  child: ChildProcessWithoutNullStreams;
-  /** Its JSON log lines so far. */
-  logs: Record<string, unknown>[];
-  /** Where it listens, once it said so. */
-  url: string;
-  /** SIGTERM, then its exit. */
-  stop(): Promise<void>;
-}
+/** The proxy run as operators run it (`node dist/main.js`: `npm run build` first), and where it listens. */
+export type ProxyProcess = ServiceProcess & { url: string };
 
-/** Starts `node [nodeArgs] dist/main.js` with `env` (PATH added) and waits for its `listening` line. */
+/** Starts the built proxy on a port of its own with `env` and waits for its `listening` line (`@repo/service/testing`). */
 export async function startProxyProcess(
   env: Record<string, string>,
-  options: { nodeArgs?: string[]; uid?: number; gid?: number } = {},
+  options: Pick<ServiceOptions, 'nodeArgs' | 'user'> = {},
 ): Promise<ProxyProcess> {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(__dirname, '..', '..', 'dist', 'main.js')], {
-    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', ...env },
-    ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid } : {}),
-    stdio: ['pipe', 'pipe', 'pipe'],
+  const proxy = await startService({
+    name: 'rpc-proxy',
+    appDir: join(__dirname, '..', '..'),
+    env: { PORT: '0', ...env },
+    ready: 'rpc-proxy listening',
+    ...options,
   });
-  const logs: Record<string, unknown>[] = [];
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => {
-    out += c.toString();
-    for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
-      const line = out.slice(0, nl);
-      out = out.slice(nl + 1);
-      try {
-        logs.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // not a log line
-      }
-    }
-  });
-  const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    await new Promise((r) => (child.exitCode !== null ? r(undefined) : child.once('exit', r)));
-  };
-  try {
-    await until(
-      () => {
-        if (child.exitCode !== null) throw new Error(`proxy exited ${child.exitCode}`);
-        return logs.some((l) => l.msg === 'rpc-proxy listening');
-      },
-      'the proxy listening',
-      20_000,
-    );
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  const port = logs.find((l) => l.msg === 'rpc-proxy listening')?.port as number;
-  return { child, logs, url: `http://127.0.0.1:${port}`, stop };
+  return Object.assign(proxy, { url: `http://127.0.0.1:${proxy.readyLog.port as number}` });
 }
