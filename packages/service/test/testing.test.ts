@@ -13,11 +13,11 @@ function app(source: string): string {
   return dir;
 }
 
-/** A service that says it listens (with what it was given), then waits for SIGTERM. */
+/** A service that says it listens (with what it was given), then waits for SIGTERM (its handler set before: a test stops it as soon as it reads the line). */
 const LISTENS = `
 const log = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
-log({ msg: 'fake listening', port: 1234, args: process.execArgv, dataDir: process.env.DATA_DIR, extra: process.env.EXTRA, home: process.env.HOME ?? null });
 process.on('SIGTERM', () => { log({ msg: 'stopped' }); process.exit(0); });
+log({ msg: 'fake listening', port: 1234, args: process.execArgv, dataDir: process.env.DATA_DIR, extra: process.env.EXTRA, home: process.env.HOME ?? null });
 setInterval(() => {}, 1000);
 `;
 
