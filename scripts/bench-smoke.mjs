@@ -27,6 +27,7 @@ const started = Date.now();
 const SHORT = {
   BENCH_ROUNDS: '1',
   BENCH_SECONDS: '1', // rpc-proxy, relay
+  BENCH_PAUSE_MS: '100', // rpc-proxy (real node)
   BENCH_DURATION: '1', // config-server
   BENCH_DURATION_SECONDS: '1', // storage
   BENCH_REPLAY_EVENTS: '100', // relay

@@ -15,7 +15,11 @@
 // BENCH_COMPARE_DIST: the absolute path of another build of the proxy (a copy of dist/ inside
 // this package, e.g. node_modules/.ab-base): a second proxy in front of Core runs from it, and
 // each Core round runs it too, after and before the proxy of dist/ in turn (an A/B of two builds
-// in one run).
+// in one run). BENCH_COMPARE_ENV: JSON of settings for that second proxy only (an A/B of a
+// setting, e.g. '{"NODE_BATCHES_IN_FLIGHT":"1"}' against BENCH_PROXY_ENV's).
+// BENCH_PAUSE_MS (2000): the pause before each measured run. Without it the run right after the
+// direct one cost the proxy and Core more CPU a call, for two to three seconds, than the same
+// build's run after it (6 rounds of 6; docs/performance/rpc-proxy.md, "Sixteenth round").
 // Each Core row also has the bare forwarder (bench-servers.cjs): a node:http server that sends
 // each call to the node over undici and writes the answer back, with nothing else; it shows what
 // any proxy built on node:http costs here, whatever it does per call. And the bare batching
@@ -36,6 +40,7 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const WARM_UP_SECONDS = 2;
+const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 2000);
 const NODE_ARGS = ['-rpcthreads=16', '-rpcworkqueue=64', '-rpcservertimeout=30'];
 const CHAIN_HEIGHT = 200;
 const append = process.argv.includes('--append');
@@ -66,10 +71,12 @@ const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
 /**
  * One autocannon run; `bodyFor(n)` gives the n-th call's body (distinct parameters). CPU µs/req of
- * `pids` and of this process (autocannon, the client).
+ * `pids` and of this process (autocannon, the client). A measured run (`pids` given) starts after
+ * BENCH_PAUSE_MS, so that what the run before it left behind does not count in it.
  */
 async function run(url, path, authorization, bodyFor, pids, duration = DURATION) {
   let n = 0;
+  if (pids.length > 0) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
   const before = pids.map(processCpuMicros);
   const clientBefore = process.cpuUsage();
   const result = await autocannon({
@@ -125,7 +132,9 @@ try {
   const coreProxy = await start(coreProxyArgs, profiled);
   servers.push(coreProxy);
   const compareDist = process.env.BENCH_COMPARE_DIST;
-  const compareProxy = compareDist ? await start(coreProxyArgs, [], { BENCH_PROXY_DIST: compareDist }) : undefined;
+  const compareEnv = { ...JSON.parse(coreProxyArgs[2]), ...JSON.parse(process.env.BENCH_COMPARE_ENV ?? '{}') };
+  const compareArgs = [coreProxyArgs[0], coreProxyArgs[1], JSON.stringify(compareEnv)];
+  const compareProxy = compareDist ? await start(compareArgs, [], { BENCH_PROXY_DIST: compareDist }) : undefined;
   if (compareProxy) servers.push(compareProxy);
   const doubleProxy = await start(['proxy', double.info.url, JSON.stringify(proxyEnv)]);
   servers.push(doubleProxy);
@@ -210,7 +219,7 @@ try {
     .map((l) => l.toFixed(1))
     .join(' ');
   const lines = [
-    `# rpc-proxy: calls it cannot merge, real Bitcoin Core (${CONNECTIONS} connections, ${DURATION} s per run, ${ROUNDS} interleaved rounds, ${new Date().toISOString()})`,
+    `# rpc-proxy: calls it cannot merge, real Bitcoin Core (${CONNECTIONS} connections, ${DURATION} s per run after a pause of ${PAUSE_MS / 1000} s, ${ROUNDS} interleaved rounds, ${new Date().toISOString()})`,
     '',
     `Machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average at the end ${load}. Node: Bitcoin Core ${bitcoindVersion(found.path) ?? '?'}, regtest, ${NODE_ARGS.join(' ')} -txindex=1; proxy defaults (NODE_MAX_CONCURRENCY=16).`,
     '',
