@@ -100,15 +100,17 @@ function bareRequests(socket, request) {
 /**
  * The least a batching proxy can cost, as the ceiling of what any proxy reaches here: bare
  * sockets toward the client and toward the node (no node:http, no undici), each path's calls
- * held while one batch of that path is out and sent together as one JSON-RPC batch (as the
- * proxy's NODE_BATCHES_IN_FLIGHT=1; a lone call goes as a batch of one, and the proxy's 32-call
- * cap is never reached by the bench's 16 connections), Core's batch answer split back without a
+ * held while one batch of that path is out and sent together as one JSON-RPC batch, or as one
+ * batch more once 8 are held (as the proxy's NODE_BATCHES_IN_FLIGHT=1 and NODE_BATCH_OVERLAP_CALLS=8;
+ * a lone call goes as a batch of one, and the proxy's 32-call cap is never reached by the bench's
+ * 16 connections), Core's batch answer split back without a
  * parse; an answer that is not the batch's (not 200, or not as many elements) is a 502 to each of
  * its calls, which fails the bench's run. No
  * authentication, checks, request id, metrics or log line, no timeouts or limits, no HTTP
  * beyond Content-Length: not a proxy anyone could run, only its floor of CPU a call.
  */
 async function ceiling(nodeUrl, authorization) {
+  const OVERLAP_CALLS = 8;
   const net = require('node:net');
   const { splitJsonArray } = require('@repo/json-rpc');
   const node = new URL(nodeUrl);
@@ -145,25 +147,26 @@ async function ceiling(nodeUrl, authorization) {
   const paths = new Map();
   function send(path) {
     const state = paths.get(path);
-    if (state.out || state.calls.length === 0) return;
+    if (state.calls.length === 0 || state.out > 1 || (state.out === 1 && state.calls.length < OVERLAP_CALLS)) return;
     const calls = state.calls;
     state.calls = [];
-    state.out = true;
+    state.out++;
     exchange(path, `[${calls.map((c) => c.body).join(',')}]`, (text) => {
       const replies = text === undefined ? undefined : splitJsonArray(text);
       // Not the batch answer of these calls (a 401, a 503, garbage): each gets a 502, so the
       // bench's run fails instead of counting answers that were never the node's.
       if (replies?.length === calls.length) calls.forEach((call, i) => call.answer(200, replies[i]));
       else for (const call of calls) call.answer(502, '{"result":null,"error":{"code":-32603,"message":"bad batch answer"},"id":null}');
-      state.out = false;
+      state.out--;
       send(path);
     });
   }
   const server = net.createServer((socket) => {
     bareRequests(socket, (head, body) => {
       const path = head.slice(head.indexOf(' ') + 1, head.indexOf(' ', head.indexOf(' ') + 1));
-      if (!paths.has(path)) paths.set(path, { calls: [], out: false });
-      paths.get(path).calls.push({
+      if (!paths.has(path)) paths.set(path, { calls: [], out: 0 });
+      const { calls } = paths.get(path);
+      calls.push({
         body: body.toString('utf8'),
         answer: (status, text) =>
           socket.write(
@@ -171,7 +174,7 @@ async function ceiling(nodeUrl, authorization) {
           ),
       });
       // After this turn's other requests have been read: they go in the same batch.
-      if (paths.get(path).calls.length === 1) setImmediate(send, path);
+      if (calls.length === 1 || calls.length === OVERLAP_CALLS) setImmediate(send, path);
     });
   });
   process.once('SIGTERM', () => process.exit(0));

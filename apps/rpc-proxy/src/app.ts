@@ -70,6 +70,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     maxConcurrency: config.nodeMaxConcurrency,
     queueLimit: config.nodeQueueLimit,
     batchesInFlight: config.nodeBatchesInFlight,
+    overlapCalls: config.nodeBatchOverlapCalls,
     timeoutMs: config.nodeTimeoutMs,
     logger,
     observe: instrumented.observeNode,
@@ -82,6 +83,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     cookieFile: config.nodeCookieFile,
     maxConcurrency: config.nodeLongPollMaxConcurrency,
     batchesInFlight: 0, // long polls are never batched
+    overlapCalls: 0,
     queueLimit: 0,
     timeoutMs: config.nodeLongPollTimeoutMs + config.nodeTimeoutMs,
     logger,

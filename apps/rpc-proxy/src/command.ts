@@ -60,6 +60,11 @@ export const COMMAND: CommandSpec = {
       default: '1',
       description: 'batches of gathered calls in flight to the node per path; calls arriving meanwhile go in the next (0: no bound)',
     },
+    {
+      name: 'NODE_BATCH_OVERLAP_CALLS',
+      default: '8',
+      description: 'held calls of a path that go as one batch more while its batches are out (0: never)',
+    },
     { name: 'NODE_QUEUE_LIMIT', default: '1024', description: 'calls waiting at most; beyond, -32603 "proxy queue full" at once' },
     { name: 'NODE_TIMEOUT_MS', default: '30000', description: 'one node call at most (then -32603 "node timed out")' },
     { name: 'RATE_LIMIT_PER_MINUTE', default: '1000', description: 'requests per minute per client address (0 disables)' },

@@ -31,6 +31,8 @@ export interface ProxyConfig {
   nodeQueueLimit: number;
   /** Batches in flight to the node per path at most, 0 for no bound (NODE_BATCHES_IN_FLIGHT). */
   nodeBatchesInFlight: number;
+  /** Held calls of a path that go as one batch beyond NODE_BATCHES_IN_FLIGHT, 0 for never (NODE_BATCH_OVERLAP_CALLS). */
+  nodeBatchOverlapCalls: number;
   /** How long one node request may take (NODE_TIMEOUT_MS). */
   nodeTimeoutMs: number;
   /** Largest `timeout` of a long poll (`waitfornewblock`, ms; NODE_LONG_POLL_TIMEOUT_MS). */
@@ -135,6 +137,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     nodeMaxConcurrency: readInt(env, 'NODE_MAX_CONCURRENCY', 16, { min: 1, max: 1024 }),
     nodeQueueLimit: readInt(env, 'NODE_QUEUE_LIMIT', 1024, { min: 0, max: 1_000_000 }),
     nodeBatchesInFlight: readInt(env, 'NODE_BATCHES_IN_FLIGHT', 1, { min: 0, max: 1024 }),
+    nodeBatchOverlapCalls: readInt(env, 'NODE_BATCH_OVERLAP_CALLS', 8, { min: 0, max: 1024 }),
     nodeTimeoutMs: readInt(env, 'NODE_TIMEOUT_MS', 30_000, { min: 1, max: 3_600_000 }),
     nodeLongPollTimeoutMs: readInt(env, 'NODE_LONG_POLL_TIMEOUT_MS', 60_000, { min: 1, max: 3_600_000 }),
     nodeLongPollMaxConcurrency: readInt(env, 'NODE_LONG_POLL_MAX_CONCURRENCY', 8, { min: 1, max: 1024 }),

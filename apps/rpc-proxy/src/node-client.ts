@@ -43,6 +43,12 @@ export interface NodeClientOptions {
    * (NODE_BATCHES_IN_FLIGHT) must reach its client, not a default of this module.
    */
   batchesInFlight: number;
+  /**
+   * Once this many calls of a path are held behind its `batchesInFlight` batches, they go as one
+   * batch more (at most one beyond the bound), so that the node runs them while the proxy answers
+   * the batch before (0: never). Required, as `batchesInFlight` (NODE_BATCH_OVERLAP_CALLS).
+   */
+  overlapCalls: number;
   queueLimit: number;
   timeoutMs: number;
   logger: Logger;
@@ -160,6 +166,9 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   const roomToWait = () => stats.queued + stats.held < options.queueLimit;
   /** The path has `batchesInFlight` batches out: its calls are held until one comes back. */
   const pathFull = (path: string) => holdLimit > 0 && (inFlight.get(path) ?? 0) >= holdLimit;
+  /** `held` calls of a full path go as one batch beyond the bound (NODE_BATCH_OVERLAP_CALLS). */
+  const overlapDue = (path: string, held: number) =>
+    options.overlapCalls > 0 && held >= options.overlapCalls && (inFlight.get(path) ?? 0) <= holdLimit;
 
   const credentials = createNodeCredentials({
     user: options.user,
@@ -340,11 +349,14 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
     return { status, body };
   }
 
-  /** Sends the calls gathered this turn: one alone as it is, several as one batch per path (held while the path has `batchesInFlight` out). */
+  /**
+   * Sends the calls gathered this turn: one alone as it is, several as one batch per path (held
+   * while the path has `batchesInFlight` out, unless `overlapCalls` of them are waiting).
+   */
   function flush(): void {
     flushScheduled = false;
     for (const [path, calls] of gathered) {
-      if (pathFull(path)) continue;
+      if (pathFull(path) && !overlapDue(path, calls.length)) continue;
       gathered.delete(path);
       for (const c of calls) if (c.held) stats.held--;
       for (let i = 0; i < calls.length; i += MAX_BATCH_CALLS) sendGathered(path, calls.slice(i, i + MAX_BATCH_CALLS));

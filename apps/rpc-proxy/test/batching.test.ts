@@ -5,9 +5,9 @@ import { createNodeClient, NodeError, type NodeClient, type NodeClientOptions } 
 import { sampleValue, scrape } from '@repo/metrics/testing';
 import { basic, call, NODE_PASSWORD, NODE_USER, startGate, startHarness, until } from './support/helpers';
 
-type Limits = Partial<Pick<NodeClientOptions, 'batchesInFlight' | 'maxConcurrency' | 'queueLimit' | 'timeoutMs'>>;
+type Limits = Partial<Pick<NodeClientOptions, 'batchesInFlight' | 'overlapCalls' | 'maxConcurrency' | 'queueLimit' | 'timeoutMs'>>;
 
-/** A node client toward `url` with the proxy's defaults (`batchesInFlight` 1, as NODE_BATCHES_IN_FLIGHT), `limits` on top. */
+/** A node client toward `url` with the proxy's defaults (NODE_BATCHES_IN_FLIGHT 1, NODE_BATCH_OVERLAP_CALLS 8), `limits` on top. */
 function clientFor(url: string, limits: Limits = {}): NodeClient {
   return createNodeClient({
     url: new URL(url),
@@ -15,6 +15,7 @@ function clientFor(url: string, limits: Limits = {}): NodeClient {
     password: NODE_PASSWORD,
     maxConcurrency: 16,
     batchesInFlight: 1,
+    overlapCalls: 8,
     queueLimit: 1024,
     timeoutMs: 5_000,
     logger: createSilentLogger(),
@@ -253,6 +254,57 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
         '200 {"result":"/ 2","error":null,"id":2}',
       ]);
       expect(received).toHaveLength(2); // calls 3 and 4 never reached the node
+    }));
+
+  /** The bodies of the calls `ids`, as one batch. */
+  const batchOf = (...ids: number[]) => ids.map((id) => JSON.parse(call(id).toString()) as unknown);
+  /** `ids` given to the client, in one turn each; their replies, marked handled. */
+  function more(client: NodeClient, ...ids: number[]) {
+    return ids.map((id) => {
+      const reply = client.callBatched('/', call(id), true);
+      reply.catch(() => undefined);
+      return reply;
+    });
+  }
+
+  it('sends the calls held behind a batch as one batch more once NODE_BATCH_OVERLAP_CALLS of them wait, and no third', () =>
+    withClient({ overlapCalls: 3 }, async (client) => {
+      const [first, second] = await oneOutThenAnother(client);
+      const held = more(client, 3);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(received).toHaveLength(1); // two held: fewer than 3
+      expect(client.stats.held).toBe(2);
+      const fourth = more(client, 4);
+      await until(2); // the third held call: the three go while the first batch is out
+      expect(JSON.parse(received[1]?.body ?? '')).toEqual(batchOf(2, 3, 4));
+      expect(client.stats.held).toBe(0);
+      const later = more(client, 5, 6, 7, 8);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(received).toHaveLength(2); // two out: one beyond NODE_BATCHES_IN_FLIGHT at most
+      expect(client.stats.held).toBe(4);
+      received[0]?.answer();
+      await until(3);
+      expect(JSON.parse(received[2]?.body ?? '')).toEqual(batchOf(5, 6, 7, 8));
+      received[1]?.answer();
+      received[2]?.answer();
+      expect(await Promise.all([first, second, ...held, ...fourth, ...later].map(text))).toEqual(
+        [1, 2, 3, 4, 5, 6, 7, 8].map((id) => `200 {"result":"/ ${id}","error":null,"id":${id}}`),
+      );
+      expect(client.stats).toMatchObject({ active: 0, held: 0 });
+    }));
+
+  it('with NODE_BATCH_OVERLAP_CALLS=0, holds every call behind the batch out', () =>
+    withClient({ overlapCalls: 0 }, async (client) => {
+      const [first, second] = await oneOutThenAnother(client);
+      const held = more(client, 3, 4, 5, 6, 7, 8, 9, 10);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(received).toHaveLength(1);
+      expect(client.stats.held).toBe(9);
+      received[0]?.answer();
+      await until(2);
+      expect(JSON.parse(received[1]?.body ?? '')).toEqual(batchOf(2, 3, 4, 5, 6, 7, 8, 9, 10));
+      received[1]?.answer();
+      expect(await Promise.all([first, second, ...held].map(text))).toHaveLength(10);
     }));
 
   it('with 0 (no bound), sends the calls of each turn at once', () =>
