@@ -124,17 +124,18 @@ try {
   // BENCH_PROXY_ENV: JSON of extra proxy settings (experiments: {"LOG_LEVEL":"warn"}).
   const proxyEnv = JSON.parse(process.env.BENCH_PROXY_ENV ?? '{}');
   const profiled = (process.env.BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const coreProxyArgs = [
+  /** The arguments of a proxy in front of Core with `env` on top of the bench's settings. */
+  const coreProxyArgs = (env) => [
     'proxy',
     node.url,
-    JSON.stringify({ BITCOIND_COOKIE_FILE: node.cookieFile, BITCOIND_RPC_USER: null, BITCOIND_RPC_PASSWORD: null, ...proxyEnv }),
+    JSON.stringify({ BITCOIND_COOKIE_FILE: node.cookieFile, BITCOIND_RPC_USER: null, BITCOIND_RPC_PASSWORD: null, ...proxyEnv, ...env }),
   ];
-  const coreProxy = await start(coreProxyArgs, profiled);
+  const coreProxy = await start(coreProxyArgs({}), profiled);
   servers.push(coreProxy);
   const compareDist = process.env.BENCH_COMPARE_DIST;
-  const compareEnv = { ...JSON.parse(coreProxyArgs[2]), ...JSON.parse(process.env.BENCH_COMPARE_ENV ?? '{}') };
-  const compareArgs = [coreProxyArgs[0], coreProxyArgs[1], JSON.stringify(compareEnv)];
-  const compareProxy = compareDist ? await start(compareArgs, [], { BENCH_PROXY_DIST: compareDist }) : undefined;
+  const compareProxy = compareDist
+    ? await start(coreProxyArgs(JSON.parse(process.env.BENCH_COMPARE_ENV ?? '{}')), [], { BENCH_PROXY_DIST: compareDist })
+    : undefined;
   if (compareProxy) servers.push(compareProxy);
   const doubleProxy = await start(['proxy', double.info.url, JSON.stringify(proxyEnv)]);
   servers.push(doubleProxy);

@@ -63,7 +63,7 @@ export const COMMAND: CommandSpec = {
     {
       name: 'NODE_BATCH_OVERLAP_CALLS',
       default: '8',
-      description: 'held calls of a path that go as one batch more while its batches are out (0: never)',
+      description: 'held calls of a path that go as one batch more while its batches are out (at most 32; 0: never)',
     },
     { name: 'NODE_QUEUE_LIMIT', default: '1024', description: 'calls waiting at most; beyond, -32603 "proxy queue full" at once' },
     { name: 'NODE_TIMEOUT_MS', default: '30000', description: 'one node call at most (then -32603 "node timed out")' },

@@ -3,6 +3,7 @@ import { ConfigError, readBool, readInt, readLogLevel, readList, readOptional, r
 import { readServerLimits, readTrustProxy, type ServerLimitDefaults, type TrustProxy } from '@repo/http';
 import { DEFAULT_ALLOWED_METHODS, SPEC_METHODS } from './policy';
 import { parseRpcAuthLines, type RpcAuthEntry } from './auth';
+import { MAX_BATCH_CALLS } from './node-client';
 
 /** Settings of the proxy, read once at start. */
 export interface ProxyConfig {
@@ -137,7 +138,8 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     nodeMaxConcurrency: readInt(env, 'NODE_MAX_CONCURRENCY', 16, { min: 1, max: 1024 }),
     nodeQueueLimit: readInt(env, 'NODE_QUEUE_LIMIT', 1024, { min: 0, max: 1_000_000 }),
     nodeBatchesInFlight: readInt(env, 'NODE_BATCHES_IN_FLIGHT', 1, { min: 0, max: 1024 }),
-    nodeBatchOverlapCalls: readInt(env, 'NODE_BATCH_OVERLAP_CALLS', 8, { min: 0, max: 1024 }),
+    // More than a batch holds would send several at once, not one more.
+    nodeBatchOverlapCalls: readInt(env, 'NODE_BATCH_OVERLAP_CALLS', 8, { min: 0, max: MAX_BATCH_CALLS }),
     nodeTimeoutMs: readInt(env, 'NODE_TIMEOUT_MS', 30_000, { min: 1, max: 3_600_000 }),
     nodeLongPollTimeoutMs: readInt(env, 'NODE_LONG_POLL_TIMEOUT_MS', 60_000, { min: 1, max: 3_600_000 }),
     nodeLongPollMaxConcurrency: readInt(env, 'NODE_LONG_POLL_MAX_CONCURRENCY', 8, { min: 1, max: 1024 }),

@@ -81,7 +81,7 @@ export interface NodeClient {
 
 const COOKIE_RECHECK_MS = 1_000;
 /** Calls gathered into one HTTP request at most (Core runs a batch's calls one after the other on one RPC thread). */
-const MAX_BATCH_CALLS = 32;
+export const MAX_BATCH_CALLS = 32;
 /** Bodies larger than this go alone (a batch is built by concatenation). */
 const MAX_BATCHED_BODY = 16 * 1024;
 /** How Core starts the reply object of a failed JSON-RPC 1.0 call: `{"result":null,"error":{`. */

@@ -319,7 +319,7 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
     }));
 });
 
-describe('through the proxy, with its defaults (NODE_BATCHES_IN_FLIGHT=1)', () => {
+describe('through the proxy, with its defaults (NODE_BATCHES_IN_FLIGHT=1, NODE_BATCH_OVERLAP_CALLS=8)', () => {
   it('holds the calls that arrive while a batch is out at the node, shows them waiting in /metrics, and sends them in the next batch', async () => {
     const gate = await startGate();
     const h = await startHarness({ BITCOIND_RPC_URL: gate.url });
@@ -340,6 +340,34 @@ describe('through the proxy, with its defaults (NODE_BATCHES_IN_FLIGHT=1)', () =
       expect(gate.received).toBe(2); // the two held calls in one request
       expect(h.app.node.batches).toEqual({ requests: before.requests + 1, calls: before.calls + 2 });
       expect(h.app.node.stats.held).toBe(0);
+    } finally {
+      await h.close();
+      await gate.close();
+    }
+  });
+
+  it('sends eight held calls as one batch more while the first is out, and holds a ninth until one comes back', async () => {
+    const gate = await startGate();
+    const h = await startHarness({ BITCOIND_RPC_URL: gate.url });
+    gate.target = h.node.url;
+    const heights = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    try {
+      const expected = await Promise.all(
+        heights.map(async (n) => (await call(h.node.url, 'getblockhash', [n], { auth: basic(NODE_USER, NODE_PASSWORD) })).text),
+      );
+      const first = call(h.url, 'getblockhash', [1]);
+      await until(() => gate.held === 1);
+      const eight = heights.slice(1, 9).map((n) => call(h.url, 'getblockhash', [n]));
+      await until(() => gate.held === 2); // the eight, as one request, while the first is out
+      expect(h.app.node.stats.held).toBe(0);
+      const ninth = call(h.url, 'getblockhash', [10]);
+      await until(() => h.app.node.stats.held === 1);
+      expect(gate.received).toBe(2); // two out: no third
+      const before = { ...h.app.node.batches };
+      gate.release(true);
+      expect((await Promise.all([first, ...eight, ninth])).map((r) => r.text)).toEqual(expected);
+      expect(gate.received).toBe(3);
+      expect(h.app.node.batches).toEqual({ requests: before.requests + 1, calls: before.calls + 8 });
     } finally {
       await h.close();
       await gate.close();

@@ -94,6 +94,9 @@ describe('loadConfig', () => {
     expect(c.coalesce).toBe(true);
     expect(c.nodeLongPollTimeoutMs).toBe(60_000);
     expect(c.nodeLongPollMaxConcurrency).toBe(8);
+    expect(c.nodeBatchesInFlight).toBe(1);
+    expect(c.nodeBatchOverlapCalls).toBe(8);
+    expect(loadConfig({ NODE_BATCH_OVERLAP_CALLS: '32' }).nodeBatchOverlapCalls).toBe(32);
     expect(c.allowedMethods.has('waitfornewblock')).toBe(true);
     expect(loadConfig({ RPC_COALESCE: 'false' }).coalesce).toBe(false);
     expect([...c.allowedMethods]).toEqual(
@@ -109,6 +112,8 @@ describe('loadConfig', () => {
     [{ RPC_USER_METHODS: 'bob:stop' }, 'RPC_USER_METHODS'],
     [{ RPC_COALESCE: 'maybe' }, 'RPC_COALESCE'],
     [{ NODE_LONG_POLL_TIMEOUT_MS: '0' }, 'NODE_LONG_POLL_TIMEOUT_MS'],
+    [{ NODE_BATCH_OVERLAP_CALLS: '33' }, 'NODE_BATCH_OVERLAP_CALLS'], // more than one batch holds
+    [{ NODE_BATCH_OVERLAP_CALLS: '-1' }, 'NODE_BATCH_OVERLAP_CALLS'],
   ])('fails at start naming the variable for %j', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);
