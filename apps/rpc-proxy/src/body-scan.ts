@@ -1,10 +1,16 @@
+import { isAscii } from 'node:buffer';
+
 /**
- * One pass over the bytes of a JSON request body, for what JSON.parse hides: how many object
- * keys the text has (a key repeated in an object is kept once by JSON.parse, which keeps the
- * last, while Core's UniValue keeps both and reads the first: `find_value` in
- * src/univalue/lib/univalue.cpp), and whether Core and JSON.parse certainly read it alike.
+ * One pass over the bytes of a JSON request body, run before JSON.parse: how deep it nests (the
+ * bound checked before a parse, so a body of ten million `[` costs a scan), and what JSON.parse
+ * hides: how many object keys the text has (a key repeated in an object is kept once by
+ * JSON.parse, which keeps the last, while Core's UniValue keeps both and reads the first:
+ * `find_value` in src/univalue/lib/univalue.cpp), and whether Core and JSON.parse certainly read
+ * it alike. `keys` and `plain` mean something only for a body JSON.parse accepts.
  */
 export interface BodyScan {
+  /** The deepest nesting of `[` and `{` (strings skipped); past the scan's `maxDepth` it stops there, with a value above it. */
+  depth: number;
   /** Object keys written in the text, nested ones included (compare with {@link countKeys} of the parsed value). */
   keys: number;
   /**
@@ -28,46 +34,98 @@ function canonicalInteger(raw: Buffer, start: number, end: number): boolean {
   return end - i <= 15; // below 2^53: the value is the text
 }
 
+/** What a byte is to the scan, outside strings (one table load instead of a chain of comparisons a byte). */
+const OTHER = 0;
+const BLANK = 1;
+const QUOTE = 2;
+const OPEN = 3;
+const CLOSE = 4;
+const COLON = 5;
+const NUMBER = 6;
+/** Not printable ASCII: the body is not plain. */
+const UNPRINTABLE = 7;
+const CLASS = new Uint8Array(256).fill(UNPRINTABLE);
+for (let c = 0x20; c <= 0x7e; c++) CLASS[c] = OTHER;
+for (const c of [0x20, 0x09, 0x0a, 0x0d]) CLASS[c] = BLANK;
+CLASS[0x22] = QUOTE;
+CLASS[0x5b] = CLASS[0x7b] = OPEN;
+CLASS[0x5d] = CLASS[0x7d] = CLOSE;
+CLASS[0x3a] = COLON;
+for (let c = 0x30; c <= 0x39; c++) CLASS[c] = NUMBER;
+CLASS[0x2d] = NUMBER;
+/** Inside a string: 0 for a byte that is part of it as it is, 1 for the quote and the backslash, 2 for a byte that is not printable ASCII. */
+const IN_STRING = new Uint8Array(256).fill(2);
+for (let c = 0x20; c <= 0x7e; c++) IN_STRING[c] = 0;
+IN_STRING[0x22] = IN_STRING[0x5c] = 1;
+
 function isNumberByte(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
 }
 
-function isBlank(c: number): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-}
+/** Bytes of a string read one by one before the rest is searched natively (a call costs more than a short string's loop). */
+const SHORT_STRING = 16;
+/** Bodies from this size are checked natively before the loop (see {@link scanBody}). */
+const NATIVE_BODY = 256;
 
-/** Scans a body that JSON.parse accepted (so its structure is valid JSON). */
-export function scanBody(raw: Buffer): BodyScan {
+/** Scans a request body (see {@link BodyScan}); stops once it nests deeper than `maxDepth`. */
+export function scanBody(raw: Buffer, maxDepth = Number.POSITIVE_INFINITY): BodyScan {
+  let depth = 0;
+  let deepest = 0;
   let keys = 0;
-  let plain = true;
-  let inString = false;
+  const n = raw.length;
+  // A longer body (a transaction's hex) is checked natively first. Printable ASCII for the whole
+  // body: JSON.parse refuses control characters in strings and anything but blanks between
+  // tokens, so for a body it accepts this is the same as checking each string's bytes. Without a
+  // backslash a string ends at the next quote, found natively past its first bytes (a quote byte
+  // is never part of a multi-byte UTF-8 character). Three native calls cost more than a short
+  // body's loop, which checks each byte instead.
+  const native = n >= NATIVE_BODY;
+  let plain = !native || (isAscii(raw) && raw.indexOf(0x7f) < 0);
+  const unescaped = native && raw.indexOf(0x5c) < 0;
   // Index of the last closing quote when only blanks followed it: a `:` then makes it a key.
   let stringEnd = -1;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i] as number;
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) {
-        inString = false;
+  for (let i = 0; i < n; i++) {
+    const kind = CLASS[raw[i] as number] as number;
+    if (kind === BLANK) continue;
+    if (kind === QUOTE) {
+      if (unescaped) {
+        const stop = Math.min(n, i + 1 + SHORT_STRING);
+        for (i++; i < stop && raw[i] !== 0x22; i++);
+        if (i === stop && i < n) {
+          i = raw.indexOf(0x22, i);
+          if (i < 0) i = n;
+        }
         stringEnd = i;
-      } else if (c < 0x20 || c > 0x7e) plain = false;
+        continue;
+      }
+      // To the closing quote, over escapes.
+      for (i++; i < n; i++) {
+        const k = IN_STRING[raw[i] as number];
+        if (k === 0) continue;
+        if (k === 2) plain = false;
+        else if (raw[i] === 0x5c) i++;
+        else break;
+      }
+      stringEnd = i;
       continue;
     }
-    if (c === 0x22) {
-      inString = true;
-      continue;
-    }
-    if (isBlank(c)) continue;
-    if (c === 0x3a && stringEnd >= 0) keys++;
-    else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+    if (kind === OPEN) {
+      if (++depth > deepest) {
+        deepest = depth;
+        if (deepest > maxDepth) return { depth: deepest, keys, plain };
+      }
+    } else if (kind === CLOSE) depth--;
+    else if (kind === COLON) {
+      if (stringEnd >= 0) keys++;
+    } else if (kind === NUMBER) {
       let end = i + 1;
-      while (end < raw.length && isNumberByte(raw[end] as number)) end++;
+      while (end < n && isNumberByte(raw[end] as number)) end++;
       if (plain && !canonicalInteger(raw, i, end)) plain = false;
       i = end - 1;
-    } else if (c > 0x7e || c < 0x20) plain = false;
+    } else if (kind === UNPRINTABLE) plain = false;
     stringEnd = -1;
   }
-  return { keys, plain };
+  return { depth: deepest, keys, plain };
 }
 
 /** Object keys in a parsed JSON value, nested ones included. */

@@ -16,7 +16,7 @@ import {
 import type { Authenticator } from '../auth';
 import { requestLineWriter } from '../request-log';
 import type { ResultCache } from '../cache';
-import { countKeys, scanBody } from '../body-scan';
+import { countKeys, scanBody, type BodyScan } from '../body-scan';
 import { canonicalJson, echoableId, type Coalescer } from '../coalesce';
 import {
   coreAcceptsStrings,
@@ -291,8 +291,8 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     }
   }
 
-  /** A single call (not a batch): answered here, or forwarded to the node (a promise). */
-  function handleSingle(path: string, raw: Buffer, value: object, allowed: Set<string>): Outcome | Promise<Outcome> {
+  /** A single call (not a batch), `scan` its body's ({@link scanBody}): answered here, or forwarded to the node (a promise). */
+  function handleSingle(path: string, raw: Buffer, scan: BodyScan, value: object, allowed: Set<string>): Outcome | Promise<Outcome> {
     const state = initialState();
     const item = plan(value, state, allowed);
     const rpc = item.kind === 'forward' ? item.method : keyPart((value as { method?: unknown }).method ?? '?');
@@ -303,7 +303,6 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
       const envelopeError = item.code === -32600;
       return { status: errorStatus(item.code, item.state, envelopeError), text: `${item.text}\n`, rpc };
     }
-    const scan = scanBody(raw);
     const repeated = scan.keys !== countKeys(value);
     // A key written twice: Core reads the first (`{"method":"stop","method":"getblockcount"}`
     // would run stop), JSON.parse the last, which is what the allow-list and the parameter
@@ -493,8 +492,10 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     }
     const allowed = methodsFor(user, deps.allowedMethods, deps.userMethods);
     let value: unknown;
+    // One pass over the bytes before the parse: the nesting bound, and what JSON.parse hides (src/body-scan.ts).
+    const scan = scanBody(body, MAX_JSON_DEPTH);
     try {
-      if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new Error('nested too deep');
+      if (scan.depth > MAX_JSON_DEPTH) throw new Error('nested too deep');
       value = JSON.parse(body.toString('utf8'));
       // Invalid UTF-8 or a lone surrogate in any string: Core refuses the whole body (a parse error).
       if (!coreAcceptsStrings(body)) throw new Error('a string Core would not read');
@@ -514,7 +515,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
         rpc: '-',
       });
     }
-    const outcome = handleSingle(path, body, value, allowed);
+    const outcome = handleSingle(path, body, scan, value, allowed);
     return outcome instanceof Promise ? outcome.then(answered) : answered(outcome);
   }
 
