@@ -115,9 +115,53 @@ export function splitJsonArray(json: string | Buffer): string[] | undefined {
   return parts;
 }
 
+/** What a byte is to {@link jsonArrayElements} outside strings: one table load a byte instead of a chain of comparisons. */
+const PLAIN = 0;
+const BLANK = 1;
+const QUOTE = 2;
+const OPEN = 3;
+const CLOSE = 4;
+const COMMA = 5;
+const CLASS = new Uint8Array(256);
+CLASS[0x20] = CLASS[0x09] = CLASS[0x0a] = CLASS[0x0d] = BLANK;
+CLASS[0x22] = QUOTE;
+CLASS[0x5b] = CLASS[0x7b] = OPEN;
+CLASS[0x5d] = CLASS[0x7d] = CLOSE;
+CLASS[0x2c] = COMMA;
+/** Bytes of a string read one by one before the rest is searched natively (a call costs more than a short string's loop). */
+const SHORT_STRING = 16;
+
 /** True for JSON's blanks: space, tab, line feed, carriage return. */
 function isJsonBlank(c: number): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+  return CLASS[c] === BLANK;
+}
+
+/**
+ * The index of the quote that closes the string whose opening quote is at `open` (`bytes.length`
+ * when it is not closed): its first bytes read here, the rest searched natively, a quote after an
+ * odd run of backslashes being part of the string. UTF-8 never puts a quote or backslash byte
+ * inside a multi-byte character.
+ */
+function stringEnd(bytes: Uint8Array, open: number): number {
+  const n = bytes.length;
+  const stop = Math.min(n, open + 1 + SHORT_STRING);
+  let i = open + 1;
+  for (; i < stop; i++) {
+    const c = bytes[i] as number;
+    if (c === 0x22) return i;
+    if (c === 0x5c) i++;
+  }
+  if (i >= n) return n;
+  // Past the first bytes, not in the middle of an escape (the loop stepped over each one whole).
+  for (;;) {
+    const quote = bytes.indexOf(0x22, i);
+    if (quote < 0) return n;
+    let backslashes = 0;
+    while (quote - backslashes - 1 >= i && bytes[quote - backslashes - 1] === 0x5c) backslashes++;
+    // An escape run that began before `i` ended before it (see above): the run counted is whole.
+    if (backslashes % 2 === 0) return quote;
+    i = quote + 1;
+  }
 }
 
 /**
@@ -127,34 +171,30 @@ function isJsonBlank(c: number): boolean {
  * inside a multi-byte character, so the bytes split where the text does.
  */
 export function jsonArrayElements(bytes: Uint8Array): number[] | undefined {
+  const n = bytes.length;
   let i = 0;
-  while (i < bytes.length && isJsonBlank(bytes[i] as number)) i++;
+  while (i < n && isJsonBlank(bytes[i] as number)) i++;
   if (bytes[i] !== 0x5b) return undefined;
   const bounds: number[] = [];
   let depth = 0;
   let start = i + 1;
-  let inString = false;
   const push = (from: number, to: number, always: boolean) => {
     while (from < to && isJsonBlank(bytes[from] as number)) from++;
     while (to > from && isJsonBlank(bytes[to - 1] as number)) to--;
     if (always || to > from) bounds.push(from, to);
   };
-  for (; i < bytes.length; i++) {
-    const c = bytes[i] as number;
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-      continue;
-    }
-    if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) depth++;
-    else if (c === 0x5d || c === 0x7d) {
+  for (; i < n; i++) {
+    const kind = CLASS[bytes[i] as number];
+    if (kind === PLAIN || kind === BLANK) continue;
+    if (kind === QUOTE) i = stringEnd(bytes, i);
+    else if (kind === OPEN) depth++;
+    else if (kind === CLOSE) {
       depth--;
       if (depth === 0) {
         push(start, i, false);
         return bounds;
       }
-    } else if (c === 0x2c && depth === 1) {
+    } else if (depth === 1) {
       push(start, i, true);
       start = i + 1;
     }

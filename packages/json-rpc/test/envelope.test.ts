@@ -96,6 +96,98 @@ describe('jsonArrayElements', () => {
   });
 });
 
+/** The byte-by-byte scan jsonArrayElements replaced (one comparison chain a byte, strings read to the end): the reference. */
+function referenceElements(bytes: Uint8Array): number[] | undefined {
+  const blank = (c: number | undefined) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+  let i = 0;
+  while (i < bytes.length && blank(bytes[i])) i++;
+  if (bytes[i] !== 0x5b) return undefined;
+  const bounds: number[] = [];
+  let depth = 0;
+  let start = i + 1;
+  let inString = false;
+  const push = (from: number, to: number, always: boolean) => {
+    while (from < to && blank(bytes[from])) from++;
+    while (to > from && blank(bytes[to - 1])) to--;
+    if (always || to > from) bounds.push(from, to);
+  };
+  for (; i < bytes.length; i++) {
+    const c = bytes[i] as number;
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) depth++;
+    else if (c === 0x5d || c === 0x7d) {
+      depth--;
+      if (depth === 0) {
+        push(start, i, false);
+        return bounds;
+      }
+    } else if (c === 0x2c && depth === 1) {
+      push(start, i, true);
+      start = i + 1;
+    }
+  }
+  return undefined;
+}
+
+describe('jsonArrayElements against the byte-by-byte scan', () => {
+  /** A deterministic generator (xorshift), so a failure names its seed. */
+  function random(seed: number): () => number {
+    let x = seed;
+    return () => {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return (x >>> 0) / 2 ** 32;
+    };
+  }
+
+  it('splits long strings with quotes and runs of backslashes anywhere, short and long, as the byte scan does', () => {
+    // Strings around the length read one by one (16 bytes) and far past it, escapes at every offset.
+    const pieces = ['a', '"', '\\', '\\"', 'é', '😀', ',', ']', '}', '[', '{', 'x'.repeat(15), 'y'.repeat(40)];
+    for (let seed = 1; seed <= 400; seed++) {
+      const next = random(seed);
+      const elements: unknown[] = [];
+      const count = 1 + Math.floor(next() * 6);
+      for (let e = 0; e < count; e++) {
+        let text = '';
+        const length = Math.floor(next() * 12);
+        for (let p = 0; p < length; p++) text += pieces[Math.floor(next() * pieces.length)];
+        elements.push(next() < 0.5 ? { result: text, error: null, id: e } : [text, { a: text }, 1.5]);
+      }
+      const bytes = Buffer.from(`[${elements.map((v) => JSON.stringify(v)).join(next() < 0.5 ? ',' : ' ,\n ')}]\n`);
+      expect([seed, jsonArrayElements(bytes)]).toEqual([seed, referenceElements(bytes)]);
+      const bounds = jsonArrayElements(bytes) as number[];
+      expect(bounds.length).toBe(2 * count);
+      for (let e = 0; e < count; e++) expect(JSON.parse(bytes.toString('utf8', bounds[2 * e], bounds[2 * e + 1]))).toEqual(elements[e]);
+    }
+  });
+
+  it('reads raw runs of backslashes before a quote past the first bytes of a string', () => {
+    const pad = 'p'.repeat(20);
+    for (let run = 0; run <= 5; run++) {
+      // An odd run escapes the quote (the string goes on), an even one does not.
+      const inner = `${pad}${'\\'.repeat(run)}"`;
+      const text = run % 2 === 1 ? `["${inner}tail",2]` : `["${inner},2]`;
+      const bytes = Buffer.from(text);
+      expect([text, jsonArrayElements(bytes)]).toEqual([text, referenceElements(bytes)]);
+    }
+    // Cut short inside a long string, and inside an escape.
+    for (const text of [`["${pad}`, `["${pad}\\`, `["${pad}\\"`, `[1,"${pad}\\\\`])
+      expect(jsonArrayElements(Buffer.from(text))).toBeUndefined();
+  });
+
+  it('splits a reply with a megabyte string (a raw block) without reading it byte by byte', () => {
+    const hex = 'ab'.repeat(500_000);
+    const bytes = Buffer.from(`[{"result":"${hex}","error":null,"id":1},{"result":"${hex}","error":null,"id":2}]\n`);
+    expect(jsonArrayElements(bytes)).toEqual(referenceElements(bytes));
+  });
+});
+
 describe('splitJsonArray', () => {
   it('splits an array into the exact texts of its elements', () => {
     expect(splitJsonArray(' [{"a":"x,]"}, 50.00000000 ,[1,2]]\n')).toEqual(['{"a":"x,]"}', '50.00000000', '[1,2]']);
