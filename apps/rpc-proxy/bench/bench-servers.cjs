@@ -101,7 +101,8 @@ function bareRequests(socket, request) {
  * The least a batching proxy can cost, as the ceiling of what any proxy reaches here: bare
  * sockets toward the client and toward the node (no node:http, no undici), each path's calls
  * held while one batch of that path is out and sent together as one JSON-RPC batch, or as one
- * batch more once 8 are held (as the proxy's NODE_BATCHES_IN_FLIGHT=1 and NODE_BATCH_OVERLAP_CALLS=8;
+ * batch more once 4 are held, up to 3 more (as the proxy's NODE_BATCHES_IN_FLIGHT=1, NODE_BATCH_OVERLAP_CALLS=4 and
+ * NODE_BATCH_OVERLAP_BATCHES=3;
  * a lone call goes as a batch of one, and the proxy's 32-call cap is never reached by the bench's
  * 16 connections), Core's batch answer split back without a
  * parse; an answer that is not the batch's (not 200, or not as many elements) is a 502 to each of
@@ -110,7 +111,8 @@ function bareRequests(socket, request) {
  * beyond Content-Length: not a proxy anyone could run, only its floor of CPU a call.
  */
 async function ceiling(nodeUrl, authorization) {
-  const OVERLAP_CALLS = 8;
+  const OVERLAP_CALLS = 4;
+  const OVERLAP_BATCHES = 3;
   const net = require('node:net');
   const { splitJsonArray } = require('@repo/json-rpc');
   const node = new URL(nodeUrl);
@@ -147,7 +149,7 @@ async function ceiling(nodeUrl, authorization) {
   const paths = new Map();
   function send(path) {
     const state = paths.get(path);
-    if (state.calls.length === 0 || state.out > 1 || (state.out === 1 && state.calls.length < OVERLAP_CALLS)) return;
+    if (state.calls.length === 0 || state.out > OVERLAP_BATCHES || (state.out >= 1 && state.calls.length < OVERLAP_CALLS)) return;
     const calls = state.calls;
     state.calls = [];
     state.out++;

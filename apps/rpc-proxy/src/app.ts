@@ -71,6 +71,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     queueLimit: config.nodeQueueLimit,
     batchesInFlight: config.nodeBatchesInFlight,
     overlapCalls: config.nodeBatchOverlapCalls,
+    overlapBatches: config.nodeBatchOverlapBatches,
     timeoutMs: config.nodeTimeoutMs,
     logger,
     observe: instrumented.observeNode,
@@ -84,6 +85,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     maxConcurrency: config.nodeLongPollMaxConcurrency,
     batchesInFlight: 0, // long polls are never batched
     overlapCalls: 0,
+    overlapBatches: 1,
     queueLimit: 0,
     timeoutMs: config.nodeLongPollTimeoutMs + config.nodeTimeoutMs,
     logger,

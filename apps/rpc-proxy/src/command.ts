@@ -62,8 +62,13 @@ export const COMMAND: CommandSpec = {
     },
     {
       name: 'NODE_BATCH_OVERLAP_CALLS',
-      default: '8',
+      default: '4',
       description: 'held calls of a path that go as one batch more while its batches are out (at most 32; 0: never)',
+    },
+    {
+      name: 'NODE_BATCH_OVERLAP_BATCHES',
+      default: '3',
+      description: 'such batches a path may have out beyond NODE_BATCHES_IN_FLIGHT (1 to 16)',
     },
     { name: 'NODE_QUEUE_LIMIT', default: '1024', description: 'calls waiting at most; beyond, -32603 "proxy queue full" at once' },
     { name: 'NODE_TIMEOUT_MS', default: '30000', description: 'one node call at most (then -32603 "node timed out")' },

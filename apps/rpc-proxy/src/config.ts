@@ -34,6 +34,8 @@ export interface ProxyConfig {
   nodeBatchesInFlight: number;
   /** Held calls of a path that go as one batch beyond NODE_BATCHES_IN_FLIGHT, 0 for never (NODE_BATCH_OVERLAP_CALLS). */
   nodeBatchOverlapCalls: number;
+  /** Such batches a path may have in flight beyond NODE_BATCHES_IN_FLIGHT (NODE_BATCH_OVERLAP_BATCHES). */
+  nodeBatchOverlapBatches: number;
   /** How long one node request may take (NODE_TIMEOUT_MS). */
   nodeTimeoutMs: number;
   /** Largest `timeout` of a long poll (`waitfornewblock`, ms; NODE_LONG_POLL_TIMEOUT_MS). */
@@ -139,7 +141,9 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     nodeQueueLimit: readInt(env, 'NODE_QUEUE_LIMIT', 1024, { min: 0, max: 1_000_000 }),
     nodeBatchesInFlight: readInt(env, 'NODE_BATCHES_IN_FLIGHT', 1, { min: 0, max: 1024 }),
     // More than a batch holds would send several at once, not one more.
-    nodeBatchOverlapCalls: readInt(env, 'NODE_BATCH_OVERLAP_CALLS', 8, { min: 0, max: MAX_BATCH_CALLS }),
+    nodeBatchOverlapCalls: readInt(env, 'NODE_BATCH_OVERLAP_CALLS', 4, { min: 0, max: MAX_BATCH_CALLS }),
+    // No more than Core's RPC threads (16 by default): a batch beyond them would wait at the node.
+    nodeBatchOverlapBatches: readInt(env, 'NODE_BATCH_OVERLAP_BATCHES', 3, { min: 1, max: 16 }),
     nodeTimeoutMs: readInt(env, 'NODE_TIMEOUT_MS', 30_000, { min: 1, max: 3_600_000 }),
     nodeLongPollTimeoutMs: readInt(env, 'NODE_LONG_POLL_TIMEOUT_MS', 60_000, { min: 1, max: 3_600_000 }),
     nodeLongPollMaxConcurrency: readInt(env, 'NODE_LONG_POLL_MAX_CONCURRENCY', 8, { min: 1, max: 1024 }),

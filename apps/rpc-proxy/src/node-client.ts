@@ -44,11 +44,13 @@ export interface NodeClientOptions {
    */
   batchesInFlight: number;
   /**
-   * Once this many calls of a path are held behind its `batchesInFlight` batches, they go as one
-   * batch more (at most one beyond the bound), so that the node runs them while the proxy answers
-   * the batch before (0: never). Required, as `batchesInFlight` (NODE_BATCH_OVERLAP_CALLS).
+   * Once this many calls of a path are held behind its batches in flight, they go as one batch
+   * more (at most `overlapBatches` beyond `batchesInFlight`), so that the node runs them while the
+   * proxy answers the batch before (0: never). Required, as `batchesInFlight` (NODE_BATCH_OVERLAP_CALLS).
    */
   overlapCalls: number;
+  /** Batches a path may have in flight beyond `batchesInFlight`, each of `overlapCalls` held calls or more (NODE_BATCH_OVERLAP_BATCHES). */
+  overlapBatches: number;
   queueLimit: number;
   timeoutMs: number;
   logger: Logger;
@@ -166,9 +168,9 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   const roomToWait = () => stats.queued + stats.held < options.queueLimit;
   /** The path has `batchesInFlight` batches out: its calls are held until one comes back. */
   const pathFull = (path: string) => holdLimit > 0 && (inFlight.get(path) ?? 0) >= holdLimit;
-  /** `held` calls of a full path go as one batch beyond the bound (NODE_BATCH_OVERLAP_CALLS). */
+  /** `held` calls of a full path go as one batch beyond the bound (NODE_BATCH_OVERLAP_CALLS, NODE_BATCH_OVERLAP_BATCHES). */
   const overlapDue = (path: string, held: number) =>
-    options.overlapCalls > 0 && held >= options.overlapCalls && (inFlight.get(path) ?? 0) <= holdLimit;
+    options.overlapCalls > 0 && held >= options.overlapCalls && (inFlight.get(path) ?? 0) < holdLimit + options.overlapBatches;
 
   const credentials = createNodeCredentials({
     user: options.user,

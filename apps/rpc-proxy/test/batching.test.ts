@@ -5,9 +5,11 @@ import { createNodeClient, NodeError, type NodeClient, type NodeClientOptions } 
 import { sampleValue, scrape } from '@repo/metrics/testing';
 import { basic, call, NODE_PASSWORD, NODE_USER, startGate, startHarness, until } from './support/helpers';
 
-type Limits = Partial<Pick<NodeClientOptions, 'batchesInFlight' | 'overlapCalls' | 'maxConcurrency' | 'queueLimit' | 'timeoutMs'>>;
+type Limits = Partial<
+  Pick<NodeClientOptions, 'batchesInFlight' | 'overlapCalls' | 'overlapBatches' | 'maxConcurrency' | 'queueLimit' | 'timeoutMs'>
+>;
 
-/** A node client toward `url` with the proxy's defaults (NODE_BATCHES_IN_FLIGHT 1, NODE_BATCH_OVERLAP_CALLS 8), `limits` on top. */
+/** A node client toward `url` with the proxy's defaults (NODE_BATCHES_IN_FLIGHT 1, NODE_BATCH_OVERLAP_CALLS 4, NODE_BATCH_OVERLAP_BATCHES 3), `limits` on top. */
 function clientFor(url: string, limits: Limits = {}): NodeClient {
   return createNodeClient({
     url: new URL(url),
@@ -15,7 +17,8 @@ function clientFor(url: string, limits: Limits = {}): NodeClient {
     password: NODE_PASSWORD,
     maxConcurrency: 16,
     batchesInFlight: 1,
-    overlapCalls: 8,
+    overlapCalls: 4,
+    overlapBatches: 3,
     queueLimit: 1024,
     timeoutMs: 5_000,
     logger: createSilentLogger(),
@@ -267,8 +270,8 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
     });
   }
 
-  it('sends the calls held behind a batch as one batch more once NODE_BATCH_OVERLAP_CALLS of them wait, and no third', () =>
-    withClient({ overlapCalls: 3 }, async (client) => {
+  it('sends the calls held behind a batch as one batch more once NODE_BATCH_OVERLAP_CALLS of them wait, and no third with NODE_BATCH_OVERLAP_BATCHES=1', () =>
+    withClient({ overlapCalls: 3, overlapBatches: 1 }, async (client) => {
       const [first, second] = await oneOutThenAnother(client);
       const held = more(client, 3);
       await new Promise((r) => setTimeout(r, 20));
@@ -289,6 +292,32 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
       received[2]?.answer();
       expect(await Promise.all([first, second, ...held, ...fourth, ...later].map(text))).toEqual(
         [1, 2, 3, 4, 5, 6, 7, 8].map((id) => `200 {"result":"/ ${id}","error":null,"id":${id}}`),
+      );
+      expect(client.stats).toMatchObject({ active: 0, held: 0 });
+    }));
+
+  it('sends up to NODE_BATCH_OVERLAP_BATCHES batches more, each once NODE_BATCH_OVERLAP_CALLS calls wait, and holds the rest', () =>
+    withClient({ overlapCalls: 3, overlapBatches: 2 }, async (client) => {
+      const [first, second] = await oneOutThenAnother(client);
+      const held = more(client, 3, 4);
+      await until(2); // three held: they go while the first batch is out
+      expect(JSON.parse(received[1]?.body ?? '')).toEqual(batchOf(2, 3, 4));
+      const next = more(client, 5, 6);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(received).toHaveLength(2); // two held: fewer than 3
+      const third = more(client, 7);
+      await until(3); // the third batch while two are out: two beyond NODE_BATCHES_IN_FLIGHT
+      expect(JSON.parse(received[2]?.body ?? '')).toEqual(batchOf(5, 6, 7));
+      const later = more(client, 8, 9, 10, 11);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(received).toHaveLength(3); // three out: no fourth
+      expect(client.stats.held).toBe(4);
+      received[1]?.answer();
+      await until(4); // one came back: the four held go
+      expect(JSON.parse(received[3]?.body ?? '')).toEqual(batchOf(8, 9, 10, 11));
+      for (const r of [received[0], received[2], received[3]]) r?.answer();
+      expect(await Promise.all([first, second, ...held, ...next, ...third, ...later].map(text))).toEqual(
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((id) => `200 {"result":"/ ${id}","error":null,"id":${id}}`),
       );
       expect(client.stats).toMatchObject({ active: 0, held: 0 });
     }));
@@ -319,7 +348,7 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
     }));
 });
 
-describe('through the proxy, with its defaults (NODE_BATCHES_IN_FLIGHT=1, NODE_BATCH_OVERLAP_CALLS=8)', () => {
+describe('through the proxy, with its defaults (NODE_BATCHES_IN_FLIGHT=1, NODE_BATCH_OVERLAP_CALLS=4, NODE_BATCH_OVERLAP_BATCHES=3)', () => {
   it('holds the calls that arrive while a batch is out at the node, shows them waiting in /metrics, and sends them in the next batch', async () => {
     const gate = await startGate();
     const h = await startHarness({ BITCOIND_RPC_URL: gate.url });
@@ -346,28 +375,33 @@ describe('through the proxy, with its defaults (NODE_BATCHES_IN_FLIGHT=1, NODE_B
     }
   });
 
-  it('sends eight held calls as one batch more while the first is out, and holds a ninth until one comes back', async () => {
+  it('sends four held calls as one batch more while the first is out, four more as a third and a fourth, and holds the next until one comes back', async () => {
     const gate = await startGate();
     const h = await startHarness({ BITCOIND_RPC_URL: gate.url });
     gate.target = h.node.url;
-    const heights = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    const heights = Array.from({ length: 14 }, (_, i) => i + 1);
     try {
       const expected = await Promise.all(
         heights.map(async (n) => (await call(h.node.url, 'getblockhash', [n], { auth: basic(NODE_USER, NODE_PASSWORD) })).text),
       );
       const first = call(h.url, 'getblockhash', [1]);
       await until(() => gate.held === 1);
-      const eight = heights.slice(1, 9).map((n) => call(h.url, 'getblockhash', [n]));
-      await until(() => gate.held === 2); // the eight, as one request, while the first is out
+      const overlapping: Promise<{ text: string }>[] = [];
+      for (const out of [2, 3, 4]) {
+        const start = 2 + 4 * (out - 2);
+        overlapping.push(...heights.slice(start - 1, start + 3).map((n) => call(h.url, 'getblockhash', [n])));
+        // Four held calls go as one request while the batches before are out: up to three beyond NODE_BATCHES_IN_FLIGHT.
+        await until(() => gate.held === out);
+      }
       expect(h.app.node.stats.held).toBe(0);
-      const ninth = call(h.url, 'getblockhash', [10]);
+      const last = call(h.url, 'getblockhash', [14]);
       await until(() => h.app.node.stats.held === 1);
-      expect(gate.received).toBe(2); // two out: no third
+      expect(gate.received).toBe(4); // four out: no fifth
       const before = { ...h.app.node.batches };
       gate.release(true);
-      expect((await Promise.all([first, ...eight, ninth])).map((r) => r.text)).toEqual(expected);
-      expect(gate.received).toBe(3);
-      expect(h.app.node.batches).toEqual({ requests: before.requests + 1, calls: before.calls + 8 });
+      expect((await Promise.all([first, ...overlapping, last])).map((r) => r.text)).toEqual(expected);
+      expect(gate.received).toBe(5);
+      expect(h.app.node.batches).toEqual({ requests: before.requests + 3, calls: before.calls + 12 });
     } finally {
       await h.close();
       await gate.close();

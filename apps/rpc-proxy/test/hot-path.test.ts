@@ -105,7 +105,15 @@ describe('createNodeClient against a raw HTTP server', () => {
     await new Promise((r) => server.close(r));
   });
 
-  const options = { maxConcurrency: 2, batchesInFlight: 1, overlapCalls: 8, queueLimit: 10, timeoutMs: 2000, logger: createSilentLogger() };
+  const options = {
+    maxConcurrency: 2,
+    batchesInFlight: 1,
+    overlapCalls: 4,
+    overlapBatches: 3,
+    queueLimit: 10,
+    timeoutMs: 2000,
+    logger: createSilentLogger(),
+  };
   const answer = (body: string) =>
     `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 

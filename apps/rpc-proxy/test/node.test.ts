@@ -95,8 +95,10 @@ describe('loadConfig', () => {
     expect(c.nodeLongPollTimeoutMs).toBe(60_000);
     expect(c.nodeLongPollMaxConcurrency).toBe(8);
     expect(c.nodeBatchesInFlight).toBe(1);
-    expect(c.nodeBatchOverlapCalls).toBe(8);
+    expect(c.nodeBatchOverlapCalls).toBe(4);
+    expect(c.nodeBatchOverlapBatches).toBe(3);
     expect(loadConfig({ NODE_BATCH_OVERLAP_CALLS: '32' }).nodeBatchOverlapCalls).toBe(32);
+    expect(loadConfig({ NODE_BATCH_OVERLAP_BATCHES: '16' }).nodeBatchOverlapBatches).toBe(16);
     expect(c.allowedMethods.has('waitfornewblock')).toBe(true);
     expect(loadConfig({ RPC_COALESCE: 'false' }).coalesce).toBe(false);
     expect([...c.allowedMethods]).toEqual(
@@ -114,6 +116,8 @@ describe('loadConfig', () => {
     [{ NODE_LONG_POLL_TIMEOUT_MS: '0' }, 'NODE_LONG_POLL_TIMEOUT_MS'],
     [{ NODE_BATCH_OVERLAP_CALLS: '33' }, 'NODE_BATCH_OVERLAP_CALLS'], // more than one batch holds
     [{ NODE_BATCH_OVERLAP_CALLS: '-1' }, 'NODE_BATCH_OVERLAP_CALLS'],
+    [{ NODE_BATCH_OVERLAP_BATCHES: '0' }, 'NODE_BATCH_OVERLAP_BATCHES'], // 0 calls (NODE_BATCH_OVERLAP_CALLS) says never
+    [{ NODE_BATCH_OVERLAP_BATCHES: '17' }, 'NODE_BATCH_OVERLAP_BATCHES'], // beyond Core's RPC threads
   ])('fails at start naming the variable for %j', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);
