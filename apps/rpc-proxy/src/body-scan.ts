@@ -1,4 +1,5 @@
 import { isAscii } from 'node:buffer';
+import { JSON_BYTE_CLASS, JsonByte, jsonStringEnd } from '@repo/json-rpc';
 
 /**
  * One pass over the bytes of a JSON request body, run before JSON.parse: how deep it nests (the
@@ -34,25 +35,10 @@ function canonicalInteger(raw: Buffer, start: number, end: number): boolean {
   return end - i <= 15; // below 2^53: the value is the text
 }
 
-/** What a byte is to the scan, outside strings (one table load instead of a chain of comparisons a byte). */
-const OTHER = 0;
-const BLANK = 1;
-const QUOTE = 2;
-const OPEN = 3;
-const CLOSE = 4;
-const COLON = 5;
-const NUMBER = 6;
-/** Not printable ASCII: the body is not plain. */
-const UNPRINTABLE = 7;
-const CLASS = new Uint8Array(256).fill(UNPRINTABLE);
-for (let c = 0x20; c <= 0x7e; c++) CLASS[c] = OTHER;
-for (const c of [0x20, 0x09, 0x0a, 0x0d]) CLASS[c] = BLANK;
-CLASS[0x22] = QUOTE;
-CLASS[0x5b] = CLASS[0x7b] = OPEN;
-CLASS[0x5d] = CLASS[0x7d] = CLOSE;
-CLASS[0x3a] = COLON;
-for (let c = 0x30; c <= 0x39; c++) CLASS[c] = NUMBER;
-CLASS[0x2d] = NUMBER;
+// What a byte is outside strings (@repo/json-rpc's table, its classes copied into constants here:
+// compared once a byte).
+const CLASS = JSON_BYTE_CLASS;
+const { BLANK, QUOTE, OPEN, CLOSE, COLON, NUMBER, UNPRINTABLE } = JsonByte;
 /** Inside a string: 0 for a byte that is part of it as it is, 1 for the quote and the backslash, 2 for a byte that is not printable ASCII. */
 const IN_STRING = new Uint8Array(256).fill(2);
 for (let c = 0x20; c <= 0x7e; c++) IN_STRING[c] = 0;
@@ -62,8 +48,6 @@ function isNumberByte(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
 }
 
-/** Bytes of a string read one by one before the rest is searched natively (a call costs more than a short string's loop). */
-const SHORT_STRING = 16;
 /** Bodies from this size are checked natively before the loop (see {@link scanBody}). */
 const NATIVE_BODY = 256;
 
@@ -73,29 +57,21 @@ export function scanBody(raw: Buffer, maxDepth = Number.POSITIVE_INFINITY): Body
   let deepest = 0;
   let keys = 0;
   const n = raw.length;
-  // A longer body (a transaction's hex) is checked natively first. Printable ASCII for the whole
-  // body: JSON.parse refuses control characters in strings and anything but blanks between
-  // tokens, so for a body it accepts this is the same as checking each string's bytes. Without a
-  // backslash a string ends at the next quote, found natively past its first bytes (a quote byte
-  // is never part of a multi-byte UTF-8 character). Three native calls cost more than a short
-  // body's loop, which checks each byte instead.
+  // A longer body (a transaction's hex) is checked natively first, for printable ASCII: JSON.parse
+  // refuses control characters in strings and anything but blanks between tokens, so for a body it
+  // accepts this is the same as checking each string's bytes, and each string's end is then found
+  // natively past its first bytes (jsonStringEnd). Two native calls cost more than a short body's
+  // loop, which checks each byte of its strings instead.
   const native = n >= NATIVE_BODY;
   let plain = !native || (isAscii(raw) && raw.indexOf(0x7f) < 0);
-  const unescaped = native && raw.indexOf(0x5c) < 0;
   // Index of the last closing quote when only blanks followed it: a `:` then makes it a key.
   let stringEnd = -1;
   for (let i = 0; i < n; i++) {
     const kind = CLASS[raw[i] as number] as number;
     if (kind === BLANK) continue;
     if (kind === QUOTE) {
-      if (unescaped) {
-        const stop = Math.min(n, i + 1 + SHORT_STRING);
-        for (i++; i < stop && raw[i] !== 0x22; i++);
-        if (i === stop && i < n) {
-          i = raw.indexOf(0x22, i);
-          if (i < 0) i = n;
-        }
-        stringEnd = i;
+      if (native) {
+        i = stringEnd = jsonStringEnd(raw, i);
         continue;
       }
       // To the closing quote, over escapes.

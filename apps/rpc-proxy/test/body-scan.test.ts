@@ -1,6 +1,7 @@
 import { jsonDepth } from '@repo/http';
 import { countKeys, scanBody } from '../src/body-scan';
 import { scanCoalescable } from '../src/coalesce';
+import { random } from './support/random';
 
 /**
  * The two passes scanBody replaced, as they were: jsonDepth before the parse, then a byte-by-byte
@@ -46,17 +47,6 @@ function reference(raw: Buffer): { depth: number; keys: number; plain: boolean }
     stringEnd = -1;
   }
   return { depth: jsonDepth(raw, Number.POSITIVE_INFINITY), keys, plain };
-}
-
-/** A deterministic generator (xorshift), so a failure names its seed. */
-function random(seed: number): () => number {
-  let x = seed;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
 }
 
 describe('scanBody', () => {

@@ -1,15 +1,5 @@
 import { StringTable } from '../src/string-table';
-
-/** A deterministic stream of numbers in [0, 1) (xorshift32), so a failure can be replayed. */
-function random(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-}
+import { random } from './support/random';
 
 /** Checks every key of `pool` reads the same from the table and from the Map, and the sizes agree. */
 function expectSame(table: StringTable<number>, map: Map<string, number>, pool: readonly string[]): void {

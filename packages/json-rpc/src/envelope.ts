@@ -115,19 +115,55 @@ export function splitJsonArray(json: string | Buffer): string[] | undefined {
   return parts;
 }
 
-/** What a byte is to {@link jsonArrayElements} outside strings: one table load a byte instead of a chain of comparisons. */
-const PLAIN = 0;
+// The classes of JSON_BYTE_CLASS, as module constants (what the scanners here compare with: an
+// exported constant is read as a property of `exports` in CommonJS, once a byte).
+const OTHER = 0;
 const BLANK = 1;
-const QUOTE = 2;
-const OPEN = 3;
-const CLOSE = 4;
-const COMMA = 5;
-const CLASS = new Uint8Array(256);
-CLASS[0x20] = CLASS[0x09] = CLASS[0x0a] = CLASS[0x0d] = BLANK;
+const COLON = 2;
+const NUMBER = 3;
+const UNPRINTABLE = 4;
+const QUOTE = 5;
+const OPEN = 6;
+const CLOSE = 7;
+const COMMA = 8;
+const CLASS = new Uint8Array(256).fill(UNPRINTABLE);
+for (let c = 0x21; c <= 0x7e; c++) CLASS[c] = OTHER;
+for (const c of [0x20, 0x09, 0x0a, 0x0d]) CLASS[c] = BLANK;
+for (let c = 0x30; c <= 0x39; c++) CLASS[c] = NUMBER;
+CLASS[0x2d] = NUMBER;
+CLASS[0x3a] = COLON;
 CLASS[0x22] = QUOTE;
 CLASS[0x5b] = CLASS[0x7b] = OPEN;
 CLASS[0x5d] = CLASS[0x7d] = CLOSE;
 CLASS[0x2c] = COMMA;
+
+/**
+ * What a byte is to a scanner of JSON text outside strings, as {@link JSON_BYTE_CLASS} gives it:
+ * one table look-up a byte instead of a chain of comparisons. The classes a scanner steps over
+ * without a look come first (below `QUOTE`). A scanner in another module copies what it compares
+ * with into constants of its own.
+ */
+export const JsonByte = {
+  /** Printable ASCII not classed below (letters of `true`, `.`, `e`, …). */
+  OTHER,
+  /** Space, tab, line feed, carriage return. */
+  BLANK,
+  COLON,
+  /** A digit or `-`: a number's first byte. */
+  NUMBER,
+  /** A control byte other than a blank, DEL, or not ASCII. */
+  UNPRINTABLE,
+  QUOTE,
+  /** `[` or `{`. */
+  OPEN,
+  /** `]` or `}`. */
+  CLOSE,
+  COMMA,
+} as const;
+
+/** The {@link JsonByte} class of each byte value. */
+export const JSON_BYTE_CLASS: Uint8Array = CLASS;
+
 /** Bytes of a string read one by one before the rest is searched natively (a call costs more than a short string's loop). */
 const SHORT_STRING = 16;
 
@@ -137,12 +173,13 @@ function isJsonBlank(c: number): boolean {
 }
 
 /**
- * The index of the quote that closes the string whose opening quote is at `open` (`bytes.length`
- * when it is not closed): its first bytes read here, the rest searched natively, a quote after an
- * odd run of backslashes being part of the string. UTF-8 never puts a quote or backslash byte
- * inside a multi-byte character.
+ * The index of the quote that closes the JSON string whose opening quote is at `open`
+ * (`bytes.length` when it is not closed): its first bytes read one by one, the rest searched
+ * natively (`indexOf`), a quote after an odd run of backslashes being part of the string. UTF-8
+ * never puts a quote or backslash byte inside a multi-byte character, so a megabyte of hex costs a
+ * `memchr`, not a loop.
  */
-function stringEnd(bytes: Uint8Array, open: number): number {
+export function jsonStringEnd(bytes: Uint8Array, open: number): number {
   const n = bytes.length;
   const stop = Math.min(n, open + 1 + SHORT_STRING);
   let i = open + 1;
@@ -184,9 +221,9 @@ export function jsonArrayElements(bytes: Uint8Array): number[] | undefined {
     if (always || to > from) bounds.push(from, to);
   };
   for (; i < n; i++) {
-    const kind = CLASS[bytes[i] as number];
-    if (kind === PLAIN || kind === BLANK) continue;
-    if (kind === QUOTE) i = stringEnd(bytes, i);
+    const kind = CLASS[bytes[i] as number] as number;
+    if (kind < QUOTE) continue;
+    if (kind === QUOTE) i = jsonStringEnd(bytes, i);
     else if (kind === OPEN) depth++;
     else if (kind === CLOSE) {
       depth--;

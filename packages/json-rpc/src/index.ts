@@ -12,6 +12,9 @@ export {
   errorStatus,
   splitJsonArray,
   jsonArrayElements,
+  jsonStringEnd,
+  JsonByte,
+  JSON_BYTE_CLASS,
   type CallState,
   type JsonVersion,
 } from './envelope';

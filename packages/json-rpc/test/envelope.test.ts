@@ -10,6 +10,9 @@ import {
   replyObject,
   splitJsonArray,
   jsonArrayElements,
+  jsonStringEnd,
+  JsonByte,
+  JSON_BYTE_CLASS,
   successText,
 } from '../src';
 
@@ -134,36 +137,62 @@ function referenceElements(bytes: Uint8Array): number[] | undefined {
   return undefined;
 }
 
-describe('jsonArrayElements against the byte-by-byte scan', () => {
-  /** A deterministic generator (xorshift), so a failure names its seed. */
-  function random(seed: number): () => number {
-    let x = seed;
-    return () => {
-      x ^= x << 13;
-      x ^= x >>> 17;
-      x ^= x << 5;
-      return (x >>> 0) / 2 ** 32;
-    };
-  }
+describe('jsonStringEnd and JSON_BYTE_CLASS', () => {
+  it('finds the closing quote of a string, short or long, over escapes; the length of the text when there is none', () => {
+    const pad = 'p'.repeat(30);
+    const cases: [string, number][] = [
+      ['""', 1],
+      ['"a\\"b"', 5],
+      [`"${pad}\\\\"x`, 33],
+      [`"${pad}\\"x"`, 34],
+      [`"${pad}\\\\\\"x"`, 36],
+      [`"${pad}`, 31],
+      [`"${pad}\\`, 32],
+    ];
+    for (const [text, end] of cases) expect([text, jsonStringEnd(Buffer.from(text), 0)]).toEqual([text, end]);
+  });
 
+  it('classes every byte as a JSON scanner reads it outside strings', () => {
+    const classOf = (c: string) => JSON_BYTE_CLASS[c.charCodeAt(0)];
+    expect([' ', '\t', '\n', '\r'].map(classOf)).toEqual(Array(4).fill(JsonByte.BLANK));
+    expect(['[', '{', ']', '}', ',', ':', '"'].map(classOf)).toEqual([
+      JsonByte.OPEN,
+      JsonByte.OPEN,
+      JsonByte.CLOSE,
+      JsonByte.CLOSE,
+      JsonByte.COMMA,
+      JsonByte.COLON,
+      JsonByte.QUOTE,
+    ]);
+    expect(['0', '9', '-'].map(classOf)).toEqual(Array(3).fill(JsonByte.NUMBER));
+    expect(['t', '.', 'e', '~', '!'].map(classOf)).toEqual(Array(5).fill(JsonByte.OTHER));
+    expect([0x00, 0x1f, 0x7f, 0x80, 0xff].map((c) => JSON_BYTE_CLASS[c])).toEqual(Array(5).fill(JsonByte.UNPRINTABLE));
+    // The classes a scanner steps over without a look come before QUOTE.
+    expect(Math.max(JsonByte.OTHER, JsonByte.BLANK, JsonByte.COLON, JsonByte.NUMBER, JsonByte.UNPRINTABLE)).toBeLessThan(JsonByte.QUOTE);
+  });
+});
+
+describe('jsonArrayElements against the byte-by-byte scan', () => {
   it('splits long strings with quotes and runs of backslashes anywhere, short and long, as the byte scan does', () => {
-    // Strings around the length read one by one (16 bytes) and far past it, escapes at every offset.
-    const pieces = ['a', '"', '\\', '\\"', 'é', '😀', ',', ']', '}', '[', '{', 'x'.repeat(15), 'y'.repeat(40)];
-    for (let seed = 1; seed <= 400; seed++) {
-      const next = random(seed);
-      const elements: unknown[] = [];
-      const count = 1 + Math.floor(next() * 6);
-      for (let e = 0; e < count; e++) {
+    // Every string of up to three pieces: escapes at every offset around the 16 bytes read one by
+    // one, far past them, and in multi-byte text; each in two shapes of element, several a reply.
+    const pieces = ['a', '"', '\\', '\\"', 'é', '😀', ',', ']', '}', 'x'.repeat(15), 'y'.repeat(40)];
+    const texts = [''];
+    for (let length = 1; length <= 3; length++)
+      for (let k = 0; k < pieces.length ** length; k++) {
         let text = '';
-        const length = Math.floor(next() * 12);
-        for (let p = 0; p < length; p++) text += pieces[Math.floor(next() * pieces.length)];
-        elements.push(next() < 0.5 ? { result: text, error: null, id: e } : [text, { a: text }, 1.5]);
+        for (let p = 0, rest = k; p < length; p++, rest = Math.floor(rest / pieces.length)) text += pieces[rest % pieces.length];
+        texts.push(text);
       }
-      const bytes = Buffer.from(`[${elements.map((v) => JSON.stringify(v)).join(next() < 0.5 ? ',' : ' ,\n ')}]\n`);
-      expect([seed, jsonArrayElements(bytes)]).toEqual([seed, referenceElements(bytes)]);
+    for (let at = 0; at < texts.length; at += 5) {
+      const chunk = texts.slice(at, at + 5);
+      const elements = chunk.map((text, e) => (e % 2 === 0 ? { result: text, error: null, id: e } : [text, { a: text }, 1.5]));
+      const bytes = Buffer.from(`[${elements.map((v) => JSON.stringify(v)).join(at % 2 === 0 ? ',' : ' ,\n ')}]\n`);
+      expect([chunk, jsonArrayElements(bytes)]).toEqual([chunk, referenceElements(bytes)]);
       const bounds = jsonArrayElements(bytes) as number[];
-      expect(bounds.length).toBe(2 * count);
-      for (let e = 0; e < count; e++) expect(JSON.parse(bytes.toString('utf8', bounds[2 * e], bounds[2 * e + 1]))).toEqual(elements[e]);
+      expect(bounds.length).toBe(2 * elements.length);
+      for (const [e, element] of elements.entries())
+        expect(JSON.parse(bytes.toString('utf8', bounds[2 * e], bounds[2 * e + 1]))).toEqual(element);
     }
   });
 
