@@ -168,9 +168,15 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   const roomToWait = () => stats.queued + stats.held < options.queueLimit;
   /** The path has `batchesInFlight` batches out: its calls are held until one comes back. */
   const pathFull = (path: string) => holdLimit > 0 && (inFlight.get(path) ?? 0) >= holdLimit;
-  /** `held` calls of a full path go as one batch beyond the bound (NODE_BATCH_OVERLAP_CALLS, NODE_BATCH_OVERLAP_BATCHES). */
-  const overlapDue = (path: string, held: number) =>
-    options.overlapCalls > 0 && held >= options.overlapCalls && (inFlight.get(path) ?? 0) < holdLimit + options.overlapBatches;
+  /**
+   * Whether a batch of `size` calls of `path` may go now: within `batchesInFlight` (0: no bound),
+   * or as one of the `overlapBatches` beyond it once it carries `overlapCalls` calls or more.
+   */
+  const mayGo = (path: string, size: number) => {
+    const out = inFlight.get(path) ?? 0;
+    if (holdLimit === 0 || out < holdLimit) return true;
+    return options.overlapCalls > 0 && size >= options.overlapCalls && out < holdLimit + options.overlapBatches;
+  };
 
   const credentials = createNodeCredentials({
     user: options.user,
@@ -352,16 +358,34 @@ export function createNodeClient(options: NodeClientOptions): NodeClient {
   }
 
   /**
-   * Sends the calls gathered this turn: one alone as it is, several as one batch per path (held
-   * while the path has `batchesInFlight` out, unless `overlapCalls` of them are waiting).
+   * Sends the calls gathered so far, per path: one alone as it is, several as batches of up to
+   * MAX_BATCH_CALLS, as many as {@link mayGo} lets out (so a path never has more than
+   * `batchesInFlight + overlapBatches` out, however many calls arrive in a turn). The rest wait,
+   * counted as held, for a batch of their path to come back.
    */
   function flush(): void {
     flushScheduled = false;
     for (const [path, calls] of gathered) {
-      if (pathFull(path) && !overlapDue(path, calls.length)) continue;
-      gathered.delete(path);
-      for (const c of calls) if (c.held) stats.held--;
-      for (let i = 0; i < calls.length; i += MAX_BATCH_CALLS) sendGathered(path, calls.slice(i, i + MAX_BATCH_CALLS));
+      let sent = 0;
+      while (sent < calls.length) {
+        const size = Math.min(MAX_BATCH_CALLS, calls.length - sent);
+        if (!mayGo(path, size)) break;
+        const batch = calls.slice(sent, sent + size);
+        sent += size;
+        for (const c of batch) if (c.held) stats.held--;
+        sendGathered(path, batch);
+      }
+      if (sent === calls.length) {
+        gathered.delete(path);
+        continue;
+      }
+      const rest = sent === 0 ? calls : calls.slice(sent);
+      for (const c of rest) {
+        if (c.held) continue;
+        c.held = true;
+        stats.held++;
+      }
+      gathered.set(path, rest);
     }
   }
 

@@ -322,6 +322,26 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
       expect(client.stats).toMatchObject({ active: 0, held: 0 });
     }));
 
+  it('sends no more batches than the bound and the batches beyond it, however many calls arrive in a turn', () =>
+    withClient({ overlapCalls: 3, overlapBatches: 1 }, async (client) => {
+      const ids = Array.from({ length: 70 }, (_, i) => i + 1);
+      const replies = more(client, ...ids);
+      await until(2); // 32 within NODE_BATCHES_IN_FLIGHT, 32 as the one batch beyond it
+      await new Promise((r) => setTimeout(r, 20));
+      expect(received).toHaveLength(2); // not a third for the six left
+      expect(JSON.parse(received[0]?.body ?? '')).toEqual(batchOf(...ids.slice(0, 32)));
+      expect(JSON.parse(received[1]?.body ?? '')).toEqual(batchOf(...ids.slice(32, 64)));
+      expect(client.stats.held).toBe(6); // they wait as held calls, counted toward NODE_QUEUE_LIMIT
+      received[0]?.answer();
+      await until(3);
+      expect(JSON.parse(received[2]?.body ?? '')).toEqual(batchOf(...ids.slice(64)));
+      expect(client.stats.held).toBe(0);
+      received[1]?.answer();
+      received[2]?.answer();
+      expect(await Promise.all(replies.map(text))).toEqual(ids.map((id) => `200 {"result":"/ ${id}","error":null,"id":${id}}`));
+      expect(client.stats).toMatchObject({ active: 0, held: 0 });
+    }));
+
   it('with NODE_BATCH_OVERLAP_CALLS=0, holds every call behind the batch out', () =>
     withClient({ overlapCalls: 0 }, async (client) => {
       const [first, second] = await oneOutThenAnother(client);
