@@ -5,7 +5,6 @@ import type { Logger } from '@repo/service';
 import {
   clientAddress,
   createBodySlots,
-  jsonDepth,
   rateLimitHeaders,
   REQUEST_ID_HEADER,
   newRequestId,
@@ -201,7 +200,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     const state = initialState();
     if (body === 'too-large') return state;
     try {
-      if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return state;
+      if (scanBody(body, MAX_JSON_DEPTH).depth > MAX_JSON_DEPTH) return state;
       const value = JSON.parse(body.toString('utf8')) as unknown;
       if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'id' in value) state.id = { value: value.id };
     } catch {
