@@ -100,19 +100,21 @@ function bareRequests(socket, request) {
 /**
  * The least a batching proxy can cost, as the ceiling of what any proxy reaches here: bare
  * sockets toward the client and toward the node (no node:http, no undici), each path's calls
- * held while one batch of that path is out and sent together as one JSON-RPC batch, or as one
- * batch more once 4 are held, up to 3 more (as the proxy's NODE_BATCHES_IN_FLIGHT=1, NODE_BATCH_OVERLAP_CALLS=4 and
- * NODE_BATCH_OVERLAP_BATCHES=3;
- * a lone call goes as a batch of one, and the proxy's 32-call cap is never reached by the bench's
- * 16 connections), Core's batch answer split back without a
+ * held while the path's batches are out and sent together as one JSON-RPC batch, with the
+ * proxy's default NODE_BATCHES_IN_FLIGHT, NODE_BATCH_OVERLAP_CALLS and NODE_BATCH_OVERLAP_BATCHES
+ * (read from its configuration; a lone call goes as a batch of one, and the proxy's 32-call cap
+ * is never reached by the bench's 16 connections), Core's batch answer split back without a
  * parse; an answer that is not the batch's (not 200, or not as many elements) is a 502 to each of
  * its calls, which fails the bench's run. No
  * authentication, checks, request id, metrics or log line, no timeouts or limits, no HTTP
  * beyond Content-Length: not a proxy anyone could run, only its floor of CPU a call.
  */
 async function ceiling(nodeUrl, authorization) {
-  const OVERLAP_CALLS = 4;
-  const OVERLAP_BATCHES = 3;
+  // The proxy's own defaults, read from its configuration: the ceiling batches as the proxy does.
+  const defaults = require(join(__dirname, '..', 'dist', 'config')).loadConfig({});
+  const IN_FLIGHT = defaults.nodeBatchesInFlight;
+  const OVERLAP_CALLS = defaults.nodeBatchOverlapCalls;
+  const OVERLAP_BATCHES = defaults.nodeBatchOverlapBatches;
   const net = require('node:net');
   const { splitJsonArray } = require('@repo/json-rpc');
   const node = new URL(nodeUrl);
@@ -149,7 +151,9 @@ async function ceiling(nodeUrl, authorization) {
   const paths = new Map();
   function send(path) {
     const state = paths.get(path);
-    if (state.calls.length === 0 || state.out > OVERLAP_BATCHES || (state.out >= 1 && state.calls.length < OVERLAP_CALLS)) return;
+    const { out } = state;
+    const mayGo = out < IN_FLIGHT || (OVERLAP_CALLS > 0 && state.calls.length >= OVERLAP_CALLS && out < IN_FLIGHT + OVERLAP_BATCHES);
+    if (state.calls.length === 0 || !mayGo) return;
     const calls = state.calls;
     state.calls = [];
     state.out++;

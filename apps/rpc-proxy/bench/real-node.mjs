@@ -255,7 +255,7 @@ try {
     'else (no authentication, checks, batching, metrics or log line): what any proxy built on node:http costs on this machine; its',
     '"proxy CPU" column is the forwarder\'s.',
     '"bare batching proxy" (Core rows): bare sockets toward the client and the node (no node:http, no undici), each path\'s calls held',
-    'while one batch of that path is out and sent as one batch, or as one more once 4 are held (up to 3 more), as the proxy does; no authentication, checks, limits, timeouts, metrics',
+    "while that path's batches are out and sent as one batch, with the proxy's default batch settings; no authentication, checks, limits, timeouts, metrics",
     'or log line: the ceiling of any proxy on this machine, what it reaches when all it does per call beyond that costs nothing.',
     ...(floor[0].length > 0
       ? [
