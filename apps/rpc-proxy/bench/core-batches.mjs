@@ -2,6 +2,9 @@
 // the node"): `getblockhash` with distinct heights, sent straight to a regtest node in batches of
 // 1 to 64 calls by 4 and 16 concurrent HTTP clients, the node's CPU from /proc over each run. It
 // says what a batch saves the node per call, which NODE_BATCHES_IN_FLIGHT trades for waiting.
+// BENCH_BATCH_METHOD=getwalletinfo sends wallet calls on /wallet/bench instead (a wallet of 100
+// blocks' coinbases), whose cost at the node falls most with the batch's size
+// (docs/performance/rpc-proxy.md, "Nineteenth round").
 // Needs Bitcoin Core 29 (BITCOIND or bitcoind on PATH) and Linux's /proc; prints one line otherwise.
 // `node bench/core-batches.mjs` (BENCH_BATCH_CALLS: calls per run, default 40000).
 import http from 'node:http';
@@ -9,6 +12,17 @@ import { processCpuMicros } from '@repo/metrics';
 import { findBitcoind, startRegtestNode } from '@repo/regtest';
 
 const CALLS = Number(process.env.BENCH_BATCH_CALLS ?? 40_000);
+const WALLET = process.env.BENCH_BATCH_METHOD === 'getwalletinfo';
+if (!WALLET && (process.env.BENCH_BATCH_METHOD ?? 'getblockhash') !== 'getblockhash') {
+  process.stderr.write('BENCH_BATCH_METHOD must be getblockhash (the default) or getwalletinfo\n');
+  process.exit(2);
+}
+const PATH = WALLET ? '/wallet/bench' : '/';
+/** The n-th call of a run: a distinct height, or the wallet call. */
+const call = (n, id) =>
+  WALLET
+    ? `{"jsonrpc":"1.0","id":${id},"method":"getwalletinfo","params":[]}`
+    : `{"jsonrpc":"1.0","id":${id},"method":"getblockhash","params":[${n % 100}]}`;
 if (findBitcoind(process.env) === undefined) {
   process.stdout.write('core-batches benchmark not run: it needs Bitcoin Core 29.x (BITCOIND=/path/to/bitcoind or bitcoind on PATH)\n');
   process.exit(0);
@@ -26,7 +40,7 @@ try {
         {
           host: url.hostname,
           port: url.port,
-          path: '/',
+          path: PATH,
           method: 'POST',
           agent,
           headers: { authorization: node.authorization(), 'content-type': 'application/json' },
@@ -39,7 +53,12 @@ try {
       req.on('error', reject);
       req.end(body);
     });
-  const rows = ['| calls a batch | HTTP clients | node CPU µs a call | calls/s |', '|---:|---:|---:|---:|'];
+  const rows = [
+    `${WALLET ? 'getwalletinfo on /wallet/bench' : 'getblockhash, distinct heights'}:`,
+    '',
+    '| calls a batch | HTTP clients | node CPU µs a call | calls/s |',
+    '|---:|---:|---:|---:|',
+  ];
   for (const size of [1, 4, 8, 16, 32, 64]) {
     for (const clients of [4, 16]) {
       let sent = 0;
@@ -48,10 +67,7 @@ try {
       const client = async () => {
         while (sent < CALLS) {
           const n = Math.min(size, CALLS - sent);
-          const calls = Array.from(
-            { length: n },
-            (_, i) => `{"jsonrpc":"1.0","id":${i},"method":"getblockhash","params":[${(sent + i) % 100}]}`,
-          );
+          const calls = Array.from({ length: n }, (_, i) => call(sent + i, i));
           sent += n;
           await post(size === 1 ? calls[0] : `[${calls.join(',')}]`);
         }
