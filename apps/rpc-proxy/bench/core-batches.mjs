@@ -12,11 +12,12 @@ import { processCpuMicros } from '@repo/metrics';
 import { findBitcoind, startRegtestNode } from '@repo/regtest';
 
 const CALLS = Number(process.env.BENCH_BATCH_CALLS ?? 40_000);
-const WALLET = process.env.BENCH_BATCH_METHOD === 'getwalletinfo';
-if (!WALLET && (process.env.BENCH_BATCH_METHOD ?? 'getblockhash') !== 'getblockhash') {
+const METHOD = process.env.BENCH_BATCH_METHOD ?? 'getblockhash';
+if (METHOD !== 'getblockhash' && METHOD !== 'getwalletinfo') {
   process.stderr.write('BENCH_BATCH_METHOD must be getblockhash (the default) or getwalletinfo\n');
   process.exit(2);
 }
+const WALLET = METHOD === 'getwalletinfo';
 const PATH = WALLET ? '/wallet/bench' : '/';
 /** The n-th call of a run: a distinct height, or the wallet call. */
 const call = (n, id) =>
@@ -34,7 +35,8 @@ try {
   await node.rpc('createwallet', ['bench']);
   await node.rpc('generatetoaddress', [100, await node.rpc('getnewaddress', [], 'bench')]);
   const url = new URL(node.url);
-  const post = (body) =>
+  /** Sends one request; resolves with its answer's body when `keep`, rejects on any status but 200. */
+  const post = (body, keep = false) =>
     new Promise((resolve, reject) => {
       const req = http.request(
         {
@@ -46,13 +48,25 @@ try {
           headers: { authorization: node.authorization(), 'content-type': 'application/json' },
         },
         (res) => {
-          res.resume();
-          res.on('end', resolve);
+          if (res.statusCode !== 200) {
+            res.resume();
+            reject(new Error(`the node answered HTTP ${res.statusCode} on ${PATH}`));
+            return;
+          }
+          let text = '';
+          if (keep) res.setEncoding('utf8').on('data', (chunk) => (text += chunk));
+          else res.resume();
+          res.on('end', () => resolve(text));
         },
       );
       req.on('error', reject);
       req.end(body);
     });
+  // Errors inside a batch come with HTTP 200: one batch checked before the runs, so a run never
+  // times the node refusing the calls (a wallet not loaded, a height out of range).
+  const check = JSON.parse(await post(`[${call(0, 0)},${call(1, 1)}]`, true));
+  const refused = check.find((reply) => reply.error !== null);
+  if (refused !== undefined) throw new Error(`the node refused ${METHOD} on ${PATH}: ${JSON.stringify(refused.error)}`);
   const rows = [
     `${WALLET ? 'getwalletinfo on /wallet/bench' : 'getblockhash, distinct heights'}:`,
     '',
