@@ -96,7 +96,7 @@ const KNOWN_NAMES = [
 const KNOWN_BYTES = KNOWN_NAMES.map((n) => Buffer.from(n, 'latin1'));
 
 /** The lower-case name of bytes[from, to) (a name of NAME bytes). */
-function nameOf(bytes: Buffer, from: number, to: number): string {
+function nameOf(bytes: Buffer, text: string, from: number, to: number): string {
   const length = to - from;
   for (let k = 0; k < KNOWN_BYTES.length; k++) {
     const known = KNOWN_BYTES[k] as Buffer;
@@ -106,13 +106,13 @@ function nameOf(bytes: Buffer, from: number, to: number): string {
     while (i < length && ((bytes[from + i] as number) | 0x20) === known[i]) i++;
     if (i === length) return KNOWN_NAMES[k] as string;
   }
-  return bytes.toString('latin1', from, to).toLowerCase();
+  return text.slice(from, to).toLowerCase();
 }
 
 /** The Connection value `bytes[from, to)`: 1 for keep-alive, 0 for close, -1 for anything else. */
-function connectionValue(bytes: Buffer, from: number, to: number): number {
-  const text = bytes.toString('latin1', from, to).toLowerCase();
-  return text === 'keep-alive' ? 1 : text === 'close' ? 0 : -1;
+function connectionValue(value: string): number {
+  const lower = value.toLowerCase();
+  return lower === 'keep-alive' ? 1 : lower === 'close' ? 0 : -1;
 }
 
 /**
@@ -128,6 +128,9 @@ export function readPlainHead(bytes: Buffer, headEnd: number): PlainHead | undef
   const targetEnd = at;
   if (!startsWith(bytes, at, VERSION_END)) return undefined;
   at += VERSION_END.length;
+  // The head decoded once (one native call; latin1: one character a byte, so the text's offsets
+  // are the bytes'), its target and values then cut from the text.
+  const text = bytes.toString('latin1', 0, headEnd);
   const headers: IncomingHttpHeaders = {};
   let keepAlive = true;
   let bodyLength = 0;
@@ -138,7 +141,7 @@ export function readPlainHead(bytes: Buffer, headEnd: number): PlainHead | undef
     const nameStart = at;
     while (NAME[bytes[at] as number] === 1) at++;
     if (at === nameStart || bytes[at] !== COLON) return undefined;
-    const name = nameOf(bytes, nameStart, at);
+    const name = nameOf(bytes, text, nameStart, at);
     at++;
     while (isBlank(bytes[at])) at++;
     const valueStart = at;
@@ -152,16 +155,17 @@ export function readPlainHead(bytes: Buffer, headEnd: number): PlainHead | undef
       bodyLength = digitsValue(bytes, valueStart, at);
       if (Number.isNaN(bodyLength)) return undefined;
     }
+    const value = text.slice(valueStart, at);
     if (name === 'connection') {
-      const kind = connectionValue(bytes, valueStart, at);
+      const kind = connectionValue(value);
       if (kind < 0) return undefined;
       keepAlive = kind === 1;
     }
-    headers[name] = bytes.toString('latin1', valueStart, at);
+    headers[name] = value;
     at += 2;
   }
   if (at !== headEnd + 2) return undefined;
-  return { method: 'POST', url: bytes.toString('latin1', REQUEST_START.length, targetEnd), headers, keepAlive, bodyLength };
+  return { method: 'POST', url: text.slice(REQUEST_START.length, targetEnd), headers, keepAlive, bodyLength };
 }
 
 /**
