@@ -20,6 +20,12 @@ export interface BodyScan {
    * beyond are read alike by JSON.parse but not by Core).
    */
   plain: boolean;
+  /**
+   * Every string's bytes printable ASCII and no `\u` escape among them: Core reads each string
+   * as JSON.parse does (`coreAcceptsStrings` of @repo/json-rpc holds for such a body, and need
+   * not be asked). False says nothing: that check is then to be made.
+   */
+  asciiStrings: boolean;
 }
 
 /** True for a number token written as Core echoes and JSON.stringify writes it: a safe integer, no `-0`, no leading zero. */
@@ -48,6 +54,9 @@ function isNumberByte(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
 }
 
+/** `\u`, the escape that can write half of a surrogate pair in ASCII. */
+const ESCAPE_U = Buffer.from('\\u', 'latin1');
+
 /** Bodies from this size are checked natively before the loop (see {@link scanBody}). */
 const NATIVE_BODY = 256;
 
@@ -64,6 +73,8 @@ export function scanBody(raw: Buffer, maxDepth = Number.POSITIVE_INFINITY): Body
   // loop, which checks each byte of its strings instead.
   const native = n >= NATIVE_BODY;
   let plain = !native || (isAscii(raw) && raw.indexOf(0x7f) < 0);
+  // A long body's strings: printable ASCII when the whole body is, then one search for `\u`.
+  let asciiStrings = native ? plain && raw.indexOf(ESCAPE_U) < 0 : true;
   // Index of the last closing quote when only blanks followed it: a `:` then makes it a key.
   let stringEnd = -1;
   for (let i = 0; i < n; i++) {
@@ -78,9 +89,10 @@ export function scanBody(raw: Buffer, maxDepth = Number.POSITIVE_INFINITY): Body
       for (i++; i < n; i++) {
         const k = IN_STRING[raw[i] as number];
         if (k === 0) continue;
-        if (k === 2) plain = false;
-        else if (raw[i] === 0x5c) i++;
-        else break;
+        if (k === 2) plain = asciiStrings = false;
+        else if (raw[i] === 0x5c) {
+          if (raw[++i] === 0x75) asciiStrings = false; // \u: maybe a surrogate half
+        } else break;
       }
       stringEnd = i;
       continue;
@@ -88,7 +100,7 @@ export function scanBody(raw: Buffer, maxDepth = Number.POSITIVE_INFINITY): Body
     if (kind === OPEN) {
       if (++depth > deepest) {
         deepest = depth;
-        if (deepest > maxDepth) return { depth: deepest, keys, plain };
+        if (deepest > maxDepth) return { depth: deepest, keys, plain, asciiStrings: false };
       }
     } else if (kind === CLOSE) depth--;
     else if (kind === COLON) {
@@ -101,7 +113,7 @@ export function scanBody(raw: Buffer, maxDepth = Number.POSITIVE_INFINITY): Body
     } else if (kind === UNPRINTABLE) plain = false;
     stringEnd = -1;
   }
-  return { depth: deepest, keys, plain };
+  return { depth: deepest, keys, plain, asciiStrings };
 }
 
 /** Object keys in a parsed JSON value, nested ones included. */

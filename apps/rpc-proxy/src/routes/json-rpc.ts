@@ -497,7 +497,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
       if (scan.depth > MAX_JSON_DEPTH) throw new Error('nested too deep');
       value = JSON.parse(body.toString('utf8'));
       // Invalid UTF-8 or a lone surrogate in any string: Core refuses the whole body (a parse error).
-      if (!coreAcceptsStrings(body)) throw new Error('a string Core would not read');
+      if (!scan.asciiStrings && !coreAcceptsStrings(body)) throw new Error('a string Core would not read');
     } catch {
       send(res, id, 500, `${errorText(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error', initialState())}\n`);
       return { status: 500, rpc: '-', user };
