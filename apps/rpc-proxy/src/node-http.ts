@@ -67,6 +67,8 @@ interface Connection {
   answer: { status: number; body: Buffer } | undefined;
   /** Closed, or being closed: never taken again. */
   dead: boolean;
+  /** When it was last left idle (performance.now()). */
+  idleSince: number;
 }
 
 function ownConnections(options: NodeConnectionsOptions, binding: HttpParserBinding): NodeConnections {
@@ -78,6 +80,17 @@ function ownConnections(options: NodeConnectionsOptions, binding: HttpParserBind
   const idle: Connection[] = [];
   const all = new Set<Connection>();
   const resource = {};
+  /**
+   * Idle connections are closed once idle `keepAliveMs` (a quarter of it later at most), by one
+   * sweep while any connection is open: a timer a connection, set and cleared with each exchange,
+   * cost more than the rest of an exchange's bookkeeping. One idle that long is never taken.
+   */
+  let sweeper: NodeJS.Timeout | undefined;
+  const idleTooLong = (c: Connection, now: number) => now - c.idleSince >= options.keepAliveMs;
+  function sweep(): void {
+    const now = performance.now();
+    for (const c of [...idle]) if (idleTooLong(c, now)) kill(c);
+  }
 
   /** Ends the exchange in flight with `outcome` (once) and leaves the connection idle or closed. */
   function settle(c: Connection, outcome: (h: ExchangeHandler) => void, reuse: boolean): void {
@@ -89,7 +102,7 @@ function ownConnections(options: NodeConnectionsOptions, binding: HttpParserBind
     c.answer = undefined;
     if (reuse && !c.dead) {
       c.used++;
-      c.socket.setTimeout(options.keepAliveMs);
+      c.idleSince = performance.now();
       idle.push(c);
     } else kill(c);
     if (handler !== undefined) outcome(handler);
@@ -128,6 +141,7 @@ function ownConnections(options: NodeConnectionsOptions, binding: HttpParserBind
       chunks: [],
       answer: undefined,
       dead: false,
+      idleSince: 0,
     };
     // A byte of another answer after the exchange's own, or with none asked: the connection is
     // not to be trusted with the next exchange (the node only ever answers what it was asked).
@@ -197,11 +211,13 @@ function ownConnections(options: NodeConnectionsOptions, binding: HttpParserBind
       fail(c, 'ECONNRESET');
       all.delete(c);
       parser.close();
-    });
-    socket.on('timeout', () => {
-      if (c.handler === undefined) kill(c);
+      if (all.size === 0 && sweeper !== undefined) {
+        clearInterval(sweeper);
+        sweeper = undefined;
+      }
     });
     all.add(c);
+    sweeper ??= setInterval(sweep, Math.max(1, options.keepAliveMs / 4)).unref();
     return c;
   }
 
@@ -211,10 +227,13 @@ function ownConnections(options: NodeConnectionsOptions, binding: HttpParserBind
         handler.onError('ERR_INVALID_PATH', false, false);
         return () => undefined;
       }
+      const now = performance.now();
       let c = idle.pop();
-      while (c !== undefined && (c.dead || c.socket.destroyed)) c = idle.pop();
+      while (c !== undefined && (c.dead || c.socket.destroyed || idleTooLong(c, now))) {
+        if (!c.dead) kill(c);
+        c = idle.pop();
+      }
       if (c === undefined) c = open();
-      else c.socket.setTimeout(0);
       c.handler = handler;
       const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
       let head = `POST ${path} HTTP/1.1\r\nHost: ${host}\r\n`;

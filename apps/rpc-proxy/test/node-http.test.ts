@@ -82,4 +82,19 @@ describe.each(['llhttp', 'undici'] as const)('node connections (%s)', (kind) => 
     expect(await exchange()).toEqual({ status: 200, body: '{}' });
     expect(await exchange()).toMatchObject({ answering: false, unsent: true });
   });
+
+  it('keeps an idle connection for the next request, and closes it once idle keepAliveMs (1 s here)', async () => {
+    let opened = 0;
+    await start((socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}'), 1);
+    server.on('connection', () => opened++);
+    expect(await exchange()).toEqual({ status: 200, body: '{}' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await exchange()).toEqual({ status: 200, body: '{}' });
+    expect([opened, sockets.size]).toEqual([1, 1]);
+    // Idle 1 s from the second answer, closed within a quarter more (the sweep's period).
+    await new Promise((r) => setTimeout(r, 1_600));
+    expect(sockets.size).toBe(0);
+    expect(await exchange()).toEqual({ status: 200, body: '{}' });
+    expect(opened).toBe(2);
+  });
 });
