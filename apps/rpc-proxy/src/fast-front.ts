@@ -257,12 +257,20 @@ export function installFastFront(
     return true;
   }
 
-  /** As node:http writes them: `Keep-Alive` only with a keep-alive timeout. */
+  /** The keep-alive timeout the last lines of {@link keepAliveHeaders} were made for. */
+  let keepAliveFor: number | undefined;
+  let keepAliveLines = '';
+  /** As node:http writes them: `Keep-Alive` only with a keep-alive timeout (made again only when the server's changes). */
   function keepAliveHeaders(): string {
-    const seconds = Math.floor(server.keepAliveTimeout / 1000);
-    return server.keepAliveTimeout > 0
-      ? `Connection: keep-alive\r\nKeep-Alive: timeout=${seconds}\r\n\r\n`
-      : 'Connection: keep-alive\r\n\r\n';
+    const timeout = server.keepAliveTimeout;
+    if (timeout !== keepAliveFor) {
+      keepAliveFor = timeout;
+      keepAliveLines =
+        timeout > 0
+          ? `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(timeout / 1000)}\r\n\r\n`
+          : 'Connection: keep-alive\r\n\r\n';
+    }
+    return keepAliveLines;
   }
 
   /** Node's deadlines for the front end's idle connections: the headers deadline before the first request, then the keep-alive's. */
