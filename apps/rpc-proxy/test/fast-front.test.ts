@@ -1,6 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { basic, CLIENT_PASSWORD, CLIENT_USER, onHttpMessages, startHarness, type Harness, type RawMessage } from './support/helpers';
+import { createSilentLogger, listen } from '@repo/service';
+import {
+  basic,
+  CLIENT_PASSWORD,
+  CLIENT_USER,
+  onHttpMessages,
+  startHarness,
+  startProxyApp,
+  type Harness,
+  type RawMessage,
+} from './support/helpers';
 
 // The front end (src/fast-front.ts; docs/rpc-proxy.md, "The front end"): calls that arrive whole
 // are answered without node:http's streams, everything else is node:http's, and a client cannot
@@ -98,6 +109,40 @@ describe('rpc-proxy front end', () => {
     const metrics = await (await fetch(`${h.url}/metrics`)).text();
     expect(metrics).toMatch(/^rpc_proxy_front_served_total 3$/m);
     expect(metrics).toMatch(/^rpc_proxy_front_handed_off_total 1$/m);
+  });
+
+  it("writes the node's bytes as they are, short answers (one string with the head) and long ones (one buffer)", async () => {
+    // A node whose answers carry UTF-8 of one to four bytes a character: 75 bytes, and 30 KB.
+    const text = (id: number) =>
+      `{"result":{"label":"caf\u00e9 \u20ac \ud83d\ude00 ${id === 1 ? 'x' : 'y'.repeat(30_000)}"},"error":null,"id":${id}}\n`;
+    const fake = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+      req.on('end', () => res.writeHead(200, { 'Content-Type': 'application/json' }).end(text((JSON.parse(raw) as { id: number }).id)));
+    });
+    const { port: fakePort } = await listen(fake, 0, '127.0.0.1');
+    const proxy = await startProxyApp(
+      { BITCOIND_RPC_URL: `http://127.0.0.1:${fakePort}`, BITCOIND_RPC_USER: 'u', BITCOIND_RPC_PASSWORD: 'p' },
+      createSilentLogger(),
+    );
+    h = {
+      app: proxy.app,
+      async close() {
+        await proxy.close();
+        fake.closeAllConnections();
+        await new Promise((r) => fake.close(r));
+      },
+    } as unknown as Harness;
+    port = Number(new URL(proxy.url).port);
+    const c = client();
+    for (const id of [1, 2]) {
+      c.send(request(`{"jsonrpc":"1.0","id":${id},"method":"getwalletinfo","params":[]}`).replace('POST / ', 'POST /wallet/w '));
+      await c.answered(id);
+    }
+    // The raw client reads bytes as latin1: one character a byte.
+    expect(c.answers.map((a) => a.body)).toEqual([1, 2].map((id) => Buffer.from(text(id), 'utf8').toString('latin1')));
+    expect(c.answers.map((a) => Number(header(a.head, 'content-length')))).toEqual([1, 2].map((id) => Buffer.byteLength(text(id))));
+    expect(proxy.app.front).toEqual({ served: 2, handedOff: 0 });
   });
 
   it("counts a call whose client left before the answer with status 0, as node:http's", async () => {
