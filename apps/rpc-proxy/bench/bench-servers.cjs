@@ -3,7 +3,7 @@
 // (argv[2] === 'proxy', node URL in argv[3], then the proxy's environment on top of the
 // process's) or the bare forwarder (argv[2] === 'forwarder', node URL and its Authorization
 // header in argv[3] and argv[4]) or the bare batching proxy (argv[2] === 'ceiling', the same
-// arguments) or a bare exchange (argv[2] === 'exchange', argv[3] 'http' or 'net') and prints one
+// arguments) or a bare exchange (argv[2] === 'exchange', argv[3] 'http', 'front' or 'net') and prints one
 // JSON line with what it listens on.
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
@@ -201,6 +201,19 @@ async function exchange(kind) {
     server = require('node:http').createServer({ keepAliveTimeout: 30_000 }, (req, res) =>
       readBody(req, () => res.writeHead(200, ['content-type', 'application/json', 'content-length', String(answer.length)]).end(answer)),
     );
+  } else if (kind === 'front') {
+    // The proxy's front end (src/fast-front.ts) on node:http's server, as the proxy runs it.
+    const { installFastFront } = require(join(process.env.BENCH_PROXY_DIST ?? join(__dirname, '..', 'dist'), 'fast-front'));
+    server = require('node:http').createServer({ keepAliveTimeout: 30_000 }, (req, res) => res.writeHead(500).end());
+    const headers = ['content-type', 'application/json', 'content-length', String(answer.length)];
+    if (
+      installFastFront(
+        server,
+        () => true,
+        (req, res) => res.answer(200, headers, answer),
+      ) === undefined
+    )
+      throw new Error('the front end could not be installed on this Node');
   } else {
     const whole = Buffer.concat([
       Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${answer.length}\r\n\r\n`),
