@@ -172,7 +172,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       longPollTimeoutMs: readInt(env, 'SCAN_LONG_POLL_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
       maxBackoffMs: readInt(env, 'SCAN_MAX_BACKOFF_MS', 60_000, { min: 10, max: 3_600_000 }),
       backend,
-      workers: readInt(env, 'SCAN_WORKERS', defaultScanWorkers(), { min: 0, max: 64 }),
+      workers: readInt(env, 'SCAN_WORKERS', defaultScanWorkers(backend), { min: 0, max: 64 }),
       prefetchBlocks: readInt(env, 'SCAN_PREFETCH_BLOCKS', 4, { min: 1, max: 64 }),
       fetchConcurrency: readInt(env, 'SCAN_FETCH_CONCURRENCY', 2, { min: 1, max: 16 }),
     },

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { FoundOutput } from '@repo/bip352';
+import { DEFAULT_BACKEND, scanLanes, type BackendName, type FoundOutput } from '@repo/bip352/scan';
 import type { Logger } from '@repo/service';
 import { ChainRpcError } from './chain-rpc';
 
@@ -62,16 +62,20 @@ export interface ScanPoolOptions {
 }
 
 /**
- * The default of SCAN_WORKERS: one worker a core but one (at least one), the core left to the
- * node on the same host, which serves each block on one thread. Since the scan multiplies eight
- * transactions at once (AVX-512 IFMA), one worker kept pace with the node on 2 cores where two
- * competed with it: catching up 25,000 transactions, node alone / catch-up a median of 0.95 with
- * one worker against 0.82 with two over five runs, on 20 % less CPU; with two blocks requested
- * at once (SCAN_FETCH_CONCURRENCY), 1.16 against 0.98 (apps/silent-payments README, "Catch-up
- * against the node's pace").
+ * The default of SCAN_WORKERS, for the secp256k1 backend `backend` (SP_SECP256K1_BACKEND;
+ * undefined: `@repo/bip352`'s default): one worker a core but one (at least one) where the
+ * native scanner multiplies eight transactions at once (AVX-512 IFMA), one a core without.
+ * With the lanes a block's scan is small beside the node's work, and one worker kept pace with
+ * the node on 2 cores while the core left to the node serves the next blocks (node alone /
+ * catch-up 1.04–1.16 with one worker). Without them the scan costs four to five times as much
+ * CPU, as much as the node's, and a single worker is what the catch-up waits on: on 2 cores
+ * without AVX-512, 0.79 (0.72–0.81) with one worker against 0.96 (0.90–1.00) with two, in one
+ * run (apps/silent-payments README, "Catch-up against the node's pace").
  */
-export function defaultScanWorkers(): number {
-  return Math.max(1, availableParallelism() - 1);
+export function defaultScanWorkers(backend?: string): number {
+  const cores = availableParallelism();
+  const lanes = scanLanes((backend ?? DEFAULT_BACKEND) as BackendName);
+  return Math.max(1, lanes > 0 ? cores - 1 : cores);
 }
 
 // The worker: its own receiver from `@repo/bip352/scan` (the receiving side only: a worker starts

@@ -28,7 +28,7 @@ export { compactSize, readCompactSize, u32le, u64le, concatBytes } from './bytes
 export { computeTweakData, type TweakData } from './tweak-data';
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan } from './receiver';
 export { createSilentPaymentOutputs, createSilentPaymentGroups, type SendInput, type SendOptions, type SendGroup } from './sender';
-export { loadSecp256k1Backend, isBackendAvailable, DEFAULT_BACKEND } from './load-backend';
+export { loadSecp256k1Backend, isBackendAvailable, scanLanes, DEFAULT_BACKEND } from './load-backend';
 export type {
   Secp256k1Backend,
   AnySecp256k1Backend,

@@ -6,7 +6,7 @@
  * the whole package (README, "Entry points"). Everything here is also exported by the main entry.
  */
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan } from './receiver';
-export { loadSecp256k1Backend, DEFAULT_BACKEND } from './load-backend';
+export { loadSecp256k1Backend, scanLanes, DEFAULT_BACKEND } from './load-backend';
 export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
 export { SilentPaymentError, type SilentPaymentErrorCode } from './errors';
 export type { ScanInput, ScanOutput } from './inputs';
