@@ -66,5 +66,9 @@ export function isBackendAvailable(name: BackendName): boolean {
  */
 export function scanLanes(name: BackendName = DEFAULT_BACKEND): number {
   if (name !== 'native') return 0;
-  return (require('./backends/native') as typeof import('./backends/native')).nativeScanLanes();
+  try {
+    return (require('./backends/native') as typeof import('./backends/native')).loadScanAddon().lanes();
+  } catch {
+    return 0;
+  }
 }

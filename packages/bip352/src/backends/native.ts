@@ -63,15 +63,6 @@ export function loadScanAddon(): ScanAddon {
   return require(SCAN_ADDON_PATH) as ScanAddon;
 }
 
-/** The native scanner's lanes, 0 when it cannot be loaded (`scanLanes` of load-backend.ts says what they are). */
-export function nativeScanLanes(): number {
-  try {
-    return loadScanAddon().lanes();
-  } catch {
-    return 0;
-  }
-}
-
 const MATCH_BYTES = 44;
 const NOT_ELIGIBLE = -1;
 const BAD_INPUT_HASH = -2;
