@@ -50,7 +50,7 @@ export interface AddressBookOptions {
   /** The stored address of label m, read when a payment to it is found; by default computed. */
   lookupAddress?: (m: number) => string | undefined;
   /** The secp256k1 backend of `@repo/bip352`; undefined: its default (throws when unavailable). */
-  backend?: string | undefined;
+  backend?: BackendName | undefined;
 }
 
 /**
@@ -59,7 +59,7 @@ export interface AddressBookOptions {
  */
 export function createAddressBook(options: AddressBookOptions): AddressBook {
   const { keys, network } = options;
-  const backend = loadSecp256k1Backend(options.backend as BackendName | undefined);
+  const backend = loadSecp256k1Backend(options.backend);
   const indexes = indexesOf(options.labels ?? []);
   const receiver = createReceiver({ scanPriv: keys.scanPriv, spendPub: keys.spendPub, labels: indexes, backend });
   const labelAddress = (m: number) => encodeSilentPaymentAddress(keys.scanPub, labeledSpendPub(keys.scanPriv, keys.spendPub, m), network);

@@ -51,8 +51,8 @@ export interface ScanPoolOptions {
   spendPub: Uint8Array;
   /** Labels m scanned from the start. */
   labels: readonly number[];
-  /** The `@repo/bip352` backend (SP_SCAN_BACKEND); undefined: its default. */
-  backend?: string | undefined;
+  /** The `@repo/bip352` backend (SP_SECP256K1_BACKEND); undefined: its default. */
+  backend?: BackendName | undefined;
   /**
    * Read blocks with `@repo/bip352`'s packBlockAnswer (native, from the bytes) and JSON.parse
    * only what it leaves (default true); false: JSON.parse every block (the tests compare the two).
@@ -72,10 +72,9 @@ export interface ScanPoolOptions {
  * without AVX-512, 0.79 (0.72–0.81) with one worker against 0.96 (0.90–1.00) with two, in one
  * run (apps/silent-payments README, "Catch-up against the node's pace").
  */
-export function defaultScanWorkers(backend?: string): number {
+export function defaultScanWorkers(backend: BackendName = DEFAULT_BACKEND): number {
   const cores = availableParallelism();
-  const lanes = scanLanes((backend ?? DEFAULT_BACKEND) as BackendName);
-  return Math.max(1, lanes > 0 ? cores - 1 : cores);
+  return Math.max(1, scanLanes(backend) > 0 ? cores - 1 : cores);
 }
 
 // The worker: its own receiver from `@repo/bip352/scan` (the receiving side only: a worker starts
