@@ -206,14 +206,12 @@ async function exchange(kind) {
     const { installFastFront } = require(join(process.env.BENCH_PROXY_DIST ?? join(__dirname, '..', 'dist'), 'fast-front'));
     server = require('node:http').createServer({ keepAliveTimeout: 30_000 }, (req, res) => res.writeHead(500).end());
     const headers = ['content-type', 'application/json', 'content-length', String(answer.length)];
-    if (
-      installFastFront(
-        server,
-        () => true,
-        (req, res) => res.answer(200, headers, answer),
-      ) === undefined
-    )
-      throw new Error('the front end could not be installed on this Node');
+    const installed = installFastFront(
+      server,
+      () => true,
+      (req, res) => res.answer(200, headers, answer),
+    );
+    if (installed === undefined) throw new Error('the front end could not be installed on this Node');
   } else {
     const whole = Buffer.concat([
       Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${answer.length}\r\n\r\n`),
