@@ -91,10 +91,13 @@ export function defaultScanWorkers(backend: BackendName = DEFAULT_BACKEND): numb
 //   parseBlock below: JSON.parse, the hex fields decoded by Buffer's native decoder. The two give
 //   the same result (test/block-answer.test.ts).
 // - `scan`: a run of packed transactions, so every worker can take a share of one block (the last
-//   block of a catch-up is then scanned by all of them at once).
-// Packed transaction: txid (32) · inputs (u32) · outputs (u32) · per input: txid (32), vout (u32),
-// scriptSig, witness items (u32 count, then each), prevout script · per taproot output: n (u32),
-// value in BTC (f64), script (34); each byte string as its length (u32) then its bytes.
+//   block of a catch-up is then scanned by all of them at once), given to the receiver's
+//   scanPacked as they are: with the native backend their inputs are read in C, no object per
+//   input (`@repo/bip352` README, "Scanning packed transactions").
+// Packed transaction (`@repo/bip352`'s format, its src/packed.ts, which parseBlock writes too):
+// txid (32) · inputs (u32) · outputs (u32) · per input: txid (32), vout (u32), scriptSig, witness
+// items (u32 count, then each), prevout script · per taproot output: n (u32), value in BTC (f64),
+// script (34); each byte string as its length (u32) then its bytes.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const bip352 = require(workerData.bip352);
@@ -218,65 +221,6 @@ function parseBlock(text, rpcId) {
   };
 }
 
-/** Transactions handed to the receiver at once: its native scanner multiplies up to 8 together. */
-const RUN = 64;
-
-function scanJobs(jobs) {
-  const buf = Buffer.from(jobs.buffer, jobs.byteOffset, jobs.byteLength);
-  let p = 0;
-  const u32 = () => {
-    p += 4;
-    return buf.readUInt32LE(p - 4);
-  };
-  const bytes = () => {
-    const n = u32();
-    p += n;
-    return buf.subarray(p - n, p);
-  };
-  const hits = [];
-  const skipped = [];
-  let run = [];
-  const scanRun = () => {
-    const answers = receiver.scanTransactions(run);
-    for (let i = 0; i < run.length; i++) {
-      const { txid, values } = run[i];
-      const found = answers[i];
-      if (found instanceof Error) skipped.push({ txid, error: String(found.message) });
-      else if (found.length > 0) hits.push({ txid, found, values: found.map((f) => values.get(f.index)) });
-    }
-    run = [];
-  };
-  while (p < buf.length) {
-    const txid = buf.toString('hex', p, p + 32);
-    p += 32;
-    const nIn = u32();
-    const nOut = u32();
-    const inputs = [];
-    for (let i = 0; i < nIn; i++) {
-      const prev = buf.toString('hex', p, p + 32);
-      p += 32;
-      const vout = u32();
-      const scriptSig = bytes();
-      const witness = [];
-      for (let j = u32(); j > 0; j--) witness.push(bytes());
-      inputs.push({ txid: prev, vout, scriptSig, witness, prevoutScript: bytes() });
-    }
-    const outputs = [];
-    const values = new Map();
-    for (let i = 0; i < nOut; i++) {
-      const index = u32();
-      values.set(index, buf.readDoubleLE(p));
-      p += 8;
-      outputs.push({ index, script: buf.subarray(p, p + 34) });
-      p += 34;
-    }
-    run.push({ inputs, outputs, txid, values });
-    if (run.length === RUN) scanRun();
-  }
-  if (run.length > 0) scanRun();
-  return { hits, skipped };
-}
-
 parentPort.on('message', (message) => {
   if (message.type === 'stop') process.exit(0);
   if (message.type === 'label') {
@@ -285,7 +229,10 @@ parentPort.on('message', (message) => {
   }
   let answer;
   let transfer = [];
-  if (message.type === 'scan') answer = scanJobs(message.bytes);
+  if (message.type === 'scan') {
+    const { hits, refused } = receiver.scanPacked(message.bytes);
+    answer = { hits, skipped: refused.map(({ txid, error }) => ({ txid, error: String(error.message) })) };
+  }
   else {
     try {
       const body = message.bytes;

@@ -1396,6 +1396,8 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
     return 0;
 }
 
+#include "packed-inputs.h"
+
 /* ------------------------------------------------------------------------------------------ */
 /* N-API glue. */
 
@@ -1600,6 +1602,79 @@ static napi_value js_scan_many(napi_env env, napi_callback_info info) {
         napi_throw_error(env, NULL, "out of memory");
         return NULL;
     }
+    return result;
+}
+
+/*
+ * scanPacked(handle, jobs: Uint8Array, kMax[, ecOnly]) -> Buffer: the packed transactions of
+ * `jobs` (packBlockAnswer's format) read here (packed-inputs.h) and scanned as scanMany scans
+ * them; for each one whose answer is neither 0 nor "not eligible", in order: its offset in
+ * `jobs` (u32), the answer (i32: matches, or a negative code), then that many 44-byte matches;
+ * all big-endian. A TypeError when `jobs` is not whole packed transactions.
+ */
+static napi_value js_scan_packed(napi_env env, napi_callback_info info) {
+    static const unsigned char FIXED[32] = {
+        0x2b, 0x6e, 0x1c, 0x4d, 0x77, 0x10, 0x93, 0xa2, 0x5c, 0x0f, 0x31, 0x8e, 0x64, 0xd9, 0x02, 0x47,
+        0xb8, 0x55, 0x1a, 0xe3, 0x9f, 0x70, 0x26, 0xc4, 0x81, 0x3d, 0x6a, 0xf5, 0x08, 0x92, 0x4e, 0x1b};
+    size_t argc = 4, njobs, i, size = 0, at = 0, pos = 0;
+    napi_value argv[4], result = NULL;
+    scanner *sc;
+    unsigned char *jobs, *out = NULL;
+    int pass;
+    uint32_t k_max;
+    bool ec_only = false;
+    packed_jobs j;
+    int read;
+    void *data;
+    const char *failure = NULL;
+    NAPI_CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    if (argc < 3) return throw_type(env, "scanPacked(handle, jobs, kMax[, ecOnly])");
+    if ((sc = scanner_of(env, argv[0])) == NULL) return NULL;
+    if ((jobs = bytes_of(env, argv[1], &njobs, "jobs: expected packed transactions")) == NULL) return NULL;
+    if (napi_get_value_uint32(env, argv[2], &k_max) != napi_ok) return throw_type(env, "kMax: expected an integer");
+    if (argc > 3) napi_get_value_bool(env, argv[3], &ec_only);
+    memset(&j, 0, sizeof j);
+    read = packed_read(&j, jobs, jobs + njobs, 0);
+    if (read == PACKED_MALFORMED) failure = "jobs: not whole packed transactions";
+    else if (read == PACKED_NO_MEMORY) failure = "out of memory";
+    else {
+        /* scanMany's answers: 4 bytes a transaction, then room for a match per output */
+        size = 4 * j.count + MATCH_BYTES * (j.xs.n / 32);
+        out = malloc(size > 0 ? size : 1);
+        if (out == NULL ||
+            scan_many(sc, j.count, j.keys.b, (const uint32_t *)(void *)j.nkeys.b, j.outpoints.b, j.xs.b,
+                      (const uint32_t *)(void *)j.nxs.b, k_max, ec_only ? FIXED : NULL, out) == SCAN_NO_MEMORY)
+            failure = "out of memory";
+    }
+    if (failure != NULL) {
+        free(out);
+        packed_jobs_free(&j);
+        if (read == PACKED_MALFORMED) return throw_type(env, failure);
+        napi_throw_error(env, NULL, failure);
+        return NULL;
+    }
+    /* the answers that say something, each after its transaction's offset: sized, then copied */
+    for (pass = 0; pass < 2; pass++) {
+        unsigned char *to = NULL;
+        if (pass == 1) {
+            if (napi_create_buffer(env, pos, &data, &result) != napi_ok) break;
+            to = data;
+        }
+        for (at = 0, pos = 0, i = 0; i < j.count; i++) {
+            const unsigned char *answer_at = out + at;
+            int32_t answer = (int32_t)((uint32_t)answer_at[0] << 24 | (uint32_t)answer_at[1] << 16 | (uint32_t)answer_at[2] << 8 | answer_at[3]);
+            size_t matches = answer > 0 ? MATCH_BYTES * (size_t)answer : 0;
+            at += 4 + MATCH_BYTES * (size_t)((const uint32_t *)(void *)j.nxs.b)[i];
+            if (answer == 0 || answer == SCAN_NOT_ELIGIBLE) continue;
+            if (to != NULL) {
+                put_u32(to + pos, ((const uint32_t *)(void *)j.offsets.b)[i]);
+                memcpy(to + pos + 4, answer_at, 4 + matches);
+            }
+            pos += 8 + matches;
+        }
+    }
+    packed_jobs_free(&j);
+    free(out);
     return result;
 }
 
@@ -1823,6 +1898,7 @@ static napi_value init(napi_env env, napi_value exports) {
         {"addSpendKey", NULL, js_add_spend_key, NULL, NULL, NULL, napi_default, NULL},
         {"scan", NULL, js_scan, NULL, NULL, NULL, napi_default, NULL},
         {"scanMany", NULL, js_scan_many, NULL, NULL, NULL, napi_default, NULL},
+        {"scanPacked", NULL, js_scan_packed, NULL, NULL, NULL, napi_default, NULL},
         {"lanes", NULL, js_lanes, NULL, NULL, NULL, napi_default, NULL},
         {"lanesSelfTest", NULL, js_lanes_self_test, NULL, NULL, NULL, napi_default, NULL},
         {"inverseSelfTest", NULL, js_inverse_self_test, NULL, NULL, NULL, napi_default, NULL},

@@ -91,6 +91,21 @@ export interface TransactionScanner<P = unknown> {
    * eight at once (README, "Scanning many transactions").
    */
   scanMany(txs: readonly TransactionScanJob[], kMax: number, ecOnly?: boolean): Array<TransactionMatch[] | null | SilentPaymentError>;
+  /**
+   * Scans packed transactions (src/packed.ts) as {@link scanMany} scans them, their inputs read
+   * by the backend itself (input eligibility, keys, smallest outpoint, taproot outputs: the rules
+   * of src/inputs.ts): no object per input. Only the transactions with something to say come
+   * back: `offset` where the transaction starts in `jobs`, and its matches (`position` among its
+   * taproot outputs, in packed order) or the SilentPaymentError scan would throw.
+   * @throws {TypeError} when `jobs` is not whole packed transactions.
+   */
+  scanPacked?(jobs: Uint8Array, kMax: number, ecOnly?: boolean): PackedMatches[];
+}
+
+/** A transaction of {@link TransactionScanner.scanPacked}'s answer. */
+export interface PackedMatches {
+  offset: number;
+  answer: TransactionMatch[] | SilentPaymentError;
 }
 
 /** One transaction for {@link TransactionScanner.scanMany}: the arguments of {@link TransactionScanner.scan}. */

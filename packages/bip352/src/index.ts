@@ -26,7 +26,8 @@ export { scanInputsFromRpc, type RpcVin } from './rpc';
 export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
 export { compactSize, readCompactSize, u32le, u64le, concatBytes } from './bytes';
 export { computeTweakData, type TweakData } from './tweak-data';
-export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan } from './receiver';
+export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan, type PackedScan } from './receiver';
+export { packTransactions, readPackedTransaction, readPackedTransactions, type PackedTransaction } from './packed';
 export { createSilentPaymentOutputs, createSilentPaymentGroups, type SendInput, type SendOptions, type SendGroup } from './sender';
 export { loadSecp256k1Backend, isBackendAvailable, scanLanes, DEFAULT_BACKEND } from './load-backend';
 export type {
@@ -36,4 +37,5 @@ export type {
   TransactionScanner,
   TransactionMatch,
   TransactionScanJob,
+  PackedMatches,
 } from './backend';

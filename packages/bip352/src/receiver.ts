@@ -5,6 +5,7 @@ import { K_MAX } from './constants';
 import { taggedHash } from './hash';
 import { isP2tr, smallestOutpoint, type ScanInput, type ScanOutput } from './inputs';
 import { createLabelTable } from './label-table';
+import { readPackedTransaction, readPackedTransactions } from './packed';
 import { assertValidScalar, computeInputData, eligibleInputKeys, labelTweak } from './tweak';
 
 /** An output of a scanned transaction that belongs to the receiver. */
@@ -51,6 +52,23 @@ export interface Receiver {
    * where the CPU has AVX-512 IFMA (README, "Scanning many transactions").
    */
   scanTransactions(txs: readonly TransactionToScan[]): Array<FoundOutput[] | Error>;
+  /**
+   * Scans packed transactions (src/packed.ts, the form packBlockAnswer gives a block's), with
+   * the answers of {@link scanTransactions}: the transactions paying the receiver, and those it
+   * refused with the error scanTransactions returns for them; the others are not listed. With the
+   * native backend the inputs are read in C, no object per input (README, "Scanning packed
+   * transactions"); with the others, read here and given to scanTransactions.
+   * @throws {TypeError} when `jobs` is not whole packed transactions.
+   */
+  scanPacked(jobs: Uint8Array): PackedScan;
+}
+
+/** What {@link Receiver.scanPacked} found, in the transactions' order. */
+export interface PackedScan {
+  /** The transactions paying the receiver: txid, the outputs found, the value (BTC) of each. */
+  hits: Array<{ txid: string; found: FoundOutput[]; values: number[] }>;
+  /** The transactions whose scan failed, and why (scanTransactions' errors). */
+  refused: Array<{ txid: string; error: Error }>;
 }
 
 /** A transaction for {@link Receiver.scanTransactions}. */
@@ -84,6 +102,9 @@ const COST = {
 } as const;
 
 type Strategy = 'labels' | 'outputs';
+
+/** Packed transactions given to scanTransactions at once where the backend cannot read them itself. */
+const PACKED_RUN = 64;
 
 /**
  * The cheaper way to look for P_k (and P_k + L_m for every label) among `outputs` outputs,
@@ -194,6 +215,57 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
     return answers;
   }
 
+  /** Packed transactions, read and scanned by the backend's scanner in one call. */
+  function scanPackedWhole(scanner: TransactionScanner<P>, jobs: Uint8Array): PackedScan {
+    const result: PackedScan = { hits: [], refused: [] };
+    for (const { offset, answer } of scanner.scanPacked!(jobs, K_MAX)) {
+      const { tx } = readPackedTransaction(jobs, offset);
+      if (answer instanceof Error) {
+        result.refused.push({ txid: tx.txid, error: answer });
+        continue;
+      }
+      // the scanner's positions count the taproot outputs, in packed order
+      const taproot: ScanOutput[] = [];
+      const values: number[] = [];
+      tx.outputs.forEach((output, i) => {
+        if (!isP2tr(output.script)) return;
+        taproot.push(output);
+        values.push(tx.values[i]!);
+      });
+      const found = foundOf(taproot, answer);
+      if (found.length > 0) result.hits.push({ txid: tx.txid, found, values: answer.map((m) => values[m.position]!) });
+    }
+    return result;
+  }
+
+  /** Packed transactions read here, 64 at a time given to {@link scanTransactions}. */
+  function scanPackedByParts(jobs: Uint8Array): PackedScan {
+    const result: PackedScan = { hits: [], refused: [] };
+    const txs = readPackedTransactions(jobs);
+    for (let at = 0; at < txs.length; at += PACKED_RUN) {
+      const run = txs.slice(at, at + PACKED_RUN);
+      scanAll(run).forEach((found, i) => {
+        const { txid, outputs, values } = run[i]!;
+        if (found instanceof Error) result.refused.push({ txid, error: found });
+        else if (found.length > 0)
+          result.hits.push({ txid, found, values: found.map((f) => values[outputs.findIndex((o) => o.index === f.index)]!) });
+      });
+    }
+    return result;
+  }
+
+  function scanAll(txs: readonly TransactionToScan[]): Array<FoundOutput[] | Error> {
+    if (txScanner) return scanMany(txScanner, txs);
+    return txs.map((tx) => {
+      try {
+        assertTransaction(tx.inputs, tx.outputs);
+        return scanTransaction(tx.inputs, tx.outputs);
+      } catch (err) {
+        return asError(err);
+      }
+    });
+  }
+
   function scanTransaction(inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): FoundOutput[] {
     if (txScanner) return scanWhole(txScanner, inputs, outputs);
     // outputs_to_check: the taproot output keys
@@ -301,15 +373,11 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
     },
     scanTransactions(txs) {
       if (!Array.isArray(txs)) throw new TypeError('"txs" expected an array of { inputs, outputs }');
-      if (txScanner) return scanMany(txScanner, txs);
-      return txs.map((tx) => {
-        try {
-          assertTransaction(tx.inputs, tx.outputs);
-          return scanTransaction(tx.inputs, tx.outputs);
-        } catch (err) {
-          return asError(err);
-        }
-      });
+      return scanAll(txs);
+    },
+    scanPacked(jobs) {
+      if (!(jobs instanceof Uint8Array)) throw new TypeError('"jobs" expected a Uint8Array of packed transactions');
+      return txScanner?.scanPacked ? scanPackedWhole(txScanner, jobs) : scanPackedByParts(jobs);
     },
   };
 }

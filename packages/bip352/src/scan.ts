@@ -5,7 +5,8 @@
  * it is asked for), so a worker thread starts on about a quarter less CPU than one that loads
  * the whole package (README, "Entry points"). Everything here is also exported by the main entry.
  */
-export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan } from './receiver';
+export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan, type PackedScan } from './receiver';
+export { packTransactions, readPackedTransaction, readPackedTransactions, type PackedTransaction } from './packed';
 export { loadSecp256k1Backend, scanLanes, DEFAULT_BACKEND } from './load-backend';
 export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
 export { SilentPaymentError, type SilentPaymentErrorCode } from './errors';

@@ -7,6 +7,7 @@ import { bytesToHex, hexToBytes } from './bytes';
 import { SilentPaymentError } from './errors';
 import { extractInputPublicKey, parseWitness, type ScanInput } from './inputs';
 import { labeledSpendPub } from './labels';
+import { packTransactions } from './packed';
 import { createReceiver } from './receiver';
 import { createSilentPaymentGroups, type SendInput } from './sender';
 import { computeTweakData } from './tweak-data';
@@ -66,6 +67,9 @@ export function scanInputFromVectorVin(vin: VectorVin): ScanInput {
     prevoutScript: hexToBytes(vin.prevout.scriptPubKey.hex),
   };
 }
+
+/** The txid the vectors' transactions are packed under (the vectors give none; the scan does not read it). */
+const PACKED_TXID = '00'.repeat(32);
 
 const MESSAGE = sha256(new TextEncoder().encode('message'));
 const AUX = sha256(new TextEncoder().encode('random auxiliary data'));
@@ -169,6 +173,14 @@ function runReceiving(test: VectorCase['receiving'][number], backendName: Backen
     if (JSON.stringify(answer) !== JSON.stringify(found))
       fail(`scanTransactions found ${JSON.stringify(answer)}, scanTransaction ${JSON.stringify(found)}`);
   }
+  // and packed, as packBlockAnswer gives a block's transactions (inputs read in C by the native backend)
+  const packed = receiver.scanPacked(
+    packTransactions([{ txid: PACKED_TXID, inputs, outputs: scanOutputs, values: scanOutputs.map(() => 0) }]),
+  );
+  if (packed.refused.length > 0) fail(`scanPacked refused the transaction: ${packed.refused[0]!.error.message}`);
+  const packedFound = packed.hits[0]?.found ?? [];
+  if (JSON.stringify(packedFound) !== JSON.stringify(found))
+    fail(`scanPacked found ${JSON.stringify(packedFound)}, scanTransaction ${JSON.stringify(found)}`);
   const want = expected.n_outputs ?? expected.outputs?.length ?? 0;
   if (found.length !== want) fail(`found ${found.length} outputs, expected ${want}`);
   for (const out of found) {

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { hash160 } from '../src/hash';
 import {
   createReceiver,
   createSilentPaymentOutputs,
@@ -11,8 +10,8 @@ import {
   SilentPaymentError,
   type BackendName,
   type ScanOutput,
-  type SendInput,
 } from '../src';
+import { cat, spend, type Kind } from './support/spends';
 
 const noble = loadSecp256k1Backend('noble');
 const BACKENDS: BackendName[] = ['noble', 'native', 'wasm'];
@@ -22,52 +21,6 @@ function privateKey(): Uint8Array {
 }
 const pub = (d: Uint8Array): Uint8Array => noble.toCompressed(noble.baseMul(d));
 const xonly = (d: Uint8Array): Uint8Array => noble.toXOnly(noble.baseMul(d));
-const cat = (...parts: (Uint8Array | number[])[]): Uint8Array => Uint8Array.from(parts.flatMap((p) => [...p]));
-const txid = (): string => randomBytes(32).toString('hex');
-const SIG = new Uint8Array(71).fill(0x30);
-
-type Kind = 'p2tr' | 'p2tr-script' | 'p2wpkh' | 'p2sh-p2wpkh' | 'p2pkh' | 'p2pkh-malleated';
-
-/** A spend of an output of the given type, shaped as on chain. */
-function spend(kind: Kind, d = privateKey()): SendInput {
-  const base = { txid: txid(), vout: 0, privateKey: d };
-  const key = pub(d);
-  switch (kind) {
-    case 'p2tr':
-      return { ...base, scriptSig: new Uint8Array(0), witness: [new Uint8Array(64)], prevoutScript: cat([0x51, 0x20], xonly(d)) };
-    case 'p2tr-script': {
-      const control = cat([0xc0], xonly(privateKey()));
-      return {
-        ...base,
-        scriptSig: new Uint8Array(0),
-        witness: [new Uint8Array(64), Uint8Array.of(0x51), control],
-        prevoutScript: cat([0x51, 0x20], xonly(d)),
-      };
-    }
-    case 'p2wpkh':
-      return { ...base, scriptSig: new Uint8Array(0), witness: [SIG, key], prevoutScript: cat([0x00, 0x14], hash160(key)) };
-    case 'p2sh-p2wpkh': {
-      const redeem = cat([0x00, 0x14], hash160(key));
-      return { ...base, scriptSig: cat([0x16], redeem), witness: [SIG, key], prevoutScript: cat([0xa9, 0x14], hash160(redeem), [0x87]) };
-    }
-    case 'p2pkh':
-      return {
-        ...base,
-        scriptSig: cat([SIG.length], SIG, [33], key),
-        witness: [],
-        prevoutScript: cat([0x76, 0xa9, 0x14], hash160(key), [0x88, 0xac]),
-      };
-    case 'p2pkh-malleated':
-      // <dummy> OP_DROP <sig> <key> <garbage push of 33 bytes that is not the key>
-      return {
-        ...base,
-        scriptSig: cat([1, 0x42, 0x75, SIG.length], SIG, [33], key),
-        witness: [],
-        prevoutScript: cat([0x76, 0xa9, 0x14], hash160(key), [0x88, 0xac]),
-      };
-  }
-}
-
 function outputsOf(paid: Map<string, Uint8Array[]>, extra = 2): ScanOutput[] {
   const keys = [...paid.values()].flat();
   for (let i = 0; i < extra; i++) keys.push(xonly(privateKey()));

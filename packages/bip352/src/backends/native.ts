@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { equalBytes, key48 } from '../bytes';
-import type { Secp256k1Backend, TransactionMatch, TransactionScanner } from '../backend';
+import type { PackedMatches, Secp256k1Backend, TransactionMatch, TransactionScanner } from '../backend';
 import { SilentPaymentError } from '../errors';
 import { bigintScalars } from './scalar';
 
@@ -47,6 +47,11 @@ interface ScanAddon {
     kMax: number,
     ecOnly: boolean,
   ): Buffer;
+  /**
+   * Packed transactions (src/packed.ts) read and scanned in C: for each one with matches or an
+   * error, in order, its offset in `jobs` (u32), scan's number for it (i32), then its matches.
+   */
+  scanPacked(handle: object, jobs: Uint8Array, kMax: number, ecOnly: boolean): Buffer;
   /** How many multiplications scanMany does at once: 8 with AVX-512 IFMA, 0 without (one by one). */
   lanes(): number;
   /** For the tests: the 8-lane multiplication against libsecp256k1's on n pairs: [differing, recomputed], or null without lanes. */
@@ -114,6 +119,17 @@ function createTransactionScanner(addon: ScanAddon, scanKey: Uint8Array, spend: 
       }
       return answers;
     },
+    scanPacked(jobs, kMax, ecOnly = false) {
+      const out = addon.scanPacked(handle, jobs, kMax, ecOnly);
+      const answers: PackedMatches[] = [];
+      for (let at = 0; at < out.length;) {
+        const offset = out.readUInt32BE(at);
+        const count = out.readInt32BE(at + 4);
+        answers.push({ offset, answer: count > 0 ? readMatches(out, at + 8, count) : invalidScalar(count) });
+        at += 8 + (count > 0 ? count * MATCH_BYTES : 0);
+      }
+      return answers;
+    },
   };
 }
 
@@ -121,6 +137,11 @@ function createTransactionScanner(addon: ScanAddon, scanKey: Uint8Array, spend: 
 function answerOf(code: number): TransactionMatch[] | null | SilentPaymentError {
   if (code === 0) return [];
   if (code === NOT_ELIGIBLE) return null;
+  return invalidScalar(code);
+}
+
+/** The error of a negative code other than NOT_ELIGIBLE: input_hash or a t_k is not a valid scalar. */
+function invalidScalar(code: number): SilentPaymentError {
   return new SilentPaymentError('INVALID_SCALAR', `${code === BAD_INPUT_HASH ? 'input_hash' : 't_k'} is not a valid scalar`);
 }
 
