@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { DEFAULT_BACKEND, scanLanes, type BackendName, type FoundOutput } from '@repo/bip352/scan';
+import type { BackendName, FoundOutput } from '@repo/bip352/scan';
 import type { Logger } from '@repo/service';
 import { ChainRpcError } from './chain-rpc';
 
@@ -32,9 +32,12 @@ export interface ScanPool {
   /**
    * Parses a `getblock <hash> 3` answer (the raw envelope of the call `rpcId`, moved to the
    * worker without a copy: `body` is unusable here afterwards) and scans the block on a worker.
-   * Rejects with a ChainRpcError when the answer is a JSON-RPC error or not a block.
+   * `more`: the node still has blocks to serve after this one (a catch-up, not at its last
+   * block); while only such blocks are waiting, one worker fewer (at least one) runs at a time,
+   * leaving a core to the node. Rejects with a ChainRpcError when the answer is a JSON-RPC error
+   * or not a block.
    */
-  scanBlock(rpcId: string, body: Uint8Array): Promise<ScannedBlock>;
+  scanBlock(rpcId: string, body: Uint8Array, more?: boolean): Promise<ScannedBlock>;
   /** Starts the workers now (loading the library takes a while), so the first block does not wait. */
   warm(): void;
   /** Scans for label m from now on (sent to every worker before any later job). */
@@ -59,22 +62,22 @@ export interface ScanPoolOptions {
    */
   nativeParse?: boolean;
   logger: Logger;
+  /** Called as each job starts, with the number of workers then busy (the tests read it). */
+  onJobStart?: (busy: number) => void;
 }
 
 /**
- * The default of SCAN_WORKERS, for the secp256k1 backend `backend` (SP_SECP256K1_BACKEND;
- * undefined: `@repo/bip352`'s default): one worker a core but one (at least one) where the
- * native scanner multiplies eight transactions at once (AVX-512 IFMA), one a core without.
- * With the lanes a block's scan is small beside the node's work, and one worker kept pace with
- * the node on 2 cores while the core left to the node serves the next blocks (node alone /
- * catch-up 1.04–1.16 with one worker). Without them the scan costs four to five times as much
- * CPU, as much as the node's, and a single worker is what the catch-up waits on: on 2 cores
- * without AVX-512, 0.79 (0.72–0.81) with one worker against 0.96 (0.90–1.00) with two, in one
- * run (apps/silent-payments README, "Catch-up against the node's pace").
+ * The default of SCAN_WORKERS: one worker a core. While the node still serves the blocks of a
+ * catch-up, one of them waits (the pool's steady limit, at least one): the node then keeps a core
+ * and the catch-up goes at its pace; the last block (and those still waiting before it) is
+ * scanned by all of them, the node having nothing left to serve. On 2 cores without AVX-512,
+ * once the inputs were read in C (`@repo/bip352` scanPacked), one worker took 2.2 s of CPU to
+ * scan what the node served in 2.8, and two scanning throughout took the node's core: node alone
+ * / catch-up 0.92 with one, 0.85 with two (apps/silent-payments README, "Catch-up against the
+ * node's pace").
  */
-export function defaultScanWorkers(backend: BackendName = DEFAULT_BACKEND): number {
-  const cores = availableParallelism();
-  return Math.max(1, scanLanes(backend) > 0 ? cores - 1 : cores);
+export function defaultScanWorkers(): number {
+  return availableParallelism();
 }
 
 // The worker: its own receiver from `@repo/bip352/scan` (the receiving side only: a worker starts
@@ -330,6 +333,10 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
   const queue: Job[] = [];
   let nextSeq = 0;
   let closed = false;
+  // Workers busy at once while only blocks with more to come are waiting (scanBlock's `more`).
+  const steady = Math.max(1, size - 1);
+  // Blocks given without `more` whose scan has not ended: while there are any, every worker runs.
+  let lastBlocks = 0;
   const bip352 = require.resolve('@repo/bip352/scan');
 
   function spawn(slot: number): PoolWorker {
@@ -374,9 +381,15 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
     return entry;
   }
 
-  /** Gives each free worker the first job waiting (oldest block, parse before scan). */
+  /**
+   * Gives free workers the first jobs waiting (oldest block, parse before scan): up to every
+   * worker while a last block is in the pool, up to `steady` while the node still serves blocks.
+   */
   function dispatch(): void {
-    for (let slot = 0; slot < size && queue.length > 0; slot++) {
+    let busy = 0;
+    for (const entry of workers) if (entry?.job !== undefined) busy++;
+    const limit = lastBlocks > 0 ? size : steady;
+    for (let slot = 0; slot < size && queue.length > 0 && busy < limit; slot++) {
       const entry = workers[slot] ?? spawn(slot);
       if (entry.job !== undefined) continue;
       let best = 0;
@@ -392,6 +405,7 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
       const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
       const moved = own ? bytes : new Uint8Array(bytes);
       entry.worker.postMessage({ ...job.message, bytes: moved }, [moved.buffer as ArrayBuffer]);
+      options.onJobStart?.(++busy);
     }
   }
 
@@ -402,26 +416,36 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
     });
   }
 
+  /** Parses a block on a worker, then scans its transactions in one share per worker. */
+  async function scan(rpcId: string, body: Uint8Array): Promise<ScannedBlock> {
+    const seq = nextSeq++;
+    const { block, jobs, offsets } = (await run(seq, 0, { type: 'parse', rpcId }, body)) as Answer & ParsedBlock;
+    // One share of the transactions per worker, cut at transaction boundaries.
+    const shares = offsets.length < SHARE_FROM ? 1 : size;
+    const cuts: number[] = [];
+    for (let k = 0; k < shares; k++) cuts.push(offsets[Math.floor((k * offsets.length) / shares)] ?? jobs.length);
+    cuts.push(jobs.length);
+    const runs: Promise<Answer>[] = [];
+    for (let k = 0; k < shares; k++) {
+      // each share in bytes of its own, moved to its worker
+      if (cuts[k + 1]! > cuts[k]!) runs.push(run(seq, 1, { type: 'scan' }, shares === 1 ? jobs : jobs.slice(cuts[k], cuts[k + 1])));
+    }
+    for (const answer of await Promise.all(runs)) {
+      block.hits.push(...answer.hits!);
+      block.skipped.push(...answer.skipped!);
+    }
+    return block;
+  }
+
   return {
     size,
-    async scanBlock(rpcId, body) {
-      const seq = nextSeq++;
-      const { block, jobs, offsets } = (await run(seq, 0, { type: 'parse', rpcId }, body)) as Answer & ParsedBlock;
-      // One share of the transactions per worker, cut at transaction boundaries.
-      const shares = offsets.length < SHARE_FROM ? 1 : size;
-      const cuts: number[] = [];
-      for (let k = 0; k < shares; k++) cuts.push(offsets[Math.floor((k * offsets.length) / shares)] ?? jobs.length);
-      cuts.push(jobs.length);
-      const runs: Promise<Answer>[] = [];
-      for (let k = 0; k < shares; k++) {
-        // each share in bytes of its own, moved to its worker
-        if (cuts[k + 1]! > cuts[k]!) runs.push(run(seq, 1, { type: 'scan' }, shares === 1 ? jobs : jobs.slice(cuts[k], cuts[k + 1])));
+    async scanBlock(rpcId, body, more = false) {
+      if (!more) lastBlocks++;
+      try {
+        return await scan(rpcId, body);
+      } finally {
+        if (!more) lastBlocks--;
       }
-      for (const answer of await Promise.all(runs)) {
-        block.hits.push(...answer.hits!);
-        block.skipped.push(...answer.skipped!);
-      }
-      return block;
     },
     warm() {
       closed = false;

@@ -461,15 +461,16 @@ export function createScanner(options: ScannerOptions): Scanner {
   }
 
   /**
-   * Scans a fetched block. With the pool, the node's answer goes to a worker as bytes, unparsed:
+   * Scans a fetched block (`more`: the node has blocks to serve after it). With the pool, the
+   * node's answer goes to a worker as bytes, unparsed:
    * reading it (natively, or JSON.parse for what that reader leaves), the conversion to scan
    * inputs and the EC work all happen there.
    */
-  function scanFetched(fetched: { id: string; body: Buffer } | RpcBlock): Promise<ScannedBlock> {
+  function scanFetched(fetched: { id: string; body: Buffer } | RpcBlock, more: boolean): Promise<ScannedBlock> {
     if (pool === undefined) return scanHere(fetched as RpcBlock);
     syncLabels();
     const { id, body } = fetched as { id: string; body: Buffer };
-    return pool.scanBlock(id, body);
+    return pool.scanBlock(id, body, more);
   }
 
   /** Stores a scanned block (one SQLite transaction) and publishes its events. */
@@ -672,19 +673,20 @@ export function createScanner(options: ScannerOptions): Scanner {
     const fetching: Promise<unknown>[] = [];
     // Bumped when the blocks ahead are given up (reorg, failure, stop): their queued requests are not sent.
     let epoch = 0;
-    const fetchAhead = (height: number) => {
+    // `more`: blocks after this one for the node to serve (the pool then leaves it a core)
+    const fetchAhead = (height: number, more: boolean) => {
       const mine = epoch;
       const turn = fetching.length >= fetchConcurrency ? fetching.shift()! : Promise.resolve();
       const fetched = turn.then(() => (stopped || mine !== epoch ? Promise.reject(new Error('prefetch given up')) : fetchBlock(height)));
       fetching.push(fetched.catch(() => undefined));
-      const result = fetched.then(scanFetched);
+      const result = fetched.then((block) => scanFetched(block, more));
       // a prefetch given up (reorg, stop, a failure before it) must not be an unhandled rejection
       result.catch(() => undefined);
       return { height, scanned: result };
     };
     try {
       while (scanned < tip && !stopped) {
-        while (ahead.length < prefetchBlocks && nextFetch <= tip) ahead.push(fetchAhead(nextFetch++));
+        for (; ahead.length < prefetchBlocks && nextFetch <= tip; nextFetch++) ahead.push(fetchAhead(nextFetch, nextFetch < tip));
         const current = ahead.shift()!;
         const block = await current.scanned;
         const below = store.blockHash(scanned);

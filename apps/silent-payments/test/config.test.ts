@@ -1,6 +1,5 @@
 import { ConfigError } from '@repo/config';
 import { availableParallelism } from 'node:os';
-import { scanLanes } from '@repo/bip352';
 import { loadConfig } from '../src/config';
 
 describe('loadConfig', () => {
@@ -27,13 +26,11 @@ describe('loadConfig', () => {
       prefetchBlocks: 4,
       fetchConcurrency: 2,
     });
-    // one scan worker a core but one (the core left to the node) where the native scanner multiplies
-    // eight at once, one a core without (README, "Catch-up against the node's pace")
-    const cores = availableParallelism();
-    expect(config.scanner.workers).toBe(Math.max(1, scanLanes() > 0 ? cores - 1 : cores));
+    // one scan worker a core, whatever the backend (the pool leaves the node a core while it serves)
+    expect(config.scanner.workers).toBe(availableParallelism());
   });
 
-  it('gives one scan worker a core to a backend without lanes', () => {
+  it('gives one scan worker a core to every backend, unless SCAN_WORKERS says otherwise', () => {
     expect(loadConfig({ SP_SECP256K1_BACKEND: 'wasm' }).scanner.workers).toBe(availableParallelism());
     expect(loadConfig({ SP_SECP256K1_BACKEND: 'noble' }).scanner.workers).toBe(availableParallelism());
     expect(loadConfig({ SP_SECP256K1_BACKEND: 'wasm', SCAN_WORKERS: '1' }).scanner.workers).toBe(1);

@@ -76,8 +76,8 @@ describe('scan pool (worker threads)', () => {
     await pool?.close();
     pool = undefined;
   });
-  const open = (workers: number, labels: number[] = []) =>
-    (pool = createScanPool({ workers, scanPriv, spendPub, labels, backend: 'native', logger: createSilentLogger() }));
+  const open = (workers: number, labels: number[] = [], onJobStart?: (busy: number) => void) =>
+    (pool = createScanPool({ workers, scanPriv, spendPub, labels, backend: 'native', logger: createSilentLogger(), onJobStart }));
 
   it('parses and scans blocks in two workers at once, finding exactly what this thread finds, and a label added later', async () => {
     const labels = [1, 2];
@@ -114,6 +114,33 @@ describe('scan pool (worker threads)', () => {
     pool!.addLabel(7);
     const again = await Promise.all(['b', 'c', 'd'].map((id) => pool!.scanBlock(id, answer(id, 1, paying7))));
     for (const result of again) expect(result.hits.map((h) => h.found.map((f) => f.label))).toEqual([[7], [7]]);
+  });
+
+  it('runs one worker fewer while the node has more blocks to serve, and every worker on the last block', async () => {
+    const busy: number[] = [];
+    open(2, [], (n) => busy.push(n));
+    // 70 transactions with a taproot output: each block's scan is shared in two
+    const blocks = Array.from({ length: 3 }, (_, b) => [
+      coinbase(),
+      ...Array.from({ length: 70 }, (_, i) => tx(i % 10 === b ? [address()] : [])),
+    ]);
+    const more = await Promise.all(blocks.map((txs, b) => pool!.scanBlock(`m-${b}`, answer(`m-${b}`, 10 + b, txs), true)));
+    // three parses and six shares, one at a time
+    expect(busy).toEqual(Array<number>(9).fill(1));
+    busy.length = 0;
+    const last = await Promise.all(blocks.map((txs, b) => pool!.scanBlock(`l-${b}`, answer(`l-${b}`, 10 + b, txs))));
+    expect(Math.max(...busy)).toBe(2);
+    // the same findings either way
+    expect(last.map((r) => r.hits.map((h) => h.txid))).toEqual(more.map((r) => r.hits.map((h) => h.txid)));
+    expect(more.map((r) => r.hits.length)).toEqual([7, 7, 7]);
+    // a last block given while others wait lets them use every worker too
+    busy.length = 0;
+    await Promise.all([
+      pool!.scanBlock('x-0', answer('x-0', 20, blocks[0]!), true),
+      pool!.scanBlock('x-1', answer('x-1', 21, blocks[1]!), true),
+      pool!.scanBlock('x-2', answer('x-2', 22, blocks[2]!)),
+    ]);
+    expect(busy.slice(0, 2)).toEqual([1, 2]);
   });
 
   it('reads a block natively (the default) as JSON.parse does, and leaves to JSON.parse a block it does not handle', async () => {
