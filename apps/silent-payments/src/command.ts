@@ -51,8 +51,9 @@ export const COMMAND: CommandSpec = {
     { name: 'SCAN_MAX_BACKOFF_MS', default: '60000', description: 'longest wait between retries while the node fails (1 s, doubling)' },
     {
       name: 'SCAN_WORKERS',
-      default: 'the number of cores - 1, at least 1',
-      description: 'worker threads that parse and scan blocks while catching up; 0 parses and scans on the main thread',
+      default: 'the number of cores',
+      description:
+        'worker threads that parse and scan blocks (one fewer runs while the node still serves the blocks of a catch-up); 0 parses and scans on the main thread',
     },
     {
       name: 'SCAN_PREFETCH_BLOCKS',
