@@ -12,7 +12,7 @@ import {
   type Env,
 } from '@repo/config';
 import { readServerLimits, readTrustProxy, type ServerLimitDefaults, type TrustProxy } from '@repo/http';
-import type { BackendName } from '@repo/bip352';
+import { isBackendName, type BackendName } from '@repo/bip352';
 import { defaultScanWorkers } from './scan-pool';
 
 /** BIP-352 networks: `sp` addresses on mainnet, `tsp` on the test networks. */
@@ -113,12 +113,6 @@ export interface SilentPaymentsConfig {
 /** The listener's caps and deadlines when unset (`--help` shows them from here too). */
 export const SERVER_LIMIT_DEFAULTS: ServerLimitDefaults = { maxConnections: 50, maxConnectionsPerIp: 20 };
 
-const BACKENDS: readonly string[] = ['native', 'wasm', 'noble'] satisfies BackendName[];
-
-function isBackendName(name: string): name is BackendName {
-  return BACKENDS.includes(name);
-}
-
 /**
  * Reads and validates every setting of the service from `env` (defaults in README.md). Throws
  * a ConfigError naming the variable (never its value) when one is malformed.
@@ -182,7 +176,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       longPollTimeoutMs: readInt(env, 'SCAN_LONG_POLL_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
       maxBackoffMs: readInt(env, 'SCAN_MAX_BACKOFF_MS', 60_000, { min: 10, max: 3_600_000 }),
       backend,
-      workers: readInt(env, 'SCAN_WORKERS', defaultScanWorkers, { min: 0, max: 64 }),
+      workers: readInt(env, 'SCAN_WORKERS', defaultScanWorkers(), { min: 0, max: 64 }),
       prefetchBlocks: readInt(env, 'SCAN_PREFETCH_BLOCKS', 4, { min: 1, max: 64 }),
       fetchConcurrency: readInt(env, 'SCAN_FETCH_CONCURRENCY', 2, { min: 1, max: 16 }),
     },

@@ -7,6 +7,14 @@ import type { SilentPaymentError } from './errors';
 /** Names of the available secp256k1 implementations. */
 export type BackendName = 'native' | 'wasm' | 'noble';
 
+/** Every BackendName, in the order the docs list them. */
+export const BACKEND_NAMES: readonly BackendName[] = ['native', 'wasm', 'noble'];
+
+/** Whether `name` names a backend (a setting read as text, before loadSecp256k1Backend). */
+export function isBackendName(name: string): name is BackendName {
+  return (BACKEND_NAMES as readonly string[]).includes(name);
+}
+
 /**
  * The elliptic-curve operations BIP-352 needs, behind one interface so the protocol code is
  * written once. `P` is the backend's own point handle (an uncompressed SEC1 buffer for the

@@ -29,7 +29,8 @@ export { computeTweakData, type TweakData } from './tweak-data';
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan, type PackedScan } from './receiver';
 export { packTransactions, readPackedTransaction, readPackedTransactions, type PackedTransaction } from './packed';
 export { createSilentPaymentOutputs, createSilentPaymentGroups, type SendInput, type SendOptions, type SendGroup } from './sender';
-export { loadSecp256k1Backend, isBackendAvailable, scanLanes, DEFAULT_BACKEND } from './load-backend';
+export { loadSecp256k1Backend, isBackendAvailable, DEFAULT_BACKEND } from './load-backend';
+export { isBackendName, BACKEND_NAMES } from './backend';
 export type {
   Secp256k1Backend,
   AnySecp256k1Backend,

@@ -56,19 +56,3 @@ export function isBackendAvailable(name: BackendName): boolean {
     return false;
   }
 }
-
-/**
- * How many ECDH multiplications backend `name`'s whole-transaction scanner does at once in a run
- * of transactions (`scanTransactions`): for `native`, 8 where the CPU has AVX-512 F, DQ and IFMA
- * (and `BIP352_SCAN_LANES` is not `0`), else 0; 0 for the others, and when the native scanner
- * cannot be loaded. Without lanes a run of transactions costs about what they cost one by one
- * (README, "Scanning many transactions"): what a caller sizing its scan threads needs to know.
- */
-export function scanLanes(name: BackendName = DEFAULT_BACKEND): number {
-  if (name !== 'native') return 0;
-  try {
-    return (require('./backends/native') as typeof import('./backends/native')).loadScanAddon().lanes();
-  } catch {
-    return 0;
-  }
-}

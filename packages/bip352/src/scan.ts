@@ -7,8 +7,8 @@
  */
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan, type PackedScan } from './receiver';
 export { packTransactions, readPackedTransaction, readPackedTransactions, type PackedTransaction } from './packed';
-export { loadSecp256k1Backend, scanLanes, DEFAULT_BACKEND } from './load-backend';
+export { loadSecp256k1Backend, DEFAULT_BACKEND } from './load-backend';
 export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
 export { SilentPaymentError, type SilentPaymentErrorCode } from './errors';
 export type { ScanInput, ScanOutput } from './inputs';
-export type { BackendName } from './backend';
+export { isBackendName, BACKEND_NAMES, type BackendName } from './backend';

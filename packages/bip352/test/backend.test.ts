@@ -1,4 +1,5 @@
 import { SilentPaymentError } from '../src/errors';
+import { BACKEND_NAMES, isBackendName } from '../src';
 
 describe('loadSecp256k1Backend', () => {
   afterEach(() => {
@@ -44,6 +45,14 @@ describe('loadSecp256k1Backend', () => {
     const { loadSecp256k1Backend } = require('../src/load-backend') as typeof import('../src/load-backend');
     expect(() => loadSecp256k1Backend('gmp' as never)).toThrow(RangeError);
     expect(SilentPaymentError).toBeDefined();
+  });
+});
+
+describe('isBackendName', () => {
+  it('accepts exactly the names loadSecp256k1Backend loads', () => {
+    expect([...BACKEND_NAMES]).toEqual(['native', 'wasm', 'noble']);
+    for (const name of BACKEND_NAMES) expect(isBackendName(name)).toBe(true);
+    for (const name of ['', 'Native', 'elliptic', 'native ']) expect(isBackendName(name)).toBe(false);
   });
 });
 

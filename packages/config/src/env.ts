@@ -34,14 +34,10 @@ export function readOptional(env: Env, name: string): string | undefined {
   return raw(env, name);
 }
 
-/**
- * An integer setting within [min, max]; throws ConfigError naming the variable otherwise.
- * `fallback` may be a function when the default costs something to work out: it is called only
- * when the variable is not set.
- */
-export function readInt(env: Env, name: string, fallback: number | (() => number), range: { min?: number; max?: number } = {}): number {
+/** An integer setting within [min, max]; throws ConfigError naming the variable otherwise. */
+export function readInt(env: Env, name: string, fallback: number, range: { min?: number; max?: number } = {}): number {
   const text = raw(env, name);
-  if (text === undefined) return typeof fallback === 'function' ? fallback() : fallback;
+  if (text === undefined) return fallback;
   const min = range.min ?? Number.MIN_SAFE_INTEGER;
   const max = range.max ?? Number.MAX_SAFE_INTEGER;
   if (!/^-?\d+$/.test(text) || Number(text) < min || Number(text) > max) {

@@ -11,15 +11,6 @@ describe('environment readers', () => {
     expect(readHex(env, 'H', 32)).toBe('ab'.repeat(32));
   });
 
-  it('works a default given as a function out only when the variable is not set', () => {
-    const fallback = jest.fn(() => 7);
-    expect(readInt({ N: '3' }, 'N', fallback)).toBe(3);
-    expect(() => readInt({ N: 'x' }, 'N', fallback)).toThrow(ConfigError);
-    expect(fallback).not.toHaveBeenCalled();
-    expect(readInt({}, 'N', fallback)).toBe(7);
-    expect(fallback).toHaveBeenCalledTimes(1);
-  });
-
   it('names the variable, not the value, when it is malformed', () => {
     expect(() => readPort({ PORT: '70000' }, 'PORT', 1)).toThrow(new ConfigError('PORT must be an integer from 0 to 65535'));
     expect(() => readInt({ N: '1.5' }, 'N', 1)).toThrow(ConfigError);
