@@ -97,7 +97,8 @@ export function defaultScanWorkers(): number {
 //   block of a catch-up is then scanned by all of them at once), given to the receiver's
 //   scanPacked as they are: with the native backend their inputs are read in C, no object per
 //   input (`@repo/bip352` README, "Scanning packed transactions").
-// Packed transaction (`@repo/bip352`'s format, its src/packed.ts, which parseBlock writes too):
+// Packed transaction (`@repo/bip352`'s format, its src/packed.ts; parseBlock writes it with the
+// package's PackedWriter, the JavaScript writer behind packTransactions):
 // txid (32) · inputs (u32) · outputs (u32) · per input: txid (32), vout (u32), scriptSig, witness
 // items (u32 count, then each), prevout script · per taproot output: n (u32), value in BTC (f64),
 // script (34); each byte string as its length (u32) then its bytes.
@@ -112,59 +113,30 @@ const receiver = bip352.createReceiver({
 });
 const garbage = (message) => ({ failure: { kind: 'garbage', message } });
 
-let out = Buffer.allocUnsafeSlow(1 << 20);
-let at = 0;
-function room(n) {
-  if (at + n <= out.length) return;
-  const bigger = Buffer.allocUnsafeSlow(Math.max(out.length * 2, at + n));
-  out.copy(bigger, 0, 0, at);
-  out = bigger;
-}
-function fixedHex(hex, bytes) {
-  if (typeof hex !== 'string' || hex.length !== bytes * 2) return false;
-  room(bytes);
-  if (out.write(hex, at, bytes, 'hex') !== bytes) return false;
-  at += bytes;
-  return true;
-}
-function varHex(hex) {
-  if (typeof hex !== 'string' || hex.length % 2 !== 0) return false;
-  const n = hex.length / 2;
-  room(4 + n);
-  out.writeUInt32LE(n, at);
-  if (n > 0 && out.write(hex, at + 4, n, 'hex') !== n) return false;
-  at += 4 + n;
-  return true;
-}
-function u32(n) {
-  room(4);
-  out.writeUInt32LE(n, at);
-  at += 4;
-}
+// the packed form of the transactions parseBlock reads (the JavaScript writer of the format)
+const packed = new bip352.PackedWriter(1 << 20);
 /** Packs one transaction; a message naming the field when it cannot be (the transaction cannot pay us). */
 function pack(tx, outputs) {
-  if (!fixedHex(tx.txid, 32)) return 'txid is not 32 bytes of hex';
-  u32(tx.vin.length);
-  u32(outputs.length);
+  if (!packed.hexFixed(tx.txid, 32)) return 'txid is not 32 bytes of hex';
+  packed.u32(tx.vin.length);
+  packed.u32(outputs.length);
   for (let i = 0; i < tx.vin.length; i++) {
     const v = tx.vin[i];
     if (typeof v.txid !== 'string' || typeof v.vout !== 'number') return 'vin[' + i + ']: expected txid and vout';
-    if (!fixedHex(v.txid, 32)) return 'vin[' + i + '].txid is not 32 bytes of hex';
-    u32(v.vout);
-    if (!varHex(v.scriptSig === undefined ? '' : v.scriptSig.hex)) return 'vin[' + i + '].scriptSig.hex is not hex';
+    if (!packed.hexFixed(v.txid, 32)) return 'vin[' + i + '].txid is not 32 bytes of hex';
+    packed.u32(v.vout);
+    if (!packed.hexString(v.scriptSig === undefined ? '' : v.scriptSig.hex)) return 'vin[' + i + '].scriptSig.hex is not hex';
     const witness = v.txinwitness === undefined ? [] : v.txinwitness;
     if (!Array.isArray(witness)) return 'vin[' + i + '].txinwitness expected an array of hex strings';
-    u32(witness.length);
-    for (let j = 0; j < witness.length; j++) if (!varHex(witness[j])) return 'vin[' + i + '].txinwitness[' + j + '] is not hex';
+    packed.u32(witness.length);
+    for (let j = 0; j < witness.length; j++) if (!packed.hexString(witness[j])) return 'vin[' + i + '].txinwitness[' + j + '] is not hex';
     const spk = v.prevout && v.prevout.scriptPubKey ? v.prevout.scriptPubKey.hex : undefined;
-    if (!varHex(spk)) return 'vin[' + i + '].prevout.scriptPubKey.hex is not hex';
+    if (!packed.hexString(spk)) return 'vin[' + i + '].prevout.scriptPubKey.hex is not hex';
   }
   for (const o of outputs) {
-    u32(o.n);
-    room(8);
-    out.writeDoubleLE(o.value, at);
-    at += 8;
-    if (!fixedHex(o.scriptPubKey.hex, 34)) return 'vout[' + o.n + '] is not hex';
+    packed.u32(o.n);
+    packed.f64(o.value);
+    if (!packed.hexFixed(o.scriptPubKey.hex, 34)) return 'vout[' + o.n + '] is not hex';
   }
   return undefined;
 }
@@ -192,7 +164,7 @@ function parseBlock(text, rpcId) {
   const spends = [];
   const skipped = [];
   const offsets = [];
-  at = 0;
+  packed.rewind(0);
   for (const tx of block.tx) {
     const vin = tx.vin;
     for (const v of vin) if (typeof v.txid === 'string' && typeof v.vout === 'number') spends.push(v.txid + ':' + v.vout, tx.txid);
@@ -206,16 +178,15 @@ function parseBlock(text, rpcId) {
     if (vin.some((v) => v.prevout === undefined)) {
       return garbage('transaction ' + tx.txid + ' comes without prevouts: the node must support getblock verbosity 3 (Bitcoin Core 25 or later)');
     }
-    const start = at;
+    const start = packed.length;
     const refused = pack(tx, outputs);
     if (refused === undefined) offsets.push(start);
     else {
-      at = start;
+      packed.rewind(start);
       skipped.push({ txid: tx.txid, error: refused });
     }
   }
-  const jobs = new Uint8Array(new ArrayBuffer(at));
-  jobs.set(out.subarray(0, at));
+  const jobs = packed.take();
   const nTx = typeof block.nTx === 'number' ? block.nTx : block.tx.length;
   return {
     block: { hash: block.hash, height: block.height, previousblockhash: block.previousblockhash, nTx, hits: [], spends, skipped },

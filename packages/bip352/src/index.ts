@@ -27,7 +27,7 @@ export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
 export { compactSize, readCompactSize, u32le, u64le, concatBytes } from './bytes';
 export { computeTweakData, type TweakData } from './tweak-data';
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan, type PackedScan } from './receiver';
-export { packTransactions, readPackedTransaction, readPackedTransactions, type PackedTransaction } from './packed';
+export { packTransactions, PackedWriter, readPackedTransaction, readPackedTransactions, type PackedTransaction } from './packed';
 export { createSilentPaymentOutputs, createSilentPaymentGroups, type SendInput, type SendOptions, type SendGroup } from './sender';
 export { loadSecp256k1Backend, isBackendAvailable, DEFAULT_BACKEND } from './load-backend';
 export { isBackendName, BACKEND_NAMES } from './backend';

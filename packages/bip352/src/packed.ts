@@ -88,44 +88,123 @@ export function readPackedTransactions(jobs: Uint8Array): PackedTransaction[] {
 }
 
 /**
+ * Writes packed transactions into one growing buffer: the JavaScript writer of the format (the
+ * native one is native/rpc-block.c), behind {@link packTransactions} and the silent-payment
+ * service's reader of block answers that the native reader leaves (JSON.parse, then the hex
+ * fields written here as Buffer's native decoder reads them). The `hex…` methods return false,
+ * writing nothing useful, when the text is not hex of the right size: the caller then
+ * {@link rewind}s to where the transaction started.
+ */
+export class PackedWriter {
+  #out: Buffer;
+  #at = 0;
+
+  constructor(initialBytes = 1 << 16) {
+    this.#out = Buffer.allocUnsafeSlow(initialBytes);
+  }
+
+  /** Bytes written so far (where the next transaction starts). */
+  get length(): number {
+    return this.#at;
+  }
+
+  /** Forgets everything written from `at` on (a transaction that could not be packed). */
+  rewind(at: number): void {
+    this.#at = Math.min(at, this.#at);
+  }
+
+  #room(n: number): void {
+    if (this.#at + n <= this.#out.length) return;
+    const bigger = Buffer.allocUnsafeSlow(Math.max(this.#out.length * 2, this.#at + n));
+    this.#out.copy(bigger, 0, 0, this.#at);
+    this.#out = bigger;
+  }
+
+  u32(n: number): void {
+    this.#room(4);
+    this.#out.writeUInt32LE(n, this.#at);
+    this.#at += 4;
+  }
+
+  f64(value: number): void {
+    this.#room(8);
+    this.#out.writeDoubleLE(value, this.#at);
+    this.#at += 8;
+  }
+
+  /** `bytes` hex characters' worth of bytes, no length before them (a txid, an output script). */
+  hexFixed(hex: unknown, bytes: number): boolean {
+    if (typeof hex !== 'string' || hex.length !== bytes * 2) return false;
+    this.#room(bytes);
+    if (this.#out.write(hex, this.#at, bytes, 'hex') !== bytes) return false;
+    this.#at += bytes;
+    return true;
+  }
+
+  /** A byte string given as hex: its length, then its bytes. */
+  hexString(hex: unknown): boolean {
+    if (typeof hex !== 'string' || hex.length % 2 !== 0) return false;
+    const n = hex.length / 2;
+    this.#room(4 + n);
+    this.#out.writeUInt32LE(n, this.#at);
+    if (n > 0 && this.#out.write(hex, this.#at + 4, n, 'hex') !== n) return false;
+    this.#at += 4 + n;
+    return true;
+  }
+
+  /** A byte string: its length, then its bytes. */
+  bytes(b: Uint8Array): void {
+    this.#room(4 + b.length);
+    this.#out.writeUInt32LE(b.length, this.#at);
+    this.#out.set(b, this.#at + 4);
+    this.#at += 4 + b.length;
+  }
+
+  /** `bytes` bytes, no length before them. */
+  raw(b: Uint8Array): void {
+    this.#room(b.length);
+    this.#out.set(b, this.#at);
+    this.#at += b.length;
+  }
+
+  /** What was written, in a buffer of its own (transferable); the writer starts again empty. */
+  take(): Uint8Array {
+    const packed = new Uint8Array(new ArrayBuffer(this.#at));
+    packed.set(this.#out.subarray(0, this.#at));
+    this.#at = 0;
+    return packed;
+  }
+}
+
+/**
  * Packs transactions (the inverse of {@link readPackedTransactions}): for callers that have the
  * scan inputs as objects, and for the tests. Output scripts must be 34 bytes (the format's).
  * @throws {TypeError} on a txid that is not 64 hex characters or an output script of another size.
  */
 export function packTransactions(txs: readonly PackedTransaction[]): Uint8Array {
-  const parts: Buffer[] = [];
-  const u32 = (n: number) => {
-    const b = Buffer.allocUnsafe(4);
-    b.writeUInt32LE(n);
-    parts.push(b);
-  };
+  const w = new PackedWriter();
   const hex32 = (hex: string, what: string) => {
-    if (typeof hex !== 'string' || !/^[0-9a-fA-F]{64}$/.test(hex)) throw new TypeError(`${what} expected 64 hex characters`);
-    parts.push(Buffer.from(hex, 'hex'));
-  };
-  const bytes = (b: Uint8Array) => {
-    u32(b.length);
-    parts.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    if (typeof hex !== 'string' || !/^[0-9a-fA-F]{64}$/.test(hex) || !w.hexFixed(hex, 32))
+      throw new TypeError(`${what} expected 64 hex characters`);
   };
   for (const tx of txs) {
     hex32(tx.txid, 'txid');
-    u32(tx.inputs.length);
-    u32(tx.outputs.length);
+    w.u32(tx.inputs.length);
+    w.u32(tx.outputs.length);
     for (const input of tx.inputs) {
       hex32(input.txid, 'input txid');
-      u32(input.vout);
-      bytes(input.scriptSig);
-      u32(input.witness.length);
-      for (const item of input.witness) bytes(item);
-      bytes(input.prevoutScript);
+      w.u32(input.vout);
+      w.bytes(input.scriptSig);
+      w.u32(input.witness.length);
+      for (const item of input.witness) w.bytes(item);
+      w.bytes(input.prevoutScript);
     }
     tx.outputs.forEach((output, i) => {
       if (output.script.length !== 34) throw new TypeError('outputs: packed scripts are 34 bytes');
-      u32(output.index);
-      const value = Buffer.allocUnsafe(8);
-      value.writeDoubleLE(tx.values[i] ?? 0);
-      parts.push(value, Buffer.from(output.script.buffer, output.script.byteOffset, 34));
+      w.u32(output.index);
+      w.f64(tx.values[i] ?? 0);
+      w.raw(output.script);
     });
   }
-  return new Uint8Array(Buffer.concat(parts)); // its own ArrayBuffer (transferable)
+  return w.take();
 }

@@ -7,6 +7,7 @@ import {
   NUMS_H_HEX,
   packBlockAnswer,
   packTransactions,
+  PackedWriter,
   readPackedTransactions,
   type PackedTransaction,
   scanInputsFromRpc,
@@ -220,5 +221,58 @@ describe('Receiver.scanPacked', () => {
     for (const receiver of Object.values(receivers))
       expect(() => receiver.scanPacked(huge)).toThrow(expect.objectContaining({ name: 'TypeError' }));
     expect(() => receivers.native.scanPacked('nope' as unknown as Uint8Array)).toThrow(expect.objectContaining({ name: 'TypeError' }));
+  });
+});
+
+describe('PackedWriter', () => {
+  /** Writes `tx` from hex, as the service's reader of JSON block answers does. */
+  function writeFromHex(w: PackedWriter, tx: PackedTransaction): boolean {
+    const h = (b: Uint8Array) => Buffer.from(b).toString('hex');
+    if (!w.hexFixed(tx.txid, 32)) return false;
+    w.u32(tx.inputs.length);
+    w.u32(tx.outputs.length);
+    for (const input of tx.inputs) {
+      if (!w.hexFixed(input.txid, 32)) return false;
+      w.u32(input.vout);
+      if (!w.hexString(h(input.scriptSig))) return false;
+      w.u32(input.witness.length);
+      for (const item of input.witness) if (!w.hexString(h(item))) return false;
+      if (!w.hexString(h(input.prevoutScript))) return false;
+    }
+    tx.outputs.forEach((o, i) => {
+      w.u32(o.index);
+      w.f64(tx.values[i]!);
+      w.hexFixed(h(o.script), 34);
+    });
+    return true;
+  }
+
+  it('writes from hex what packTransactions writes from bytes, growing past its first buffer, and starts again empty once taken', () => {
+    const txs = transactions(40, 3);
+    const w = new PackedWriter(64);
+    for (const tx of txs) expect(writeFromHex(w, tx)).toBe(true);
+    const taken = w.take();
+    expect(Buffer.from(taken)).toEqual(Buffer.from(packTransactions(txs)));
+    expect(taken.byteOffset).toBe(0);
+    expect(taken.buffer.byteLength).toBe(taken.length); // a buffer of its own: transferable
+    expect(w.length).toBe(0);
+    expect(readPackedTransactions(taken).map((tx) => tx.txid)).toEqual(txs.map((tx) => tx.txid));
+  });
+
+  it('says false for hex of the wrong size or that is not hex, and a rewind drops the transaction begun', () => {
+    const [first, second] = transactions(2, 0);
+    const w = new PackedWriter();
+    expect(writeFromHex(w, first!)).toBe(true);
+    const start = w.length;
+    expect(w.hexFixed('ab'.repeat(31), 32)).toBe(false);
+    expect(w.hexFixed('zz'.repeat(32), 32)).toBe(false);
+    expect(w.hexFixed(undefined, 32)).toBe(false);
+    expect(w.hexString('abc')).toBe(false);
+    expect(w.hexString('00zz')).toBe(false);
+    expect(w.hexString(42)).toBe(false);
+    expect(w.hexString('')).toBe(true);
+    w.rewind(start);
+    expect(writeFromHex(w, second!)).toBe(true);
+    expect(Buffer.from(w.take())).toEqual(Buffer.from(packTransactions([first!, second!])));
   });
 });
