@@ -177,6 +177,26 @@ describe('scanner catch-up pipeline', () => {
     expect(problems).toEqual([]);
   });
 
+  it('tells the pool which blocks the node still has blocks to serve after (all below the tip), so that only the tip block takes every worker', async () => {
+    const seen: { height: number; more: boolean | undefined }[] = [];
+    const recording: ScanPool = {
+      ...pool,
+      size: pool.size,
+      async scanBlock(rpcId, body, more) {
+        const block = await pool.scanBlock(rpcId, body, more);
+        seen.push({ height: block.height, more });
+        return block;
+      },
+    };
+    const scanner = t.start({ book, startHeight: first, mempool: false, pool: recording, prefetchBlocks: 3 });
+    await waitFor(() => scanner.status().state === 'synced', 20_000, 'the catch-up');
+    const tip = t.node.tipHeight();
+    expect(tip).toBe(first + BLOCKS - 1);
+    expect(seen.sort((a, b) => a.height - b.height)).toEqual(
+      Array.from({ length: BLOCKS }, (_, i) => ({ height: first + i, more: first + i < tip })),
+    );
+  });
+
   it('records the same payments when it scans blocks on its own thread (SCAN_WORKERS=0: no pool), a payment of two input keys among them', async () => {
     const { node, store } = t;
     // one more block: a payment spending a P2TR and a P2WPKH coin (A is their sum), beside one that pays no one
