@@ -12,7 +12,7 @@ import {
   type Env,
 } from '@repo/config';
 import { readServerLimits, readTrustProxy, type ServerLimitDefaults, type TrustProxy } from '@repo/http';
-import { isBackendName, type BackendName } from '@repo/bip352';
+import { BACKEND_NAMES, isBackendName, type BackendName } from '@repo/bip352';
 import { defaultScanWorkers } from './scan-pool';
 
 /** BIP-352 networks: `sp` addresses on mainnet, `tsp` on the test networks. */
@@ -146,7 +146,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
   }
   const backend = readOptional(env, 'SP_SECP256K1_BACKEND');
   if (backend !== undefined && !isBackendName(backend)) {
-    throw new ConfigError('SP_SECP256K1_BACKEND must be one of native, wasm, noble');
+    throw new ConfigError(`SP_SECP256K1_BACKEND must be one of ${BACKEND_NAMES.join(', ')}`);
   }
   return {
     host: readString(env, 'HOST', '127.0.0.1'),

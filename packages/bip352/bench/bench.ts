@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { AnySecp256k1Backend, BackendName } from '../src/backend';
+import { BACKEND_NAMES, type AnySecp256k1Backend, type BackendName } from '../src/backend';
 import { isBackendAvailable, loadSecp256k1Backend } from '../src/load-backend';
 import { loadScanAddon } from '../src/backends/native';
 import { createReceiver } from '../src/receiver';
@@ -459,9 +459,7 @@ function benchMemory(name: BackendName, labelCount: number): MemoryRow {
 function main(): void {
   // BENCH_BACKENDS=native (comma-separated) measures only those
   const wanted = process.env['BENCH_BACKENDS']?.split(',').map((n) => n.trim());
-  const names: BackendName[] = (['native', 'wasm', 'noble'] as const).filter(
-    (n) => (wanted === undefined || wanted.includes(n)) && isBackendAvailable(n),
-  );
+  const names: BackendName[] = BACKEND_NAMES.filter((n) => (wanted === undefined || wanted.includes(n)) && isBackendAvailable(n));
   const noble = loadSecp256k1Backend('noble');
   const all = buildTransactions(noble);
   const rows: Row[] = [];

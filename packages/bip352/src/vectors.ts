@@ -205,7 +205,7 @@ function runReceiving(test: VectorCase['receiving'][number], backendName: Backen
  * Runs every sending and receiving test of a BIP-352 vector file (already parsed) on each backend.
  * Never throws for a failing test: failures are results with `ok: false` and the reason.
  */
-export function runVectors(cases: VectorCase[], backends: BackendName[]): VectorResult[] {
+export function runVectors(cases: VectorCase[], backends: readonly BackendName[]): VectorResult[] {
   if (!Array.isArray(cases)) throw new TypeError('"cases" expected the array of a BIP-352 vector file');
   const results: VectorResult[] = [];
   for (const backend of backends) {

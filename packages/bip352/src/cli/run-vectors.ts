@@ -6,22 +6,20 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { handleCommandLine, packageVersion, type CommandSpec } from '@repo/config';
-import type { BackendName } from '../backend';
+import { BACKEND_NAMES, isBackendName, type BackendName } from '../backend';
 import { runVectors, type VectorCase } from '../vectors';
-
-const ALL: BackendName[] = ['noble', 'native', 'wasm'];
 
 function main(argv: string[]): number {
   const files: string[] = [];
-  let backends: BackendName[] = ALL;
+  let backends: readonly BackendName[] = BACKEND_NAMES;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--backend') {
       const value = argv[++i];
-      if (value === 'all') backends = ALL;
-      else if (value === 'native' || value === 'wasm' || value === 'noble') backends = [value];
+      if (value === 'all') backends = BACKEND_NAMES;
+      else if (value !== undefined && isBackendName(value)) backends = [value];
       else {
-        console.error(`--backend expects native, wasm, noble or all, got ${String(value)}`);
+        console.error(`--backend expects ${BACKEND_NAMES.join(', ')} or all, got ${String(value)}`);
         return 2;
       }
     } else files.push(arg);
