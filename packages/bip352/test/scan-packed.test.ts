@@ -259,6 +259,18 @@ describe('PackedWriter', () => {
     expect(readPackedTransactions(taken).map((tx) => tx.txid)).toEqual(txs.map((tx) => tx.txid));
   });
 
+  it('behind packTransactions: a txid that is not 64 hex characters, or an output script not of 34 bytes, is a TypeError', () => {
+    const [tx] = transactions(1, 0);
+    const good = tx!;
+    for (const txid of ['ab'.repeat(31), 'ab'.repeat(33), 'zz'.repeat(32), 'ab'.repeat(31) + 'a ', 7 as unknown as string])
+      expect(() => packTransactions([{ ...good, txid }])).toThrow(new TypeError('txid expected 64 hex characters'));
+    const inputs = [{ ...good.inputs[0]!, txid: 'g'.repeat(64) }, ...good.inputs.slice(1)];
+    expect(() => packTransactions([{ ...good, inputs }])).toThrow(new TypeError('input txid expected 64 hex characters'));
+    const outputs = [{ index: 0, script: new Uint8Array(33) }];
+    expect(() => packTransactions([{ ...good, outputs, values: [1] }])).toThrow(new TypeError('outputs: packed scripts are 34 bytes'));
+    expect(() => packTransactions([{ ...good, txid: good.txid.toUpperCase() }])).not.toThrow();
+  });
+
   it('says false for hex of the wrong size or that is not hex, and a rewind drops the transaction begun', () => {
     const [first, second] = transactions(2, 0);
     const w = new PackedWriter();
