@@ -115,28 +115,37 @@ const garbage = (message) => ({ failure: { kind: 'garbage', message } });
 
 // the packed form of the transactions parseBlock reads (the JavaScript writer of the format)
 const packed = new bip352.PackedWriter(1 << 20);
-/** Packs one transaction; a message naming the field when it cannot be (the transaction cannot pay us). */
+/**
+ * Packs one transaction; when it cannot be (the transaction cannot pay us), the reason in the
+ * words of scanInputsFromRpc, which the scanner uses on its own thread (SCAN_WORKERS=0).
+ */
 function pack(tx, outputs) {
-  if (!packed.hexFixed(tx.txid, 32)) return 'txid is not 32 bytes of hex';
+  if (!packed.hexFixed(tx.txid, 32)) return bip352.hexProblem(tx.txid, 'txid', 32);
   packed.u32(tx.vin.length);
   packed.u32(outputs.length);
   for (let i = 0; i < tx.vin.length; i++) {
     const v = tx.vin[i];
-    if (typeof v.txid !== 'string' || typeof v.vout !== 'number') return 'vin[' + i + ']: expected txid and vout';
-    if (!packed.hexFixed(v.txid, 32)) return 'vin[' + i + '].txid is not 32 bytes of hex';
-    packed.u32(v.vout);
-    if (!packed.hexString(v.scriptSig === undefined ? '' : v.scriptSig.hex)) return 'vin[' + i + '].scriptSig.hex is not hex';
-    const witness = v.txinwitness === undefined ? [] : v.txinwitness;
-    if (!Array.isArray(witness)) return 'vin[' + i + '].txinwitness expected an array of hex strings';
-    packed.u32(witness.length);
-    for (let j = 0; j < witness.length; j++) if (!packed.hexString(witness[j])) return 'vin[' + i + '].txinwitness[' + j + '] is not hex';
+    const where = 'vin[' + i + ']';
+    if (typeof v.txid !== 'string' || typeof v.vout !== 'number') return where + ': expected txid and vout';
     const spk = v.prevout && v.prevout.scriptPubKey ? v.prevout.scriptPubKey.hex : undefined;
-    if (!packed.hexString(spk)) return 'vin[' + i + '].prevout.scriptPubKey.hex is not hex';
+    if (typeof spk !== 'string') return where + ': no prevout.scriptPubKey.hex (use getblock verbosity 3 or getrawtransaction verbosity 2)';
+    const witness = v.txinwitness == null ? [] : v.txinwitness;
+    if (!Array.isArray(witness)) return where + '.txinwitness expected an array of hex strings';
+    if (!packed.hexFixed(v.txid, 32)) return bip352.hexProblem(v.txid, where + '.txid', 32);
+    packed.u32(v.vout);
+    const scriptSig = v.scriptSig ? v.scriptSig.hex : '';
+    if (!packed.hexString(scriptSig)) return bip352.hexProblem(scriptSig, where + '.scriptSig.hex');
+    packed.u32(witness.length);
+    for (let j = 0; j < witness.length; j++) {
+      if (!packed.hexString(witness[j])) return bip352.hexProblem(witness[j], where + '.txinwitness[' + j + ']');
+    }
+    if (!packed.hexString(spk)) return bip352.hexProblem(spk, where + '.prevout.scriptPubKey.hex');
   }
   for (const o of outputs) {
     packed.u32(o.n);
     packed.f64(o.value);
-    if (!packed.hexFixed(o.scriptPubKey.hex, 34)) return 'vout[' + o.n + '] is not hex';
+    const script = o.scriptPubKey.hex;
+    if (!packed.hexFixed(script, 34)) return bip352.hexProblem(script, 'vout[' + o.n + '].scriptPubKey.hex', 34);
   }
   return undefined;
 }

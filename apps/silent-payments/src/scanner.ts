@@ -1,5 +1,5 @@
 import { RpcError } from '@repo/errors';
-import { scanInputsFromRpc, type FoundOutput, type RpcVin, type ScanInput, type ScanOutput } from '@repo/bip352';
+import { hexProblem, scanInputsFromRpc, type FoundOutput, type RpcVin, type ScanInput, type ScanOutput } from '@repo/bip352';
 import { backoff, type Logger } from '@repo/service';
 import type { AddressBook } from './address-book';
 import { btcToSats, satsToBtc } from './amount';
@@ -307,11 +307,19 @@ export function createScanner(options: ScannerOptions): Scanner {
   function scanInputOf(tx: RpcTransaction): { inputs: ScanInput[]; outputs: ScanOutput[] } | { error: string } | undefined {
     const outs = taprootOutputs(tx);
     if (outs === undefined) return undefined;
+    let inputs;
     try {
-      return { inputs: scanInputsFromRpc(tx.vin), outputs: outs.map(([index, hex]) => ({ index, script: Buffer.from(hex, 'hex') })) };
+      inputs = scanInputsFromRpc(tx.vin);
     } catch (err) {
       return { error: (err as Error).message };
     }
+    const outputs: ScanOutput[] = [];
+    for (const [index, hex] of outs) {
+      const problem = hexProblem(hex, `vout[${index}].scriptPubKey.hex`, 34);
+      if (problem !== undefined) return { error: problem };
+      outputs.push({ index, script: Buffer.from(hex, 'hex') });
+    }
+    return { inputs, outputs };
   }
 
   /** The value (BTC) of each output found in `tx`. */

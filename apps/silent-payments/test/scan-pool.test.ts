@@ -200,6 +200,45 @@ describe('scan pool (worker threads)', () => {
     expect(result.hits.map((h) => h.txid)).toEqual([good.txid]);
   });
 
+  it('words a transaction it cannot read as scanInputsFromRpc does on the scanner\'s own thread (SCAN_WORKERS=0), and still scans the rest', async () => {
+    open(1);
+    const input = (t: RpcTransaction) => t.vin[0]!;
+    const broken: Array<(t: RpcTransaction) => void> = [
+      (t) => (input(t).prevout!.scriptPubKey.hex = 'not hex'),
+      (t) => delete (input(t).prevout!.scriptPubKey as { hex?: string }).hex,
+      (t) => (input(t).txinwitness![0] = 'abc'),
+      (t) => (input(t).txinwitness = 'zz' as unknown as string[]),
+      (t) => (input(t).txid = 'ab'.repeat(31)),
+      (t) => (input(t).txid = 'zz'.repeat(32)),
+      (t) => (input(t).scriptSig = { asm: '', hex: 'g0' }),
+      (t) => delete input(t).vout,
+    ];
+    const bad = broken.map((mutate) => {
+      const t = tx([address()]);
+      mutate(t);
+      return t;
+    });
+    const good = tx([address()]);
+    const result = await pool!.scanBlock('sp-w', answer('sp-w', 9, [...bad, good]));
+    const expected = bad.map((t) => {
+      try {
+        scanInputsFromRpc(t.vin);
+      } catch (err) {
+        return { txid: t.txid, error: (err as Error).message };
+      }
+      throw new Error(`scanInputsFromRpc read the broken transaction ${t.txid}`);
+    });
+    expect(result.skipped).toEqual(expected);
+    expect(new Set(expected.map((e) => e.error)).size).toBe(broken.length);
+    expect(result.hits.map((h) => h.txid)).toEqual([good.txid]);
+
+    const output = tx([address()]);
+    output.vout[0]!.scriptPubKey.hex = '5120' + 'zz'.repeat(32);
+    expect((await pool!.scanBlock('sp-o', answer('sp-o', 10, [output]))).skipped).toEqual([
+      { txid: output.txid, error: '"vout[0].scriptPubKey.hex" expected an even-length hex string' },
+    ]);
+  });
+
   it('rejects with a ChainRpcError for a JSON-RPC error, an answer to another call, garbage, or a block without prevouts', async () => {
     open(1);
     const bytes = (value: unknown) => new Uint8Array(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)));

@@ -24,7 +24,7 @@ export {
 } from './inputs';
 export { scanInputsFromRpc, type RpcVin } from './rpc';
 export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
-export { compactSize, readCompactSize, u32le, u64le, concatBytes } from './bytes';
+export { compactSize, readCompactSize, u32le, u64le, concatBytes, hexProblem } from './bytes';
 export { computeTweakData, type TweakData } from './tweak-data';
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan, type PackedScan } from './receiver';
 export { packTransactions, PackedWriter, readPackedTransaction, readPackedTransactions, type PackedTransaction } from './packed';

@@ -1,5 +1,5 @@
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { createReceiver, extractInputPublicKey, parseWitness, scanInputsFromRpc, serializeWitness, type RpcVin } from '../src';
+import { createReceiver, extractInputPublicKey, hexProblem, parseWitness, scanInputsFromRpc, serializeWitness, type RpcVin } from '../src';
 import { loadSecp256k1Backend } from '../src/load-backend';
 import { scanInputFromVectorVin, type VectorVin } from '../src/vectors';
 import { loadCoreBlock, loadOfficialVectors } from './support/helpers';
@@ -76,6 +76,21 @@ describe('scanInputsFromRpc', () => {
     const vin = toRpcVin(vins[0]!);
     vin.txinwitness = ['abc'];
     expect(() => scanInputsFromRpc([vin])).toThrow(/vin\[0\]\.txinwitness\[0\]/);
+  });
+});
+
+describe('hexProblem', () => {
+  it('says what scanInputsFromRpc would throw of a hex field, and nothing of a good one', () => {
+    expect(hexProblem('00'.repeat(32), 'txid', 32)).toBeUndefined();
+    expect(hexProblem('AbCd', 'script')).toBeUndefined();
+    expect(hexProblem('', 'scriptSig')).toBeUndefined();
+    expect(hexProblem('abc', 'w')).toBe('"w" expected an even-length hex string');
+    expect(hexProblem('zz', 'w')).toBe('"w" expected an even-length hex string');
+    expect(hexProblem(7, 'w')).toBe('"w" expected an even-length hex string');
+    expect(hexProblem('00'.repeat(31), 'txid', 32)).toBe('"txid" expected 32 bytes of hex, got 31');
+    const vin = toRpcVin(vins[0]!);
+    vin.txid = 'ab'.repeat(33);
+    expect(() => scanInputsFromRpc([vin])).toThrow(hexProblem(vin.txid, 'vin[0].txid', 32));
   });
 });
 
