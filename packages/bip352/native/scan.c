@@ -584,14 +584,15 @@ typedef struct {
     secp256k1_ge *lifted;
     secp256k1_fe *x, *dd, *ee, *pre;
     size_t *index;
-    unsigned char *state; /* per output: 1 taken; 2 lifted (or known not liftable); 4 not liftable; 8 x(O) == x(T) at this k */
+    unsigned char *state; /* per output: 1 taken; 2 lifted (or known not liftable); 4 not liftable; 8 x(O) == x(T) at this k;
+                             16 its square root waiting in scan_many's queue (2 set already) */
     size_t m, remaining, prelift;
     int one_key;          /* one_key_begin's path: a is the key's image P', t = x^3 + 7, odd = its prefix is 03 */
     int odd;
     secp256k1_fe t;
     secp256k1_ge a;
     secp256k1_scalar s;
-    int lift_outputs;     /* scan_begin's in_run: the caller lifts the outputs (all with state 0) */
+    int lift_outputs;     /* scan_begin's in_run: the caller lifts the outputs (all with state 0) in its lanes */
     /* keys_defer (scan_many, several input keys): the keys (33 bytes each) and the outpoint, read
        again by keys_sum and keys_hash; per key, x^3 + 7, then its power from the run (ky), and
        whether it is no key at all (kbad); the sum when A is left to the run's inversion */
@@ -602,9 +603,10 @@ typedef struct {
     secp256k1_gej acc;
     int a_pending;        /* keys_sum: A is st->acc, waiting for the run's inversion */
     /* scan_many: the lookups of k = 0 prepared (lookup_prepare) and 1 / the product of their E,
-       from the run's inversion */
+       from the run's exponentiations (with the square root of the fold output, x^3 + 7 in k0_u)
+       or else from the run's inversion */
     lookup_plan k0;
-    secp256k1_fe k0_inv;
+    secp256k1_fe k0_inv, k0_u;
     int k0_ready;
     unsigned char ecdh33[33]; /* from scan_shared on: the ECDH point compressed, and t_0's hash */
     unsigned char hash0[32];
@@ -1029,10 +1031,11 @@ static void lookup_finish(const scanner *sc, tx_scan *st, const secp256k1_gej *t
 #define SPEND_FIRST_FROM 16
 
 /* Whether the search at this k goes by the spend keys (x(T + B) against each output) rather than
-   by the outputs, by their costs. */
+   by the outputs, by their costs. The outputs of a transaction whose run lifts them (lift_outputs)
+   count as lifted: their square roots are raised eight at a time with the others of the run. */
 static int search_by_keys(const scanner *sc, const tx_scan *st, size_t remaining) {
     size_t j, unlifted = 0;
-    for (j = 0; j < st->m; j++) if (!(st->state[j] & 3)) unlifted++;
+    if (!st->lift_outputs) for (j = 0; j < st->m; j++) if (!(st->state[j] & 3)) unlifted++;
     return (uint64_t)sc->count * (COST_ADD + remaining * COST_CMP) <= outputs_cost(unlifted, remaining);
 }
 
@@ -1049,7 +1052,7 @@ static int scan_outputs(const scanner *sc, tx_scan *st, uint32_t k_max, const un
     unsigned char hash[32], ser_k[4];
     const unsigned char *ecdh33 = st->ecdh33;
     size_t i, j, found = 0;
-    int result;
+    int result, prepared;
     uint32_t k;
 
     for (k = 0; k < k_max && remaining > 0; k++) {
@@ -1072,8 +1075,10 @@ static int scan_outputs(const scanner *sc, tx_scan *st, uint32_t k_max, const un
         }
         if (k == 0 && t0 != NULL) t = *t0;
         else comb_mul(&t, hash);
+        /* the lookups of k = 0 that scan_many prepared (it chose the search by the outputs) */
+        prepared = k == 0 && st->k0_ready;
 
-        if (search_by_keys(sc, st, remaining)) {
+        if (!prepared && search_by_keys(sc, st, remaining)) {
             /* x(T + B) against every remaining output: B_spend first (an unlabelled match wins),
                then each B_m, keeping the first output in order */
             for (i = 0; i < sc->count; i++) {
@@ -1098,14 +1103,14 @@ static int scan_outputs(const scanner *sc, tx_scan *st, uint32_t k_max, const un
                     }
                 }
             }
-        } else if (remaining >= SPEND_FIRST_FROM && spend_first(sc, &t, x, state, m, &best)) {
+        } else if (!prepared && remaining >= SPEND_FIRST_FROM && spend_first(sc, &t, x, state, m, &best)) {
             /* many outputs (a transaction paying this receiver again and again): an unlabelled
                match wins, and x(T + B_spend) against each output is the cheap test */
             best_label = -1;
         } else {
             lookup_plan plan;
             secp256k1_fe inv;
-            if (k == 0 && st->k0_ready) {
+            if (prepared) {
                 plan = st->k0;
                 inv = st->k0_inv;
             } else {
@@ -1262,7 +1267,7 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
     const secp256k1_fe *with_pow[RUN_MAX];  /* one_key_end's power (pow), raised in the run */
     const secp256k1_fe *with_zinv[RUN_MAX]; /* keys_end's 1 / Z (ecdh_zinv), from the run's inversion */
     secp256k1_gej *with_t0[RUN_MAX]; /* t_0 G, computed for the run (in the lanes) */
-    size_t which[RUN_MAX], i = 0, p, pending, n, c, j, k;
+    size_t which[RUN_MAX], folded[RUN_MAX], i = 0, p, pending, n, f, c, j, k, fold;
     int result;
     pow_queue queue;
     secp256k1_gej t0[RUN_MAX];
@@ -1283,10 +1288,12 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
             for (p = 0; p < pending; p++) free(st[p].block);
             return SCAN_NO_MEMORY;
         }
-        /* the square roots of the keys of those with several, and of the outputs to look up (many labels) */
+        /* the square roots of the keys of those with several, and of the outputs to look up of
+           those with so many outputs that they try x(T + B_spend) first (many labels; the others'
+           outputs are lifted with their lookups at k = 0, below) */
         for (p = 0; p < pending; p++) {
             for (k = 0; k < st[p].nkeys; k++) if (!st[p].kbad[k]) pow_push(&queue, &st[p].ky[k]);
-            if (!st[p].lift_outputs) continue;
+            if (!st[p].lift_outputs || st[p].remaining < SPEND_FIRST_FROM) continue;
             for (j = 0; j < st[p].m; j++) {
                 if (st[p].state[j] & 3) continue;
                 curve_rhs(&st[p].lifted[j].y, &st[p].x[j]);
@@ -1295,7 +1302,7 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
         }
         pow_flush(&queue);
         for (p = 0; p < pending; p++) {
-            if (!st[p].lift_outputs) continue;
+            if (!st[p].lift_outputs || st[p].remaining < SPEND_FIRST_FROM) continue;
             for (j = 0; j < st[p].m; j++) if (!(st[p].state[j] & 3)) lift_output_from(&st[p], j);
         }
         /* A of those with several keys: their sums, one inversion for them all, their hashes */
@@ -1374,18 +1381,55 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
 #endif
         for (c = 0; c < n; c++) comb_mul(&t0[c], hashes[c]);
         for (c = 0; c < n; c++) with_t0[which[c]] = &t0[c];
-        /* with many labels, the lookups at k = 0: prepared here, one inversion for the run (the
-           transactions whose inversion lifts an output, or that try x(T + B_spend) first, do their own) */
-        for (n = 0, p = 0; p < pending; p++) {
+        /* with many labels, the lookups at k = 0 (those that try x(T + B_spend) first do their own):
+           the outputs' square roots in the lanes but one a transaction, whose square root comes
+           with 1 / the product of the transaction's E in one exponentiation (fe_inv_and_sqrt's),
+           raised in the same lanes: no inversion of their own. One inversion for the run, for
+           those whose every output was lifted already. */
+        for (n = 0, f = 0, p = 0; p < pending; p++) {
             tx_scan *tx = &st[p];
             if (with_t0[p] == NULL || search_by_keys(sc, tx, tx->remaining) || tx->remaining >= SPEND_FIRST_FROM) continue;
+            for (fold = SIZE_MAX, j = 0; j < tx->m; j++) {
+                if (tx->state[j] & 3) continue;
+                if (fold == SIZE_MAX) {
+                    fold = j; /* lookup_prepare's fold: the first output not lifted */
+                    continue;
+                }
+                curve_rhs(&tx->lifted[j].y, &tx->x[j]);
+                pow_push(&queue, &tx->lifted[j].y);
+                tx->state[j] |= 2 | 16; /* lookup_prepare reads only x */
+            }
             lookup_prepare(tx, with_t0[p], &tx->k0);
-            if (tx->k0.fold != SIZE_MAX) continue;
             tx->k0_ready = 1;
+            if (tx->k0.fold != SIZE_MAX) {
+                curve_rhs(&tx->k0_u, &tx->x[tx->k0.fold]);
+                inv_sqrt_base(&tx->k0_inv, &tx->pre[tx->k0.count - 1], &tx->k0_u); /* the fold's E is among them: count >= 1 */
+                pow_push(&queue, &tx->k0_inv);
+                folded[f++] = p;
+                continue;
+            }
             secp256k1_fe_set_int(&tx->k0_inv, 1); /* no output to look up: nothing to invert */
             if (tx->k0.count == 0) continue;
             zs[n] = tx->pre[tx->k0.count - 1];
             which[n++] = p;
+        }
+        pow_flush(&queue);
+        for (p = 0; p < pending; p++) {
+            if (!st[p].k0_ready) continue;
+            for (j = 0; j < st[p].m; j++) {
+                if (!(st[p].state[j] & 16)) continue;
+                st[p].state[j] &= ~16;
+                lift_output_from(&st[p], j);
+            }
+        }
+        for (c = 0; c < f; c++) {
+            tx_scan *tx = &st[folded[c]];
+            secp256k1_fe pow_k0 = tx->k0_inv;
+            fold = tx->k0.fold;
+            /* lookup_invert's fold, from the power raised here */
+            if (!inv_sqrt_finish(&tx->k0_inv, &tx->lifted[fold].y, &tx->pre[tx->k0.count - 1], &tx->k0_u, &pow_k0)) tx->state[fold] |= 4;
+            tx->lifted[fold].infinity = 0;
+            tx->state[fold] |= 2;
         }
         fe_inv_many(zinv, zs, n);
         for (c = 0; c < n; c++) st[which[c]].k0_inv = zinv[c];

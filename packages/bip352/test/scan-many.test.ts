@@ -171,6 +171,34 @@ describe('Receiver.scanTransactions', () => {
     for (const tx of several) expect(receiver.scanTransactions([tx])).toEqual(oneByOne(receiver, [tx]));
   });
 
+  it('with 1,000 labels, finds what the noble backend finds where an output is on no point or above p, first or not, alone or beside payments (the run lifts each output with its lookups)', () => {
+    const labels = Array.from({ length: 1000 }, (_, i) => i + 1);
+    const receiver = createReceiver({ scanPriv, spendPub, labels, backend: native });
+    const reference = createReceiver({ scanPriv, spendPub, labels, backend: noble });
+    const aboveP = new Uint8Array(32).fill(0xff);
+    const shapes: Array<(paid: Uint8Array[]) => Uint8Array[]> = [
+      (paid) => [offCurveX(), ...paid], // the first output, whose square root comes with the inversion, on no point
+      (paid) => [...paid, offCurveX()],
+      (paid) => [aboveP, offCurveX(), ...paid],
+      (paid) => [paid[0]!, offCurveX(), ...paid.slice(1), xonly(key())],
+      () => [offCurveX()], // one output, on no point
+      () => [offCurveX(), offCurveX()],
+      (paid) => paid.slice(0, 1), // one output, paying
+    ];
+    const txs: TransactionToScan[] = [];
+    for (let i = 0; i < 24; i++) {
+      const inputs = i % 3 === 0 ? [p2trSpend(), p2wpkhSpend()] : [i % 2 === 0 ? p2trSpend() : p2wpkhSpend()];
+      const recipients = [labeled(labels[i % 7]!), address, labeled(999)].slice(0, 1 + (i % 3));
+      const paid = [...createSilentPaymentOutputs(inputs, recipients).values()].flat();
+      const xs = shapes[i % shapes.length]!(paid);
+      txs.push({ inputs, outputs: xs.map((x, index) => ({ index, script: p2tr(x) })) });
+    }
+    const expected = oneByOne(reference, txs);
+    expect(expected.filter((f) => Array.isArray(f) && f.length > 0)).toHaveLength(18);
+    for (const count of [1, 3, 8, 24]) expect(receiver.scanTransactions(txs.slice(0, count))).toEqual(expected.slice(0, count));
+    expect(oneByOne(receiver, txs)).toEqual(expected);
+  });
+
   it('answers the same on a backend without a transaction scanner (one by one)', () => {
     const txs = transactions(9, [1]);
     const receiver = createReceiver({ scanPriv, spendPub, labels: [1], backend: noble });
@@ -240,7 +268,7 @@ describe('the 8-lane multiplication (AVX-512 IFMA)', () => {
   it.each([
     ['one label (the search by the spend keys)', [1]],
     [
-      '1,000 labels (the search by the outputs: their lifts and the k = 0 inversion shared by the run, one by one without lanes)',
+      '1,000 labels (the search by the outputs: its lifts and its k = 0 inversions in the exponentiations of the run, one by one without lanes)',
       Array.from({ length: 1000 }, (_, i) => i + 1),
     ],
   ])('is turned off by BIP352_SCAN_LANES=0, and the answers stay the same: %s', (_name, labels) => {
