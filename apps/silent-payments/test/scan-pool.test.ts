@@ -200,7 +200,7 @@ describe('scan pool (worker threads)', () => {
     expect(result.hits.map((h) => h.txid)).toEqual([good.txid]);
   });
 
-  it('words a transaction it cannot read as scanInputsFromRpc does on the scanner\'s own thread (SCAN_WORKERS=0), and still scans the rest', async () => {
+  it("words a transaction it cannot read as scanInputsFromRpc does on the scanner's own thread (SCAN_WORKERS=0), and still scans the rest", async () => {
     open(1);
     const input = (t: RpcTransaction) => t.vin[0]!;
     const broken: Array<(t: RpcTransaction) => void> = [
