@@ -91,14 +91,16 @@ export function defaultScanWorkers(): number {
 //   transferable buffer: about 300 bytes a transaction instead of the ~2.6 KB of its JSON.
 //   `@repo/bip352`'s packBlockAnswer reads the bytes natively (no string of the body, no object
 //   graph to collect); an answer it does not handle (an error, anything unexpected) goes through
-//   parseBlock below: JSON.parse, the hex fields decoded by Buffer's native decoder. The two give
-//   the same result (test/block-answer.test.ts).
+//   parseBlock below: JSON.parse, then each transaction read by scanInputsFromRpc and
+//   scanOutputsFromRpc, as the scanner reads it on its own thread (the same skips, in the same
+//   words), and packed by PackedWriter.transaction. The two give the same result
+//   (test/block-answer.test.ts, test/scan-pool.test.ts).
 // - `scan`: a run of packed transactions, so every worker can take a share of one block (the last
 //   block of a catch-up is then scanned by all of them at once), given to the receiver's
 //   scanPacked as they are: with the native backend their inputs are read in C, no object per
 //   input (`@repo/bip352` README, "Scanning packed transactions").
 // Packed transaction (`@repo/bip352`'s format, its src/packed.ts; parseBlock writes it with the
-// package's PackedWriter, the JavaScript writer behind packTransactions):
+// package's PackedWriter.transaction, the JavaScript writer behind packTransactions):
 // txid (32) · inputs (u32) · outputs (u32) · per input: txid (32), vout (u32), scriptSig, witness
 // items (u32 count, then each), prevout script · per taproot output: n (u32), value in BTC (f64),
 // script (34); each byte string as its length (u32) then its bytes.
@@ -115,40 +117,6 @@ const garbage = (message) => ({ failure: { kind: 'garbage', message } });
 
 // the packed form of the transactions parseBlock reads (the JavaScript writer of the format)
 const packed = new bip352.PackedWriter(1 << 20);
-/**
- * Packs one transaction; when it cannot be (the transaction cannot pay us), the reason in the
- * words of scanInputsFromRpc, which the scanner uses on its own thread (SCAN_WORKERS=0).
- */
-function pack(tx, outputs) {
-  if (!packed.hexFixed(tx.txid, 32)) return bip352.hexProblem(tx.txid, 'txid', 32);
-  packed.u32(tx.vin.length);
-  packed.u32(outputs.length);
-  for (let i = 0; i < tx.vin.length; i++) {
-    const v = tx.vin[i];
-    const where = 'vin[' + i + ']';
-    if (typeof v.txid !== 'string' || typeof v.vout !== 'number') return where + ': expected txid and vout';
-    const spk = v.prevout && v.prevout.scriptPubKey ? v.prevout.scriptPubKey.hex : undefined;
-    if (typeof spk !== 'string') return where + ': no prevout.scriptPubKey.hex (use getblock verbosity 3 or getrawtransaction verbosity 2)';
-    const witness = v.txinwitness == null ? [] : v.txinwitness;
-    if (!Array.isArray(witness)) return where + '.txinwitness expected an array of hex strings';
-    if (!packed.hexFixed(v.txid, 32)) return bip352.hexProblem(v.txid, where + '.txid', 32);
-    packed.u32(v.vout);
-    const scriptSig = v.scriptSig ? v.scriptSig.hex : '';
-    if (!packed.hexString(scriptSig)) return bip352.hexProblem(scriptSig, where + '.scriptSig.hex');
-    packed.u32(witness.length);
-    for (let j = 0; j < witness.length; j++) {
-      if (!packed.hexString(witness[j])) return bip352.hexProblem(witness[j], where + '.txinwitness[' + j + ']');
-    }
-    if (!packed.hexString(spk)) return bip352.hexProblem(spk, where + '.prevout.scriptPubKey.hex');
-  }
-  for (const o of outputs) {
-    packed.u32(o.n);
-    packed.f64(o.value);
-    const script = o.scriptPubKey.hex;
-    if (!packed.hexFixed(script, 34)) return bip352.hexProblem(script, 'vout[' + o.n + '].scriptPubKey.hex', 34);
-  }
-  return undefined;
-}
 
 function parseBlock(text, rpcId) {
   let envelope;
@@ -177,22 +145,21 @@ function parseBlock(text, rpcId) {
   for (const tx of block.tx) {
     const vin = tx.vin;
     for (const v of vin) if (typeof v.txid === 'string' && typeof v.vout === 'number') spends.push(v.txid + ':' + v.vout, tx.txid);
-    // OP_1 OP_PUSHBYTES_32 <32 bytes> (BIP-341): only taproot outputs can be silent payments.
-    let outputs;
-    for (const o of tx.vout) {
-      const hex = o.scriptPubKey.hex;
-      if (hex.length === 68 && hex.startsWith('5120')) (outputs ??= []).push(o);
-    }
-    if (outputs === undefined || vin.length === 0 || typeof vin[0].coinbase === 'string') continue;
+    if (!tx.vout.some((o) => bip352.isP2trHex(o.scriptPubKey.hex)) || vin.length === 0 || typeof vin[0].coinbase === 'string') continue;
     if (vin.some((v) => v.prevout === undefined)) {
       return garbage('transaction ' + tx.txid + ' comes without prevouts: the node must support getblock verbosity 3 (Bitcoin Core 25 or later)');
     }
+    // read as the scanner reads it on its own thread (SCAN_WORKERS=0): a transaction that cannot
+    // be read cannot pay us, and is skipped in the same words
     const start = packed.length;
-    const refused = pack(tx, outputs);
-    if (refused === undefined) offsets.push(start);
-    else {
+    try {
+      const inputs = bip352.scanInputsFromRpc(vin);
+      const { outputs, values } = bip352.scanOutputsFromRpc(tx.vout);
+      packed.transaction({ txid: tx.txid, inputs, outputs, values });
+      offsets.push(start);
+    } catch (err) {
       packed.rewind(start);
-      skipped.push({ txid: tx.txid, error: refused });
+      skipped.push({ txid: tx.txid, error: String(err && err.message) });
     }
   }
   const jobs = packed.take();

@@ -1,5 +1,13 @@
 import { RpcError } from '@repo/errors';
-import { hexProblem, scanInputsFromRpc, type FoundOutput, type RpcVin, type ScanInput, type ScanOutput } from '@repo/bip352';
+import {
+  isP2trHex,
+  scanInputsFromRpc,
+  scanOutputsFromRpc,
+  type FoundOutput,
+  type RpcVin,
+  type ScanInput,
+  type ScanOutput,
+} from '@repo/bip352';
 import { backoff, type Logger } from '@repo/service';
 import type { AddressBook } from './address-book';
 import { btcToSats, satsToBtc } from './amount';
@@ -130,11 +138,6 @@ function wakeableDelay(ms: number, setWake: (wake: (() => void) | undefined) => 
   });
 }
 
-function isP2trHex(hex: string): boolean {
-  // OP_1 OP_PUSHBYTES_32 <32 bytes> (BIP-341); only taproot outputs can be silent payments.
-  return hex.length === 68 && hex.startsWith('5120');
-}
-
 /**
  * Creates the scanner: follows the node's best chain with `getblock <hash> 3` from the start
  * height, stores each block's payments with the block hash and the new height in one SQLite
@@ -262,21 +265,17 @@ export function createScanner(options: ScannerOptions): Scanner {
     return height;
   }
 
-  /** The taproot outputs of a transaction that can pay us, or undefined when it cannot (coinbase, none). */
-  function taprootOutputs(tx: RpcTransaction): Array<[number, string]> | undefined {
-    let outs: Array<[number, string]> | undefined;
-    for (const out of tx.vout) {
-      const hex = out.scriptPubKey.hex;
-      if (isP2trHex(hex)) (outs ??= []).push([out.n, hex]);
-    }
-    if (outs === undefined || tx.vin.length === 0 || typeof tx.vin[0]?.coinbase === 'string') return undefined;
+  /** Whether `tx` can pay us: a taproot output and inputs that are not a coinbase; a block without prevouts is garbage. */
+  function canPayUs(tx: RpcTransaction): boolean {
+    if (!tx.vout.some((out) => isP2trHex(out.scriptPubKey.hex)) || tx.vin.length === 0 || typeof tx.vin[0]?.coinbase === 'string')
+      return false;
     if (tx.vin.some((vin) => vin.prevout === undefined)) {
       throw new ChainRpcError(
         'garbage',
         `transaction ${tx.txid} comes without prevouts: the node must support getblock verbosity 3 (Bitcoin Core 25 or later)`,
       );
     }
-    return outs;
+    return true;
   }
 
   /** The payments of what the receiver found in transaction `txid`; `values`: the amount (BTC) of each output found. */
@@ -305,21 +304,12 @@ export function createScanner(options: ScannerOptions): Scanner {
 
   /** What the receiver needs of `tx`: its inputs and taproot outputs; undefined when it cannot pay us; an error: the library refused its inputs. */
   function scanInputOf(tx: RpcTransaction): { inputs: ScanInput[]; outputs: ScanOutput[] } | { error: string } | undefined {
-    const outs = taprootOutputs(tx);
-    if (outs === undefined) return undefined;
-    let inputs;
+    if (!canPayUs(tx)) return undefined;
     try {
-      inputs = scanInputsFromRpc(tx.vin);
+      return { inputs: scanInputsFromRpc(tx.vin), outputs: scanOutputsFromRpc(tx.vout).outputs };
     } catch (err) {
       return { error: (err as Error).message };
     }
-    const outputs: ScanOutput[] = [];
-    for (const [index, hex] of outs) {
-      const problem = hexProblem(hex, `vout[${index}].scriptPubKey.hex`, 34);
-      if (problem !== undefined) return { error: problem };
-      outputs.push({ index, script: Buffer.from(hex, 'hex') });
-    }
-    return { inputs, outputs };
   }
 
   /** The value (BTC) of each output found in `tx`. */

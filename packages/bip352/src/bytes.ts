@@ -129,22 +129,14 @@ export function bigIntTo32(n: bigint): Uint8Array {
   return hexToBytes(n.toString(16).padStart(64, '0'));
 }
 
-/**
- * What is wrong with `value` as the hex field `name` (of `length` bytes when given), in the words
- * of parseHex's TypeError; undefined when nothing is. For readers that decode hex by other means
- * (the silent-payment service's scan workers) and must refuse a field as parseHex would.
- */
-export function hexProblem(value: unknown, name: string, length?: number): string | undefined {
-  if (typeof value !== 'string' || value.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(value)) {
-    return `"${name}" expected an even-length hex string`;
-  }
-  if (length !== undefined && value.length !== 2 * length) return `"${name}" expected ${length} bytes of hex, got ${value.length / 2}`;
-  return undefined;
-}
-
 /** Hex string check and decoding with the argument named in the error. */
 export function parseHex(value: unknown, name: string, length?: number): Uint8Array {
-  const problem = hexProblem(value, name, length);
-  if (problem !== undefined) throw new TypeError(problem);
-  return hexToBytes(value as string);
+  if (typeof value !== 'string' || value.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(value)) {
+    throw new TypeError(`"${name}" expected an even-length hex string`);
+  }
+  const bytes = hexToBytes(value);
+  if (length !== undefined && bytes.length !== length) {
+    throw new TypeError(`"${name}" expected ${length} bytes of hex, got ${bytes.length}`);
+  }
+  return bytes;
 }

@@ -22,9 +22,9 @@ export {
   type ScanInput,
   type ScanOutput,
 } from './inputs';
-export { scanInputsFromRpc, type RpcVin } from './rpc';
+export { isP2trHex, scanInputsFromRpc, scanOutputsFromRpc, type RpcVin, type RpcVout } from './rpc';
 export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
-export { compactSize, readCompactSize, u32le, u64le, concatBytes, hexProblem } from './bytes';
+export { compactSize, readCompactSize, u32le, u64le, concatBytes } from './bytes';
 export { computeTweakData, type TweakData } from './tweak-data';
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan, type PackedScan } from './receiver';
 export { packTransactions, PackedWriter, readPackedTransaction, readPackedTransactions, type PackedTransaction } from './packed';

@@ -167,6 +167,37 @@ export class PackedWriter {
     this.#at += b.length;
   }
 
+  /**
+   * One transaction from its scan inputs as objects (packTransactions' unit). Output scripts
+   * must be 34 bytes (the format's).
+   * @throws {TypeError} on a txid that is not 64 hex characters or an output script of another
+   *   size; what was written of the transaction stays, for the caller to {@link rewind}.
+   */
+  transaction(tx: PackedTransaction): void {
+    this.#txid(tx.txid, 'txid');
+    this.u32(tx.inputs.length);
+    this.u32(tx.outputs.length);
+    for (const input of tx.inputs) {
+      this.#txid(input.txid, 'input txid');
+      this.u32(input.vout);
+      this.bytes(input.scriptSig);
+      this.u32(input.witness.length);
+      for (const item of input.witness) this.bytes(item);
+      this.bytes(input.prevoutScript);
+    }
+    tx.outputs.forEach((output, i) => {
+      if (output.script.length !== 34) throw new TypeError('outputs: packed scripts are 34 bytes');
+      this.u32(output.index);
+      this.f64(tx.values[i] ?? 0);
+      this.raw(output.script);
+    });
+  }
+
+  // hexFixed refuses anything but 64 characters that all decode (Buffer stops at the first that does not)
+  #txid(hex: string, what: string): void {
+    if (!this.hexFixed(hex, 32)) throw new TypeError(`${what} expected 64 hex characters`);
+  }
+
   /** What was written, in a buffer of its own (transferable); the writer starts again empty. */
   take(): Uint8Array {
     const packed = new Uint8Array(new ArrayBuffer(this.#at));
@@ -183,28 +214,6 @@ export class PackedWriter {
  */
 export function packTransactions(txs: readonly PackedTransaction[]): Uint8Array {
   const w = new PackedWriter();
-  // hexFixed refuses anything but 64 characters that all decode (Buffer stops at the first that does not)
-  const hex32 = (hex: string, what: string) => {
-    if (!w.hexFixed(hex, 32)) throw new TypeError(`${what} expected 64 hex characters`);
-  };
-  for (const tx of txs) {
-    hex32(tx.txid, 'txid');
-    w.u32(tx.inputs.length);
-    w.u32(tx.outputs.length);
-    for (const input of tx.inputs) {
-      hex32(input.txid, 'input txid');
-      w.u32(input.vout);
-      w.bytes(input.scriptSig);
-      w.u32(input.witness.length);
-      for (const item of input.witness) w.bytes(item);
-      w.bytes(input.prevoutScript);
-    }
-    tx.outputs.forEach((output, i) => {
-      if (output.script.length !== 34) throw new TypeError('outputs: packed scripts are 34 bytes');
-      w.u32(output.index);
-      w.f64(tx.values[i] ?? 0);
-      w.raw(output.script);
-    });
-  }
+  for (const tx of txs) w.transaction(tx);
   return w.take();
 }

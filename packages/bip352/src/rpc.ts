@@ -1,5 +1,5 @@
 import { parseHex } from './bytes';
-import type { ScanInput } from './inputs';
+import type { ScanInput, ScanOutput } from './inputs';
 
 /**
  * One `vin` entry of Bitcoin Core's `getblock` (verbosity 3) or `getrawtransaction` (verbosity
@@ -45,4 +45,35 @@ export function scanInputsFromRpc(vin: readonly RpcVin[]): ScanInput[] {
       prevoutScript: parseHex(spk, `${where}.prevout.scriptPubKey.hex`),
     };
   });
+}
+
+/** One `vout` entry of Bitcoin Core's `getblock` / `getrawtransaction` (verbose): the fields read here. */
+export interface RpcVout {
+  n: number;
+  value: number;
+  scriptPubKey: { hex: string; [field: string]: unknown };
+  [field: string]: unknown;
+}
+
+/** Whether a scriptPubKey in hex looks like P2TR (OP_1 OP_PUSHBYTES_32 <32 bytes>, BIP-341); its hex is checked by scanOutputsFromRpc. */
+export function isP2trHex(hex: unknown): boolean {
+  return typeof hex === 'string' && hex.length === 68 && hex.startsWith('5120');
+}
+
+/**
+ * The taproot outputs of Core's `vout` array (only they can be silent payments) as scan outputs,
+ * with the value (BTC) of each in `values`; the other outputs are left out ([] when none).
+ * @throws {TypeError} when a taproot output's script is not hex; the message names the output.
+ */
+export function scanOutputsFromRpc(vout: readonly RpcVout[]): { outputs: ScanOutput[]; values: number[] } {
+  if (!Array.isArray(vout)) throw new TypeError('"vout" expected an array');
+  const outputs: ScanOutput[] = [];
+  const values: number[] = [];
+  for (const o of vout) {
+    const hex = o?.scriptPubKey?.hex;
+    if (!isP2trHex(hex)) continue;
+    outputs.push({ index: o.n, script: parseHex(hex, `vout[${o.n}].scriptPubKey.hex`, 34) });
+    values.push(o.value);
+  }
+  return { outputs, values };
 }

@@ -10,6 +10,6 @@ export { packTransactions, PackedWriter, readPackedTransaction, readPackedTransa
 export { loadSecp256k1Backend, DEFAULT_BACKEND } from './load-backend';
 export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
 export { SilentPaymentError, type SilentPaymentErrorCode } from './errors';
-export { hexProblem } from './bytes';
+export { isP2trHex, scanInputsFromRpc, scanOutputsFromRpc, type RpcVin, type RpcVout } from './rpc';
 export type { ScanInput, ScanOutput } from './inputs';
 export { isBackendName, BACKEND_NAMES, type BackendName } from './backend';

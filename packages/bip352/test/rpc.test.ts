@@ -1,5 +1,13 @@
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { createReceiver, extractInputPublicKey, hexProblem, parseWitness, scanInputsFromRpc, serializeWitness, type RpcVin } from '../src';
+import {
+  createReceiver,
+  extractInputPublicKey,
+  parseWitness,
+  scanInputsFromRpc,
+  scanOutputsFromRpc,
+  serializeWitness,
+  type RpcVin,
+} from '../src';
 import { loadSecp256k1Backend } from '../src/load-backend';
 import { scanInputFromVectorVin, type VectorVin } from '../src/vectors';
 import { loadCoreBlock, loadOfficialVectors } from './support/helpers';
@@ -79,18 +87,26 @@ describe('scanInputsFromRpc', () => {
   });
 });
 
-describe('hexProblem', () => {
-  it('says what scanInputsFromRpc would throw of a hex field, and nothing of a good one', () => {
-    expect(hexProblem('00'.repeat(32), 'txid', 32)).toBeUndefined();
-    expect(hexProblem('AbCd', 'script')).toBeUndefined();
-    expect(hexProblem('', 'scriptSig')).toBeUndefined();
-    expect(hexProblem('abc', 'w')).toBe('"w" expected an even-length hex string');
-    expect(hexProblem('zz', 'w')).toBe('"w" expected an even-length hex string');
-    expect(hexProblem(7, 'w')).toBe('"w" expected an even-length hex string');
-    expect(hexProblem('00'.repeat(31), 'txid', 32)).toBe('"txid" expected 32 bytes of hex, got 31');
-    const vin = toRpcVin(vins[0]!);
-    vin.txid = 'ab'.repeat(33);
-    expect(() => scanInputsFromRpc([vin])).toThrow(hexProblem(vin.txid, 'vin[0].txid', 32));
+describe('scanOutputsFromRpc', () => {
+  it('keeps the taproot outputs with their index and value, and names an output whose script is not hex', () => {
+    const x = 'ab'.repeat(32);
+    const vout = [
+      { n: 0, value: 0.5, scriptPubKey: { hex: '0014' + '00'.repeat(20) } }, // P2WPKH: not a candidate
+      { n: 1, value: 0.25, scriptPubKey: { hex: '5120' + x } },
+      { n: 2, value: 1, scriptPubKey: { hex: '6a0100' } },
+      { n: 3, value: 2, scriptPubKey: { hex: '5120' + x.toUpperCase() } },
+    ];
+    const { outputs, values } = scanOutputsFromRpc(vout);
+    expect(outputs.map((o) => [o.index, bytesToHex(o.script)])).toEqual([
+      [1, '5120' + x],
+      [3, '5120' + x],
+    ]);
+    expect(values).toEqual([0.25, 2]);
+    expect(scanOutputsFromRpc(vout.slice(0, 1))).toEqual({ outputs: [], values: [] });
+    expect(() => scanOutputsFromRpc([...vout, { n: 4, value: 1, scriptPubKey: { hex: '5120' + 'zz'.repeat(32) } }])).toThrow(
+      new TypeError('"vout[4].scriptPubKey.hex" expected an even-length hex string'),
+    );
+    expect(() => scanOutputsFromRpc('no' as unknown as [])).toThrow(TypeError);
   });
 });
 
