@@ -52,9 +52,9 @@ export class FastResponse {
   }
 
   /**
-   * Writes the answer, once: `headers` a flat name/value list (no `Date`, `Connection` or
-   * `Keep-Alive`: added as `node:http` adds them), `body` with its Content-Length among
-   * `headers` (none for 204).
+   * Writes the answer, once: `headers` a flat name/value list (no `Date` or `Connection`: the
+   * front end adds `Date` as `node:http` does, and `Connection: close` when the connection ends
+   * after it), `body` with its Content-Length among `headers` (none for 204).
    */
   answer(status: number, headers: readonly string[], body: string | Buffer): void {
     if (this.#answered) return;
@@ -80,6 +80,8 @@ export interface FastFrontStats {
 const HEAD_END = Buffer.from('\r\n\r\n');
 /** Answers with a body up to this long are written as one latin1 string (below Node's 16 KiB for a write from the stack). */
 const SHORT_BODY = 8 * 1024;
+/** Keep-alive timeouts below this are sent to the client as a `Keep-Alive: timeout=` hint (see keptHeadEnd). */
+const HINTED_KEEP_ALIVE_MS = 5_000;
 /** Bytes of pipelined requests kept while one is answered; past it the connection stops being read until then. */
 const MAX_PENDING = 64 * 1024;
 
@@ -241,7 +243,7 @@ export function installFastFront(
     let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
     for (let i = 0; i + 1 < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`;
     head += `Date: ${httpDate()}\r\n`;
-    head += close ? 'Connection: close\r\n\r\n' : keepAliveHeaders();
+    head += close ? 'Connection: close\r\n\r\n' : keptHeadEnd();
     if (typeof body === 'string') socket.write(head + body);
     // A short body's bytes as latin1 text (one character a byte: written back as the same bytes),
     // in one string with the head: Node writes a short string from the stack, with no buffer made.
@@ -263,20 +265,26 @@ export function installFastFront(
     return true;
   }
 
-  /** The keep-alive timeout the last lines of {@link keepAliveHeaders} were made for. */
+  /** The keep-alive timeout the end of head of {@link keptHeadEnd} was made for. */
   let keepAliveFor: number | undefined;
-  let keepAliveLines = '';
-  /** As node:http writes them: `Keep-Alive` only with a keep-alive timeout (made again only when the server's changes). */
-  function keepAliveHeaders(): string {
+  let keptEnd = '\r\n';
+  /**
+   * The end of the head of an answer whose connection stays open: no `Connection` line, as
+   * Bitcoin Core writes its own (the front end serves HTTP/1.1 only, whose connections persist
+   * unless one side says close: RFC 9112, section 9.3), and a `Keep-Alive: timeout=` hint only
+   * when the server's keep-alive timeout is shorter than what clients assume without one
+   * (undici, Node's `fetch`: 4 s idle, then 1 s of margin), so that none of them sends on a
+   * connection the proxy has closed. The proxy's own (30 s, as Core's -rpcservertimeout) needs
+   * none. Each header line costs every client a parse (docs/performance/rpc-proxy.md,
+   * "Twenty-fourth round"). Made again only when the server's timeout changes.
+   */
+  function keptHeadEnd(): string {
     const timeout = server.keepAliveTimeout;
     if (timeout !== keepAliveFor) {
       keepAliveFor = timeout;
-      keepAliveLines =
-        timeout > 0
-          ? `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(timeout / 1000)}\r\n\r\n`
-          : 'Connection: keep-alive\r\n\r\n';
+      keptEnd = timeout > 0 && timeout < HINTED_KEEP_ALIVE_MS ? `Keep-Alive: timeout=${Math.floor(timeout / 1000)}\r\n\r\n` : '\r\n';
     }
-    return keepAliveLines;
+    return keptEnd;
   }
 
   /** Node's deadlines for the front end's idle connections: the headers deadline before the first request, then the keep-alive's. */

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { createSilentLogger, listen } from '@repo/service';
 import {
@@ -86,7 +86,7 @@ describe('rpc-proxy front end', () => {
     await h.close();
   });
 
-  it('answers calls on a kept-alive connection itself, with the headers node:http writes', async () => {
+  it("answers calls on a kept-alive connection itself, with Bitcoin Core's headers and the request id", async () => {
     await start();
     expect(h.app.front).toEqual({ served: 0, handedOff: 0 });
     const c = client();
@@ -101,14 +101,56 @@ describe('rpc-proxy front end', () => {
       expect(header(head, 'content-length')).toBe(String(Buffer.byteLength(text)));
       expect(header(head, 'x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
       expect(new Date(header(head, 'date') as string).getTime()).toBeGreaterThan(Date.now() - 60_000);
-      expect(header(head, 'connection')).toBe('keep-alive');
-      expect(header(head, 'keep-alive')).toBe('timeout=30');
+      // As Core's answers: no Connection or Keep-Alive line on a connection that stays open (HTTP/1.1's default).
+      expect(header(head, 'connection')).toBeUndefined();
+      expect(header(head, 'keep-alive')).toBeUndefined();
     }
     expect(h.app.front).toEqual({ served: 3, handedOff: 0 });
     // and says so in /metrics (the scrape itself goes to node:http on a connection of its own)
     const metrics = await (await fetch(`${h.url}/metrics`)).text();
     expect(metrics).toMatch(/^rpc_proxy_front_served_total 3$/m);
     expect(metrics).toMatch(/^rpc_proxy_front_handed_off_total 1$/m);
+  });
+
+  it("keeps real HTTP/1.1 clients' connections without those lines: Node's http.Agent and fetch (undici) send each call on one", async () => {
+    await start();
+    let connections = 0;
+    h.app.servers.http.on('connection', () => connections++);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const viaAgent = (id: number) =>
+      new Promise<{ text: string; reused: boolean }>((resolve, reject) => {
+        const req = httpRequest(
+          h.url,
+          { method: 'POST', agent, headers: { authorization: AUTH, 'content-type': 'application/json' } },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve({ text, reused: req.reusedSocket }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body(id));
+      });
+    try {
+      const answers = [];
+      for (let id = 1; id <= 3; id++) answers.push(await viaAgent(id));
+      expect(answers).toEqual([1, 2, 3].map((id) => ({ text: `{"result":101,"error":null,"id":${id}}\n`, reused: id > 1 })));
+    } finally {
+      agent.destroy();
+    }
+    for (let id = 4; id <= 6; id++) {
+      const res = await fetch(h.url, {
+        method: 'POST',
+        headers: { authorization: AUTH, 'content-type': 'application/json' },
+        body: body(id),
+      });
+      expect(await res.text()).toBe(`{"result":101,"error":null,"id":${id}}\n`);
+      // undici gives the connection back to its pool a moment after the body has been read.
+      await pause(20);
+    }
+    expect(connections).toBe(2);
+    expect(h.app.front).toEqual({ served: 6, handedOff: 0 });
   });
 
   it("writes the node's bytes as they are, short answers (one string with the head) and long ones (one buffer)", async () => {
