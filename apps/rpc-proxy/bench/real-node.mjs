@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
-import { processCpuMicros } from '@repo/metrics';
+import { processCpuMicros, processCpuTimes } from '@repo/metrics';
 import { bitcoindVersion, findBitcoind, startRegtestNode, createFundedWallet } from '@repo/regtest';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -78,6 +78,7 @@ async function run(url, path, authorization, bodyFor, pids, duration = DURATION)
   let n = 0;
   if (pids.length > 0) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
   const before = pids.map(processCpuMicros);
+  const timesBefore = processCpuTimes(pids[0]);
   const clientBefore = process.cpuUsage();
   const result = await autocannon({
     url,
@@ -103,9 +104,17 @@ async function run(url, path, authorization, bodyFor, pids, duration = DURATION)
     p50: result.latency.p50,
     p99: result.latency.p99,
     cpu: pids.map((p, i) => (processCpuMicros(p) - before[i]) / result.requests.total),
+    // The first process's CPU a request split: its own code (user) and the kernel's for it (system).
+    split: splitOf(processCpuTimes(pids[0]), timesBefore, result.requests.total),
     client: (client.user + client.system) / result.requests.total,
   };
 }
+
+/** User and system µs a request between two readings of processCpuTimes. */
+const splitOf = (after, before, requests) => ({
+  user: (after.user - before.user) / requests,
+  system: (after.system - before.system) / requests,
+});
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const f = (v) => (Number.isNaN(v) ? '–' : (Math.round(v * 10) / 10).toString());
@@ -247,6 +256,25 @@ try {
           `\nA/B, ${name}: this build against BENCH_COMPARE_DIST, paired by round: proxy CPU ${cell(proxied.map((p, i) => (p.cpu[0] / compared[i].cpu[0]) * 100))} %, throughput ${cell(proxied.map((p, i) => (p.rps / compared[i].rps) * 100))} % (medians of the ${proxied.length} rounds' ratios, range).`,
       ),
     '',
+    "Where a server's CPU a request goes, Core rows (medians, µs): user, its own code; system, the kernel's work for it (system calls, the",
+    "loopback's TCP, waking its peers). The node's is its CPU a call direct; the others' are the server's, not the node's.",
+    '',
+    '| call | server | user µs/req | system µs/req |',
+    '|---|---|---:|---:|',
+    ...rows
+      .filter(({ backend }) => backend === 'Core')
+      .flatMap(({ name, direct, proxied, compared, references }) =>
+        [
+          ['Bitcoin Core, direct', direct],
+          ['proxy', proxied],
+          ...(compared.length > 0 ? [['proxy, BENCH_COMPARE_DIST', compared]] : []),
+          ...references.map(({ label, runs }) => [label, runs]),
+        ].map(
+          ([label, runs], i) =>
+            `| ${i === 0 ? name : ''} | ${label} | ${cell(runs.map((x) => x.split.user))} | ${cell(runs.map((x) => x.split.system))} |`,
+        ),
+      ),
+    '',
     'Target (issue 20): through the proxy ≥ 85 % of direct throughput, ≤ 1 ms added p50, for calls it cannot merge.',
     'Ratios pair each proxy run with the direct run just before it; autocannon, the proxy and the node share the cores.',
     '"all CPU" adds the client\'s (autocannon, this process), the proxy\'s and the backend\'s CPU per request; "of direct, CPU-bound"',
@@ -262,15 +290,15 @@ try {
           '',
           'The HTTP exchange alone (the same client and calls; the server reads each body and writes a fixed answer):',
           '',
-          '| server | req/s | server CPU µs/req | client CPU µs/req |',
-          '|---|---:|---:|---:|',
+          '| server | req/s | server CPU µs/req | user | system | client CPU µs/req |',
+          '|---|---:|---:|---:|---:|---:|',
           ...[
             ['node:http (what the forwarder is built on, and the proxy for what its front end leaves)', floor[0]],
             ["the proxy's front end (src/fast-front.ts: each whole call read and answered without node:http's streams)", floor[1]],
             ['bare sockets (finds the head and Content-Length, nothing else)', floor[2]],
           ].map(
             ([label, runs]) =>
-              `| ${label} | ${cell(col(runs, 'rps'))} | ${cell(runs.map((x) => x.cpu[0]))} | ${cell(col(runs, 'client'))} |`,
+              `| ${label} | ${cell(col(runs, 'rps'))} | ${cell(runs.map((x) => x.cpu[0]))} | ${cell(runs.map((x) => x.split.user))} | ${cell(runs.map((x) => x.split.system))} | ${cell(col(runs, 'client'))} |`,
           ),
         ]
       : []),

@@ -21,7 +21,7 @@ import {
 } from './series';
 
 export { Counter, Gauge, Histogram, Registry };
-export { processCpuMicros, threadCpuMicros } from './process-cpu';
+export { processCpuMicros, processCpuTimes, threadCpuMicros, type CpuTimes } from './process-cpu';
 export * from './series';
 
 /** Seconds buckets for HTTP requests: 1 ms to 10 s. */

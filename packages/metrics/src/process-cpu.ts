@@ -9,19 +9,42 @@ const TICKS_PER_SECOND = 100;
  * process, no pid). The benchmarks measure the processes they run with it: a server, bitcoind.
  */
 export function processCpuMicros(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
+  const { user, system } = processCpuTimes(pid);
+  return user + system;
+}
+
+/** A process's or thread's CPU time so far, µs: in its own code (user) and in the kernel for it (system). */
+export interface CpuTimes {
+  user: number;
+  system: number;
+}
+
+/**
+ * The CPU time process `pid` has used so far, split into user and system time (µs), every
+ * thread included, from `/proc/<pid>/stat`; NaN for both where it cannot be read. The rpc-proxy's
+ * bench tells with it whether a server's cost a call is its own code or the kernel's (system
+ * calls, the loopback's TCP, waking its peers).
+ */
+export function processCpuTimes(pid: number | undefined): CpuTimes {
+  if (pid === undefined) return { user: Number.NaN, system: Number.NaN };
   try {
-    return cpuMicrosOf(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return cpuTimesOf(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, system: Number.NaN };
   }
 }
 
-/** utime + stime (fields 14 and 15) of a `stat` file, in µs. */
-function cpuMicrosOf(stat: string): number {
+/** utime and stime (fields 14 and 15) of a `stat` file, in µs. */
+function cpuTimesOf(stat: string): CpuTimes {
   // The command name, field 2, is in parentheses and may itself hold ") ": count from the last one.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_SECOND;
+  return { user: (Number(fields[11]) * 1e6) / TICKS_PER_SECOND, system: (Number(fields[12]) * 1e6) / TICKS_PER_SECOND };
+}
+
+/** utime + stime of a `stat` file, in µs. */
+function cpuMicrosOf(stat: string): number {
+  const { user, system } = cpuTimesOf(stat);
+  return user + system;
 }
 
 /**

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, symlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { processCpuMicros, threadCpuMicros } from '../src';
+import { processCpuMicros, processCpuTimes, threadCpuMicros } from '../src';
 
 /** Spins until this process has used `micros` more CPU time. */
 function busyFor(micros: number): void {
@@ -50,6 +50,37 @@ describe('processCpuMicros', () => {
   it('is NaN for no pid or a process that does not exist', () => {
     expect(processCpuMicros(undefined)).toBeNaN();
     expect(processCpuMicros(2 ** 22 + 1)).toBeNaN(); // above Linux's largest pid
+  });
+});
+
+describe('processCpuTimes', () => {
+  it("splits the process's CPU time into user and system time as getrusage does, their sum processCpuMicros'", () => {
+    const usageBefore = process.cpuUsage();
+    const before = processCpuTimes(process.pid);
+    // User time: a loop in JavaScript. System time: system calls (a write of one byte to /dev/null, many times).
+    busyFor(100_000);
+    const sink = openSync('/dev/null', 'w');
+    const kernelBefore = process.cpuUsage().system;
+    try {
+      while (process.cpuUsage().system - kernelBefore < 100_000) for (let i = 0; i < 1_000; i++) writeSync(sink, 'x');
+    } finally {
+      closeSync(sink);
+    }
+    const after = processCpuTimes(process.pid);
+    const usage = process.cpuUsage(usageBefore);
+    // /proc counts in ticks of 10 ms.
+    expect(after.user - before.user).toBeGreaterThanOrEqual(usage.user - 30_000);
+    expect(after.user - before.user).toBeLessThanOrEqual(usage.user + 30_000);
+    expect(after.system - before.system).toBeGreaterThanOrEqual(Math.max(60_000, usage.system - 30_000));
+    expect(after.system - before.system).toBeLessThanOrEqual(usage.system + 30_000);
+    const total = processCpuMicros(process.pid);
+    const split = processCpuTimes(process.pid);
+    expect(Math.abs(split.user + split.system - total)).toBeLessThanOrEqual(20_000);
+  });
+
+  it('is NaN for no pid or a process that does not exist', () => {
+    expect(processCpuTimes(undefined)).toEqual({ user: Number.NaN, system: Number.NaN });
+    expect(processCpuTimes(2 ** 22 + 1)).toEqual({ user: Number.NaN, system: Number.NaN });
   });
 });
 
