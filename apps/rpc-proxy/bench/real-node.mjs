@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
-import { processCpuMicros, processCpuTimes } from '@repo/metrics';
+import { processCpuTimes } from '@repo/metrics';
 import { bitcoindVersion, findBitcoind, startRegtestNode, createFundedWallet } from '@repo/regtest';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -77,8 +77,7 @@ const auth = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 async function run(url, path, authorization, bodyFor, pids, duration = DURATION) {
   let n = 0;
   if (pids.length > 0) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
-  const before = pids.map(processCpuMicros);
-  const timesBefore = processCpuTimes(pids[0]);
+  const before = pids.map(processCpuTimes);
   const clientBefore = process.cpuUsage();
   const result = await autocannon({
     url,
@@ -94,6 +93,7 @@ async function run(url, path, authorization, bodyFor, pids, duration = DURATION)
     ],
   });
   const client = process.cpuUsage(clientBefore);
+  const splits = pids.map((p, i) => splitOf(processCpuTimes(p), before[i], result.requests.total));
   // A server that answered nothing (its calls all timed out) fails the run, not a row of zeros.
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.requests.total === 0)
     throw new Error(
@@ -103,14 +103,14 @@ async function run(url, path, authorization, bodyFor, pids, duration = DURATION)
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    cpu: pids.map((p, i) => (processCpuMicros(p) - before[i]) / result.requests.total),
+    cpu: splits.map((s) => s.user + s.system),
     // The first process's CPU a request split: its own code (user) and the kernel's for it (system).
-    split: splitOf(processCpuTimes(pids[0]), timesBefore, result.requests.total),
+    split: splits[0],
     client: (client.user + client.system) / result.requests.total,
   };
 }
 
-/** User and system µs a request between two readings of processCpuTimes. */
+/** User and system µs a request between two readings of processCpuTimes (NaN where /proc could not be read). */
 const splitOf = (after, before, requests) => ({
   user: (after.user - before.user) / requests,
   system: (after.system - before.system) / requests,

@@ -265,16 +265,16 @@ export function installFastFront(
     return true;
   }
 
-  /** The keep-alive timeout the end of head of {@link keptHeadEnd} was made for. */
+  /** The keep-alive timeout that {@link keptHeadEnd}'s text was made for. */
   let keepAliveFor: number | undefined;
   let keptEnd = '\r\n';
   /**
    * The end of the head of an answer whose connection stays open: no `Connection` line, as
    * Bitcoin Core writes its own (the front end serves HTTP/1.1 only, whose connections persist
    * unless one side says close: RFC 9112, section 9.3), and a `Keep-Alive: timeout=` hint only
-   * when the server's keep-alive timeout is shorter than what clients assume without one
-   * (undici, Node's `fetch`: 4 s idle, then 1 s of margin), so that none of them sends on a
-   * connection the proxy has closed. The proxy's own (30 s, as Core's -rpcservertimeout) needs
+   * when the server's keep-alive timeout is not a second longer than what clients assume without
+   * one (undici, behind Node's `fetch`: 4 s idle), so that none of them sends on a connection the
+   * proxy has closed. The proxy's own (30 s, as Core's -rpcservertimeout) needs
    * none. Each header line costs every client a parse (docs/performance/rpc-proxy.md,
    * "Twenty-fourth round"). Made again only when the server's timeout changes.
    */
