@@ -9,8 +9,7 @@ const TICKS_PER_SECOND = 100;
  * process, no pid). The benchmarks measure the processes they run with it: a server, bitcoind.
  */
 export function processCpuMicros(pid: number | undefined): number {
-  const { user, system } = processCpuTimes(pid);
-  return user + system;
+  return totalOf(processCpuTimes(pid));
 }
 
 /** A process's or thread's CPU time so far, µs: in its own code (user) and in the kernel for it (system). */
@@ -41,9 +40,8 @@ function cpuTimesOf(stat: string): CpuTimes {
   return { user: (Number(fields[11]) * 1e6) / TICKS_PER_SECOND, system: (Number(fields[12]) * 1e6) / TICKS_PER_SECOND };
 }
 
-/** utime + stime of a `stat` file, in µs. */
-function cpuMicrosOf(stat: string): number {
-  const { user, system } = cpuTimesOf(stat);
+/** User and system time together. */
+function totalOf({ user, system }: CpuTimes): number {
   return user + system;
 }
 
@@ -65,7 +63,7 @@ export function threadCpuMicros(pid: number | undefined): Map<number, number> {
   }
   for (const tid of tids) {
     try {
-      threads.set(Number(tid), cpuMicrosOf(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')));
+      threads.set(Number(tid), totalOf(cpuTimesOf(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'))));
     } catch {
       // the thread ended between the listing and the read
     }
