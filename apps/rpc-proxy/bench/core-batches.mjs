@@ -5,10 +5,14 @@
 // BENCH_BATCH_METHOD=getwalletinfo sends wallet calls on /wallet/bench instead (a wallet of 100
 // blocks' coinbases), whose cost at the node falls most with the batch's size
 // (docs/performance/rpc-proxy.md, "Nineteenth round").
+// A second table: one client sending batches one after the other, without a pause and with a
+// pause of about 1 ms after each answer, the node's CPU a call split into user and system time:
+// what a node left idle between batches pays to wake for each (docs/performance/rpc-proxy.md,
+// "Twenty-fifth look").
 // Needs Bitcoin Core 29 (BITCOIND or bitcoind on PATH) and Linux's /proc; prints one line otherwise.
 // `node bench/core-batches.mjs` (BENCH_BATCH_CALLS: calls per run, default 40000).
 import http from 'node:http';
-import { processCpuMicros } from '@repo/metrics';
+import { processCpuMicros, processCpuTimes } from '@repo/metrics';
 import { findBitcoind, startRegtestNode } from '@repo/regtest';
 
 const CALLS = Number(process.env.BENCH_BATCH_CALLS ?? 40_000);
@@ -90,6 +94,32 @@ try {
       const seconds = (performance.now() - started) / 1000;
       rows.push(
         `| ${size} | ${clients} | ${((processCpuMicros(node.pid) - cpuBefore) / CALLS).toFixed(1)} | ${Math.round(CALLS / seconds)} |`,
+      );
+    }
+  }
+  rows.push(
+    '',
+    'One client, batches one after the other, with and without a pause after each answer:',
+    '',
+    '| calls a batch | pause | node user µs a call | node system µs a call | calls/s |',
+    '|---:|---|---:|---:|---:|',
+  );
+  for (const size of [4, 8, 16]) {
+    for (const pause of [false, true]) {
+      let sent = 0;
+      const before = processCpuTimes(node.pid);
+      const started = performance.now();
+      while (sent < CALLS) {
+        const n = Math.min(size, CALLS - sent);
+        const calls = Array.from({ length: n }, (_, i) => call(sent + i, i));
+        sent += n;
+        await post(`[${calls.join(',')}]`);
+        if (pause) await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const after = processCpuTimes(node.pid);
+      rows.push(
+        `| ${size} | ${pause ? '~1 ms' : 'none'} | ${((after.user - before.user) / CALLS).toFixed(1)} | ${((after.system - before.system) / CALLS).toFixed(1)} | ${Math.round(CALLS / seconds)} |`,
       );
     }
   }
