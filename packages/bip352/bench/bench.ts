@@ -131,6 +131,35 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
+/**
+ * Three rounds that bracket one receiver with the other, in turn (even rounds: change only,
+ * labelled, change only; odd rounds: labelled, change only, labelled), so that neither the
+ * machine's drift over the three nor what the round before them left in the caches counts for or
+ * against the labels. Pushes the labels' cost (the labelled time over the change-only time, the
+ * bracketing pair's mean, less one) to `costs`; returns the labelled receiver's first round.
+ */
+function pairedRounds(
+  round: number,
+  changeOnly: () => void,
+  labelled: () => void,
+  unit: number,
+  costs: number[],
+): { cpu: number; wall: number } {
+  const time = (r: { cpu: number }) => 1 / r.cpu;
+  if (round % 2 === 0) {
+    const before = rate(ROUND_MS, unit, changeOnly);
+    const scan = rate(ROUND_MS, unit, labelled);
+    const after = rate(ROUND_MS, unit, changeOnly);
+    costs.push(time(scan) / ((time(before) + time(after)) / 2) - 1);
+    return scan;
+  }
+  const first = rate(ROUND_MS, unit, labelled);
+  const reference = rate(ROUND_MS, unit, changeOnly);
+  const second = rate(ROUND_MS, unit, labelled);
+  costs.push((time(first) + time(second)) / 2 / time(reference) - 1);
+  return first;
+}
+
 /** 'change only', or 'change + 1,000'. */
 function labelName(labelCount: number): string {
   return labelCount === 0 ? 'change only' : `change + ${labelCount.toLocaleString('en-US')}`;
@@ -263,23 +292,15 @@ function benchBackend(name: BackendName, txs: Tx[], labelCount: number, oneInput
   replayAll();
   if (changeOnly !== undefined) scanChangeOnly();
   for (let round = 0; round < ROUNDS; round++) {
-    // the reference first in odd rounds, second in even ones
-    const before = changeOnly !== undefined && round % 2 === 1 ? rate(ROUND_MS, txs.length, scanChangeOnly) : undefined;
-    const scan = rate(ROUND_MS, txs.length, scanAll);
-    const after = changeOnly !== undefined && round % 2 === 0 ? rate(ROUND_MS, txs.length, scanChangeOnly) : undefined;
+    // the labels' cost: see pairedRounds
+    const scan =
+      changeOnly !== undefined ? pairedRounds(round, scanChangeOnly, scanAll, txs.length, costs) : rate(ROUND_MS, txs.length, scanAll);
     const tight = rate(ROUND_MS, txs.length, replayAll);
     scanRates.push(scan.cpu);
     scanWallRates.push(scan.wall);
     tightRates.push(tight.cpu);
     ratios.push(scan.cpu / tight.cpu);
-    const reference = before ?? after;
-    if (reference !== undefined) costs.push(reference.cpu / scan.cpu - 1);
-    if (many !== undefined) {
-      const first = round % 2 === 1 ? rate(ROUND_MS, txs.length, many.changeOnly) : undefined;
-      const labelled = rate(ROUND_MS, txs.length, many.labelled);
-      const second = first ?? rate(ROUND_MS, txs.length, many.changeOnly);
-      costsMany.push(second.cpu / labelled.cpu - 1);
-    }
+    if (many !== undefined) pairedRounds(round, many.changeOnly, many.labelled, txs.length, costsMany);
   }
   const shape = oneInput ? ' (1 input)' : '';
   return {
@@ -530,7 +551,7 @@ function main(): void {
       return `| ${r.backend} | ${r.labels} | ${n(r.scan)} | ${n(r.scanRange[0])}–${n(r.scanRange[1])} | ${n(r.scanWall[0])}–${n(r.scanWall[1])} | ${cost(r)} | ${costMany(r)} | ${n(r.tight)} | ${(ratio * 100).toFixed(1)} % | ${r.scan >= TARGET_TX_PER_S ? 'yes' : 'no'} | ${ratio >= TARGET_RATIO ? 'yes' : 'no'} |`;
     }),
     '',
-    `Labels cost nothing extra when the cost column stays ≤ 10 %. Its reference is a change-only receiver on the same backend and transactions, its rounds paired with the labelled row's (one right before or after each round, alternately): the median of the ${ROUNDS} paired ratios. The change-only rows, measured seconds apart, can differ from it by more than the cost on a shared machine. The next column (native) pairs the same two receivers called ${MANY_RUN} transactions at a time (scanTransactions, as the silent-payment service's scan workers call it, eight multiplications at once where the CPU has AVX-512 IFMA).`,
+    `Labels cost nothing extra when the cost column stays ≤ 10 %. Its reference is a change-only receiver on the same backend and transactions, its rounds bracketing the labelled row's in turn (change only, labelled, change only in one round; labelled, change only, labelled in the next; the bracketed time over the mean of the pair around it): the median of the ${ROUNDS} rounds' ratios. The change-only rows, measured seconds apart, can differ from it by more than the cost on a shared machine. The next column (native) pairs the same two receivers called ${MANY_RUN} transactions at a time (scanTransactions, as the silent-payment service's scan workers call it, eight multiplications at once where the CPU has AVX-512 IFMA).`,
     '',
     ...(many.length === 0
       ? []
