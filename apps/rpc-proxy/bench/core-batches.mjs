@@ -12,7 +12,7 @@
 // Needs Bitcoin Core 29 (BITCOIND or bitcoind on PATH) and Linux's /proc; prints one line otherwise.
 // `node bench/core-batches.mjs` (BENCH_BATCH_CALLS: calls per run, default 40000).
 import http from 'node:http';
-import { processCpuMicros, processCpuTimes } from '@repo/metrics';
+import { processCpuTimes } from '@repo/metrics';
 import { findBitcoind, startRegtestNode } from '@repo/regtest';
 
 const CALLS = Number(process.env.BENCH_BATCH_CALLS ?? 40_000);
@@ -71,6 +71,28 @@ try {
   const check = JSON.parse(await post(`[${call(0, 0)},${call(1, 1)}]`, true));
   const refused = check.find((reply) => reply.error !== null);
   if (refused !== undefined) throw new Error(`the node refused ${METHOD} on ${PATH}: ${JSON.stringify(refused.error)}`);
+  /**
+   * Sends CALLS calls in batches of `size` from `clients` concurrent clients, each waiting ~1 ms
+   * after every answer when `pause`; the node's CPU a call (user and system, µs) and calls/s.
+   */
+  const sendAll = async (size, clients, pause = false) => {
+    let sent = 0;
+    const before = processCpuTimes(node.pid);
+    const started = performance.now();
+    const client = async () => {
+      while (sent < CALLS) {
+        const n = Math.min(size, CALLS - sent);
+        const calls = Array.from({ length: n }, (_, i) => call(sent + i, i));
+        sent += n;
+        await post(size === 1 ? calls[0] : `[${calls.join(',')}]`);
+        if (pause) await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    };
+    await Promise.all(Array.from({ length: clients }, client));
+    const seconds = (performance.now() - started) / 1000;
+    const after = processCpuTimes(node.pid);
+    return { user: (after.user - before.user) / CALLS, system: (after.system - before.system) / CALLS, rate: Math.round(CALLS / seconds) };
+  };
   const rows = [
     `${WALLET ? 'getwalletinfo on /wallet/bench' : 'getblockhash, distinct heights'}:`,
     '',
@@ -79,22 +101,8 @@ try {
   ];
   for (const size of [1, 4, 8, 16, 32, 64]) {
     for (const clients of [4, 16]) {
-      let sent = 0;
-      const cpuBefore = processCpuMicros(node.pid);
-      const started = performance.now();
-      const client = async () => {
-        while (sent < CALLS) {
-          const n = Math.min(size, CALLS - sent);
-          const calls = Array.from({ length: n }, (_, i) => call(sent + i, i));
-          sent += n;
-          await post(size === 1 ? calls[0] : `[${calls.join(',')}]`);
-        }
-      };
-      await Promise.all(Array.from({ length: clients }, client));
-      const seconds = (performance.now() - started) / 1000;
-      rows.push(
-        `| ${size} | ${clients} | ${((processCpuMicros(node.pid) - cpuBefore) / CALLS).toFixed(1)} | ${Math.round(CALLS / seconds)} |`,
-      );
+      const { user, system, rate } = await sendAll(size, clients);
+      rows.push(`| ${size} | ${clients} | ${(user + system).toFixed(1)} | ${rate} |`);
     }
   }
   rows.push(
@@ -106,21 +114,8 @@ try {
   );
   for (const size of [4, 8, 16]) {
     for (const pause of [false, true]) {
-      let sent = 0;
-      const before = processCpuTimes(node.pid);
-      const started = performance.now();
-      while (sent < CALLS) {
-        const n = Math.min(size, CALLS - sent);
-        const calls = Array.from({ length: n }, (_, i) => call(sent + i, i));
-        sent += n;
-        await post(`[${calls.join(',')}]`);
-        if (pause) await new Promise((resolve) => setTimeout(resolve, 1));
-      }
-      const seconds = (performance.now() - started) / 1000;
-      const after = processCpuTimes(node.pid);
-      rows.push(
-        `| ${size} | ${pause ? '~1 ms' : 'none'} | ${((after.user - before.user) / CALLS).toFixed(1)} | ${((after.system - before.system) / CALLS).toFixed(1)} | ${Math.round(CALLS / seconds)} |`,
-      );
+      const { user, system, rate } = await sendAll(size, 1, pause);
+      rows.push(`| ${size} | ${pause ? '~1 ms' : 'none'} | ${user.toFixed(1)} | ${system.toFixed(1)} | ${rate} |`);
     }
   }
   process.stdout.write(`${rows.join('\n')}\n`);
