@@ -153,6 +153,28 @@ describe('rpc-proxy front end', () => {
     expect(h.app.front).toEqual({ served: 6, handedOff: 0 });
   });
 
+  it('keeps an HTTP/1.0 connection only when the client asks, as node:http does (the front end leaves HTTP/1.0 to it)', async () => {
+    await start();
+    const v10 = (id: number, extra = '') => request(body(id), extra).replace('HTTP/1.1', 'HTTP/1.0');
+    // Asked for: the answer says keep-alive (HTTP/1.0's default is close), and a second call goes on the same connection.
+    const kept = client();
+    kept.send(v10(1, 'Connection: keep-alive\r\n'));
+    await kept.answered(1);
+    expect(header(kept.answers[0]?.head as string, 'connection')).toMatch(/^keep-alive$/i);
+    kept.send(v10(2, 'Connection: keep-alive\r\n'));
+    await kept.answered(2);
+    expect(kept.answers.map((a) => a.body)).toEqual(['{"result":101,"error":null,"id":1}\n', '{"result":101,"error":null,"id":2}\n']);
+    expect(kept.socket.destroyed).toBe(false);
+    // Not asked for: answered, then closed.
+    const plain = client();
+    plain.send(v10(3));
+    await plain.closed;
+    expect(plain.answers.map((a) => a.body)).toEqual(['{"result":101,"error":null,"id":3}\n']);
+    expect(header(plain.answers[0]?.head as string, 'connection')).toMatch(/^close$/i);
+    // Handed off a connection at a time: the kept one's second call was node:http's already.
+    expect(h.app.front).toEqual({ served: 0, handedOff: 2 });
+  });
+
   it("writes the node's bytes as they are, short answers (one string with the head) and long ones (one buffer)", async () => {
     // A node whose answers carry UTF-8 of one to four bytes a character: 75 bytes, and 30 KB.
     const text = (id: number) =>
