@@ -3,6 +3,7 @@
 // (argv[2] === 'proxy', node URL in argv[3], then the proxy's environment on top of the
 // process's) or the bare forwarder (argv[2] === 'forwarder', node URL and its Authorization
 // header in argv[3] and argv[4]) or the bare batching proxy (argv[2] === 'ceiling', the same
+// arguments) or the proxy's front end and node client alone (argv[2] === 'layers', the same
 // arguments) or a bare exchange (argv[2] === 'exchange', argv[3] 'http', 'front' or 'net') and prints one
 // JSON line with what it listens on.
 const { mkdtempSync, rmSync } = require('node:fs');
@@ -188,6 +189,63 @@ async function ceiling(nodeUrl, authorization) {
 }
 
 /**
+ * The proxy's own layers without its per-call work, between the ceiling and the proxy: its front
+ * end (src/fast-front.ts) on a node:http server, as the proxy's, and its node client
+ * (src/node-client.ts, src/node-http.ts) with the proxy's default settings, each call read whole
+ * handed straight to `callBatched` and Core's answer for it written back with the headers the
+ * proxy writes (a request id of the same length, made once). No authentication, rate limit,
+ * checks, coalescing, cache, metrics or log line: what separates this row from the proxy's is the
+ * JSON-RPC handler's per-call work, and from the ceiling's what the front end and the node client
+ * cost (docs/performance/rpc-proxy.md, "Twenty-sixth round").
+ */
+async function layers(nodeUrl, authorization) {
+  const dist = process.env.BENCH_PROXY_DIST ?? join(__dirname, '..', 'dist');
+  const { createServer } = require('node:http');
+  const { installFastFront } = require(join(dist, 'fast-front'));
+  const { createNodeClient } = require(join(dist, 'node-client'));
+  const { loadConfig } = require(join(dist, 'config'));
+  const { createLogger } = require('node:module').createRequire(join(dist, 'app.js'))('@repo/service');
+  const [user, password] = Buffer.from(authorization.replace(/^Basic /, ''), 'base64')
+    .toString('utf8')
+    .split(':');
+  const config = loadConfig({ BITCOIND_RPC_URL: nodeUrl, BITCOIND_RPC_USER: user, BITCOIND_RPC_PASSWORD: password });
+  const node = createNodeClient({
+    url: config.nodeUrl,
+    user,
+    password,
+    maxConcurrency: config.nodeMaxConcurrency,
+    queueLimit: config.nodeQueueLimit,
+    batchesInFlight: config.nodeBatchesInFlight,
+    overlapCalls: config.nodeBatchOverlapCalls,
+    overlapBatches: config.nodeBatchOverlapBatches,
+    timeoutMs: config.nodeTimeoutMs,
+    logger: createLogger({ name: 'rpc-proxy', level: 'warn' }),
+  });
+  const requestId = '00000000-0000-4000-8000-000000000000';
+  const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => res.writeHead(500).end());
+  const installed = installFastFront(
+    server,
+    (method, url) => method === 'POST' && (url === '/' || url.startsWith('/wallet/')),
+    (req, res) =>
+      node.callBatched(req.url, req.body, true).then(
+        (reply) =>
+          res.answer(
+            reply.status,
+            ['Content-Type', 'application/json', 'X-Request-Id', requestId, 'Content-Length', String(reply.body.length)],
+            reply.body,
+          ),
+        () => res.answer(502, ['Content-Length', '0'], ''),
+      ),
+  );
+  if (installed === undefined) throw new Error('the front end could not be installed on this Node');
+  process.once('SIGTERM', () => {
+    node.close();
+    process.exit(0);
+  });
+  await announce(server);
+}
+
+/**
  * The HTTP exchange alone, as the floor under any server's cost per call: each request's body is
  * read and a fixed JSON-RPC answer (a getblockhash result) written back. `http`: node:http, as the
  * proxy and the forwarder; `net`: a bare socket server that finds the head's end and its
@@ -227,6 +285,7 @@ async function main() {
   if (process.argv[2] === 'exchange') return exchange(process.argv[3]);
   if (process.argv[2] === 'forwarder') return forwarder(process.argv[3], process.argv[4]);
   if (process.argv[2] === 'ceiling') return ceiling(process.argv[3], process.argv[4]);
+  if (process.argv[2] === 'layers') return layers(process.argv[3], process.argv[4]);
   if (process.argv[2] === 'double') {
     const { startChainDouble, signSpend } = require('@repo/chain-double');
     const node = await startChainDouble({ user: 'bench', password: 'benchpass' });

@@ -25,6 +25,8 @@
 // any proxy built on node:http costs here, whatever it does per call. And the bare batching
 // proxy (the ceiling): bare sockets both ways, each path's calls batched as the proxy batches
 // them, nothing else; what a proxy reaches here when everything it does per call costs nothing.
+// Between the two, the proxy's own front end and node client alone (bench-servers.cjs layers):
+// each call handed from one to the other with none of the handler's per-call work.
 import { spawn } from 'node:child_process';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -152,6 +154,8 @@ try {
   servers.push(forwarder);
   const ceiling = await start(['ceiling', node.url, node.authorization()]);
   servers.push(ceiling);
+  const layers = await start(['layers', node.url, node.authorization()]);
+  servers.push(layers);
   const client = auth('client', 'clientpass');
   const corePid = node.pid;
   const getblockhash = (n) => `{"jsonrpc":"1.0","id":${n},"method":"getblockhash","params":[${n % CHAIN_HEIGHT}]}`;
@@ -193,6 +197,7 @@ try {
       backend === 'Core'
         ? [
             { label: 'bare forwarder (reference)', server: forwarder, runs: [] },
+            { label: "the proxy's front end and node client alone", server: layers, runs: [] },
             { label: 'bare batching proxy (ceiling)', server: ceiling, runs: [] },
           ]
         : [];
@@ -285,6 +290,10 @@ try {
     '"bare batching proxy" (Core rows): bare sockets toward the client and the node (no node:http, no undici), each path\'s calls held',
     "while that path's batches are out and sent as one batch, with the proxy's default batch settings; no authentication, checks, limits, timeouts, metrics",
     'or log line: the ceiling of any proxy on this machine, what it reaches when all it does per call beyond that costs nothing.',
+    '"the proxy\'s front end and node client alone" (Core rows): the proxy\'s own front end and node client with its default settings, each',
+    "call handed straight from one to the other and Core's answer written back with the proxy's headers; no authentication, checks,",
+    "coalescing, metrics or log line. From this row to the proxy's is what the JSON-RPC handler's per-call work costs; from the",
+    "ceiling's to this row, what the two layers cost beyond bare sockets.",
     ...(floor[0].length > 0
       ? [
           '',
