@@ -199,28 +199,18 @@ async function ceiling(nodeUrl, authorization) {
  * cost (docs/performance/rpc-proxy.md, "Twenty-sixth round").
  */
 async function layers(nodeUrl, authorization) {
-  const dist = process.env.BENCH_PROXY_DIST ?? join(__dirname, '..', 'dist');
+  const dist = join(__dirname, '..', 'dist');
   const { createServer } = require('node:http');
   const { installFastFront } = require(join(dist, 'fast-front'));
-  const { createNodeClient } = require(join(dist, 'node-client'));
+  const { createCallNodeClient } = require(join(dist, 'app'));
   const { loadConfig } = require(join(dist, 'config'));
-  const { createLogger } = require('node:module').createRequire(join(dist, 'app.js'))('@repo/service');
+  const { createLogger } = require('@repo/service');
   const [user, password] = Buffer.from(authorization.replace(/^Basic /, ''), 'base64')
     .toString('utf8')
     .split(':');
+  // The proxy's own client toward the node, from the proxy's configuration with its defaults.
   const config = loadConfig({ BITCOIND_RPC_URL: nodeUrl, BITCOIND_RPC_USER: user, BITCOIND_RPC_PASSWORD: password });
-  const node = createNodeClient({
-    url: config.nodeUrl,
-    user,
-    password,
-    maxConcurrency: config.nodeMaxConcurrency,
-    queueLimit: config.nodeQueueLimit,
-    batchesInFlight: config.nodeBatchesInFlight,
-    overlapCalls: config.nodeBatchOverlapCalls,
-    overlapBatches: config.nodeBatchOverlapBatches,
-    timeoutMs: config.nodeTimeoutMs,
-    logger: createLogger({ name: 'rpc-proxy', level: 'warn' }),
-  });
+  const node = createCallNodeClient(config, createLogger({ name: 'rpc-proxy', level: 'warn' }));
   const requestId = '00000000-0000-4000-8000-000000000000';
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => res.writeHead(500).end());
   const installed = installFastFront(

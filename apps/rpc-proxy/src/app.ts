@@ -11,7 +11,7 @@ import { COOKIE_USER, createAuthenticator } from './auth';
 import { createResultCache, type ResultCache } from './cache';
 import { createCoalescer, type Coalescer } from './coalesce';
 import type { ProxyConfig } from './config';
-import { createNodeClient, type NodeClient } from './node-client';
+import { createNodeClient, type NodeClient, type NodeClientOptions } from './node-client';
 import { createProxyMetrics } from './metrics';
 import { installFastFront, type FastFrontStats } from './fast-front';
 import { createJsonRpcHandler } from './routes/json-rpc';
@@ -48,6 +48,27 @@ export interface ProxyApp extends ServiceApp<{ http: Server }> {
 }
 
 /**
+ * The node client of the proxy's calls (all but long polls), with the node's address, credentials,
+ * concurrency, batch settings and timeout of `config`; `observe` is told of each call (the metrics).
+ */
+export function createCallNodeClient(config: ProxyConfig, logger: Logger, observe?: NodeClientOptions['observe']): NodeClient {
+  return createNodeClient({
+    url: config.nodeUrl,
+    user: config.nodeUser,
+    password: config.nodePassword,
+    cookieFile: config.nodeCookieFile,
+    maxConcurrency: config.nodeMaxConcurrency,
+    queueLimit: config.nodeQueueLimit,
+    batchesInFlight: config.nodeBatchesInFlight,
+    overlapCalls: config.nodeBatchOverlapCalls,
+    overlapBatches: config.nodeBatchOverlapBatches,
+    timeoutMs: config.nodeTimeoutMs,
+    logger,
+    observe,
+  });
+}
+
+/**
  * Builds the proxy: draws a fresh cookie `__cookie__:<64 hex>` (written to DATA_DIR/.cookie, mode
  * 0600, by `start()`, as bitcoind does at every start), creates the node client, the cache, the
  * rate limiter and the connection cap, and returns the HTTP server without listening.
@@ -62,20 +83,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   // The front end is installed below, once the handler it serves exists.
   const installed: { front?: FastFrontStats } = {};
   const instrumented = createProxyMetrics({ node: () => node, auth, cache, coalescer, front: () => installed.front });
-  const node = createNodeClient({
-    url: config.nodeUrl,
-    user: config.nodeUser,
-    password: config.nodePassword,
-    cookieFile: config.nodeCookieFile,
-    maxConcurrency: config.nodeMaxConcurrency,
-    queueLimit: config.nodeQueueLimit,
-    batchesInFlight: config.nodeBatchesInFlight,
-    overlapCalls: config.nodeBatchOverlapCalls,
-    overlapBatches: config.nodeBatchOverlapBatches,
-    timeoutMs: config.nodeTimeoutMs,
-    logger,
-    observe: instrumented.observeNode,
-  });
+  const node = createCallNodeClient(config, logger, instrumented.observeNode);
   // Long polls wait on their own connections and timer: the requested timeout plus the ordinary one.
   const longPollNode = createNodeClient({
     url: config.nodeUrl,
