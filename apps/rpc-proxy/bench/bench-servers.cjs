@@ -202,30 +202,28 @@ async function layers(nodeUrl, authorization) {
   const dist = join(__dirname, '..', 'dist');
   const { createServer } = require('node:http');
   const { installFastFront } = require(join(dist, 'fast-front'));
-  const { createCallNodeClient } = require(join(dist, 'app'));
+  const { createCallNodeClient, isJsonRpc } = require(join(dist, 'app'));
   const { loadConfig } = require(join(dist, 'config'));
   const { createLogger } = require('@repo/service');
-  const [user, password] = Buffer.from(authorization.replace(/^Basic /, ''), 'base64')
-    .toString('utf8')
-    .split(':');
+  const credentials = Buffer.from(authorization.replace(/^Basic /, ''), 'base64').toString('utf8');
+  const colon = credentials.indexOf(':');
+  const [user, password] = [credentials.slice(0, colon), credentials.slice(colon + 1)];
   // The proxy's own client toward the node, from the proxy's configuration with its defaults.
   const config = loadConfig({ BITCOIND_RPC_URL: nodeUrl, BITCOIND_RPC_USER: user, BITCOIND_RPC_PASSWORD: password });
   const node = createCallNodeClient(config, createLogger({ name: 'rpc-proxy', level: 'warn' }));
   const requestId = '00000000-0000-4000-8000-000000000000';
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => res.writeHead(500).end());
-  const installed = installFastFront(
-    server,
-    (method, url) => method === 'POST' && (url === '/' || url.startsWith('/wallet/')),
-    (req, res) =>
-      node.callBatched(req.url, req.body, true).then(
-        (reply) =>
-          res.answer(
-            reply.status,
-            ['Content-Type', 'application/json', 'X-Request-Id', requestId, 'Content-Length', String(reply.body.length)],
-            reply.body,
-          ),
-        () => res.answer(502, ['Content-Length', '0'], ''),
-      ),
+  // The bench's calls are JSON-RPC 1.0 (`legacy`: a failed call's status is Core's for its code).
+  const installed = installFastFront(server, isJsonRpc, (req, res) =>
+    node.callBatched(req.url, req.body, true).then(
+      (reply) =>
+        res.answer(
+          reply.status,
+          ['Content-Type', 'application/json', 'X-Request-Id', requestId, 'Content-Length', String(reply.body.length)],
+          reply.body,
+        ),
+      () => res.answer(502, ['Content-Length', '0'], ''),
+    ),
   );
   if (installed === undefined) throw new Error('the front end could not be installed on this Node');
   process.once('SIGTERM', () => {

@@ -19,7 +19,7 @@ import { createOpsHandler } from './routes/ops';
 import { OPENRPC } from './openrpc';
 
 /** The requests the JSON-RPC handler takes: POST to `/` or a wallet path, as the server's route below. */
-function isJsonRpc(method: string, url: string): boolean {
+export function isJsonRpc(method: string, url: string): boolean {
   return method === 'POST' && (url === '/' || url.startsWith('/wallet/'));
 }
 
@@ -47,16 +47,18 @@ export interface ProxyApp extends ServiceApp<{ http: Server }> {
   front: FastFrontStats | undefined;
 }
 
+/** Where the node is and how the proxy logs in to it: the same for both of its node clients. */
+function nodeEndpoint(config: ProxyConfig): Pick<NodeClientOptions, 'url' | 'user' | 'password' | 'cookieFile'> {
+  return { url: config.nodeUrl, user: config.nodeUser, password: config.nodePassword, cookieFile: config.nodeCookieFile };
+}
+
 /**
  * The node client of the proxy's calls (all but long polls), with the node's address, credentials,
  * concurrency, batch settings and timeout of `config`; `observe` is told of each call (the metrics).
  */
 export function createCallNodeClient(config: ProxyConfig, logger: Logger, observe?: NodeClientOptions['observe']): NodeClient {
   return createNodeClient({
-    url: config.nodeUrl,
-    user: config.nodeUser,
-    password: config.nodePassword,
-    cookieFile: config.nodeCookieFile,
+    ...nodeEndpoint(config),
     maxConcurrency: config.nodeMaxConcurrency,
     queueLimit: config.nodeQueueLimit,
     batchesInFlight: config.nodeBatchesInFlight,
@@ -86,10 +88,7 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   const node = createCallNodeClient(config, logger, instrumented.observeNode);
   // Long polls wait on their own connections and timer: the requested timeout plus the ordinary one.
   const longPollNode = createNodeClient({
-    url: config.nodeUrl,
-    user: config.nodeUser,
-    password: config.nodePassword,
-    cookieFile: config.nodeCookieFile,
+    ...nodeEndpoint(config),
     maxConcurrency: config.nodeLongPollMaxConcurrency,
     batchesInFlight: 0, // long polls are never batched
     overlapCalls: 0,
