@@ -7,6 +7,7 @@ import { handleCommandLine, packageVersion } from '@repo/config';
  * (recorded from the scan itself, arguments precomputed), measured in the same run, and the ratio.
  * Writes the table to bench-report.md in the package folder.
  */
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -451,30 +452,16 @@ interface MemoryRow {
   rssPerLabel: number;
 }
 
-/** Memory a receiver holds per label: heap (JavaScript objects and buffers) and resident (the native table too). */
+/**
+ * Memory a receiver holds per label: heap (JavaScript objects and buffers) and resident (the
+ * native table too), measured by bench/memory.cjs in a new process (at the end of this run the
+ * process's resident size moved with what the benchmarks before had freed: it gave negative
+ * figures).
+ */
 function benchMemory(name: BackendName, labelCount: number): MemoryRow {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc === undefined) throw new Error('run with node --expose-gc');
-  const backend = loadSecp256k1Backend(name);
-  const scanPriv = seeded('scan', 0);
-  const spendPub = backend.toCompressed(backend.baseMul(seeded('spend', 0)));
-  const labels = Array.from({ length: labelCount }, (_, i) => i + 1);
-  const used = (): { heap: number; rss: number } => {
-    gc();
-    const m = process.memoryUsage();
-    return { heap: m.heapUsed + m.external, rss: m.rss };
-  };
-  createReceiver({ scanPriv, spendPub, labels: [1], backend }); // module and table set-up paid before
-  const before = used();
-  const receiver = createReceiver({ scanPriv, spendPub, labels, backend });
-  const after = used();
-  if (receiver.labels().length !== labelCount + 1) throw new Error('labels lost');
-  return {
-    backend: name,
-    labels: labelCount,
-    heapPerLabel: (after.heap - before.heap) / labelCount,
-    rssPerLabel: (after.rss - before.rss) / labelCount,
-  };
+  const child = spawnSync(process.execPath, ['--expose-gc', join(__dirname, 'memory.cjs'), name, String(labelCount)], { encoding: 'utf8' });
+  if (child.status !== 0) throw new Error(`the memory measurement of ${name} failed: ${child.stderr.trim() || `exit ${child.status}`}`);
+  return JSON.parse(child.stdout) as MemoryRow;
 }
 
 function main(): void {
@@ -574,7 +561,7 @@ function main(): void {
     '|---|---:|---:|',
     ...kmax.map((r) => `| ${r.labels} | ${r.ms.toFixed(1)} | ${r.range[0].toFixed(1)}–${r.range[1].toFixed(1)} |`),
     '',
-    'Memory a receiver holds per label (after a full garbage collection; the label indexes passed in not counted). Heap: JavaScript objects and buffers; resident: the process, native tables included. The 32-bit label index itself is 4 bytes.',
+    'Memory a receiver holds per label, measured in a new process for each backend (after a full garbage collection; the label indexes passed in not counted). Heap: JavaScript objects and buffers; resident: the process, native tables included. The 32-bit label index itself is 4 bytes.',
     '',
     '| backend | labels | heap a label (bytes) | resident a label (bytes) |',
     '|---|---:|---:|---:|',
