@@ -2,7 +2,7 @@
 // `pnpm bench:smoke` (the last part of `pnpm test`): `pnpm bench` itself, every package's
 // benchmark one after the other, each cut to its shortest (one round of about a second, a dense
 // chain of 2 small blocks), then a check that each exited 0 and wrote its report, and that the
-// rpc-proxy's rows against real Core carry their references (callsWithoutReferences). No figure is
+// rpc-proxy's rows against real Core carry their references (bench-references.mjs). No figure is
 // judged here: speed belongs to `pnpm bench`. What it catches is a benchmark that no longer runs,
 // as the rpc-proxy's once did for a whole issue, unnoticed, because nothing ran it.
 //
@@ -15,6 +15,7 @@ import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'no
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchPackages } from './bench-packages.mjs';
+import { callsWithoutReferences } from './bench-references.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const started = Date.now();
@@ -107,35 +108,4 @@ function check(run) {
     `bench-smoke: ${sections.length} benchmarks ran and wrote their reports in ${seconds} s (bench-report.smoke.md; your own bench-report.md files are as they were)`,
   );
   return 0;
-}
-
-/**
- * The rpc-proxy's rows against real Core (issue 20) each come with the references measured in the
- * same rounds (apps/rpc-proxy/bench/real-node.mjs): the proxy, the bare forwarder, the proxy's front
- * end and node client alone, and the bare batching proxy. Returns each call that lacks one, with
- * what it lacks (none when the bench ran without Core: it then has no such rows).
- */
-function callsWithoutReferences(section) {
-  const REFERENCES = [
-    'proxy',
-    'bare forwarder (reference)',
-    "the proxy's front end and node client alone",
-    'bare batching proxy (ceiling)',
-  ];
-  const calls = [];
-  // The rows of one call follow its direct row, with their first three cells empty.
-  let current;
-  for (const line of section.split('\n')) {
-    if (current !== undefined && line.startsWith('| | | ')) {
-      current.rows.add(line.split('|')[3].trim());
-      continue;
-    }
-    const direct = /^\| ([^|]+) \| Core \| direct \|/.exec(line);
-    current = direct ? { name: direct[1], rows: new Set() } : undefined;
-    if (current !== undefined) calls.push(current);
-  }
-  return calls
-    .map(({ name, rows }) => [name, REFERENCES.filter((r) => !rows.has(r))])
-    .filter(([, lacking]) => lacking.length > 0)
-    .map(([name, lacking]) => `${name}: ${lacking.join(', ')}`);
 }
