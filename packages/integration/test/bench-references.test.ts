@@ -78,7 +78,7 @@ const SECTIONS: Sections = {
 
 /** `lines` with the line that starts with `start` replaced by `by(line)` (dropped when it returns undefined). */
 function edit(lines: string[], start: string, by: (line: string) => string | undefined): string[] {
-  expect(lines.filter((line) => line.startsWith(start))).toHaveLength(1);
+  if (lines.filter((line) => line.startsWith(start)).length !== 1) throw new Error(`not one line starts with ${start}`);
   return lines.flatMap((line) => (line.startsWith(start) ? (by(line) ?? []) : [line]));
 }
 
@@ -143,53 +143,72 @@ describe("issue 20's bench rows and their references of the same run (scripts/be
     });
   });
 
-  it("fails when the config server's file row is not beside the express hello of the same run, or lost its ratio", () => {
-    const row = '| GET /<env>/<file>, 4 KB';
-    expect(
-      check({ 'apps/config-server': edit(CONFIG_SERVER, row, (l) => l.replace('express hello over the same TLS', 'express hello')) }),
-    ).toEqual({
-      status: 1,
-      gaps: ['apps/config-server: the 4 KB file: reference (same run): "express hello: 10466", not the express hello over the same TLS'],
-    });
-    expect(check({ 'apps/config-server': edit(CONFIG_SERVER, row, (l) => l.replace('127 % (rounds 124–133 %)', '')) })).toEqual({
-      status: 1,
-      gaps: ['apps/config-server: the 4 KB file: ratio: ""'],
-    });
-    expect(check({ 'apps/config-server': edit(CONFIG_SERVER, row, () => undefined) }).gaps).toEqual([
-      'apps/config-server: no row for GET /<env>/<file>, 4 KB with substitution',
-    ]);
-  });
+  /** One row or table of a section broken, and the gaps the check must name for it. */
+  const broken: [string, string, string[], string[]][] = [
+    [
+      "the config server's file beside another reference than the express hello",
+      'apps/config-server',
+      edit(CONFIG_SERVER, '| GET /<env>/<file>, 4 KB', (l) => l.replace('express hello over the same TLS', 'express hello')),
+      ['apps/config-server: the 4 KB file: reference (same run): "express hello: 10466", not the express hello over the same TLS'],
+    ],
+    [
+      "the config server's file without its ratio",
+      'apps/config-server',
+      edit(CONFIG_SERVER, '| GET /<env>/<file>, 4 KB', (l) => l.replace('127 % (rounds 124–133 %)', '')),
+      ['apps/config-server: the 4 KB file: ratio: ""'],
+    ],
+    [
+      "the config server's file row missing",
+      'apps/config-server',
+      edit(CONFIG_SERVER, '| GET /<env>/<file>, 4 KB', () => undefined),
+      ['apps/config-server: no row for GET /<env>/<file>, 4 KB with substitution'],
+    ],
+    [
+      'a catch-up without the node serving the same blocks alone',
+      'apps/silent-payments',
+      edit(SILENT_PAYMENTS, '| 1 |', (l) => l.replace('| 976 | 1.32 |', '| | 1.32 |')),
+      ['apps/silent-payments: SCAN_WORKERS 1: node alone (ms, median of all): ""'],
+    ],
+    [
+      'no catch-up with the default workers',
+      'apps/silent-payments',
+      edit(SILENT_PAYMENTS, '| 2 (default) |', () => undefined),
+      ['apps/silent-payments: no catch-up with the default SCAN_WORKERS (2)'],
+    ],
+    [
+      "the catch-up table's ratio column renamed",
+      'apps/silent-payments',
+      edit(SILENT_PAYMENTS, '| SCAN_WORKERS |', (l) => l.replace('node alone / catch-up, paired', 'ratio')),
+      ['apps/silent-payments: no catch-up table (SCAN_WORKERS, catch-up, node alone, their ratio)'],
+    ],
+    [
+      "a labelled native row without the labels' cost in runs",
+      'packages/bip352',
+      edit(BIP352, '| native | change + 100,000 |', (l) => l.replace('| 12.4 % |', '| — |')),
+      ['packages/bip352: native, change + 100,000: the same in runs of 64 (scanTransactions): "—"'],
+    ],
+    [
+      'no change-only native row to compare with',
+      'packages/bip352',
+      edit(BIP352, '| native | change only |', () => undefined),
+      ['packages/bip352: native: no change-only row (the reference)'],
+    ],
+    [
+      'no native row with 1,000 labels',
+      'packages/bip352',
+      edit(BIP352, '| native | change + 1,000 |', () => undefined),
+      ['packages/bip352: native: no row for change + 1,000'],
+    ],
+    [
+      'no K_max row with 100,000 labels',
+      'packages/bip352',
+      edit(BIP352, '| change + 100,000 | 18.4 |', () => undefined),
+      ['packages/bip352: K_max: no row for change + 100,000'],
+    ],
+  ];
 
-  it('fails when a catch-up is not beside the node serving the same blocks alone, or the default run is missing', () => {
-    const noNode = edit(SILENT_PAYMENTS, '| 1 |', (l) => l.replace('| 976 | 1.32 |', '| | 1.32 |'));
-    expect(check({ 'apps/silent-payments': noNode })).toEqual({
-      status: 1,
-      gaps: ['apps/silent-payments: SCAN_WORKERS 1: node alone (ms, median of all): ""'],
-    });
-    expect(check({ 'apps/silent-payments': edit(SILENT_PAYMENTS, '| 2 (default) |', () => undefined) }).gaps).toEqual([
-      'apps/silent-payments: no catch-up with the default SCAN_WORKERS (2)',
-    ]);
-    const renamed = edit(SILENT_PAYMENTS, '| SCAN_WORKERS |', (l) => l.replace('node alone / catch-up, paired', 'ratio'));
-    expect(check({ 'apps/silent-payments': renamed }).gaps).toEqual([
-      'apps/silent-payments: no catch-up table (SCAN_WORKERS, catch-up, node alone, their ratio)',
-    ]);
-  });
-
-  it("fails when a labelled native row lacks the labels' cost against the change-only receiver, or a row is missing", () => {
-    const noRuns = edit(BIP352, '| native | change + 100,000 |', (l) => l.replace('| 12.4 % |', '| — |'));
-    expect(check({ 'packages/bip352': noRuns })).toEqual({
-      status: 1,
-      gaps: ['packages/bip352: native, change + 100,000: the same in runs of 64 (scanTransactions): "—"'],
-    });
-    expect(check({ 'packages/bip352': edit(BIP352, '| native | change only |', () => undefined) }).gaps).toEqual([
-      'packages/bip352: native: no change-only row (the reference)',
-    ]);
-    expect(check({ 'packages/bip352': edit(BIP352, '| native | change + 1,000 |', () => undefined) }).gaps).toEqual([
-      'packages/bip352: native: no row for change + 1,000',
-    ]);
-    expect(check({ 'packages/bip352': edit(BIP352, '| change + 100,000 | 18.4 |', () => undefined) }).gaps).toEqual([
-      'packages/bip352: K_max: no row for change + 100,000',
-    ]);
+  it.each(broken)('fails on %s, naming it', (_what, section, lines, gaps) => {
+    expect(check({ [section]: lines })).toEqual({ status: 1, gaps });
   });
 
   it('fails when a section is missing, or is the report of an earlier run', () => {
