@@ -261,6 +261,21 @@ try {
           `\nA/B, ${name}: this build against BENCH_COMPARE_DIST, paired by round: proxy CPU ${cell(proxied.map((p, i) => (p.cpu[0] / compared[i].cpu[0]) * 100))} %, throughput ${cell(proxied.map((p, i) => (p.rps / compared[i].rps) * 100))} % (medians of the ${proxied.length} rounds' ratios, range).`,
       ),
     '',
+    "The proxy's per-call work, Core rows (each round's proxy run against the same round's runs of the two references, median and",
+    'range of the rounds): the CPU a call the proxy spends above its own front end and node client alone (the JSON-RPC handler:',
+    'authentication, rules, coalescing, request id, metrics, request line), and its throughput against each reference.',
+    '',
+    '| call | per-call work, proxy CPU µs/req above the layers alone | proxy / the layers alone | proxy / the ceiling |',
+    '|---|---:|---:|---:|',
+    ...rows
+      .filter(({ backend }) => backend === 'Core')
+      .map(({ name, proxied, references }) => {
+        const runsOf = (label) => references.find((r) => r.label === label).runs;
+        const layers = runsOf("the proxy's front end and node client alone");
+        const ceiling = runsOf('bare batching proxy (ceiling)');
+        return `| ${name} | ${cell(proxied.map((p, i) => p.cpu[0] - layers[i].cpu[0]))} | ${cell(proxied.map((p, i) => (p.rps / layers[i].rps) * 100))} % | ${cell(proxied.map((p, i) => (p.rps / ceiling[i].rps) * 100))} % |`;
+      }),
+    '',
     "Where a server's CPU a request goes, Core rows (medians, µs): user, its own code; system, the kernel's work for it (system calls, the",
     "loopback's TCP, waking its peers). The node's is its CPU a call direct; the others' are the server's, not the node's.",
     '',
