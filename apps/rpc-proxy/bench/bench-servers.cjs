@@ -3,8 +3,8 @@
 // (argv[2] === 'proxy', node URL in argv[3], then the proxy's environment on top of the
 // process's) or the bare forwarder (argv[2] === 'forwarder', node URL and its Authorization
 // header in argv[3] and argv[4]) or the bare batching proxy (argv[2] === 'ceiling', the same
-// arguments) or the proxy's front end and node client alone (argv[2] === 'layers', the same
-// arguments) or a bare exchange (argv[2] === 'exchange', argv[3] 'http', 'front' or 'net') and prints one
+// arguments) or the proxy's front end and node client alone (argv[2] === 'layers', node URL and
+// the node's cookie file in argv[3] and argv[4], as the proxy logs in) or a bare exchange (argv[2] === 'exchange', argv[3] 'http', 'front' or 'net') and prints one
 // JSON line with what it listens on.
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
@@ -198,18 +198,15 @@ async function ceiling(nodeUrl, authorization) {
  * JSON-RPC handler's per-call work, and from the ceiling's what the front end and the node client
  * cost (docs/performance/rpc-proxy.md, "Twenty-sixth round").
  */
-async function layers(nodeUrl, authorization) {
+async function layers(nodeUrl, cookieFile) {
   const dist = join(__dirname, '..', 'dist');
   const { createServer } = require('node:http');
   const { installFastFront } = require(join(dist, 'fast-front'));
   const { createCallNodeClient, isJsonRpc } = require(join(dist, 'app'));
   const { loadConfig } = require(join(dist, 'config'));
   const { createLogger } = require('@repo/service');
-  const credentials = Buffer.from(authorization.replace(/^Basic /, ''), 'base64').toString('utf8');
-  const colon = credentials.indexOf(':');
-  const [user, password] = [credentials.slice(0, colon), credentials.slice(colon + 1)];
-  // The proxy's own client toward the node, from the proxy's configuration with its defaults.
-  const config = loadConfig({ BITCOIND_RPC_URL: nodeUrl, BITCOIND_RPC_USER: user, BITCOIND_RPC_PASSWORD: password });
+  // The proxy's own client toward the node, from the proxy's configuration with its defaults, logged in with the node's cookie as the proxy is.
+  const config = loadConfig({ BITCOIND_RPC_URL: nodeUrl, BITCOIND_COOKIE_FILE: cookieFile });
   const node = createCallNodeClient(config, createLogger({ name: 'rpc-proxy', level: 'warn' }));
   const requestId = '00000000-0000-4000-8000-000000000000';
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => res.writeHead(500).end());

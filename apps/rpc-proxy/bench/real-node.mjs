@@ -118,6 +118,11 @@ const splitOf = (after, before, requests) => ({
   system: (after.system - before.system) / requests,
 });
 
+/** The reference rows of a call against Core, as the report names them (scripts/bench-references.mjs checks for them). */
+const FORWARDER = 'bare forwarder (reference)';
+const LAYERS = "the proxy's front end and node client alone";
+const CEILING = 'bare batching proxy (ceiling)';
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const f = (v) => (Number.isNaN(v) ? '–' : (Math.round(v * 10) / 10).toString());
 const cell = (xs) => (xs.length === 1 ? f(xs[0]) : `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`);
@@ -154,7 +159,7 @@ try {
   servers.push(forwarder);
   const ceiling = await start(['ceiling', node.url, node.authorization()]);
   servers.push(ceiling);
-  const layers = await start(['layers', node.url, node.authorization()]);
+  const layers = await start(['layers', node.url, node.cookieFile]);
   servers.push(layers);
   const client = auth('client', 'clientpass');
   const corePid = node.pid;
@@ -196,9 +201,9 @@ try {
     const references =
       backend === 'Core'
         ? [
-            { label: 'bare forwarder (reference)', server: forwarder, runs: [] },
-            { label: "the proxy's front end and node client alone", server: layers, runs: [] },
-            { label: 'bare batching proxy (ceiling)', server: ceiling, runs: [] },
+            { label: FORWARDER, server: forwarder, runs: [] },
+            { label: LAYERS, server: layers, runs: [] },
+            { label: CEILING, server: ceiling, runs: [] },
           ]
         : [];
     await run(proxy.info.url, path, client, bodyFor, [], WARM_UP_SECONDS);
@@ -271,8 +276,7 @@ try {
       .filter(({ backend }) => backend === 'Core')
       .map(({ name, proxied, references }) => {
         const runsOf = (label) => references.find((r) => r.label === label).runs;
-        const layers = runsOf("the proxy's front end and node client alone");
-        const ceiling = runsOf('bare batching proxy (ceiling)');
+        const [layers, ceiling] = [runsOf(LAYERS), runsOf(CEILING)];
         return `| ${name} | ${cell(proxied.map((p, i) => p.cpu[0] - layers[i].cpu[0]))} | ${cell(proxied.map((p, i) => (p.rps / layers[i].rps) * 100))} % | ${cell(proxied.map((p, i) => (p.rps / ceiling[i].rps) * 100))} % |`;
       }),
     '',
