@@ -32,31 +32,6 @@ const NUMBER = /^-?\d[\d,]*(\.\d+)?( \(.+\))?$/;
 /** A ratio in per cent: `84.4 %`, `127 % (rounds 124–133 %)`, `-0.4 % (…)`. */
 const PERCENT = /^-?\d+(\.\d+)? %/;
 
-/**
- * What `section` (the rpc-proxy's part of a report) lacks: one entry a call against Core that
- * lacks a reference row, naming them, and one when the Core table is there but no call of it
- * could be read (its format changed under this check). None when the bench ran without a Core.
- */
-export function callsWithoutReferences(section) {
-  const calls = [];
-  // The rows of one call follow its direct row, with their first three cells empty.
-  let current;
-  for (const line of section.split('\n')) {
-    if (current !== undefined && line.startsWith('| | | ')) {
-      current.rows.add(line.split('|')[3].trim());
-      continue;
-    }
-    const direct = /^\| ([^|]+) \| Core \| direct \|/.exec(line);
-    current = direct ? { name: direct[1], rows: new Set() } : undefined;
-    if (current !== undefined) calls.push(current);
-  }
-  if (calls.length === 0) return section.includes(CORE_TABLE) ? ['the table against Core has no call this check can read'] : [];
-  return calls
-    .map(({ name, rows }) => [name, CORE_REFERENCES.filter((r) => !rows.has(r))])
-    .filter(([, lacking]) => lacking.length > 0)
-    .map(([name, lacking]) => `${name}: ${lacking.join(', ')}`);
-}
-
 /** The Markdown tables of `text`: each header's cells and its rows' cells (the separator line left out). */
 function tables(text) {
   const found = [];
@@ -100,12 +75,25 @@ function configServerGaps(section) {
   return gaps.map((gap) => `the 4 KB file: ${gap}`);
 }
 
-/** apps/rpc-proxy: the calls against Core with their references, or the line saying there was no Core. */
+/**
+ * apps/rpc-proxy: each call against Core with the reference rows that follow its direct row (their
+ * call and backend cells empty), or the line saying the bench found no Core. A Core table none of
+ * whose calls can be read (its format changed under this check) is a gap too.
+ */
 function rpcProxyGaps(section) {
-  if (!section.includes(CORE_TABLE) && !section.includes(CORE_NOT_RUN)) {
-    return ['neither the table against Core nor the line saying it was not run'];
+  if (!section.includes(CORE_TABLE))
+    return section.includes(CORE_NOT_RUN) ? [] : ['neither the table against Core nor the line saying it was not run'];
+  const calls = [];
+  for (const row of table(section, ['call', 'backend', 'to']) ?? []) {
+    if (row.call !== '') calls.push({ name: row.call, core: row.backend === 'Core' && row.to === 'direct', rows: new Set() });
+    else calls.at(-1)?.rows.add(row.to);
   }
-  return callsWithoutReferences(section);
+  const core = calls.filter((call) => call.core);
+  if (core.length === 0) return ['the table against Core has no call this check can read'];
+  return core.flatMap(({ name, rows }) => {
+    const lacking = CORE_REFERENCES.filter((r) => !rows.has(r));
+    return lacking.length > 0 ? [`${name}: ${lacking.join(', ')}`] : [];
+  });
 }
 
 const CATCH_UP = ['SCAN_WORKERS', 'catch-up (ms)', 'node alone (ms, median of all)', 'node alone / catch-up, paired'];
@@ -119,13 +107,9 @@ function silentPaymentsGaps(section) {
   return gaps;
 }
 
-const SCAN = [
-  'backend',
-  'labels',
-  'scan (tx/s CPU)',
-  'cost of the labels (time vs change only, paired rounds)',
-  'the same in runs of 64 (scanTransactions)',
-];
+const RATE = 'scan (tx/s CPU)';
+const COSTS = ['cost of the labels (time vs change only, paired rounds)', 'the same in runs of 64 (scanTransactions)'];
+const SCAN = ['backend', 'labels', RATE, ...COSTS];
 const LABELLED = ['change + 1,000', 'change + 100,000'];
 
 /** packages/bip352: the native scan with labels beside the change-only receiver, and the K_max rows. */
@@ -133,19 +117,19 @@ function bip352Gaps(section) {
   const gaps = [];
   const rows = table(section, SCAN);
   if (rows === undefined) {
-    gaps.push('no scan table with the labels’ cost');
+    gaps.push("no scan table with the labels' cost");
   } else {
     const native = (labels) => rows.find((r) => r.backend === 'native' && r.labels === labels);
     const changeOnly = native('change only');
     if (changeOnly === undefined) gaps.push('native: no change-only row (the reference)');
-    else gaps.push(...unreadable(changeOnly, ['scan (tx/s CPU)'], NUMBER).map((gap) => `native, change only: ${gap}`));
+    else gaps.push(...unreadable(changeOnly, [RATE], NUMBER).map((gap) => `native, change only: ${gap}`));
     for (const labels of LABELLED) {
       const row = native(labels);
       if (row === undefined) gaps.push(`native: no row for ${labels}`);
       else
         gaps.push(
-          ...unreadable(row, SCAN.slice(2, 3), NUMBER)
-            .concat(unreadable(row, SCAN.slice(3), PERCENT))
+          ...unreadable(row, [RATE], NUMBER)
+            .concat(unreadable(row, COSTS, PERCENT))
             .map((gap) => `native, ${labels}: ${gap}`),
         );
     }
@@ -158,6 +142,16 @@ function bip352Gaps(section) {
     else gaps.push(...unreadable(row, ['ms a scan (CPU)'], NUMBER).map((gap) => `K_max, ${labels}: ${gap}`));
   }
   return gaps;
+}
+
+/** The sections of a root report (scripts/bench-report.mjs: `## <package>`, then its report), by their heading. */
+export function reportSections(report) {
+  return new Map(
+    report
+      .split(/^## /m)
+      .slice(1)
+      .map((section) => [section.split('\n', 1)[0].trim(), section]),
+  );
 }
 
 /** Each package's check, by the name of its section in the root report. */
@@ -173,12 +167,7 @@ const CHECKS = {
  * by its section (a section missing, or one from an earlier run, is a gap too). None when all are there.
  */
 export function referenceGaps(report) {
-  const sections = new Map(
-    report
-      .split(/^## /m)
-      .slice(1)
-      .map((s) => [s.split('\n', 1)[0].trim(), s]),
-  );
+  const sections = reportSections(report);
   return Object.entries(CHECKS).flatMap(([name, check]) => {
     const section = sections.get(name);
     if (section === undefined) {

@@ -17,7 +17,7 @@ import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'no
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchPackages } from './bench-packages.mjs';
-import { referenceGaps } from './bench-references.mjs';
+import { referenceGaps, reportSections } from './bench-references.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const started = Date.now();
@@ -89,15 +89,15 @@ function check(run) {
   // The root report has one section a package; bench-report.mjs says which wrote nothing this run.
   const reportPath = join(root, 'bench-report.md');
   const report = readFileSync(reportPath, 'utf8');
-  const sections = report.split(/^## /m).slice(1);
-  const missing = sections
-    .filter((s) => s.split('\n', 1)[0].endsWith('(report from an earlier run)') || s.includes('No report: its benchmark did not write'))
-    .map((s) => s.split('\n', 1)[0]);
+  const sections = reportSections(report);
+  const missing = [...sections]
+    .filter(([heading, s]) => heading.endsWith('(report from an earlier run)') || s.includes('No report: its benchmark did not write'))
+    .map(([heading]) => heading);
   writeFileSync(
     reportPath,
     report.replace(/^# Benchmark report/, '# Benchmark report (smoke run: shortest settings, figures not meaningful)'),
   );
-  if (sections.length === 0 || missing.length > 0) {
+  if (sections.size === 0 || missing.length > 0) {
     console.error(`bench-smoke: no fresh report from: ${missing.join(', ') || 'any package'}`);
     return 1;
   }
@@ -107,7 +107,7 @@ function check(run) {
     return 1;
   }
   console.log(
-    `bench-smoke: ${sections.length} benchmarks ran and wrote their reports in ${seconds} s (bench-report.smoke.md; your own bench-report.md files are as they were)`,
+    `bench-smoke: ${sections.size} benchmarks ran and wrote their reports in ${seconds} s (bench-report.smoke.md; your own bench-report.md files are as they were)`,
   );
   return 0;
 }
