@@ -5,7 +5,7 @@
 // - apps/config-server: the 4 KB file's rate beside the express hello over the same TLS, and the ratio;
 // - apps/rpc-proxy: each call against Core beside its direct row, with the bare forwarder, the
 //   proxy's front end and node client alone and the ceiling (apps/rpc-proxy/bench/real-node.mjs),
-//   or the line saying the bench found no Core;
+//   and its per-call work against the last two; or the line saying the bench found no Core;
 // - apps/silent-payments: each catch-up beside the node alone, and the ratio of the pair;
 // - packages/bip352: the native scan with 1,000 and 100,000 labels, the labels' cost against the
 //   change-only receiver (one by one and in runs of 64), and the K_max rows.
@@ -22,6 +22,9 @@ export const CORE_REFERENCES = [
   'bare batching proxy (ceiling)',
 ];
 
+/** The columns of real-node.mjs's table of the proxy's per-call work against Core: its CPU a call above the layers alone, its throughput against them and against the ceiling. */
+const PER_CALL = ['call', 'per-call work, proxy CPU µs/req above the layers alone', 'proxy / the layers alone', 'proxy / the ceiling'];
+
 /** The heading of real-node.mjs's table: present whenever it ran against a Core. */
 const CORE_TABLE = '# rpc-proxy: calls it cannot merge, real Bitcoin Core';
 /** The line real-node.mjs writes instead when it finds no Core. */
@@ -29,8 +32,8 @@ const CORE_NOT_RUN = 'rpc-proxy real-node benchmark not run';
 
 /** A figure as the benches print it: `29224`, `20,430`, `1.27`, `-1`, optionally followed by its range in parentheses. */
 const NUMBER = /^-?\d[\d,]*(\.\d+)?( \(.+\))?$/;
-/** A ratio in per cent: `84.4 %`, `127 % (rounds 124–133 %)`, `-0.4 % (…)`. */
-const PERCENT = /^-?\d+(\.\d+)? %/;
+/** A ratio in per cent, its range before or after the sign: `84.4 %`, `80.9 (74.9–90.9) %`, `127 % (rounds 124–133 %)`. */
+const PERCENT = /^-?\d+(\.\d+)?( \([^)]*\))? %/;
 
 /** The Markdown tables of `text`: each header's cells and its rows' cells (the separator line left out). */
 function tables(text) {
@@ -90,9 +93,18 @@ function rpcProxyGaps(section) {
   }
   const core = calls.filter((call) => call.core);
   if (core.length === 0) return ['the table against Core has no call this check can read'];
+  const perCall = table(section, PER_CALL);
   return core.flatMap(({ name, rows }) => {
     const lacking = CORE_REFERENCES.filter((r) => !rows.has(r));
-    return lacking.length > 0 ? [`${name}: ${lacking.join(', ')}`] : [];
+    const work = perCall?.find((row) => row.call === name);
+    return [
+      ...(lacking.length > 0 ? [`${name}: ${lacking.join(', ')}`] : []),
+      ...(work === undefined
+        ? [`${name}: no row in the per-call work table`]
+        : unreadable(work, PER_CALL.slice(1, 2), NUMBER)
+            .concat(unreadable(work, PER_CALL.slice(2), PERCENT))
+            .map((gap) => `${name}: ${gap}`)),
+    ];
   });
 }
 

@@ -37,7 +37,17 @@ const DOUBLE = [
   `| getblockhash, distinct heights | double | direct | 41955.2 | | 0 (0–0) | | 2 (2–2) | | 22.4 | 19.3 | 41.7 | |`,
   '| | | proxy | 24846.4 | 58.4 % | 0 (0–0) | 0 (0–0) | 2 (2–2) | 26.5 | 13.3 | 22.3 | 61.9 | 67.3 % |',
 ];
-const RPC_PROXY = [HEADING, '', ...TABLE_HEAD, ...callRows('getblockhash, distinct heights'), ...DOUBLE, ...callRows('a write')];
+/** real-node.mjs's table of the proxy's per-call work against Core, one row a call. */
+const PER_CALL = [
+  "The proxy's per-call work, Core rows:",
+  '',
+  '| call | per-call work, proxy CPU µs/req above the layers alone | proxy / the layers alone | proxy / the ceiling |',
+  '|---|---:|---:|---:|',
+  '| getblockhash, distinct heights | 8.9 (6.3–9.9) | 80.9 (74.9–90.9) % | 72.7 (62.9–74.3) % |',
+  '| a write | 9.5 | 91.5 % | 77.6 % |',
+];
+const CORE_TABLE = [HEADING, '', ...TABLE_HEAD, ...callRows('getblockhash, distinct heights'), ...DOUBLE, ...callRows('a write')];
+const RPC_PROXY = [...CORE_TABLE, '', ...PER_CALL];
 
 const SILENT_PAYMENTS = [
   '# silent-payments catch-up benchmark',
@@ -112,6 +122,8 @@ describe("issue 20's bench rows and their references of the same run (scripts/be
         ...callRows('getblockhash, distinct heights', ['bare batching proxy (ceiling)']),
         ...DOUBLE,
         ...callRows('a write', ['bare forwarder (reference)', "the proxy's front end and node client alone"]),
+        '',
+        ...PER_CALL,
       ];
       expect(check({ 'apps/rpc-proxy': rows })).toEqual({
         status: 1,
@@ -145,6 +157,18 @@ describe("issue 20's bench rows and their references of the same run (scripts/be
 
   /** One row or table of a section broken, and the gaps the check must name for it. */
   const broken: [string, string, string[], string[]][] = [
+    [
+      "a Core call missing from the proxy's per-call work table",
+      'apps/rpc-proxy',
+      [...CORE_TABLE, '', ...edit(PER_CALL, '| a write |', () => undefined)],
+      ['apps/rpc-proxy: a write: no row in the per-call work table'],
+    ],
+    [
+      "a per-call work row without the proxy's CPU above the layers alone",
+      'apps/rpc-proxy',
+      [...CORE_TABLE, '', ...edit(PER_CALL, '| getblockhash', (l) => l.replace('8.9 (6.3–9.9)', '–'))],
+      ['apps/rpc-proxy: getblockhash, distinct heights: per-call work, proxy CPU µs/req above the layers alone: "–"'],
+    ],
     [
       "the config server's file beside another reference than the express hello",
       'apps/config-server',
