@@ -16,7 +16,12 @@ type Obj = Record<string, unknown>;
 const HASH = { type: 'string', pattern: '^[0-9a-fA-F]{64}$' };
 const HEX = { type: 'string', pattern: '^([0-9a-fA-F]{2})+$' };
 const BOOL = { type: 'boolean' };
-const AMOUNT = { type: ['number', 'string'], description: 'A non-negative amount (BTC/kvB for maxfeerate, BTC for maxburnamount).' };
+const AMOUNT = {
+  type: ['number', 'string'],
+  minimum: 0,
+  pattern: '^(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$',
+  description: 'A non-negative amount (BTC/kvB for maxfeerate, BTC for maxburnamount): a number, or a string written as a JSON number.',
+};
 const verbosity = (max: number) => ({ oneOf: [{ type: 'integer', minimum: 0, maximum: max }, BOOL] });
 
 /** A parameter: its name, schema and whether it is required (docs/rpc-proxy.md, "Parameter checks"). */

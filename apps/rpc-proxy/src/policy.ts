@@ -132,8 +132,13 @@ const verbosity =
       throw new ParamError(`invalid parameter "${name}": expected an integer from 0 to ${max} or a boolean`);
     }
   };
+/**
+ * An amount written as a string, as Core reads one (ParseFixedPoint: JSON's number grammar, no
+ * blanks): Number() would also take `""`, `" 1"`, `"0x10"` or `".5"`, which Core refuses (-3).
+ */
+const AMOUNT_TEXT = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$/;
 const feeAmount: Check = (v, name) => {
-  const n = typeof v === 'string' ? Number(v) : v;
+  const n = typeof v === 'string' ? (AMOUNT_TEXT.test(v) ? Number(v) : Number.NaN) : v;
   if (typeof n !== 'number' || !Number.isFinite(n) || n < 0)
     throw new ParamError(`invalid parameter "${name}": expected a non-negative amount`);
 };

@@ -112,6 +112,31 @@ describe('allow-lists and parameter checks', () => {
     expect(JSON.parse(h.node.requests[0]!.body).map((c: { method: string }) => c.method)).toEqual(['getblockcount', 'getbestblockhash']);
   });
 
+  // Core echoes an id as it was written (`1.50`, `1e2`, `-0`, 30 digits) and reads `1e400` as
+  // out of range: re-serialized by JSON.stringify, the node would read `1.5`, `100`, `0`,
+  // `1.2345678901234568e+29` and `null` (the parameter gone, Core's default in its place).
+  it("sends the node a batch's forwarded elements as the client wrote them, numbers and ids included", async () => {
+    h.node.clearRequests();
+    const first = '{"jsonrpc":"1.0","id":1.50,"method":"getblockcount","params":[]}';
+    const third = '{ "id" : 123456789012345678901234567890 , "method":"decodescript","params":["00", 1e400] }';
+    const fourth = '{"jsonrpc":"2.0","id":-0,"method":"testmempoolaccept","params":[["00"],1e2]}';
+    const res = await post(h.url, `[ ${first} ,{"id":2,"method":"stop"},\n${third},${fourth}]`);
+    expect(res.status).toBe(200);
+    expect(res.json()).toHaveLength(4);
+    expect(h.node.requests).toHaveLength(1);
+    expect(h.node.requests[0]?.body).toBe(`[${first},${third},${fourth}]`);
+  });
+
+  it('re-serializes a batch whose body has a key written twice (what the node runs is what was checked)', async () => {
+    h.node.clearRequests();
+    const res = await post(h.url, '[{"id":1,"method":"getblockcount"},{"id":2,"method":"stop","method":"getbestblockhash"}]');
+    expect(res.json()).toEqual([
+      { result: h.node.tipHeight(), error: null, id: 1 },
+      { result: h.node.tipHash(), error: null, id: 2 },
+    ]);
+    expect(h.node.requests[0]?.body).toBe('[{"id":1,"method":"getblockcount"},{"id":2,"method":"getbestblockhash"}]');
+  });
+
   it('applies per-user lists: the monitoring user only reads, the wallet user sends', async () => {
     const funded = h.node.fund('p2wpkh', 1_000_000n);
     const hex = signSpend([funded], [{ script: funded.script, amount: 990_000n }]);
@@ -132,6 +157,12 @@ describe('allow-lists and parameter checks', () => {
     ['getrawtransaction', ['00'.repeat(32), true, 'abc'], 'blockhash'],
     ['sendrawtransaction', ['abc'], 'hexstring'],
     ['sendrawtransaction', [42], 'hexstring'],
+    // Strings Number() reads but Core's amount parser (ParseFixedPoint) does not: not amounts.
+    ['sendrawtransaction', ['00', ''], 'maxfeerate'],
+    ['sendrawtransaction', ['00', ' 0.1'], 'maxfeerate'],
+    ['sendrawtransaction', ['00', '0x10'], 'maxfeerate'],
+    ['sendrawtransaction', ['00', 0, '.5'], 'maxburnamount'],
+    ['sendrawtransaction', ['00', '-1'], 'maxfeerate'],
     ['getblockhash', ['abc'], 'height'],
     ['getblockheader', [], 'blockhash'],
   ])('refuses %s %j with -32602 naming %s', async (method, params, name) => {
@@ -158,6 +189,17 @@ describe('allow-lists and parameter checks', () => {
     }
     for (const verbosity of [0, 1, 2, 3, true, false])
       expect((await call(h.url, 'getblock', [funded.blockHash, verbosity])).status).toBe(200);
+    // Amounts as numbers or as the strings Core reads (ParseFixedPoint: JSON's number grammar).
+    for (const params of [
+      ['00', 0.1],
+      ['00', '0.10'],
+      ['00', '1e-3'],
+      ['00', '0', '2E+1'],
+    ]) {
+      h.node.clearRequests();
+      expect((await call(h.url, 'sendrawtransaction', params)).json().error.code).not.toBe(-32602);
+      expect(h.node.requests).toHaveLength(1);
+    }
   });
 
   it('passes node errors and wallet paths through unchanged', async () => {

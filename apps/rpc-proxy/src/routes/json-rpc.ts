@@ -24,6 +24,7 @@ import {
   errorText,
   initialState,
   isNotification,
+  jsonArrayElements,
   parseCall,
   splitJsonArray,
   successReply,
@@ -79,6 +80,10 @@ const UNAUTHENTICATED_BODY_LIMIT = 64 * 1024;
  * millions of `[` costs a scan and is answered as Core would (a parse error).
  */
 const MAX_JSON_DEPTH = 512;
+/** The brackets and separator of a batch sent to the node, around its elements' own bytes. */
+const BATCH_OPEN = Buffer.from('[');
+const BATCH_COMMA = Buffer.from(',');
+const BATCH_CLOSE = Buffer.from(']');
 
 /** The outcome of one call of a request: a local answer or a forward to the node. */
 type Planned =
@@ -379,18 +384,40 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
     );
   }
 
-  async function handleBatch(path: string, batch: unknown[], allowed: Set<string>): Promise<Outcome> {
+  /**
+   * The body of the batch of `forwards` sent to the node: each element's own bytes, cut out of the
+   * client's body `raw` (as a single call's are forwarded), so the node reads what the client
+   * wrote: its ids and numbers as written (`1.50`, `1e2`, `-0`, integers past 2^53, `1e400`), not
+   * as JSON.parse and JSON.stringify would turn them (`1.5`, `100`, `0`, rounded, `null`).
+   * Re-serialized only when a key is written twice in the body (the elements as parsed and
+   * checked, as a single call: see handleSingle) or its elements cannot be cut out.
+   */
+  function batchBody(raw: Buffer, scan: BodyScan, batch: unknown[], forwards: { index: number; item: Forward }[]): string | Buffer {
+    const bounds = scan.keys === countKeys(batch) ? jsonArrayElements(raw) : undefined;
+    if (bounds === undefined || bounds.length !== 2 * batch.length) return JSON.stringify(forwards.map((f) => f.item.element));
+    const parts: Buffer[] = [];
+    for (const { index } of forwards) {
+      parts.push(parts.length === 0 ? BATCH_OPEN : BATCH_COMMA, raw.subarray(bounds[2 * index], bounds[2 * index + 1]));
+    }
+    parts.push(BATCH_CLOSE);
+    return Buffer.concat(parts);
+  }
+
+  async function handleBatch(path: string, raw: Buffer, scan: BodyScan, batch: unknown[], allowed: Set<string>): Promise<Outcome> {
     const rpc = `batch(${batch.length})`;
     if (batch.length === 0) return { status: 200, text: '[]\n', rpc };
     const state = initialState();
     const items = batch.map((element) => plan(element, state, allowed, true));
-    const forwards = items.filter((i): i is Extract<Planned, { kind: 'forward' }> => i.kind === 'forward');
+    const forwards: { index: number; item: Forward }[] = [];
+    items.forEach((item, index) => {
+      if (item.kind === 'forward') forwards.push({ index, item });
+    });
     let replies: string[] = [];
     let failure: NodeError | undefined;
     if (forwards.length > 0) {
       try {
-        const reply = await node.call(path, JSON.stringify(forwards.map((f) => f.element)));
-        const expected = forwards.filter((f) => !f.notification).length;
+        const reply = await node.call(path, batchBody(raw, scan, batch, forwards));
+        const expected = forwards.filter((f) => !f.item.notification).length;
         if (reply.status === 204) replies = [];
         else replies = splitJsonArray(reply.body) ?? [];
         if (replies.length !== expected) throw new NodeError('garbage', 'node answered garbage (batch reply does not match the request)');
@@ -506,7 +533,7 @@ export function createJsonRpcHandler(deps: JsonRpcHandlerDeps): (req: RpcRequest
       send(res, id, outcome.status, outcome.text);
       return { status: outcome.status, rpc: outcome.rpc, user };
     };
-    if (Array.isArray(value)) return handleBatch(path, value, allowed).then(answered);
+    if (Array.isArray(value)) return handleBatch(path, body, scan, value, allowed).then(answered);
     if (value === null || typeof value !== 'object') {
       return answered({
         status: 500,
