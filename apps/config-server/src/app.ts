@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
@@ -9,6 +9,7 @@ import {
   closeGracefully,
   loadOrCreateTlsCredentials,
   once,
+  throttledLog,
   watchCertificate,
   type CertificateWatch,
   type Logger,
@@ -164,10 +165,16 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
       ...TLS_POLICY,
       // A client that opens a connection and never finishes the handshake loses it.
       handshakeTimeout: config.headersTimeoutMs,
+      requireHostHeader: false,
       ...expressMessageClasses(app),
     },
-    // File requests, the ones asked for most, skip express's router walk (same guards, same route).
-    serveFileRequests({ app, handler: guarded, notFound, errorHandlers, final: finalHandler({ logger }) }),
+    // An HTTP/1.1 request without `Host` is refused here, with the error record and the common headers
+    // (Node's own check answers a bare 400 with no body: requireHostHeader is off for that reason).
+    refuseMissingHost(
+      // File requests, the ones asked for most, skip express's router walk (same guards, same route).
+      serveFileRequests({ app, handler: guarded, notFound, errorHandlers, final: finalHandler({ logger }) }),
+      logger,
+    ),
   );
   server.keepAliveTimeout = 5_000;
   // Node's own limits backstop the middleware: headers and whole requests within their deadlines;
@@ -177,6 +184,10 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   // CONNECT never reaches express (Node emits `connect`, and with no listener drops the connection
   // unanswered): it is refused as every other method is (docs/config-server.md, "Endpoints").
   server.on('connect', (req: IncomingMessage, socket: Duplex) => refuseConnect(req, socket, logger));
+  // An `Expect` other than 100-continue would get Node's bare 417 (no error record, none of the
+  // common headers); no endpoint takes a body, so there is nothing to expect: served as usual
+  // (RFC 9110, section 10.1.1, lets a server ignore an expectation it does not understand).
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
 
   return {
     app,
@@ -238,6 +249,41 @@ function refuseConnect(req: IncomingMessage, socket: Duplex, logger: Logger): vo
   const path = (req.url ?? '').slice(0, 300);
   logger.info({ method: 'CONNECT', path, status: 404, ip: req.socket.remoteAddress }, 'request');
   answerOnSocket(socket, new AppError('FILE_NOT_FOUND', { message: `no such endpoint: CONNECT ${path}` }), toErrorRecord, COMMON_HEADERS);
+}
+
+/**
+ * Wraps the request listener: an HTTP/1.1 request without a `Host` header (RFC 9112, section 3.2:
+ * a server must answer it 400) gets 400 `INVALID_REQUEST` `malformed HTTP request` with the error
+ * record and the common headers, as the other protocol errors, and its connection is closed.
+ */
+function refuseMissingHost(
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+  logger: Logger,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const log = throttledLog((fields, message) => logger.info(fields, message), { everyMs: 1_000, countAs: 'refusals' });
+  return function configServerRequest(req, res) {
+    if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) {
+      listener(req, res);
+      return;
+    }
+    const error = new AppError('INVALID_REQUEST', {
+      message: 'malformed HTTP request',
+      details: 'an HTTP/1.1 request needs a Host header',
+    });
+    log(
+      { ip: req.socket.remoteAddress, status: error.status, code: error.code, error: 'missing Host header' },
+      `protocol error answered: ${error.message}`,
+    );
+    const body = JSON.stringify(toErrorRecord(error));
+    res.shouldKeepAlive = false;
+    res.writeHead(error.status, {
+      ...COMMON_HEADERS,
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      Connection: 'close',
+    });
+    res.end(body);
+  };
 }
 
 /** Notes the code of a refusal in the request's audit line, then lets the error handler answer. */

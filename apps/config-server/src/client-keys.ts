@@ -47,6 +47,10 @@ const KEM_BY_LENGTH = new Map<number, HpkeKemName>([
   [1216, 'X-Wing'],
 ]);
 
+/** The listing stamp of an environment without a client key folder. */
+const NO_FOLDER = 'none';
+const NO_KEYS: ReadonlyMap<string, RegisteredClientKey> = new Map();
+
 /** Public key length in bytes of each KEM. */
 export const CLIENT_KEY_LENGTHS: Readonly<Record<HpkeKemName, number>> = { X25519: 32, 'X-Wing': 1216 };
 
@@ -82,7 +86,7 @@ export function createClientKeyRegistry(options: ClientKeyRegistryOptions): Clie
         .sort();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') {
-        return { files: [], stamp: 'none' };
+        return { files: [], stamp: NO_FOLDER };
       }
       throw err;
     }
@@ -129,11 +133,21 @@ export function createClientKeyRegistry(options: ClientKeyRegistryOptions): Clie
     }
   }
 
-  function keysOf(env: string): Map<string, RegisteredClientKey> {
+  function keysOf(env: string): ReadonlyMap<string, RegisteredClientKey> {
     const t = now();
     const cached = cache.get(env);
     if (cached && t - cached.checkedAt < recheckMs) return cached.keys;
     const { files, stamp } = listing(env);
+    if (stamp === NO_FOLDER) {
+      // No folder, no keys. Nothing is kept (nor logged) for it: the name is whatever a client
+      // sent, and each new one would otherwise stay in memory for good. A folder that goes away
+      // is logged once, as the revocation of its keys.
+      if (cached !== undefined) {
+        cache.delete(env);
+        logger.info({ env, keys: [] }, 'client keys loaded');
+      }
+      return NO_KEYS;
+    }
     const keys = cached?.stamp === stamp ? cached.keys : load(env, files);
     cache.set(env, { stamp, checkedAt: t, keys });
     return keys;

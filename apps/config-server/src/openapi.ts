@@ -21,8 +21,8 @@ const retryAfter = (seconds: string) => ({
 /** Refusals any request may get, from the guards in front of every route (docs/config-server.md, "Errors"). */
 const GUARDS: Obj = {
   '400': err(
-    'Recipient headers incomplete or malformed, or an `API-Version` header with another major version (`unsupported API version`).',
-    ['MISSING_PARAMETER', 'INVALID_PARAMETER'],
+    'Recipient headers incomplete or malformed, an `API-Version` header with another major version (`unsupported API version`), or an HTTP/1.1 request without `Host` (`INVALID_REQUEST`, `malformed HTTP request`; the connection is closed).',
+    ['MISSING_PARAMETER', 'INVALID_PARAMETER', 'INVALID_REQUEST'],
   ),
   '408': err('Not answered within `REQUEST_TIMEOUT_MS` (30 s; a `?wait=` request: its wait plus that).', ['REQUEST_TIMEOUT']),
   '413': err('A declared body over `MAX_REQUEST_BYTES` (1 MiB): no endpoint takes a body.', ['PAYLOAD_TOO_LARGE']),
@@ -143,8 +143,8 @@ const fileOperation = {
     '304': { description: '`If-None-Match` names the current version, or a `?wait=` ended with no change.', headers: versionHeaders },
     ...GUARDS,
     '400': err(
-      'An empty `file` (`MISSING_PARAMETER`), a parameter breaking its rule or malformed percent-encoding, `?wait=` malformed or with `version`, recipient headers incomplete or malformed, another major `API-Version` (`INVALID_PARAMETER`).',
-      ['MISSING_PARAMETER', 'INVALID_PARAMETER'],
+      'An empty `file` (`MISSING_PARAMETER`), a parameter breaking its rule or malformed percent-encoding, `?wait=` malformed or with `version`, recipient headers incomplete or malformed, another major `API-Version` (`INVALID_PARAMETER`); an HTTP/1.1 request without `Host` (`INVALID_REQUEST`).',
+      ['MISSING_PARAMETER', 'INVALID_PARAMETER', 'INVALID_REQUEST'],
     ),
     '403': err(
       'A traversal attempt in any spelling (docs/config-server.md, "Path rules"), or a recipient key not registered for the environment.',

@@ -2,7 +2,7 @@ import { symlinkSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { openConnection, rawExchange } from '@repo/http/testing';
-import { get, startServer, type Harness } from './support/harness';
+import { get, startServer, tlsExchange, type Harness } from './support/harness';
 import { TLS12_CBC_ONLY, tlsHandshake } from './support/tls-handshake';
 
 let h: Harness;
@@ -96,5 +96,38 @@ describe('connection caps', () => {
       }),
     );
     expect((await get(h, '/dev/plain.txt')).status).toBe(200);
+  });
+});
+
+// docs/config-server.md, "Response headers" (on every response, errors included) and the README,
+// "Errors" (protocol errors get the error record).
+describe('requests Node itself would refuse bare', () => {
+  it('answers an HTTP/1.1 request without Host 400 INVALID_REQUEST with the error record and the common headers, then closes', async () => {
+    h = await startServer();
+    for (const path of ['/dev/plain.txt', '/health']) {
+      const r = await tlsExchange(h, `GET ${path} HTTP/1.1\r\nUser-Agent: t\r\n\r\n`);
+      expect(r.status).toBe(400);
+      expect(r.head).toContain('\r\nAPI-Version: 1.0.0');
+      expect(r.head).toContain('\r\nX-Encryption-Type: quantum-resistant');
+      expect(r.head).toMatch(/\r\nConnection: close/i);
+      expect(JSON.parse(r.body)).toEqual({
+        error: 'malformed HTTP request',
+        code: 'INVALID_REQUEST',
+        details: 'an HTTP/1.1 request needs a Host header',
+      });
+    }
+    expect(h.logs).toContainEqual(expect.objectContaining({ msg: 'protocol error answered: malformed HTTP request', status: 400 }));
+    // HTTP/1.0 has no Host requirement: served.
+    expect((await tlsExchange(h, 'GET /health HTTP/1.0\r\n\r\n')).status).toBe(200);
+  });
+
+  it('serves a request with an Expect other than 100-continue as usual, not a bare 417', async () => {
+    h = await startServer();
+    const r = await tlsExchange(h, 'GET /dev/plain.txt HTTP/1.1\r\nHost: localhost\r\nExpect: something-else\r\nConnection: close\r\n\r\n');
+    expect(r.status).toBe(200);
+    expect(r.head).toContain('\r\nX-Encryption-Mode: psk');
+    const missing = await tlsExchange(h, 'GET /dev/missing.txt HTTP/1.1\r\nHost: localhost\r\nExpect: x\r\nConnection: close\r\n\r\n');
+    expect(missing.status).toBe(404);
+    expect(JSON.parse(missing.body)).toEqual({ error: 'file not found: dev/missing.txt', code: 'FILE_NOT_FOUND' });
   });
 });

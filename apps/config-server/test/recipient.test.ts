@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHpkeSuite, nobleBackend, nobleX25519, type HpkeKemName } from '@repo/crypto';
 import { get, registerClientKey, startServer, type Harness } from './support/harness';
@@ -98,6 +98,26 @@ describe('client key registry', () => {
     expect((await get(h, '/dev/plain.txt', headers)).status).toBe(200);
     rmSync(path);
     expect((await get(h, '/dev/plain.txt', headers)).status).toBe(403);
+  });
+
+  it('keeps nothing for the environment names clients make up: no entry, no log line each', async () => {
+    const keys = clientSuite('X25519').generateKeyPair();
+    const headers = headersFor('X25519', keys.publicKey);
+    const names = Array.from({ length: 20 }, (_, i) => `made-up-${i}`);
+    for (const env of names) expect((await get(h, `/${env}/app.conf`, headers)).status).toBe(403);
+    // Before: one "client keys loaded" line (and one registry entry, for good) per name sent.
+    expect(h.logs.filter((l) => l.msg === 'client keys loaded' && names.includes(l.env as string))).toEqual([]);
+    // A folder created later for one of those names is read at once; removing it revokes (and says so once).
+    const path = registerClientKey(h, 'made-up-3', 'carol', keys.publicKey);
+    mkdirSync(join(h.storageDir, 'made-up-3'));
+    writeFileSync(join(h.storageDir, 'made-up-3', 'app.conf'), 'made up\n');
+    expect((await get(h, '/made-up-3/app.conf', headers)).status).toBe(200);
+    rmSync(join(path, '..'), { recursive: true });
+    expect((await get(h, '/made-up-3/app.conf', headers)).status).toBe(403);
+    expect(h.logs.filter((l) => l.msg === 'client keys loaded' && l.env === 'made-up-3').map((l) => l.keys)).toEqual([
+      [expect.objectContaining({ name: 'carol', kem: 'X25519' })],
+      [],
+    ]);
   });
 
   it('reads hex keys and comments, and skips a malformed file with a warning naming it', async () => {

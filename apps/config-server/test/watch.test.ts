@@ -163,6 +163,35 @@ describe('?wait=', () => {
     expect(h.service.watch.stats).toEqual({ files: 0, waiting: 0 });
   });
 
+  it('does not hold the wait of a client that went away before its request was parked', async () => {
+    const first = await get(h, '/dev/plain.txt');
+    const { connect } = await import('node:tls');
+    // Each client sends its request and hangs up at once: gone while the file is still being rendered.
+    const gone = Array.from(
+      { length: 10 },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const socket = connect({ host: '127.0.0.1', port: h.port, ca: h.ca, servername: 'localhost' }, () => {
+            socket.write(`GET /dev/plain.txt?wait=20 HTTP/1.1\r\nHost: x\r\nIf-None-Match: ${first.headers.etag as string}\r\n\r\n`);
+            socket.destroy();
+            resolve();
+          });
+          socket.on('error', reject);
+        }),
+    );
+    await Promise.all(gone);
+    // Every request was received (each wrote its line); none is left waiting for a client that is gone.
+    const deadline = Date.now() + 3_000;
+    while (
+      h.logs.filter((l) => l.msg === 'request' && l.path === '/dev/plain.txt' && l.status === 0).length < 10 &&
+      Date.now() < deadline
+    ) {
+      await sleep(20);
+    }
+    await sleep(200);
+    expect(h.service.watch.stats).toEqual({ files: 0, waiting: 0 });
+  });
+
   it('answers every waiting client 304 on close(), and close() does not wait for their wait to end', async () => {
     const first = await get(h, '/dev/plain.txt');
     const pending = [

@@ -103,6 +103,9 @@ export function createFileRouter(options: FileRouterDeps): RequestHandler {
       const abort = new AbortController();
       const onClose = () => abort.abort();
       res.once('close', onClose);
+      // A client that went away while the file was rendered is not waited for: its `close` has been
+      // and gone, and the wait would hold a `MAX_WAITING` slot and a watcher for nobody.
+      if (res.destroyed) abort.abort();
       const outcome = await options.watch.waitForChange(request, version, query.waitMs, abort.signal);
       res.off('close', onClose);
       audit.waitedMs = Date.now() - started;

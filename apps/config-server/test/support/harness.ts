@@ -139,3 +139,30 @@ export function openTls(h: Harness): Promise<TLSSocket> {
     socket.once('error', reject);
   });
 }
+
+/**
+ * Writes `request` (raw bytes, for requests no client library would send) over TLS and resolves
+ * with everything the server answered once it closes the connection or `timeoutMs` passed.
+ */
+export function tlsExchange(h: Harness, request: string, timeoutMs = 3_000): Promise<{ status: number; head: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    let received = '';
+    const socket = connect({ host: '127.0.0.1', port: h.port, ca: h.ca, servername: 'localhost' }, () => socket.write(request));
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      const end = received.indexOf('\r\n\r\n');
+      const status = /^HTTP\/1\.1 (\d{3}) /.exec(received)?.[1];
+      resolve({
+        status: status === undefined ? 0 : Number(status),
+        head: end === -1 ? received : received.slice(0, end),
+        body: end === -1 ? '' : received.slice(end + 4),
+      });
+    };
+    const timer = setTimeout(done, timeoutMs);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('close', done);
+    socket.on('error', (err: Error) => (received === '' ? reject(err) : done()));
+  });
+}
