@@ -167,12 +167,12 @@ export function createApp(config: RelayConfig, deps: RelayDeps): RelayApp {
     guard,
   );
   // TCP room above MAX_WS_CONNECTIONS, so an upgrade past it still gets the relay's 503 answer.
+  // The guard keeps a tenth of its cap for addresses with no connection open; the cap is sized so
+  // that what is left for the others still holds MAX_WS_CONNECTIONS and the room: otherwise
+  // clients of addresses that already have a connection would be cut below the limit, without 503.
   const wsRoom = Math.max(10, Math.ceil(config.limits.maxWsConnections / 10));
-  guardServer(
-    wsServer,
-    { maxConnectionsPerIp: config.limits.maxWsConnectionsPerIp, maxConnections: config.limits.maxWsConnections + wsRoom, ...deadlines },
-    guard,
-  );
+  const wsTcpCap = Math.ceil(((config.limits.maxWsConnections + wsRoom) * 10) / 9);
+  guardServer(wsServer, { maxConnectionsPerIp: config.limits.maxWsConnectionsPerIp, maxConnections: wsTcpCap, ...deadlines }, guard);
 
   const servers = { ws: wsServer, http: httpServer };
   return {

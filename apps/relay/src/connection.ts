@@ -64,6 +64,8 @@ export class Connection {
   healEndedAt = 0;
   /** While a replay runs: live events held back. */
   private held: Held[] | undefined;
+  /** Bytes of the held live events: they count, with the send buffer, against MAX_SEND_BUFFER_BYTES. */
+  private heldBytes = 0;
   /** The last seq a replay sent: a live event at or before it was in the replay. */
   private replayedThrough: string | undefined;
   private seqAfter: ((a: string, b: string) => boolean) | undefined;
@@ -120,7 +122,17 @@ export class Connection {
   sendLive(frame: Buffer, seq: string | undefined): boolean {
     if (seq !== undefined && this.replayedThrough !== undefined && !this.seqAfter!(seq, this.replayedThrough)) return false;
     if (this.held !== undefined && seq !== undefined) {
+      if (!this.isOpen) return false;
+      // Held events are data queued for this client too: a client that stops reading during a
+      // replay is a slow consumer, not a list growing with every live event.
+      if (this.heldBytes + frame.length + this.ws.bufferedAmount > this.deps.maxSendBufferBytes) {
+        this.held = [];
+        this.heldBytes = 0;
+        this.dropSlowConsumer();
+        return false;
+      }
       this.held.push({ seq, frame });
+      this.heldBytes += frame.length;
       return true;
     }
     return this.send(frame);
@@ -133,6 +145,7 @@ export class Connection {
 
   /** Starts holding live events (a replay is about to run). */
   holdLive(): void {
+    if (this.held === undefined) this.heldBytes = 0;
     this.held ??= [];
   }
 
@@ -144,6 +157,7 @@ export class Connection {
   releaseHeld(lastSeq: string | undefined, after: (a: string, b: string) => boolean): number {
     const held = this.held ?? [];
     this.held = undefined;
+    this.heldBytes = 0;
     if (lastSeq !== undefined) {
       this.replayedThrough = lastSeq;
       this.seqAfter = after;

@@ -6,6 +6,16 @@ import type { RelayCounters } from './status';
 
 const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/**
+ * Waits, before each event of a replay or a heal, until the connection's send buffer is under
+ * `highWaterBytes`, so a page of large events is never written at once past the slow-consumer
+ * bound (MAX_SEND_BUFFER_BYTES) to a reader that keeps up. False once the connection is gone.
+ */
+async function paced(conn: Connection, highWaterBytes: number): Promise<boolean> {
+  if (conn.ws.bufferedAmount > highWaterBytes) await conn.drained(highWaterBytes);
+  return conn.isOpen;
+}
+
 /** Events read from the log per page. */
 export const REPLAY_PAGE = 500;
 
@@ -58,12 +68,15 @@ export async function replayTo(
     for (;;) {
       const page = await deps.log.readAfter(last, REPLAY_PAGE);
       for (const e of page) {
+        if (!conn.wants(e.type as SubscriptionType)) {
+          last = e.seq;
+          continue;
+        }
+        if (!(await paced(conn, deps.highWaterBytes))) break;
         last = e.seq;
-        if (!conn.wants(e.type as SubscriptionType)) continue;
         if (conn.send(Buffer.from(e.text))) deps.counters.events_replayed++;
       }
       if (page.length < REPLAY_PAGE || !conn.isOpen) break;
-      await conn.drained(deps.highWaterBytes);
       // Let the other connections (and the live events) have the event loop between pages.
       await yieldTurn();
     }
@@ -101,11 +114,11 @@ export async function healPeer(conn: Connection, sinceMs: number, deps: ReplayDe
   for (;;) {
     const page = await deps.log.readAfter(last, REPLAY_PAGE);
     for (const e of page) {
+      if (!(await paced(conn, deps.highWaterBytes))) break;
       last = e.seq;
       if (conn.send(Buffer.from(e.text))) sent++;
     }
     if (page.length < REPLAY_PAGE || !conn.isOpen) break;
-    await conn.drained(deps.highWaterBytes);
     await yieldTurn();
   }
   deps.counters.events_healed += sent;

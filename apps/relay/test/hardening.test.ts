@@ -45,6 +45,36 @@ describe('relay: one address cannot lock others out; malformed requests get the 
     expect(await openWs(relay.wsUrl, '127.0.0.3')).toBeDefined();
   });
 
+  // docs/relay.md, "WebSocket limits": MAX_WS_CONNECTIONS simultaneous connections, and past it a
+  // 503 before the handshake, also when the clients come from addresses that already have some
+  // open (the listener's reserve for new addresses must not cut the pool below the limit).
+  it('WebSocket: clients of two addresses reach MAX_WS_CONNECTIONS, and the next upgrades get 503', async () => {
+    relay = await startRelay({ MAX_WS_CONNECTIONS: '100', MAX_WS_CONNECTIONS_PER_IP: '60' });
+    const statuses: (number | 'open' | 'closed')[] = [];
+    const attempt = (localAddress: string) =>
+      new Promise<void>((resolve) => {
+        const ws = new WebSocket(relay.wsUrl, { localAddress });
+        ws.once('open', () => {
+          sockets.push(ws);
+          statuses.push('open');
+          resolve();
+        });
+        ws.once('unexpected-response', (_req, res) => {
+          res.resume();
+          statuses.push(res.statusCode ?? 0);
+          resolve();
+        });
+        ws.once('error', () => {
+          statuses.push('closed');
+          resolve();
+        });
+      });
+    await Promise.all(Array.from({ length: 60 }, () => attempt('127.0.0.2')));
+    await Promise.all(Array.from({ length: 60 }, () => attempt('127.0.0.3')));
+    expect(statuses.filter((s) => s === 'open')).toHaveLength(100);
+    expect(statuses.filter((s) => s === 503).length).toBeGreaterThan(0);
+  });
+
   it('refuses an announced body over the limit at once with 413', async () => {
     relay = await startRelay({ MAX_BODY_BYTES: '2048' });
     const r = await rawExchange(
