@@ -103,15 +103,19 @@ export function runCli(args: string[], io: CliIo = defaultIo): number {
       io.stderr(`error: ${err.message}\n`);
       return 2;
     }
-    const message =
-      err instanceof PsbtError
-        ? err.message
-        : err instanceof Error && 'code' in err
-          ? `${(err as NodeJS.ErrnoException).code}: ${err.message}`
-          : String(err);
-    io.stderr(`error: ${message}\n`);
+    io.stderr(`error: ${err instanceof PsbtError ? err.message : describeFailure(err)}\n`);
     return 1;
   }
+}
+
+/**
+ * A failure other than a refusal, in one line: its errno code once (Node's fs messages already
+ * begin with it: `ENOENT: no such file or directory, open 'x'`), then the message.
+ */
+function describeFailure(err: unknown): string {
+  if (typeof err !== 'object' || err === null || typeof (err as Error).message !== 'string') return String(err);
+  const { code, message } = err as NodeJS.ErrnoException;
+  return typeof code === 'string' && !message.startsWith(`${code}:`) ? `${code}: ${message}` : message;
 }
 
 if (require.main === module) process.exitCode = runCli(process.argv.slice(2));

@@ -52,7 +52,8 @@ function readFilter(query: Record<string, unknown>, store: Store): PaymentFilter
 
 function readQueryInt(value: unknown, name: string, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'string' || !/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) {
+  // Digits only (no sign, exponent or fraction); up to 10 of them, so the largest bound (1000000000) is taken.
+  if (typeof value !== 'string' || !/^\d{1,10}$/.test(value) || Number(value) < min || Number(value) > max) {
     throw new AppError('INVALID_REQUEST', { message: `${name} must be an integer from ${min} to ${max}` });
   }
   return Number(value);
