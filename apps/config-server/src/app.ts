@@ -179,8 +179,9 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   server.keepAliveTimeout = 5_000;
   // Node's own limits backstop the middleware: headers and whole requests within their deadlines;
   // one address cannot take every slot (a reserve is kept for new addresses); protocol errors get
-  // the error record (docs/config-server.md, "Limits").
-  const connections = guardServer(server, config, { logger });
+  // the error record and the common headers, as every response (docs/config-server.md, "Limits",
+  // "Response headers").
+  const connections = guardServer(server, config, { logger, headers: COMMON_HEADERS });
   // CONNECT never reaches express (Node emits `connect`, and with no listener drops the connection
   // unanswered): it is refused as every other method is (docs/config-server.md, "Endpoints").
   server.on('connect', (req: IncomingMessage, socket: Duplex) => refuseConnect(req, socket, logger));

@@ -121,6 +121,21 @@ describe('requests Node itself would refuse bare', () => {
     expect((await tlsExchange(h, 'GET /health HTTP/1.0\r\n\r\n')).status).toBe(200);
   });
 
+  it('answers protocol errors (a malformed request line, headers too large) with the error record and the common headers', async () => {
+    h = await startServer();
+    const cases: [string, number, string][] = [
+      ['GET /dev/plain.txt HTTP/1.1 extra\r\nHost: localhost\r\n\r\n', 400, 'malformed HTTP request'],
+      [`GET /dev/plain.txt HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'request headers too large'],
+    ];
+    for (const [request, status, error] of cases) {
+      const r = await tlsExchange(h, request);
+      expect(r.status).toBe(status);
+      expect(r.head).toContain('\r\nAPI-Version: 1.0.0');
+      expect(r.head).toContain('\r\nX-Encryption-Type: quantum-resistant');
+      expect(JSON.parse(r.body)).toMatchObject({ error });
+    }
+  });
+
   it('serves a request with an Expect other than 100-continue as usual, not a bare 417', async () => {
     h = await startServer();
     const r = await tlsExchange(h, 'GET /dev/plain.txt HTTP/1.1\r\nHost: localhost\r\nExpect: something-else\r\nConnection: close\r\n\r\n');

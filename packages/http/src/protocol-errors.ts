@@ -54,6 +54,8 @@ export interface ProtocolErrorOptions {
   errorBody?: ProtocolErrorBody;
   /** Where refusals are logged. */
   logger?: Logger;
+  /** Headers the service puts on every response, written on these answers too (none by default). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -73,7 +75,7 @@ export interface ProtocolErrorOptions {
  */
 export function answerProtocolErrors(server: Server, options: ProtocolErrorOptions = {}): void {
   const body = options.errorBody ?? flatErrorBody;
-  const { logger } = options;
+  const { logger, headers = {} } = options;
   const log = throttledLog((fields, message) => logger?.info(fields, message), { everyMs: 1_000, countAs: 'refusals' });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: MaybeHttpSocket) => {
     const tcp = err.code === PLAIN_HTTP_ON_TLS ? tcpUnder(socket) : undefined;
@@ -81,7 +83,7 @@ export function answerProtocolErrors(server: Server, options: ProtocolErrorOptio
     if (tcp !== undefined) {
       const error = new AppError('INVALID_REQUEST', { message: 'plain HTTP sent to a TLS port: connect with https:// or wss://' });
       log({ ip, status: error.status, code: error.code, error: err.code }, `protocol error answered: ${error.message}`);
-      answerOnSocket(tcp, error, body);
+      answerOnSocket(tcp, error, body, headers);
       return;
     }
     if (err.code === 'ECONNRESET') {
@@ -100,7 +102,7 @@ export function answerProtocolErrors(server: Server, options: ProtocolErrorOptio
     const { code, message } = classifyClientError(err.code);
     const error = new AppError(code, { message });
     log({ ip, status: error.status, code, error: err.code }, `protocol error answered: ${message}`);
-    answerOnSocket(socket, error, body);
+    answerOnSocket(socket, error, body, headers);
   });
 }
 

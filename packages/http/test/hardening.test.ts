@@ -104,6 +104,15 @@ describe('answerProtocolErrors', () => {
     expect(JSON.parse(big.body)).toEqual({ error: 'request headers too large', code: 'HEADERS_TOO_LARGE' });
   });
 
+  it("writes the service's own headers on these answers when it gives them", async () => {
+    server = appServer();
+    answerProtocolErrors(server, { headers: { 'API-Version': '1.0.0' } });
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const bad = await rawExchange(port, 'GARBAGE\r\n\r\n');
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(/\r\nAPI-Version: 1\.0\.0\r\n/);
+  });
+
   it('closes a connection whose TLS handshake did not finish in time at once, writing nothing', async () => {
     const tls = await generateSelfSignedCertificate(['localhost', '127.0.0.1']);
     server = createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: 200 }, (_req, res) => res.end('ok'));
