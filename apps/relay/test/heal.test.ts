@@ -7,6 +7,7 @@ import {
   createRecordingLogger,
   getJson,
   postJson,
+  relaysAndClients,
   removeTempDirs,
   startRelay,
   transactionEvent,
@@ -151,13 +152,7 @@ describe('the mesh heals', () => {
 });
 
 describe('mesh diagnostics', () => {
-  const relays: TestRelay[] = [];
-  const clients: TestClient[] = [];
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-    await Promise.all(relays.splice(0).map((r) => r.close()));
-    removeTempDirs();
-  });
+  const { relays, clients } = relaysAndClients();
 
   it('logs a refused handshake with the HTTP status and what to do, and lists the peer as disconnected with the error', async () => {
     const b = await startRelay({ RELAY_ID: 'relay-b', RELAY_MESH_TOKEN: 'another-mesh-token-0123456789' });

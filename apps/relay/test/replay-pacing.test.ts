@@ -1,38 +1,12 @@
 import type { Envelope } from '@repo/relay-protocol';
-import {
-  PUBLISH_TOKEN,
-  connect,
-  getJson,
-  publishAll,
-  removeTempDirs,
-  startRelay,
-  waitFor,
-  type TestClient,
-  type TestRelay,
-} from './support/helpers';
+import { getJson, publishAll, relaysAndClients, waitFor, type TestClient, type TestRelay } from './support/helpers';
 
 // README, "Replay": the stored events are "read 500 at a time, paced by the client's send
 // buffer", and a heal is "paced by the link's send buffer" (docs/relay.md, "The mesh heals"): a
 // client or a peer that reads what it is sent must never be closed as a slow consumer (1008)
 // because a replay or a heal wrote a whole page of large events at once.
 describe('replay and heal are paced by the send buffer, event by event', () => {
-  const relays: TestRelay[] = [];
-  const clients: TestClient[] = [];
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-    await Promise.all(relays.splice(0).map((r) => r.close()));
-    removeTempDirs();
-  });
-  const start = async (env: Record<string, string>) => {
-    const r = await startRelay({ MAX_SEND_BUFFER_BYTES: String(256 * 1024), ...env });
-    relays.push(r);
-    return r;
-  };
-  const open = async (relay: TestRelay, publisher = false) => {
-    const c = await connect(relay.wsUrl, publisher ? { headers: { Authorization: `Bearer ${PUBLISH_TOKEN}` } } : {});
-    clients.push(c);
-    return c;
-  };
+  const { relays, start, open } = relaysAndClients({ MAX_SEND_BUFFER_BYTES: String(256 * 1024) });
   let n = 0;
   /** A BlockScanned event of about 100 KB (a publisher may add fields; they are kept). */
   const bigEvent = (): Envelope => ({

@@ -51,6 +51,35 @@ export function removeTempDirs(): void {
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
+/**
+ * The relays and clients of a describe block, closed after each of its tests (and the temporary
+ * folders removed): `start` a relay with `defaults` under `env`, `open` a client on one (with the
+ * publish token when `publisher`).
+ */
+export function relaysAndClients(defaults: Record<string, string> = {}) {
+  const relays: TestRelay[] = [];
+  const clients: TestClient[] = [];
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await Promise.all(relays.splice(0).map((r) => r.close()));
+    removeTempDirs();
+  });
+  return {
+    relays,
+    clients,
+    async start(env: Record<string, string> = {}): Promise<TestRelay> {
+      const relay = await startRelay({ ...defaults, ...env });
+      relays.push(relay);
+      return relay;
+    },
+    async open(relay: TestRelay, publisher = false): Promise<TestClient> {
+      const client = await connect(relay.wsUrl, publisher ? { headers: { Authorization: `Bearer ${PUBLISH_TOKEN}` } } : {});
+      clients.push(client);
+      return client;
+    },
+  };
+}
+
 /** Starts a relay with test-friendly defaults; `env` overrides any variable. */
 export async function startRelay(env: Record<string, string> = {}, logger: Logger = createSilentLogger()): Promise<TestRelay> {
   const dataDir = env.DATA_DIR ?? tempDir();
