@@ -7,12 +7,12 @@ import type { RelayCounters } from './status';
 const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Waits, before each event of a replay or a heal, until the connection's send buffer is under
- * `highWaterBytes`, so a page of large events is never written at once past the slow-consumer
- * bound (MAX_SEND_BUFFER_BYTES) to a reader that keeps up. False once the connection is gone.
+ * Replays and heals wait on the send buffer before each event, not only between pages: a page of
+ * large events written at once would pass the slow-consumer bound (MAX_SEND_BUFFER_BYTES) for a
+ * reader that keeps up. A promise only when there is something to wait for.
  */
-async function paced(conn: Connection, highWaterBytes: number): Promise<boolean> {
-  if (conn.ws.bufferedAmount > highWaterBytes) await conn.drained(highWaterBytes);
+async function drainedEnough(conn: Connection, highWaterBytes: number): Promise<boolean> {
+  await conn.drained(highWaterBytes);
   return conn.isOpen;
 }
 
@@ -72,7 +72,7 @@ export async function replayTo(
           last = e.seq;
           continue;
         }
-        if (!(await paced(conn, deps.highWaterBytes))) break;
+        if (conn.ws.bufferedAmount > deps.highWaterBytes && !(await drainedEnough(conn, deps.highWaterBytes))) break;
         last = e.seq;
         if (conn.send(Buffer.from(e.text))) deps.counters.events_replayed++;
       }
@@ -114,7 +114,7 @@ export async function healPeer(conn: Connection, sinceMs: number, deps: ReplayDe
   for (;;) {
     const page = await deps.log.readAfter(last, REPLAY_PAGE);
     for (const e of page) {
-      if (!(await paced(conn, deps.highWaterBytes))) break;
+      if (conn.ws.bufferedAmount > deps.highWaterBytes && !(await drainedEnough(conn, deps.highWaterBytes))) break;
       last = e.seq;
       if (conn.send(Buffer.from(e.text))) sent++;
     }
