@@ -2,12 +2,18 @@ import { createPrivateKey, createPublicKey, diffieHellman, type KeyObject } from
 import { assertBytes } from './bytes';
 import { invalidX25519Key, X25519_KEY_LENGTH, type X25519Backend } from './x25519';
 
-// Raw keys enter OpenSSL through JWK: node hands `d` and `x` straight to
-// EVP_PKEY_new_raw_{private,public}_key, where a PKCS#8/SPKI DER import goes through the much
-// slower OpenSSL 3 decoder framework (measured: about 5 times the cost of the whole X25519).
-// For a private key node derives the public half itself and ignores `x`, which must only be a string.
+// A raw private key enters OpenSSL as PKCS#8 DER: a fixed 16-byte header (RFC 8410, section 7)
+// and the 32-byte scalar. Node 22 and later reject a JWK whose `x` does not match `d`, and the
+// public half is what we would be computing.
+const PKCS8_X25519_PREFIX = Buffer.from('302e020100300506032b656e04220420', 'hex');
+
 function privateKey(scalar: Uint8Array): KeyObject {
-  return createPrivateKey({ key: { kty: 'OKP', crv: 'X25519', d: toBase64Url(scalar), x: '' }, format: 'jwk' });
+  const der = Buffer.concat([PKCS8_X25519_PREFIX, scalar]);
+  try {
+    return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+  } finally {
+    der.fill(0);
+  }
 }
 
 // Servers seal to the same few registered keys over and over: their imported form is kept.
