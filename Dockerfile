@@ -2,9 +2,9 @@
 # silent-payments, relay, storage). The workspace is installed and built once in `build`; each
 # app is then laid out with its production dependencies only (`pnpm deploy`) and copied into a
 # runtime image of its own.
-FROM node:20-bookworm-slim AS build
-# better-sqlite3, secp256k1 and the BIP-352 scanner (packages/bip352/native) compile native code
-# against the image's own Node headers (/usr/local/include/node): the build needs nothing but
+FROM node:24-bookworm-slim AS build
+# secp256k1 and the BIP-352 scanner (packages/bip352/native) compile native code (better-sqlite3
+# loads the N-API prebuild shipped in its package) against the image's own Node headers (/usr/local/include/node): the build needs nothing but
 # the npm registry and Debian's mirror. The toolchain stays in this stage.
 ENV npm_config_nodedir=/usr/local CI=true
 RUN apt-get update \
@@ -24,7 +24,7 @@ RUN for app in config-server rpc-proxy silent-payments relay storage; do \
       pnpm --filter "@repo/$app" deploy --prod --offline --config.inject-workspace-packages=true "/out/$app" || exit 1; \
     done
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/data
 # The mount point of each service's state volume, owned by the service user so that a fresh named
 # volume is writable.

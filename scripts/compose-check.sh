@@ -9,7 +9,7 @@
 # with its own settings file, so it never touches the volumes or the `.env` of a stack you run
 # yourself; it does publish the same host ports (on 127.0.0.1), so stop such a stack first.
 #
-# Needs: a Docker engine with Compose v2, Node 20 with this repository built (`pnpm build`: the
+# Needs: a Docker engine with Compose v2, Node 22 or later (24 first) with this repository built (`pnpm build`: the
 # check uses the config client and `ws` from the workspace). Where no container registry can be
 # reached, the base images are built locally first (deploy/standins/build.sh; it needs
 # debootstrap and BITCOIND pointing at a Bitcoin Core 29.2 bitcoind).

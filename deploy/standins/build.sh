@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure the three base images the production files name exist locally:
-#   node:20-bookworm-slim  (Dockerfile)   bitcoin/bitcoin:29.2 and nginx:1.27-alpine (docker-compose.yml)
+#   node:24-bookworm-slim  (Dockerfile)   bitcoin/bitcoin:29.2 and nginx:1.27-alpine (docker-compose.yml)
 # An image already present is kept; otherwise it is pulled; where no registry answers, a stand-in
 # is built under the same name from Debian packages (debootstrap) and, for the node, the Bitcoin
 # Core binaries named by BITCOIND (bitcoin-cli beside it). The stand-ins are for testing the
@@ -44,6 +44,12 @@ build_node() {
   local node prefix ctx
   node=$(readlink -f "$(command -v node)")
   prefix=$(dirname "$(dirname "$node")")
+  # The stand-in must carry the line its tag names (node:24-… gets Node 24): put that line's node
+  # first on PATH (scripts/install-node.sh installs one from the npm registry).
+  local want have_major
+  want=$(printf '%s' "$node_image" | sed -n 's/^node:\([0-9]*\)-.*/\1/p')
+  have_major=$("$node" --version | sed 's/^v\([0-9]*\).*/\1/')
+  [ "$want" = "$have_major" ] || { log "$node_image needs Node $want first on PATH, found $("$node" --version) ($node)"; exit 1; }
   [ -f "$prefix/include/node/node_api.h" ] || { log "Node's headers are not beside $node ($prefix/include/node)"; exit 1; }
   [ -d "$prefix/lib/node_modules/npm" ] || { log "npm is not beside $node ($prefix/lib/node_modules/npm)"; exit 1; }
   ctx=$(mktemp -d)
