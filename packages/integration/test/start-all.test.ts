@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
+import { promtoolCheck } from '@repo/metrics/testing';
 import { temporaryFolders } from '@repo/service/testing';
 import { eventually, ROOT } from './support/processes';
 
@@ -11,15 +12,26 @@ const OFFSET = 10_000 + Math.floor(Math.random() * 4_000);
 const SERVICES = ['config-server', 'storage', 'rpc-proxy', 'relay', 'silent-payments'];
 const temporaryDir = temporaryFolders();
 
-function httpsStatus(port: number, path: string, ca: string): Promise<number> {
+/** GET over the config server's TLS (trusting its generated certificate): status and body. */
+function httpsGet(port: number, path: string, ca: string): Promise<{ status: number; body: string }> {
   return new Promise((done, fail) => {
     request({ host: '127.0.0.1', port, path, ca, servername: 'localhost' }, (res) => {
-      res.resume();
-      done(res.statusCode ?? 0);
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => done({ status: res.statusCode ?? 0, body }));
     })
       .on('error', fail)
       .end();
   });
+}
+
+/** A plain-HTTP service's Prometheus text, asked for as Prometheus asks (`Accept: text/plain`). */
+async function prometheusText(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { Accept: 'text/plain;version=0.0.4' } });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+  return response.text();
 }
 
 describe('pnpm start (scripts/start-all.mjs)', () => {
@@ -47,7 +59,7 @@ describe('pnpm start (scripts/start-all.mjs)', () => {
       for (const port of [6666, 8081, 18443, 8090, 8091, 8000]) expect(plain()).toContain(`localhost:${port + OFFSET}`);
 
       const ca = readFileSync(join(dataRoot, 'config-server', 'tls-cert.pem'), 'utf8');
-      expect(await httpsStatus(6666 + OFFSET, '/health', ca)).toBe(200);
+      expect((await httpsGet(6666 + OFFSET, '/health', ca)).status).toBe(200);
       for (const port of [8081, 8091, 8000]) expect((await fetch(`http://127.0.0.1:${port + OFFSET}/health`)).status).toBe(200);
       // Without a node, the proxy still answers, with its clear error.
       const cookie = readFileSync(join(dataRoot, 'rpc-proxy', '.cookie'), 'utf8').trim();
@@ -60,6 +72,19 @@ describe('pnpm start (scripts/start-all.mjs)', () => {
         result: null,
         error: { code: -32603, message: expect.stringContaining('node unreachable') },
       });
+
+      // Every service's metrics pass Prometheus's own linter.
+      const scrapes: Record<string, string> = {
+        'config-server': (await httpsGet(6666 + OFFSET, '/metrics', ca)).body,
+        storage: await prometheusText(8081 + OFFSET),
+        'rpc-proxy': await prometheusText(18443 + OFFSET),
+        relay: await prometheusText(8091 + OFFSET),
+        'silent-payments': await prometheusText(8000 + OFFSET),
+      };
+      for (const [service, text] of Object.entries(scrapes)) {
+        expect({ service, ...promtoolCheck(text) }).toEqual({ service, status: 0, problems: [] });
+        expect(text).toContain('process_cpu_seconds_total');
+      }
     } finally {
       launcher.kill('SIGINT');
     }

@@ -76,6 +76,9 @@ export interface MetricsOptions {
   processMetrics?: boolean;
 }
 
+/** prom-client's default gauges whose names end in `_total` (see `start()`). */
+const GAUGES_NAMED_LIKE_COUNTERS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
 
 /** A bounded method label: the usual verbs, anything else `other`. */
@@ -149,7 +152,13 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     start() {
       if (started) return;
       started = true;
-      if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+      if (options.processMetrics ?? true) {
+        collectDefaultMetrics({ register: registry });
+        // prom-client also writes each of these totals as a gauge named `…_total`, a suffix that
+        // Prometheus reserves for counters (`promtool check metrics` flags them). The same figures
+        // are the sums of the by-type gauges it keeps (`sum(nodejs_active_handles)`).
+        for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
+      }
     },
     counter: (config) => new Counter({ ...config, registers: [registry] }),
     gauge: (config) => new Gauge({ ...config, registers: [registry] }),

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
 /** One sample of a parsed family (counters and gauges: `value`; histograms: `buckets`, `count`, `sum`). */
@@ -49,4 +50,25 @@ export async function scrape(url: string, init: { headers?: Record<string, strin
   const type = response.headers.get('content-type') ?? '';
   if (!type.startsWith('text/plain')) throw new Error(`scrape ${url}: content-type ${type}`);
   return parseMetrics(text);
+}
+
+/** What `promtool check metrics` said of a scrape: its exit status and its lines (problems, one a line). */
+export interface PromtoolVerdict {
+  status: number;
+  problems: string[];
+}
+
+/**
+ * Runs Prometheus's own linter, `promtool check metrics` (Debian's `prometheus` package), over
+ * exposition text. `PROMTOOL` names the binary, else `promtool` on PATH. Throws, saying what to
+ * install, when neither runs: a metrics check never passes for want of the tool.
+ */
+export function promtoolCheck(text: string): PromtoolVerdict {
+  const binary = process.env.PROMTOOL ?? 'promtool';
+  const run = spawnSync(binary, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  if (run.error !== undefined) {
+    throw new Error(`promtool could not run (${run.error.message}): install Debian's prometheus package or set PROMTOOL`);
+  }
+  const problems = `${run.stdout}${run.stderr}`.split('\n').filter((line) => line.trim() !== '');
+  return { status: run.status ?? -1, problems };
 }

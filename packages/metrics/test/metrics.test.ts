@@ -2,7 +2,7 @@ import express from 'express';
 import request from 'supertest';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { createMetrics, seriesCounter, seriesHistogram } from '../src';
-import { parseMetrics, sampleValue } from '../src/testing';
+import { parseMetrics, promtoolCheck, sampleValue } from '../src/testing';
 
 function app() {
   const metrics = createMetrics({ service: 'test', processMetrics: false });
@@ -81,6 +81,25 @@ describe('process metrics', () => {
     const after = parseMetrics((await request(server).get('/metrics').expect(200)).text);
     expect(after.get('process_cpu_seconds_total')?.type).toBe('COUNTER');
     expect(after.has('nodejs_eventloop_lag_seconds')).toBe(true);
+  });
+
+  it('pass promtool check metrics: no gauge named like a counter (the active handles are by type)', async () => {
+    const metrics = createMetrics({ service: 'test' });
+    metrics.start();
+    metrics.observeRequest('GET', '/v1/:key', 200, 0.002);
+    const text = await metrics.registry.metrics();
+    expect(promtoolCheck(text)).toEqual({ status: 0, problems: [] });
+    const families = parseMetrics(text);
+    expect(families.get('nodejs_active_handles')?.type).toBe('GAUGE');
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+      expect(families.has(name)).toBe(false);
+    }
+  });
+
+  it('are judged by promtool, which flags a gauge named like a counter', () => {
+    const verdict = promtoolCheck('# HELP x_total a gauge\n# TYPE x_total gauge\nx_total 1\n');
+    expect(verdict.status).not.toBe(0);
+    expect(verdict.problems.join('\n')).toMatch(/x_total/);
   });
 });
 
