@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { finalHandler, type ErrorLogger } from '@repo/errors';
 import type { Logger } from 'pino';
+import { refuseDuplicateHost } from './host-header';
 import { requestId } from './request-id';
 import { requestLogger } from './request-log';
 import type { TrustProxy } from './trust-proxy';
@@ -20,7 +21,7 @@ export interface ExpressAppOptions {
 /**
  * The express application every service starts from: no `X-Powered-By`, `req.ip` the client
  * behind a trusted proxy, a request id on every request (docs/README.md, "Request ids"), one log
- * line per request, then `use`.
+ * line per request, a request with two `Host` fields refused with 400, then `use`.
  */
 export function createExpressApp(options: ExpressAppOptions): Express {
   const app = express();
@@ -29,6 +30,7 @@ export function createExpressApp(options: ExpressAppOptions): Express {
   app.set('trust proxy', options.trustProxy);
   app.use(requestId(options.trustProxy));
   app.use(requestLogger(options.logger));
+  app.use(refuseDuplicateHost());
   for (const handler of options.use ?? []) app.use(handler);
   return app;
 }

@@ -9,6 +9,7 @@ export {
 } from './rate-limit';
 export { limitConnectionsPerAddress, type ConnectionCounter, type ConnectionLimitOptions, type ServerLimits } from './connection-limit';
 export { guardServer } from './guard-server';
+export { hasDuplicateHost, duplicateHostError, refuseDuplicateHost } from './host-header';
 export {
   readServerLimits,
   readConnectionCap,

@@ -4,6 +4,8 @@ import pino from 'pino';
 import request from 'supertest';
 import { parseTrustProxy, requestTimeout, TRUST_NONE } from '../src';
 import { createExpressApp, serveExpress } from '../src/express-app';
+import { rawExchange } from '../src/testing';
+import { closeGracefully, listen } from '@repo/service';
 import { captureLogger } from './support/capture-logger';
 
 describe('createExpressApp', () => {
@@ -33,6 +35,25 @@ describe('createExpressApp', () => {
     expect(order).toEqual(['use', 'route']);
     await new Promise((r) => setTimeout(r, 20));
     expect(lines).toEqual([expect.objectContaining({ path: '/who', status: 200, ip: '203.0.113.7', request_id: 'abc-123' })]);
+  });
+
+  it('answers 400 to a request with two Host fields (RFC 9112, section 3.2), and serves one with a single Host', async () => {
+    const app = createExpressApp({ trustProxy: TRUST_NONE, logger: pino({ level: 'silent' }) });
+    app.get('/who', (_req, res) => {
+      res.json({ ok: true });
+    });
+    app.use(errorHandler());
+    const server = createServer(serveExpress(app));
+    const { port } = await listen(server, 0, '127.0.0.1');
+    try {
+      const twice = await rawExchange(port, 'GET /who HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n');
+      expect(twice.status).toBe(400);
+      expect(JSON.parse(twice.body)).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringContaining('Host') });
+      const once = await rawExchange(port, 'GET /who HTTP/1.1\r\nHost: a.example\r\nConnection: close\r\n\r\n');
+      expect(once.status).toBe(200);
+    } finally {
+      await closeGracefully(server, 100);
+    }
   });
 
   it('drops the automatic ETag when asked, and ignores forwarded headers from untrusted peers', async () => {

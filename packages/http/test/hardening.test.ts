@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { errorHandler } from '@repo/errors';
 import { closeGracefully, generateSelfSignedCertificate, listen } from '@repo/service';
-import { answerProtocolErrors, jsonBody, jsonDepth, limitConnectionsPerAddress } from '../src';
+import { answerProtocolErrors, guardServer, jsonBody, jsonDepth, limitConnectionsPerAddress } from '../src';
 import { holdSlowConnections, openConnection, rawExchange } from '../src/testing';
 import { captureLogger } from './support/capture-logger';
 
@@ -152,6 +152,28 @@ describe('answerProtocolErrors', () => {
     );
     expect(post.status).toBe(400);
     expect(served).toBe(0);
+  });
+});
+
+describe('guardServer: requests no service serves', () => {
+  const limits = { maxConnections: 10, maxConnectionsPerIp: 10, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
+
+  it('answers CONNECT 405 with the error record and the service headers, where Node would close the socket', async () => {
+    server = appServer();
+    guardServer(server, limits, { headers: { 'API-Version': '1.0.0' } });
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const tunnel = await rawExchange(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(tunnel.status).toBe(405);
+    expect(tunnel.text).toMatch(/\r\nAPI-Version: 1\.0\.0\r\n/);
+    expect(JSON.parse(tunnel.body)).toEqual({ error: 'CONNECT is not served here: this is not a proxy', code: 'METHOD_NOT_ALLOWED' });
+  });
+
+  it("leaves CONNECT to a service's own answer when it has one", async () => {
+    server = appServer();
+    guardServer(server, limits);
+    server.on('connect', (_req, socket: Socket) => socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'));
+    const { port } = await listen(server, 0, '127.0.0.1');
+    expect((await rawExchange(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).status).toBe(404);
   });
 });
 
