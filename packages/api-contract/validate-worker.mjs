@@ -4,16 +4,29 @@
 import { validate as validateOpenApi, compileErrors } from '@readme/openapi-parser';
 import { validateOpenRPCDocument } from '@open-rpc/schema-utils-js';
 import { Parser } from '@asyncapi/parser';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
 const { kind, document } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
 
+/**
+ * The errors of Redocly's `recommended` ruleset (what `redocly lint` reports by default: servers,
+ * summaries, security declared on every operation, …); its warnings are left out.
+ */
+async function redoclyErrors(document) {
+  const config = await createConfig({ extends: ['recommended'] });
+  const found = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config });
+  return found
+    .filter((problem) => problem.severity === 'error')
+    .map((problem) => `redocly ${problem.ruleId} at ${problem.location?.[0]?.pointer ?? '#'}: ${problem.message}`);
+}
+
 async function problems() {
   switch (kind) {
     case 'openapi': {
       const result = await validateOpenApi(document);
-      return result.valid ? [] : [compileErrors(result)];
+      return [...(result.valid ? [] : [compileErrors(result)]), ...(await redoclyErrors(document))];
     }
     case 'openrpc': {
       const result = validateOpenRPCDocument(document);

@@ -14,9 +14,12 @@ import {
 const OPENAPI = {
   openapi: '3.1.0',
   info: { title: 'example', version: '1.0.0' },
+  servers: [{ url: 'http://127.0.0.1:8080' }],
+  security: [{ token: [] }],
   paths: {
     '/things/{id}': {
       get: {
+        summary: 'A thing',
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
         responses: {
           '200': {
@@ -30,6 +33,8 @@ const OPENAPI = {
     },
     '/files/{path}': {
       get: {
+        summary: 'A file',
+        security: [],
         parameters: [{ name: 'path', in: 'path', required: true, schema: { type: 'string' }, 'x-multi-segment': true }],
         responses: {
           '200': { description: 'a file', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
@@ -39,6 +44,7 @@ const OPENAPI = {
   },
   'x-unmatched-paths': { responses: { '404': { description: 'no route' } } },
   components: {
+    securitySchemes: { token: { type: 'http', scheme: 'bearer' } },
     schemas: { Thing: { type: 'object', required: ['id'], properties: { id: { type: 'integer' } }, additionalProperties: false } },
   },
 };
@@ -63,6 +69,17 @@ describe('validators', () => {
     delete broken.paths['/things/{id}'].get.responses['200'].description;
     const problems = await validateOpenApiDocument(broken);
     expect(problems.join('\n')).toMatch(/description/);
+  });
+
+  it("names the errors of Redocly's recommended rules: an operation without summary or security", async () => {
+    const loose = structuredClone(OPENAPI) as Record<string, any>;
+    delete loose.security;
+    delete loose.paths['/things/{id}'].get.summary;
+    const problems = await validateOpenApiDocument(loose);
+    expect(problems).toEqual([
+      expect.stringMatching(/^redocly operation-summary at #\/paths\/~1things~1\{id\}\/get\/summary: /),
+      expect.stringMatching(/^redocly security-defined at #\/paths\/~1things~1\{id\}\/get: /),
+    ]);
   });
 
   it('validates OpenRPC and AsyncAPI documents', async () => {

@@ -19,7 +19,9 @@ function validateInWorker(kind: 'openapi' | 'openrpc' | 'asyncapi', document: ob
 
 /**
  * Validates an OpenAPI 3.1 document with `@readme/openapi-parser` (the OpenAPI schema and its
- * semantic checks: unique operation ids, path parameters declared, …). Resolves to the problems.
+ * semantic checks: unique operation ids, path parameters declared, …) and lints it with Redocly's
+ * `recommended` ruleset (errors only: servers, summaries, a security requirement on every
+ * operation, `security: []` where none is needed). Resolves to the problems.
  */
 export function validateOpenApiDocument(document: object): Promise<string[]> {
   return validateInWorker('openapi', document);
