@@ -5,10 +5,10 @@
  * temporary folders that go when a test file is done.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll } from '@jest/globals';
+import { dirname, join, resolve } from 'node:path';
+import { afterAll, it } from '@jest/globals';
 
 /**
  * Temporary folders for one test file. Call it at the file's top level (it registers an
@@ -39,7 +39,41 @@ export interface ProcessUser {
  * else, undefined (the child runs as this process's user).
  */
 export function unprivilegedUser(): ProcessUser | undefined {
-  return process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : undefined;
+  return process.getuid?.() === 0 ? NOBODY : undefined;
+}
+
+const NOBODY: ProcessUser = { uid: 65_534, gid: 65_534 };
+
+/**
+ * Why a child run as nobody could not load the code in `folder` (default: the working directory),
+ * or undefined when it can: the first folder above it that others may not enter (no `o+x`), as
+ * when the clone sits in root's 0700 home. Only asked as root, where {@link unprivilegedUser} is nobody.
+ */
+export function unreachableByNobody(folder = process.cwd()): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (let dir = resolve(folder); ; dir = dirname(dir)) {
+    const { mode, uid } = statSync(dir);
+    if (uid !== NOBODY.uid && (mode & 0o001) === 0) {
+      return `nobody (uid 65534) cannot enter ${dir} (mode ${(mode & 0o777).toString(8)}), so cannot load the code below it`;
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * `it` for a test that must run its child as a user file permissions bind (root's runs as nobody,
+ * {@link unprivilegedUser}). Where nobody cannot reach the code (a clone under a folder only root
+ * may enter), the test is skipped with one line saying why and what would run it, instead of
+ * failing on a module nobody cannot read.
+ */
+export function itAsUnprivileged(name: string, test: (user: ProcessUser | undefined) => Promise<void>, timeoutMs?: number): void {
+  const why = unreachableByNobody();
+  if (why === undefined) {
+    it(name, () => test(unprivilegedUser()), timeoutMs);
+    return;
+  }
+  console.warn(`skipped "${name}": ${why}; clone the repository where other users can enter, or run the tests as a user other than root`);
+  it.skip(name, () => test(undefined));
 }
 
 /** Options of {@link runStart}. */

@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startService, temporaryFolders } from '../src/testing';
+import { startService, temporaryFolders, unreachableByNobody } from '../src/testing';
 
 // startService: the apps' and the integration suite's way to run a built service as operators do.
 const folder = temporaryFolders();
@@ -61,5 +61,30 @@ describe('startService', () => {
     await new Promise((r) => service.child.once('exit', r));
     expect(await service.stop()).toBeNull();
     expect(existsSync(service.dataDir)).toBe(false);
+  });
+});
+
+describe('unreachableByNobody', () => {
+  const asRoot = process.getuid?.() === 0;
+
+  it('names the first folder that others may not enter, as root; nothing for a reachable one', () => {
+    const open = folder('reachable');
+    chmodSync(open, 0o755);
+    const closed = folder('closed');
+    chmodSync(closed, 0o700);
+    const inside = join(closed, 'clone');
+    mkdirSync(inside, { mode: 0o755 });
+    if (!asRoot) {
+      // Not root: the child runs as this user, who can reach whatever this process reaches.
+      expect(unreachableByNobody(inside)).toBeUndefined();
+      return;
+    }
+    // tmpdir() itself may be closed to others on some machines: judged only below it then.
+    const base = unreachableByNobody(open);
+    if (base !== undefined) {
+      expect(unreachableByNobody(inside)).toBe(base);
+      return;
+    }
+    expect(unreachableByNobody(inside)).toBe(`nobody (uid 65534) cannot enter ${closed} (mode 700), so cannot load the code below it`);
   });
 });
