@@ -43,7 +43,7 @@ async function step(name, fn) {
   console.log(`      (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 }
 
-const SERVICES_WITH_HEALTH = ['bitcoind', 'config-server', 'rpc-proxy', 'relay', 'silent-payments', 'storage', 'proxy'];
+const SERVICES_WITH_HEALTH = ['bitcoind', 'config-server', 'rpc-proxy', 'relay', 'silent-payments', 'storage', 'storage-gateway'];
 
 /**
  * Every health check passing. Waited for, where `up --wait` gives up at once on a container that
@@ -307,7 +307,7 @@ const PROBES = {
   'silent-payments': async () => (await http('GET', `http://${HOST}:8000/ready`)).status === 200,
   relay: async () => (await http('GET', `http://${HOST}:8091/health`)).status === 200,
   storage: async () => (await http('GET', `http://${HOST}:8081/storage/health`)).status === 200,
-  proxy: async () => (await http('GET', `http://${HOST}:8081/storage/health`)).status === 200,
+  'storage-gateway': async () => (await http('GET', `http://${HOST}:8081/storage/health`)).status === 200,
 };
 
 /**
@@ -339,7 +339,7 @@ async function everything() {
 
 await step('up: every health check passes', async () => upAndWait());
 await step('each service used from the host', everything);
-for (const service of [...APP_SERVICES, 'bitcoind', 'proxy']) {
+for (const service of [...APP_SERVICES, 'bitcoind', 'storage-gateway']) {
   await step(`docker compose restart ${service}: state kept`, async () => {
     compose('restart', service);
     await allHealthy();

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The production stack, checked as an operator runs it (README, "Production"): brings
+# The production stack, checked as an operator runs it (docs/operations.md): brings
 # docker-compose.yml up for real, waits for every health check, uses each service from the host
 # as a client would, restarts each service and then the whole stack and checks that every piece
 # of state survived, and ends with `down -v`. It starts with `down -v` too when an earlier run of
