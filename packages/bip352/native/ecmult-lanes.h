@@ -5,7 +5,7 @@
  * multiplications of a run of transactions when the CPU has those instructions
  * (ecmult_lanes_available), and libsecp256k1's secp256k1_ecmult otherwise.
  *
- * Why: the ECDH multiplication is about 60 % of a transaction's scan (README, "Scanning"). Field
+ * Why: the ECDH multiplication is about 60 % of a transaction's scan (README.md beside this file, "Scanning one transaction"). Field
  * elements are 5 limbs of 52 bits, libsecp256k1's own radix (field_5x52), so a lane converts to
  * and from a secp256k1_fe limb for limb. A vector field multiplication (8 products) costs about
  * what 2 scalar ones do.
@@ -17,7 +17,7 @@
  * act as affine ones: mixed additions; built in the lanes too, lanes_table), then 32 times 4
  * doublings and two additions. What differs:
  * - not constant time: the ECDH scalar of a scan is input_hash * b_scan, and the scan already
- *   uses libsecp256k1's variable-time secp256k1_ecmult for it (README, "Side channels"); the
+ *   uses libsecp256k1's variable-time secp256k1_ecmult for it (the package README, "Scanning, in short": side channels); the
  *   digits pick table entries by a gather;
  * - the addition is the plain mixed one (madd-2007-bl), which cannot add a point to itself or
  *   to its negation: both give Z = 0, and Z stays 0 through every later step. A lane whose
@@ -418,8 +418,8 @@ LANES_TARGET void vfe_sqr_n(vfe *r, const vfe *a, int n) {
 /*
  * Two vectors raised together. The chain is 255 squarings each of which waits for the one before
  * (the reduction's carries): one chain leaves the multiply-accumulate units idle much of the
- * time, and a second, independent one in the same loop fills them (one squaring of eight lanes
- * took 25 ns alone and 17 ns in two chains on this project's Xeon, the same with three or four).
+ * time, and a second, independent one in the same loop fills them (three or four chains gain
+ * nothing more over two; docs/performance/bip352.md).
  */
 typedef struct { vfe v[2]; } vfe2;
 

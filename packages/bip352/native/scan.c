@@ -434,7 +434,7 @@ static int table_rebuild(scanner *sc, size_t size) {
    candidates an output at each k), and the filter turns most of them away: one bit a slot, each
    key setting the bit its tag selects, so at most half of the bits are set (with 100,000 labels
    about a third), in 1/64 of the table's bytes (32 KB against 2 MB with 100,000 labels: 262,144
-   slots; docs/performance/bip352.md, "A filter in front of the table"). The tag in each entry
+   slots; docs/performance/bip352.md, "Kept"). The tag in each entry
    rejects the other keys of a probe without reading them. */
 static const spend_key *table_find_x(const scanner *sc, const secp256k1_fe *x) {
     uint64_t key = x_key(x), tag = key & 0xffffffff00000000ULL, e;

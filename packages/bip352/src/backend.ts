@@ -96,7 +96,7 @@ export interface TransactionScanner<P = unknown> {
    * Scans several transactions in one call, each as {@link scan} would: its matches, null, or
    * the SilentPaymentError that scan would throw for it. The native scanner takes them eight at a
    * time, shares their inversions and, where the CPU has AVX-512 IFMA, multiplies and raises the
-   * eight at once (README, "Scanning many transactions").
+   * eight at once (native/README.md, "Scanning many transactions").
    */
   scanMany(txs: readonly TransactionScanJob[], kMax: number, ecOnly?: boolean): Array<TransactionMatch[] | null | SilentPaymentError>;
   /**

@@ -49,14 +49,14 @@ export interface Receiver {
    * Scans several transactions: for each, what {@link scanTransaction} returns, or the error it
    * would throw. The same answers; with the native backend one call into C for all of them, which
    * takes them eight at a time and shares their inversions, and multiplies the eight at once
-   * where the CPU has AVX-512 IFMA (README, "Scanning many transactions").
+   * where the CPU has AVX-512 IFMA (native/README.md, "Scanning many transactions").
    */
   scanTransactions(txs: readonly TransactionToScan[]): Array<FoundOutput[] | Error>;
   /**
    * Scans packed transactions (src/packed.ts, the form packBlockAnswer gives a block's), with
    * the answers of {@link scanTransactions}: the transactions paying the receiver, and those it
    * refused with the error scanTransactions returns for them; the others are not listed. With the
-   * native backend the inputs are read in C, no object per input (README, "Scanning packed
+   * native backend the inputs are read in C, no object per input (native/README.md, "Scanning packed
    * transactions"); with the others, read here and given to scanTransactions.
    * @throws {TypeError} when `jobs` is not whole packed transactions.
    */

@@ -14,7 +14,7 @@ import {
 import { hex, key, p2tr, p2trSpend, p2wpkhSpend, pub, xonly } from './support/spends';
 
 /**
- * Receiver.scanTransactions (README, "Scanning many transactions"): the native scanner's
+ * Receiver.scanTransactions (native/README.md, "Scanning many transactions"): the native scanner's
  * scanMany, which shares the inversions of runs of eight transactions and multiplies their ECDH
  * points at once in AVX-512 IFMA lanes (native/ecmult-lanes.h) where the CPU has them, against
  * scanTransaction one by one (whose multiplication is libsecp256k1's secp256k1_ecmult).

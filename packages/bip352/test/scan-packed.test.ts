@@ -20,7 +20,7 @@ import { loadCoreBlockAnswer } from './support/helpers';
 import { cat, hex, key, p2tr, pub, spend, xonly, type Kind } from './support/spends';
 
 /**
- * Receiver.scanPacked (README, "Scanning packed transactions"): with the native backend the
+ * Receiver.scanPacked (native/README.md, "Scanning packed transactions"): with the native backend the
  * packed inputs are read in C (native/packed-inputs.h: eligibility, keys, smallest outpoint,
  * HASH160 of P2PKH keys), with the others in JavaScript and given to scanTransactions. Both must
  * give what scanTransactions gives for the same transactions as objects, whatever the inputs.

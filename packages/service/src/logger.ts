@@ -15,8 +15,8 @@ export interface LoggerOptions {
  * fingerprint, and the usual credential fields are redacted in case one slips into a logged object.
  *
  * Lines are gathered and written together ({@link gatheredStdout}): pino's own destination makes
- * one asynchronous write per line, a trip through libuv's thread pool that cost the rpc-proxy
- * ~20 µs of CPU per request line on a loaded machine (its benchmark's profile).
+ * one asynchronous write per line, a trip through libuv's thread pool that costs more CPU than
+ * the rest of a short request's line.
  */
 export function createLogger(options: LoggerOptions): Logger {
   return pino(pinoOptions(options), gatheredStdout());
@@ -26,9 +26,8 @@ export function createLogger(options: LoggerOptions): Logger {
 export const LOG_GATHER_MS = 10;
 /**
  * Gathered lines are written at once past this many bytes. Each hand-over to the asynchronous
- * destination costs some 50 µs of CPU (a write through libuv's pool and its completion): at 64 KB
- * a service logging a line a request pays it once for hundreds of lines, not dozens
- * (docs/performance/rpc-proxy.md, "Twenty-sixth round").
+ * destination is a write through libuv's pool and its completion: at 64 KB a service logging a
+ * line a request pays it once for hundreds of lines, not dozens.
  */
 export const LOG_GATHER_BYTES = 64 * 1024;
 
@@ -177,7 +176,7 @@ function flushAllAtExit(): void {
 /**
  * pino's `isoTime` (`,"time":"<ISO 8601>"`) formatted once per millisecond instead of once per
  * line: a busy service writes many lines within one millisecond, and `toISOString` is a
- * quarter of a short line's cost (measured: 4.4 → 3.4 µs a request line).
+ * quarter of a short line's cost.
  */
 export function cachedIsoTime(now: () => number = Date.now): () => string {
   let last = Number.NaN;
@@ -200,7 +199,7 @@ function pinoOptions(options: LoggerOptions): pino.LoggerOptions {
     base: { service: options.name },
     timestamp: cachedIsoTime(),
     // Explicit paths, no wildcards: pino compiles them into plain property checks, while a
-    // wildcard costs ~5 µs on every line (measured), which is most of a request line's cost.
+    // wildcard costs more on every line than the rest of a request line.
     redact: {
       paths: [
         'password',
