@@ -4,7 +4,7 @@ import { assertBytes, bytesToHex, key48, ser32 } from './bytes';
 import { K_MAX } from './constants';
 import { taggedHash } from './hash';
 import { isP2tr, smallestOutpoint, type ScanInput, type ScanOutput } from './inputs';
-import { createLabelTable } from './label-table';
+import { createLabelTable, type LabelTable } from './label-table';
 import { readPackedTransaction, readPackedTransactions } from './packed';
 import { assertValidScalar, computeInputData, eligibleInputKeys, labelTweak } from './tweak';
 
@@ -147,221 +147,10 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
   const scanKey = scanPriv.slice();
   // the native backend scans a whole transaction in one call; the others go step by step below
   const txScanner = backend.createTransactionScanner?.(scanKey, spend);
-
   const labels = createLabelTable(backend, spend, spendPub, txScanner);
   labels.add(scanKey, 0); // BIP-352: always scan for the change label
   for (const m of options.labels ?? []) labels.add(scanKey, m);
-
-  /**
-   * What the backend's transaction scanner needs of a transaction: its eligible input keys, the
-   * smallest outpoint and its taproot outputs' x-only keys; null when it cannot pay anyone.
-   */
-  function scanJob(
-    inputs: readonly ScanInput[],
-    outputs: readonly ScanOutput[],
-  ): { job: TransactionScanJob; taproot: ScanOutput[] } | null {
-    const taproot: ScanOutput[] = [];
-    for (const output of outputs) if (isP2tr(output.script)) taproot.push(output);
-    if (taproot.length === 0) return null;
-    const keys = eligibleInputKeys(inputs);
-    if (keys === null) return null;
-    const keyBytes = new Uint8Array(33 * keys.length);
-    keys.forEach((key, i) => keyBytes.set(key, 33 * i));
-    const xs = new Uint8Array(32 * taproot.length);
-    taproot.forEach((output, i) => xs.set(output.script.subarray(2, 34), 32 * i));
-    return { job: { keys: keyBytes, outpoint: smallestOutpoint(inputs), xs }, taproot };
-  }
-
-  /** The scanner's matches as found outputs. */
-  function foundOf(taproot: ScanOutput[], matches: TransactionMatch[] | null): FoundOutput[] {
-    if (matches === null) return [];
-    return matches.map(({ position, k, labelSlot, tk }) => {
-      const output = taproot[position] as ScanOutput;
-      return found(output, k, tk, labelSlot < 0 ? null : labels.m(labelSlot));
-    });
-  }
-
-  /** The same scan as {@link scanTransaction}, the curve work done by the backend in one call. */
-  function scanWhole(scanner: TransactionScanner<P>, inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): FoundOutput[] {
-    const prepared = scanJob(inputs, outputs);
-    if (prepared === null) return [];
-    const { keys, outpoint, xs } = prepared.job;
-    return foundOf(prepared.taproot, scanner.scan(keys, outpoint, xs, K_MAX));
-  }
-
-  /** Many transactions, with one call of the backend's scanner for all those it has to scan. */
-  function scanMany(scanner: TransactionScanner<P>, txs: readonly TransactionToScan[]): Array<FoundOutput[] | Error> {
-    const answers: Array<FoundOutput[] | Error> = new Array<FoundOutput[] | Error>(txs.length);
-    const jobs: TransactionScanJob[] = [];
-    const pending: Array<{ at: number; taproot: ScanOutput[] }> = [];
-    txs.forEach((tx, at) => {
-      try {
-        assertTransaction(tx.inputs, tx.outputs);
-        const prepared = scanJob(tx.inputs, tx.outputs);
-        if (prepared === null) answers[at] = [];
-        else {
-          jobs.push(prepared.job);
-          pending.push({ at, taproot: prepared.taproot });
-        }
-      } catch (err) {
-        answers[at] = asError(err);
-      }
-    });
-    if (jobs.length === 0) return answers;
-    scanner.scanMany(jobs, K_MAX).forEach((matches, i) => {
-      const { at, taproot } = pending[i]!;
-      answers[at] = matches instanceof Error ? matches : foundOf(taproot, matches);
-    });
-    return answers;
-  }
-
-  /** Packed transactions, read and scanned by the backend's scanner in one call. */
-  function scanPackedWhole(scanner: TransactionScanner<P>, jobs: Uint8Array): PackedScan {
-    const result: PackedScan = { hits: [], refused: [] };
-    for (const { offset, answer } of scanner.scanPacked!(jobs, K_MAX)) {
-      const { tx } = readPackedTransaction(jobs, offset);
-      if (answer instanceof Error) {
-        result.refused.push({ txid: tx.txid, error: answer });
-        continue;
-      }
-      // the scanner's positions count the taproot outputs, in packed order
-      const taproot: ScanOutput[] = [];
-      const values: number[] = [];
-      tx.outputs.forEach((output, i) => {
-        if (!isP2tr(output.script)) return;
-        taproot.push(output);
-        values.push(tx.values[i]!);
-      });
-      const found = foundOf(taproot, answer);
-      if (found.length > 0) result.hits.push({ txid: tx.txid, found, values: answer.map((m) => values[m.position]!) });
-    }
-    return result;
-  }
-
-  /** Packed transactions read here, 64 at a time given to {@link scanTransactions}. */
-  function scanPackedByParts(jobs: Uint8Array): PackedScan {
-    const result: PackedScan = { hits: [], refused: [] };
-    const txs = readPackedTransactions(jobs);
-    for (let at = 0; at < txs.length; at += PACKED_RUN) {
-      const run = txs.slice(at, at + PACKED_RUN);
-      scanAll(run).forEach((found, i) => {
-        const { txid, outputs, values } = run[i]!;
-        if (found instanceof Error) result.refused.push({ txid, error: found });
-        else if (found.length > 0)
-          result.hits.push({ txid, found, values: found.map((f) => values[outputs.findIndex((o) => o.index === f.index)]!) });
-      });
-    }
-    return result;
-  }
-
-  function scanAll(txs: readonly TransactionToScan[]): Array<FoundOutput[] | Error> {
-    if (txScanner) return scanMany(txScanner, txs);
-    return txs.map((tx) => {
-      try {
-        assertTransaction(tx.inputs, tx.outputs);
-        return scanTransaction(tx.inputs, tx.outputs);
-      } catch (err) {
-        return asError(err);
-      }
-    });
-  }
-
-  function scanTransaction(inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): FoundOutput[] {
-    if (txScanner) return scanWhole(txScanner, inputs, outputs);
-    // outputs_to_check: the taproot output keys
-    const remaining: Candidate<P>[] = [];
-    for (const output of outputs) {
-      if (isP2tr(output.script)) remaining.push({ output, key: key48(output.script, 2) });
-    }
-    if (remaining.length === 0) return [];
-    const data = computeInputData<P>(backend, inputs);
-    if (data === null) return [];
-
-    // one variable-base multiplication: (input_hash · b_scan) · A
-    const ecdh = backend.mul(data.sum, backend.scalarMul(data.inputHash, scanKey));
-    const ecdhBytes = backend.toCompressed(ecdh);
-
-    const result: FoundOutput[] = [];
-    let unlifted = remaining.length;
-    for (let k = 0; k < K_MAX && remaining.length > 0; k++) {
-      const tk = taggedHash('BIP0352/SharedSecret', ecdhBytes, ser32(k));
-      assertValidScalar(tk, 't_k');
-      const strategy = chooseStrategy(labels.count(), remaining.length, unlifted, labels.everySpendKeyFinite());
-      let match: { candidate: Candidate<P>; label: number | null } | undefined;
-      if (strategy === 'outputs') {
-        match = findByOutputs(backend.baseMul(tk), remaining);
-        unlifted = 0;
-        for (const c of remaining) if (c.lifted === undefined) unlifted++;
-      } else {
-        const pk = backend.addTweak(spend, tk);
-        if (pk === null) break;
-        const exact = lookupOutput(pk, remaining);
-        match = exact ? { candidate: exact, label: null } : findByLabels(pk, remaining);
-      }
-      if (match === undefined) break;
-      const { candidate, label } = match;
-      remaining.splice(remaining.indexOf(candidate), 1);
-      if (candidate.lifted === undefined) unlifted--;
-      result.push(found(candidate.output, k, tk, label));
-    }
-    return result;
-  }
-
-  /** A found output: its tweak is t_k, or t_k + the label's tweak (recomputed: labels keep no tweaks). */
-  function found(output: ScanOutput, k: number, tk: Uint8Array, label: number | null): FoundOutput {
-    return {
-      index: output.index,
-      xonly: bytesToHex(output.script.subarray(2, 34)),
-      tweak: bytesToHex(label === null ? tk : backend.scalarAdd(tk, labelTweak(scanKey, label))),
-      label,
-      k,
-    };
-  }
-
-  /** `labels`: P_k + L_m for each label, looked up among the outputs. */
-  function findByLabels(pk: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: number } | undefined {
-    for (let slot = 0; slot < labels.count(); slot++) {
-      const sum = backend.add(pk, labels.point(slot));
-      if (sum === null) continue;
-      const hit = lookupOutput(sum, remaining);
-      if (hit) return { candidate: hit, label: labels.m(slot) };
-    }
-    return undefined;
-  }
-
-  /**
-   * `outputs`: with T = t_k·G, an output O (lifted with even y) is P_k + L_m = T + B_m when
-   * O − T = B_m, and is its negation when O + T = −B_m (BIP-352's footnote on many labels, with
-   * T instead of P_k so that B_spend itself is one more entry of the table: two additions per
-   * output, whatever the number of labels). Unlabelled matches over all outputs come first.
-   */
-  function findByOutputs(t: P, remaining: Candidate<P>[]): { candidate: Candidate<P>; label: number | null } | undefined {
-    const negT = backend.negate(t);
-    let labelled: { candidate: Candidate<P>; label: number | null } | undefined;
-    for (const candidate of remaining) {
-      if (candidate.lifted === undefined) candidate.lifted = backend.liftX(candidate.output.script.subarray(2, 34));
-      if (candidate.lifted === null) continue; // not an x on the curve: pays no one
-      const sum = backend.add(candidate.lifted, t);
-      const diff = backend.add(candidate.lifted, negT);
-      let hit = diff === null ? undefined : labels.findSpendKey(diff, false);
-      if (hit === undefined || hit.label !== null) {
-        const negatedHit = sum === null ? undefined : labels.findSpendKey(sum, true);
-        if (hit === undefined || negatedHit?.label === null) hit = negatedHit;
-      }
-      if (hit === undefined) continue;
-      if (hit.label === null) return { candidate, label: null };
-      labelled ??= { candidate, label: hit.label };
-    }
-    return labelled;
-  }
-
-  function lookupOutput(point: P, remaining: Candidate<P>[]): Candidate<P> | undefined {
-    const key = backend.xKey(point);
-    for (const candidate of remaining) {
-      if (candidate.key === key && backend.xEquals(point, candidate.output.script, 2)) return candidate;
-    }
-    return undefined;
-  }
+  const state: ReceiverState<P> = { backend, spend, scanKey, txScanner, labels };
 
   return {
     addLabel: (m) => labels.add(scanKey, m),
@@ -369,17 +158,261 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
     backendName: backend.name,
     scanTransaction(inputs, outputs) {
       assertTransaction(inputs, outputs);
-      return scanTransaction(inputs, outputs);
+      return scanOne(state, inputs, outputs);
     },
     scanTransactions(txs) {
       if (!Array.isArray(txs)) throw new TypeError('"txs" expected an array of { inputs, outputs }');
-      return scanAll(txs);
+      return scanAll(state, txs);
     },
     scanPacked(jobs) {
       if (!(jobs instanceof Uint8Array)) throw new TypeError('"jobs" expected a Uint8Array of packed transactions');
-      return txScanner?.scanPacked ? scanPackedWhole(txScanner, jobs) : scanPackedByParts(jobs);
+      return txScanner?.scanPacked ? scanPackedWhole(state, txScanner, jobs) : scanPackedByParts(state, jobs);
     },
   };
+}
+
+/** What a receiver holds: its keys, its backend (and the backend's transaction scanner, if any), its labels. */
+interface ReceiverState<P> {
+  readonly backend: Secp256k1Backend<P>;
+  readonly spend: P;
+  readonly scanKey: Uint8Array;
+  readonly txScanner: TransactionScanner<P> | undefined;
+  readonly labels: LabelTable<P>;
+}
+
+/**
+ * What the backend's transaction scanner needs of a transaction: its eligible input keys, the
+ * smallest outpoint and its taproot outputs' x-only keys; null when it cannot pay anyone.
+ */
+function scanJob(inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): { job: TransactionScanJob; taproot: ScanOutput[] } | null {
+  const taproot: ScanOutput[] = [];
+  for (const output of outputs) if (isP2tr(output.script)) taproot.push(output);
+  if (taproot.length === 0) return null;
+  const keys = eligibleInputKeys(inputs);
+  if (keys === null) return null;
+  const keyBytes = new Uint8Array(33 * keys.length);
+  keys.forEach((key, i) => keyBytes.set(key, 33 * i));
+  const xs = new Uint8Array(32 * taproot.length);
+  taproot.forEach((output, i) => xs.set(output.script.subarray(2, 34), 32 * i));
+  return { job: { keys: keyBytes, outpoint: smallestOutpoint(inputs), xs }, taproot };
+}
+
+/** The scanner's matches as found outputs. */
+function foundOf<P>(state: ReceiverState<P>, taproot: ScanOutput[], matches: TransactionMatch[] | null): FoundOutput[] {
+  if (matches === null) return [];
+  return matches.map(({ position, k, labelSlot, tk }) => {
+    const output = taproot[position] as ScanOutput;
+    return found(state, output, k, tk, labelSlot < 0 ? null : state.labels.m(labelSlot));
+  });
+}
+
+/** The same scan as {@link scanTransaction}, the curve work done by the backend in one call. */
+function scanWhole<P>(
+  state: ReceiverState<P>,
+  scanner: TransactionScanner<P>,
+  inputs: readonly ScanInput[],
+  outputs: readonly ScanOutput[],
+): FoundOutput[] {
+  const prepared = scanJob(inputs, outputs);
+  if (prepared === null) return [];
+  const { keys, outpoint, xs } = prepared.job;
+  return foundOf(state, prepared.taproot, scanner.scan(keys, outpoint, xs, K_MAX));
+}
+
+/** Many transactions, with one call of the backend's scanner for all those it has to scan. */
+function scanMany<P>(
+  state: ReceiverState<P>,
+  scanner: TransactionScanner<P>,
+  txs: readonly TransactionToScan[],
+): Array<FoundOutput[] | Error> {
+  const answers: Array<FoundOutput[] | Error> = new Array<FoundOutput[] | Error>(txs.length);
+  const jobs: TransactionScanJob[] = [];
+  const pending: Array<{ at: number; taproot: ScanOutput[] }> = [];
+  txs.forEach((tx, at) => {
+    try {
+      assertTransaction(tx.inputs, tx.outputs);
+      const prepared = scanJob(tx.inputs, tx.outputs);
+      if (prepared === null) answers[at] = [];
+      else {
+        jobs.push(prepared.job);
+        pending.push({ at, taproot: prepared.taproot });
+      }
+    } catch (err) {
+      answers[at] = asError(err);
+    }
+  });
+  if (jobs.length === 0) return answers;
+  scanner.scanMany(jobs, K_MAX).forEach((matches, i) => {
+    const { at, taproot } = pending[i]!;
+    answers[at] = matches instanceof Error ? matches : foundOf(state, taproot, matches);
+  });
+  return answers;
+}
+
+/** Packed transactions, read and scanned by the backend's scanner in one call. */
+function scanPackedWhole<P>(state: ReceiverState<P>, scanner: TransactionScanner<P>, jobs: Uint8Array): PackedScan {
+  const result: PackedScan = { hits: [], refused: [] };
+  for (const { offset, answer } of scanner.scanPacked!(jobs, K_MAX)) {
+    const { tx } = readPackedTransaction(jobs, offset);
+    if (answer instanceof Error) {
+      result.refused.push({ txid: tx.txid, error: answer });
+      continue;
+    }
+    // the scanner's positions count the taproot outputs, in packed order
+    const taproot: ScanOutput[] = [];
+    const values: number[] = [];
+    tx.outputs.forEach((output, i) => {
+      if (!isP2tr(output.script)) return;
+      taproot.push(output);
+      values.push(tx.values[i]!);
+    });
+    const found = foundOf(state, taproot, answer);
+    if (found.length > 0) result.hits.push({ txid: tx.txid, found, values: answer.map((m) => values[m.position]!) });
+  }
+  return result;
+}
+
+/** Packed transactions read here, 64 at a time given to {@link scanTransactions}. */
+function scanPackedByParts<P>(state: ReceiverState<P>, jobs: Uint8Array): PackedScan {
+  const result: PackedScan = { hits: [], refused: [] };
+  const txs = readPackedTransactions(jobs);
+  for (let at = 0; at < txs.length; at += PACKED_RUN) {
+    const run = txs.slice(at, at + PACKED_RUN);
+    scanAll(state, run).forEach((found, i) => {
+      const { txid, outputs, values } = run[i]!;
+      if (found instanceof Error) result.refused.push({ txid, error: found });
+      else if (found.length > 0)
+        result.hits.push({ txid, found, values: found.map((f) => values[outputs.findIndex((o) => o.index === f.index)]!) });
+    });
+  }
+  return result;
+}
+
+/** Each transaction's found outputs, or the error its scan threw. */
+function scanAll<P>(state: ReceiverState<P>, txs: readonly TransactionToScan[]): Array<FoundOutput[] | Error> {
+  if (state.txScanner) return scanMany(state, state.txScanner, txs);
+  return txs.map((tx) => {
+    try {
+      assertTransaction(tx.inputs, tx.outputs);
+      return scanOne(state, tx.inputs, tx.outputs);
+    } catch (err) {
+      return asError(err);
+    }
+  });
+}
+
+/** One transaction: by the backend's transaction scanner, else step by step. */
+function scanOne<P>(state: ReceiverState<P>, inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): FoundOutput[] {
+  if (state.txScanner) return scanWhole(state, state.txScanner, inputs, outputs);
+  const { backend, spend, scanKey, labels } = state;
+  // outputs_to_check: the taproot output keys
+  const remaining: Candidate<P>[] = [];
+  for (const output of outputs) {
+    if (isP2tr(output.script)) remaining.push({ output, key: key48(output.script, 2) });
+  }
+  if (remaining.length === 0) return [];
+  const data = computeInputData<P>(backend, inputs);
+  if (data === null) return [];
+
+  // one variable-base multiplication: (input_hash · b_scan) · A
+  const ecdh = backend.mul(data.sum, backend.scalarMul(data.inputHash, scanKey));
+  const ecdhBytes = backend.toCompressed(ecdh);
+
+  const result: FoundOutput[] = [];
+  let unlifted = remaining.length;
+  for (let k = 0; k < K_MAX && remaining.length > 0; k++) {
+    const tk = taggedHash('BIP0352/SharedSecret', ecdhBytes, ser32(k));
+    assertValidScalar(tk, 't_k');
+    const strategy = chooseStrategy(labels.count(), remaining.length, unlifted, labels.everySpendKeyFinite());
+    let match: { candidate: Candidate<P>; label: number | null } | undefined;
+    if (strategy === 'outputs') {
+      match = findByOutputs(state, backend.baseMul(tk), remaining);
+      unlifted = 0;
+      for (const c of remaining) if (c.lifted === undefined) unlifted++;
+    } else {
+      const pk = backend.addTweak(spend, tk);
+      if (pk === null) break;
+      const exact = lookupOutput(backend, pk, remaining);
+      match = exact ? { candidate: exact, label: null } : findByLabels(state, pk, remaining);
+    }
+    if (match === undefined) break;
+    const { candidate, label } = match;
+    remaining.splice(remaining.indexOf(candidate), 1);
+    if (candidate.lifted === undefined) unlifted--;
+    result.push(found(state, candidate.output, k, tk, label));
+  }
+  return result;
+}
+
+/** A found output: its tweak is t_k, or t_k + the label's tweak (recomputed: labels keep no tweaks). */
+function found<P>(
+  { backend, scanKey }: ReceiverState<P>,
+  output: ScanOutput,
+  k: number,
+  tk: Uint8Array,
+  label: number | null,
+): FoundOutput {
+  return {
+    index: output.index,
+    xonly: bytesToHex(output.script.subarray(2, 34)),
+    tweak: bytesToHex(label === null ? tk : backend.scalarAdd(tk, labelTweak(scanKey, label))),
+    label,
+    k,
+  };
+}
+
+/** `labels`: P_k + L_m for each label, looked up among the outputs. */
+function findByLabels<P>(
+  { backend, labels }: ReceiverState<P>,
+  pk: P,
+  remaining: Candidate<P>[],
+): { candidate: Candidate<P>; label: number } | undefined {
+  for (let slot = 0; slot < labels.count(); slot++) {
+    const sum = backend.add(pk, labels.point(slot));
+    if (sum === null) continue;
+    const hit = lookupOutput(backend, sum, remaining);
+    if (hit) return { candidate: hit, label: labels.m(slot) };
+  }
+  return undefined;
+}
+
+/**
+ * `outputs`: with T = t_k·G, an output O (lifted with even y) is P_k + L_m = T + B_m when
+ * O − T = B_m, and is its negation when O + T = −B_m (BIP-352's footnote on many labels, with
+ * T instead of P_k so that B_spend itself is one more entry of the table: two additions per
+ * output, whatever the number of labels). Unlabelled matches over all outputs come first.
+ */
+function findByOutputs<P>(
+  { backend, labels }: ReceiverState<P>,
+  t: P,
+  remaining: Candidate<P>[],
+): { candidate: Candidate<P>; label: number | null } | undefined {
+  const negT = backend.negate(t);
+  let labelled: { candidate: Candidate<P>; label: number | null } | undefined;
+  for (const candidate of remaining) {
+    if (candidate.lifted === undefined) candidate.lifted = backend.liftX(candidate.output.script.subarray(2, 34));
+    if (candidate.lifted === null) continue; // not an x on the curve: pays no one
+    const sum = backend.add(candidate.lifted, t);
+    const diff = backend.add(candidate.lifted, negT);
+    let hit = diff === null ? undefined : labels.findSpendKey(diff, false);
+    if (hit === undefined || hit.label !== null) {
+      const negatedHit = sum === null ? undefined : labels.findSpendKey(sum, true);
+      if (hit === undefined || negatedHit?.label === null) hit = negatedHit;
+    }
+    if (hit === undefined) continue;
+    if (hit.label === null) return { candidate, label: null };
+    labelled ??= { candidate, label: hit.label };
+  }
+  return labelled;
+}
+
+/** The remaining output whose x is the point's, if any (the top 48 bits first). */
+function lookupOutput<P>(backend: Secp256k1Backend<P>, point: P, remaining: Candidate<P>[]): Candidate<P> | undefined {
+  const key = backend.xKey(point);
+  for (const candidate of remaining) {
+    if (candidate.key === key && backend.xEquals(point, candidate.output.script, 2)) return candidate;
+  }
+  return undefined;
 }
 
 /** The arguments of a transaction's scan: arrays (what is inside them, the scan checks). */
