@@ -110,6 +110,196 @@ function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(x, x.length === y.length ? y : x) && x.length === y.length;
 }
 
+/** What a running double holds: its chain and the behaviour the test set, its counters and its sockets. */
+interface DoubleState {
+  readonly options: ChainDoubleOptions;
+  readonly chain: Chain;
+  readonly wallets: string[];
+  readonly authDelay: number;
+  readonly workQueue: number;
+  readonly cookieMode: boolean;
+  readonly credentials: { user: string; password: string };
+  behaviour: Behaviour;
+  latency: number;
+  feeRate: number | undefined;
+  syncing: { headers: number; progress: number } | undefined;
+  readonly requests: ReceivedRequest[];
+  readonly stats: { inFlight: number; maxInFlight: number; total: number };
+  readonly sockets: Set<Socket>;
+  readonly timers: Set<NodeJS.Timeout>;
+}
+
+/** A fresh cookie, written to the cookie file when one is configured; returns its password. */
+function writeCookie(state: DoubleState): string {
+  state.credentials.user = '__cookie__';
+  state.credentials.password = randomBytes(32).toString('hex');
+  const { cookieFile } = state.options;
+  if (cookieFile !== undefined) {
+    mkdirSync(dirname(cookieFile), { recursive: true });
+    writeFileSync(cookieFile, `__cookie__:${state.credentials.password}`, { mode: 0o600 });
+  }
+  return state.credentials.password;
+}
+
+/** Runs `fn` after `ms` (at once for 0), on a timer `close()` clears. */
+function later(state: DoubleState, ms: number, fn: () => void): void {
+  if (ms <= 0) {
+    fn();
+    return;
+  }
+  const t = setTimeout(() => {
+    state.timers.delete(t);
+    fn();
+  }, ms);
+  state.timers.add(t);
+}
+
+/** Writes an answer after the configured latency, unless the client went away. */
+function send(state: DoubleState, res: ServerResponse, status: number, body: string, headers: Record<string, string>): void {
+  later(state, state.latency, () => {
+    if (res.destroyed) return;
+    res.writeHead(status, { ...headers, 'Content-Length': String(Buffer.byteLength(body)) });
+    res.end(body);
+  });
+}
+
+function sendJson(state: DoubleState, res: ServerResponse, status: number, value: unknown): void {
+  send(state, res, status, `${writeJson(value)}\n`, JSON_HEADERS);
+}
+
+/** 204 with no body, as Core answers a request of notifications only. */
+function sendNoContent(state: DoubleState, res: ServerResponse): void {
+  later(state, state.latency, () => {
+    if (!res.destroyed) res.writeHead(204).end();
+  });
+}
+
+function execute(method: string, params: unknown[] | Record<string, unknown>, state: CallState, ctx: MethodContext, catchErrors: boolean) {
+  try {
+    return replyObject(executeMethod(method, params, ctx), null, state);
+  } catch (err) {
+    if (!catchErrors) throw err;
+    if (err instanceof RpcMethodError) return replyObject(null, { code: err.code, message: err.message }, state);
+    return replyObject(null, { code: -1, message: (err as Error).message }, state);
+  }
+}
+
+/** The replies to a batch, notifications left out. */
+function batchReplies(value: unknown[], call: CallState, ctx: MethodContext): unknown[] {
+  const replies: unknown[] = [];
+  for (const element of value) {
+    let reply: Record<string, unknown>;
+    try {
+      const { method, params } = parseCall(element, call);
+      reply = execute(method, params, call, ctx, true);
+    } catch (err) {
+      const e = err as EnvelopeError;
+      reply = replyObject(null, { code: e.code ?? -32700, message: e.message }, call);
+    }
+    if (!isNotification(call)) replies.push(reply);
+  }
+  return replies;
+}
+
+/** Answers a body (undefined: one Core cannot read, a parse error). */
+function handleBody(state: DoubleState, res: ServerResponse, walletPath: string | undefined, body: string | undefined): void {
+  const { chain, wallets, feeRate, syncing } = state;
+  const ctx: MethodContext = { chain, walletPath, wallets, feeRate, syncing };
+  const call = initialState();
+  try {
+    let value: unknown;
+    try {
+      if (body === undefined) throw new Error('a string Core cannot read');
+      value = JSON.parse(body);
+    } catch {
+      throw new EnvelopeError(-32700, 'Parse error');
+    }
+    if (Array.isArray(value)) {
+      const replies = batchReplies(value, call, ctx);
+      if (replies.length === 0 && value.length > 0) sendNoContent(state, res);
+      else sendJson(state, res, 200, replies);
+      return;
+    }
+    if (value === null || typeof value !== 'object') throw new EnvelopeError(-32700, 'Top-level object parse error');
+    const { method, params } = parseCall(value, call);
+    const reply = execute(method, params, call, ctx, call.version === '2.0');
+    if (isNotification(call)) sendNoContent(state, res);
+    else sendJson(state, res, 200, reply);
+  } catch (err) {
+    const code = err instanceof EnvelopeError || err instanceof RpcMethodError ? err.code : -32603;
+    sendJson(
+      state,
+      res,
+      errorStatus(code, call, err instanceof EnvelopeError),
+      replyObject(null, { code, message: (err as Error).message }, call),
+    );
+  }
+}
+
+/**
+ * What a request gets before its body is read: an answer for a behaviour the test set, a path or
+ * method Core refuses, or missing or wrong credentials (true), or nothing yet (false).
+ */
+function answeredBeforeBody(state: DoubleState, req: IncomingMessage, res: ServerResponse, path: string): boolean {
+  const refuse = (status: number, body: string, headers: Record<string, string>, delay = 0) => {
+    req.resume();
+    later(state, delay, () => send(state, res, status, body, headers));
+    return true;
+  };
+  if (state.behaviour === 'busy' || (state.workQueue > 0 && state.stats.inFlight > state.workQueue)) {
+    return refuse(503, 'Work queue depth exceeded', { 'Content-Type': TEXT_HTML });
+  }
+  if (state.behaviour === 'garbage') {
+    return refuse(200, '<html><body>502 Bad Gateway: not JSON at all</body></html>', { 'Content-Type': 'text/html' });
+  }
+  // libevent answers an unregistered path itself, before the JSON-RPC handler (and its auth).
+  if (!path.startsWith('/wallet/') && path !== '/') return refuse(404, '', { 'Content-Type': TEXT_HTML });
+  if (req.method !== 'POST') return refuse(405, 'JSONRPC server handles only POST requests', { 'Content-Type': TEXT_HTML });
+  const unauthorized = { 'WWW-Authenticate': WWW_AUTH, 'Content-Type': TEXT_HTML };
+  const auth = req.headers.authorization;
+  if (auth === undefined) return refuse(401, '', unauthorized);
+  const decoded = auth.startsWith('Basic ') ? checkBase64(auth.slice(6).trim()) : undefined;
+  const { user, password } = state.credentials;
+  if (decoded === undefined || !constantTimeEqual(decoded.toString('latin1'), `${user}:${password}`)) {
+    return refuse(401, '', unauthorized, state.authDelay);
+  }
+  return false;
+}
+
+function onRequest(state: DoubleState, req: IncomingMessage, res: ServerResponse): void {
+  if (state.behaviour === 'hang') {
+    req.resume();
+    return;
+  }
+  const { stats } = state;
+  stats.inFlight++;
+  stats.total++;
+  stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
+  res.on('close', () => stats.inFlight--);
+  // Core matches the whole URI, query included: `/?x` is unknown, `/wallet/w?x` is wallet "w?x".
+  const path = req.url ?? '/';
+  if (answeredBeforeBody(state, req, res, path)) return;
+  const walletPath = path.startsWith('/wallet/') ? decodeURIComponent(path.slice('/wallet/'.length)) : undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_BODY) {
+      req.destroy();
+      return;
+    }
+    chunks.push(chunk);
+  });
+  req.on('end', () => {
+    const raw = Buffer.concat(chunks);
+    const body = raw.toString('utf8');
+    state.requests.push({ method: req.method ?? 'POST', path, headers: { ...req.headers }, body });
+    if (state.requests.length > 1000) state.requests.shift();
+    // Core refuses a whole body with a string it cannot read as UTF-8 (see coreAcceptsStrings).
+    handleBody(state, res, walletPath, coreAcceptsStrings(raw) ? body : undefined);
+  });
+}
+
 /**
  * Starts a Bitcoin Core JSON-RPC double on a real HTTP server: Basic auth (401 with an empty
  * body, 250 ms late for wrong credentials), 405 for non-POST, 404 for unknown paths, JSON-RPC
@@ -117,204 +307,34 @@ function constantTimeEqual(a: string, b: string): boolean {
  * chain of real blocks and transactions.
  */
 export async function startChainDouble(options: ChainDoubleOptions = {}): Promise<ChainDouble> {
-  const chain = new Chain({ chain: options.chain, initialBlocks: options.initialBlocks });
-  const wallets = options.wallets ?? ['testwallet'];
-  const authDelay = options.authFailureDelayMs ?? 250;
-  const workQueue = options.workQueue ?? 0;
-  let behaviour: Behaviour = 'normal';
-  let latency = 0;
-  let feeRate: number | undefined;
-  let syncing: { headers: number; progress: number } | undefined;
-  const requests: ReceivedRequest[] = [];
-  const stats = { inFlight: 0, maxInFlight: 0, total: 0 };
-  const sockets = new Set<Socket>();
-  const timers = new Set<NodeJS.Timeout>();
-
-  const credentials = { user: options.user ?? '__cookie__', password: options.password ?? '' };
-  const cookieMode = options.user === undefined || options.password === undefined;
-  function writeCookie(): string {
-    credentials.user = '__cookie__';
-    credentials.password = randomBytes(32).toString('hex');
-    if (options.cookieFile !== undefined) {
-      mkdirSync(dirname(options.cookieFile), { recursive: true });
-      writeFileSync(options.cookieFile, `__cookie__:${credentials.password}`, { mode: 0o600 });
-    }
-    return credentials.password;
-  }
-  if (cookieMode) writeCookie();
-
-  function later(ms: number, fn: () => void): void {
-    if (ms <= 0) {
-      fn();
-      return;
-    }
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, ms);
-    timers.add(t);
-  }
-
-  function send(res: ServerResponse, status: number, body: string, headers: Record<string, string>): void {
-    later(latency, () => {
-      if (res.destroyed) return;
-      res.writeHead(status, { ...headers, 'Content-Length': String(Buffer.byteLength(body)) });
-      res.end(body);
-    });
-  }
-
-  function sendJson(res: ServerResponse, status: number, value: unknown): void {
-    send(res, status, `${writeJson(value)}\n`, JSON_HEADERS);
-  }
-
-  function execute(
-    method: string,
-    params: unknown[] | Record<string, unknown>,
-    state: CallState,
-    ctx: MethodContext,
-    catchErrors: boolean,
-  ) {
-    try {
-      return replyObject(executeMethod(method, params, ctx), null, state);
-    } catch (err) {
-      if (!catchErrors) throw err;
-      if (err instanceof RpcMethodError) return replyObject(null, { code: err.code, message: err.message }, state);
-      return replyObject(null, { code: -1, message: (err as Error).message }, state);
-    }
-  }
-
-  /** Answers a body (undefined: one Core cannot read, a parse error). */
-  function handleBody(res: ServerResponse, walletPath: string | undefined, body: string | undefined): void {
-    const ctx: MethodContext = { chain, walletPath, wallets, feeRate, syncing };
-    const state = initialState();
-    try {
-      let value: unknown;
-      try {
-        if (body === undefined) throw new Error('a string Core cannot read');
-        value = JSON.parse(body);
-      } catch {
-        throw new EnvelopeError(-32700, 'Parse error');
-      }
-      if (Array.isArray(value)) {
-        const replies: unknown[] = [];
-        for (const element of value) {
-          let reply: Record<string, unknown>;
-          try {
-            const { method, params } = parseCall(element, state);
-            reply = execute(method, params, state, ctx, true);
-          } catch (err) {
-            const e = err as EnvelopeError;
-            reply = replyObject(null, { code: e.code ?? -32700, message: e.message }, state);
-          }
-          if (!isNotification(state)) replies.push(reply);
-        }
-        if (replies.length === 0 && value.length > 0) {
-          later(latency, () => {
-            if (!res.destroyed) res.writeHead(204).end();
-          });
-          return;
-        }
-        sendJson(res, 200, replies);
-        return;
-      }
-      if (value === null || typeof value !== 'object') throw new EnvelopeError(-32700, 'Top-level object parse error');
-      const { method, params } = parseCall(value, state);
-      const reply = execute(method, params, state, ctx, state.version === '2.0');
-      if (isNotification(state)) {
-        later(latency, () => {
-          if (!res.destroyed) res.writeHead(204).end();
-        });
-        return;
-      }
-      sendJson(res, 200, reply);
-    } catch (err) {
-      const code = err instanceof EnvelopeError || err instanceof RpcMethodError ? err.code : -32603;
-      sendJson(
-        res,
-        errorStatus(code, state, err instanceof EnvelopeError),
-        replyObject(null, { code, message: (err as Error).message }, state),
-      );
-    }
-  }
-
-  function onRequest(req: IncomingMessage, res: ServerResponse): void {
-    if (behaviour === 'hang') {
-      req.resume();
-      return;
-    }
-    stats.inFlight++;
-    stats.total++;
-    stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
-    res.on('close', () => stats.inFlight--);
-    if (behaviour === 'busy' || (workQueue > 0 && stats.inFlight > workQueue)) {
-      req.resume();
-      send(res, 503, 'Work queue depth exceeded', { 'Content-Type': TEXT_HTML });
-      return;
-    }
-    if (behaviour === 'garbage') {
-      req.resume();
-      send(res, 200, '<html><body>502 Bad Gateway: not JSON at all</body></html>', { 'Content-Type': 'text/html' });
-      return;
-    }
-    // libevent answers an unregistered path itself, before the JSON-RPC handler (and its auth).
-    // Core matches the whole URI, query included: `/?x` is unknown, `/wallet/w?x` is wallet "w?x".
-    const path = req.url ?? '/';
-    let walletPath: string | undefined;
-    if (path.startsWith('/wallet/')) walletPath = decodeURIComponent(path.slice('/wallet/'.length));
-    else if (path !== '/') {
-      req.resume();
-      send(res, 404, '', { 'Content-Type': TEXT_HTML });
-      return;
-    }
-    if (req.method !== 'POST') {
-      req.resume();
-      send(res, 405, 'JSONRPC server handles only POST requests', { 'Content-Type': TEXT_HTML });
-      return;
-    }
-    const auth = req.headers.authorization;
-    const unauthorized = () => send(res, 401, '', { 'WWW-Authenticate': WWW_AUTH, 'Content-Type': TEXT_HTML });
-    if (auth === undefined) {
-      req.resume();
-      unauthorized();
-      return;
-    }
-    const decoded = auth.startsWith('Basic ') ? checkBase64(auth.slice(6).trim()) : undefined;
-    if (decoded === undefined || !constantTimeEqual(decoded.toString('latin1'), `${credentials.user}:${credentials.password}`)) {
-      req.resume();
-      later(authDelay, unauthorized);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) {
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      const body = raw.toString('utf8');
-      requests.push({ method: req.method ?? 'POST', path, headers: { ...req.headers }, body });
-      if (requests.length > 1000) requests.shift();
-      // Core refuses a whole body with a string it cannot read as UTF-8 (see coreAcceptsStrings).
-      handleBody(res, walletPath, coreAcceptsStrings(raw) ? body : undefined);
-    });
-  }
-
-  const server: Server = createServer({ keepAliveTimeout: 30_000 }, onRequest);
+  const state: DoubleState = {
+    options,
+    chain: new Chain({ chain: options.chain, initialBlocks: options.initialBlocks }),
+    wallets: options.wallets ?? ['testwallet'],
+    authDelay: options.authFailureDelayMs ?? 250,
+    workQueue: options.workQueue ?? 0,
+    cookieMode: options.user === undefined || options.password === undefined,
+    credentials: { user: options.user ?? '__cookie__', password: options.password ?? '' },
+    behaviour: 'normal',
+    latency: 0,
+    feeRate: undefined,
+    syncing: undefined,
+    requests: [],
+    stats: { inFlight: 0, maxInFlight: 0, total: 0 },
+    sockets: new Set(),
+    timers: new Set(),
+  };
+  if (state.cookieMode) writeCookie(state);
+  const server: Server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => onRequest(state, req, res));
   server.on('connection', (socket) => {
-    if (behaviour === 'down') {
+    if (state.behaviour === 'down') {
       socket.resetAndDestroy();
       return;
     }
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    state.sockets.add(socket);
+    socket.on('close', () => state.sockets.delete(socket));
   });
   server.on('clientError', (_err, socket) => socket.destroy());
-
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
@@ -324,12 +344,17 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return doubleHandle(state, server, `http://${host}:${address.port}`, address.port);
+}
 
+/** The test's handle on a running double. */
+function doubleHandle(state: DoubleState, server: Server, url: string, port: number): ChainDouble {
+  const { chain } = state;
   return {
-    url: `http://${host}:${address.port}`,
-    port: address.port,
+    url,
+    port,
     chain,
-    credentials,
+    credentials: state.credentials,
     mine: (count, txHexes) => chain.mine(count, txHexes),
     fund: (kind, amountSats) => chain.fund(kind, amountSats),
     sendRawTransaction: (hex) => chain.sendRawTransaction(hex),
@@ -337,36 +362,36 @@ export async function startChainDouble(options: ChainDoubleOptions = {}): Promis
     tipHeight: () => chain.tipHeight(),
     tipHash: () => chain.tipHash(),
     setBehaviour(next) {
-      behaviour = next;
-      if (next === 'down') for (const s of sockets) s.resetAndDestroy();
+      state.behaviour = next;
+      if (next === 'down') for (const s of state.sockets) s.resetAndDestroy();
     },
     get behaviour() {
-      return behaviour;
+      return state.behaviour;
     },
     setLatency(ms) {
-      latency = ms;
+      state.latency = ms;
     },
     setFeeRate(rate) {
-      feeRate = rate;
+      state.feeRate = rate;
     },
-    setInitialBlockDownload(state) {
-      syncing = state === undefined ? undefined : { ...state };
+    setInitialBlockDownload(syncing) {
+      state.syncing = syncing === undefined ? undefined : { ...syncing };
     },
     rotateCookie() {
-      if (!cookieMode) throw new Error('rotateCookie needs cookie mode (no user/password)');
-      return writeCookie();
+      if (!state.cookieMode) throw new Error('rotateCookie needs cookie mode (no user/password)');
+      return writeCookie(state);
     },
-    requests,
-    stats,
+    requests: state.requests,
+    stats: state.stats,
     clearRequests() {
-      requests.length = 0;
+      state.requests.length = 0;
     },
     close() {
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
+      for (const t of state.timers) clearTimeout(t);
+      state.timers.clear();
       return new Promise<void>((resolve) => {
         server.close(() => resolve());
-        for (const s of sockets) s.destroy();
+        for (const s of state.sockets) s.destroy();
       });
     },
   };
