@@ -118,182 +118,226 @@ export function createConfigClient(options: ConfigClientOptions): ConfigClient {
   } catch (cause) {
     throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, '"baseUrl" expected an https:// URL', { cause });
   }
-  const backend: AeadBackend = options.backend === 'noble' ? nobleBackend : nodeBackend;
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const headers = {
-    Accept: 'application/json, application/octet-stream',
-    'User-Agent': `config-client/${CLIENT_VERSION}`,
-    'API-Version': API_VERSION,
+  const state: ClientState = {
+    options,
+    base,
+    backend: options.backend === 'noble' ? nobleBackend : nodeBackend,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    headers: {
+      Accept: 'application/json, application/octet-stream',
+      'User-Agent': `config-client/${CLIENT_VERSION}`,
+      'API-Version': API_VERSION,
+    },
+    suites: new Map(),
   };
-
-  const suites = new Map<HpkeKemName, HpkeSuite>();
-  const suiteFor = (kem: HpkeKemName): HpkeSuite => {
-    let suite = suites.get(kem);
-    if (suite === undefined) suites.set(kem, (suite = clientSuite(kem, options.backend)));
-    return suite;
-  };
-
-  function pathOf(env: string, file: string, query: Record<string, string>): string {
-    const path = `/${encodeURIComponent(env)}/${file.split('/').map(encodeURIComponent).join('/')}`;
-    const search = new URLSearchParams(query).toString();
-    return search === '' ? path : `${path}?${search}`;
-  }
-
-  /** GETs the file; 200 and 304 are answers, anything else an HTTP_ERROR. */
-  async function getFile(
-    env: string,
-    file: string,
-    extraHeaders: Record<string, string>,
-    query: Record<string, string>,
-    waitMs = 0,
-    signal?: AbortSignal,
-  ): Promise<{ status: 200 | 304; body: string; headers: FetchedFile['headers'] }> {
-    const res = await httpsGet(
-      new URL(pathOf(env, file, query), base),
-      { ...headers, ...extraHeaders },
-      options,
-      timeoutMs + waitMs,
-      signal,
-    );
-    if (res.status === 200 || res.status === 304) return { status: res.status, body: res.body.toString('ascii'), headers: res.headers };
-    let serverError: ConfigClientError['serverError'];
-    try {
-      serverError = JSON.parse(res.body.toString('utf8')) as ConfigClientError['serverError'];
-    } catch {
-      serverError = undefined;
-    }
-    throw new ConfigClientError(
-      CLIENT_ERROR_CODES.HTTP_ERROR,
-      `server answered ${res.status}: ${serverError?.error ?? 'no error record'}`,
-      {
-        status: res.status,
-        serverError,
-      },
-    );
-  }
-
-  async function fetchSealed(env: string, file: string, extraHeaders: Record<string, string> = {}, fetchOptions: FetchOptions = {}) {
-    const query: Record<string, string> = fetchOptions.version !== undefined ? { version: fetchOptions.version } : {};
-    const res = await getFile(env, file, extraHeaders, query);
-    if (res.status !== 200) {
-      throw new ConfigClientError(CLIENT_ERROR_CODES.HTTP_ERROR, `server answered ${res.status} to an unconditional request`, {
-        status: res.status,
-      });
-    }
-    return { body: res.body, headers: res.headers };
-  }
-
-  function environmentKey(key: Uint8Array | string): Uint8Array {
-    try {
-      return typeof key === 'string' ? parseKey(key, 'key') : key;
-    } catch (cause) {
-      throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, (cause as Error).message, { cause });
-    }
-  }
-
-  const isKeyPair = (key: FileKey): key is ClientKeyPair => typeof key === 'object' && !(key instanceof Uint8Array);
-
-  /** The request headers `key` asks for (recipient mode), and how to open what comes back. */
-  function opener(
-    env: string,
-    file: string,
-    key: FileKey,
-  ): { headers: Record<string, string>; open(body: string, headers: FetchedFile['headers']): FetchedFile } {
-    if (!isKeyPair(key)) {
-      const keyBytes = environmentKey(key);
-      return {
-        headers: {},
-        open(body, responseHeaders) {
-          let content: Uint8Array;
-          try {
-            content = openFromBase64(keyBytes, body, { backend });
-          } catch (cause) {
-            throw new ConfigClientError(
-              CLIENT_ERROR_CODES.DECRYPT_FAILED,
-              'the file does not open with this key (wrong key, or the body was altered)',
-              { cause },
-            );
-          }
-          return fetched(content, responseHeaders);
-        },
-      };
-    }
-    const suite = suiteFor(key.kem);
-    return {
-      headers: { 'X-Client-Kem': key.kem, 'X-Client-Public-Key': formatClientPublicKey(key) },
-      open(body, responseHeaders) {
-        const mode = responseHeaders['x-encryption-mode'];
-        if (mode !== RECIPIENT_MODES[key.kem]) {
-          throw new ConfigClientError(
-            CLIENT_ERROR_CODES.DECRYPT_FAILED,
-            `the server did not seal the file to this key (X-Encryption-Mode: ${String(mode ?? 'absent')}, expected ${RECIPIENT_MODES[key.kem]})`,
-          );
-        }
-        let content: Uint8Array;
-        try {
-          content = suite.openBytes(key.privateKey, base64ToBytes(body, 'body'), { info: recipientInfo(env, file) });
-        } catch (cause) {
-          throw new ConfigClientError(
-            CLIENT_ERROR_CODES.DECRYPT_FAILED,
-            'the file does not open with this private key (another key, or the body was altered)',
-            { cause },
-          );
-        }
-        return fetched(content, responseHeaders);
-      },
-    };
-  }
-
-  async function fetchWith(env: string, file: string, key: FileKey, fetchOptions: FetchOptions = {}): Promise<FetchedFile> {
-    const how = opener(env, file, key);
-    const { body, headers: responseHeaders } = await fetchSealed(env, file, how.headers, fetchOptions);
-    return how.open(body, responseHeaders);
-  }
-
-  async function fetchIfChanged(env: string, file: string, key: FileKey, conditional: ConditionalFetchOptions = {}) {
-    const how = opener(env, file, key);
-    const waitSeconds = conditional.waitSeconds ?? 0;
-    if (!Number.isFinite(waitSeconds) || waitSeconds < 0) {
-      throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, '"waitSeconds" expected a number of seconds, 0 or more');
-    }
-    const extra = { ...how.headers, ...(conditional.since !== undefined ? { 'If-None-Match': `"${conditional.since}"` } : {}) };
-    const query: Record<string, string> = waitSeconds > 0 ? { wait: String(Math.round(waitSeconds * 1000) / 1000) } : {};
-    const res = await getFile(env, file, extra, query, waitSeconds * 1000, conditional.signal);
-    if (res.status === 304) return undefined;
-    return how.open(res.body, res.headers);
-  }
-
-  async function* watchFile(env: string, file: string, key: FileKey, watch: WatchOptions = {}): AsyncGenerator<FetchedFile> {
-    const waitSeconds = watch.waitSeconds ?? 25;
-    let since = watch.since;
-    let delay = 0;
-    const stopped = (): boolean => watch.signal?.aborted === true;
-    while (!stopped()) {
-      let next: FetchedFile | undefined;
-      try {
-        next = await fetchIfChanged(env, file, key, { since, waitSeconds: since === undefined ? 0 : waitSeconds, signal: watch.signal });
-        delay = 0;
-      } catch (err) {
-        if (stopped()) return;
-        if (!(err instanceof ConfigClientError) || !retryable(err)) throw err;
-        delay = Math.min(30_000, Math.max(1_000, delay * 2));
-        watch.onRetry?.(err, delay);
-        await sleep(delay, watch.signal);
-        continue;
-      }
-      if (next === undefined) continue;
-      since = next.version;
-      yield next;
-    }
-  }
-
   return {
-    fetchSealed,
-    fetchFile: async (env, file, key, fetchOptions) => fetchWith(env, file, environmentKey(key), fetchOptions),
-    fetchFileWithPrivateKey: async (env, file, key, fetchOptions) => fetchWith(env, file, key, fetchOptions),
-    fetchIfChanged,
-    watchFile,
+    fetchSealed: (env, file, extraHeaders, fetchOptions) => fetchSealed(state, env, file, extraHeaders, fetchOptions),
+    fetchFile: async (env, file, key, fetchOptions) => fetchWith(state, env, file, environmentKey(key), fetchOptions),
+    fetchFileWithPrivateKey: async (env, file, key, fetchOptions) => fetchWith(state, env, file, key, fetchOptions),
+    fetchIfChanged: (env, file, key, conditional) => fetchIfChanged(state, env, file, key, conditional),
+    watchFile: (env, file, key, watch) => watchFile(state, env, file, key, watch),
   };
+}
+
+/** What a client holds: its options, the server's URL, the AEAD backend, its request headers and HPKE suites. */
+interface ClientState {
+  readonly options: ConfigClientOptions;
+  readonly base: URL;
+  readonly backend: AeadBackend;
+  readonly timeoutMs: number;
+  readonly headers: Record<string, string>;
+  readonly suites: Map<HpkeKemName, HpkeSuite>;
+}
+
+/** The client's HPKE suite for a KEM, made once. */
+function suiteFor(state: ClientState, kem: HpkeKemName): HpkeSuite {
+  let suite = state.suites.get(kem);
+  if (suite === undefined) state.suites.set(kem, (suite = clientSuite(kem, state.options.backend)));
+  return suite;
+}
+
+function pathOf(env: string, file: string, query: Record<string, string>): string {
+  const path = `/${encodeURIComponent(env)}/${file.split('/').map(encodeURIComponent).join('/')}`;
+  const search = new URLSearchParams(query).toString();
+  return search === '' ? path : `${path}?${search}`;
+}
+
+/** GETs the file; 200 and 304 are answers, anything else an HTTP_ERROR. */
+async function getFile(
+  state: ClientState,
+  env: string,
+  file: string,
+  extraHeaders: Record<string, string>,
+  query: Record<string, string>,
+  waitMs = 0,
+  signal?: AbortSignal,
+): Promise<{ status: 200 | 304; body: string; headers: FetchedFile['headers'] }> {
+  const url = new URL(pathOf(env, file, query), state.base);
+  const res = await httpsGet(url, { ...state.headers, ...extraHeaders }, state.options, state.timeoutMs + waitMs, signal);
+  if (res.status === 200 || res.status === 304) return { status: res.status, body: res.body.toString('ascii'), headers: res.headers };
+  let serverError: ConfigClientError['serverError'];
+  try {
+    serverError = JSON.parse(res.body.toString('utf8')) as ConfigClientError['serverError'];
+  } catch {
+    serverError = undefined;
+  }
+  throw new ConfigClientError(CLIENT_ERROR_CODES.HTTP_ERROR, `server answered ${res.status}: ${serverError?.error ?? 'no error record'}`, {
+    status: res.status,
+    serverError,
+  });
+}
+
+async function fetchSealed(
+  state: ClientState,
+  env: string,
+  file: string,
+  extraHeaders: Record<string, string> = {},
+  fetchOptions: FetchOptions = {},
+) {
+  const query: Record<string, string> = fetchOptions.version !== undefined ? { version: fetchOptions.version } : {};
+  const res = await getFile(state, env, file, extraHeaders, query);
+  if (res.status !== 200) {
+    throw new ConfigClientError(CLIENT_ERROR_CODES.HTTP_ERROR, `server answered ${res.status} to an unconditional request`, {
+      status: res.status,
+    });
+  }
+  return { body: res.body, headers: res.headers };
+}
+
+function environmentKey(key: Uint8Array | string): Uint8Array {
+  try {
+    return typeof key === 'string' ? parseKey(key, 'key') : key;
+  } catch (cause) {
+    throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, (cause as Error).message, { cause });
+  }
+}
+
+const isKeyPair = (key: FileKey): key is ClientKeyPair => typeof key === 'object' && !(key instanceof Uint8Array);
+
+/** How to ask for a file and open it: the request headers `key` asks for, and the opening. */
+interface Opener {
+  headers: Record<string, string>;
+  open(body: string, headers: FetchedFile['headers']): FetchedFile;
+}
+
+/** The request headers `key` asks for (recipient mode), and how to open what comes back. */
+function opener(state: ClientState, env: string, file: string, key: FileKey): Opener {
+  return isKeyPair(key) ? keyPairOpener(state, env, file, key) : environmentKeyOpener(state, environmentKey(key));
+}
+
+/** A file sealed under the environment's key (the spec's pre-shared-key mode). */
+function environmentKeyOpener(state: ClientState, keyBytes: Uint8Array): Opener {
+  return {
+    headers: {},
+    open(body, responseHeaders) {
+      let content: Uint8Array;
+      try {
+        content = openFromBase64(keyBytes, body, { backend: state.backend });
+      } catch (cause) {
+        throw new ConfigClientError(
+          CLIENT_ERROR_CODES.DECRYPT_FAILED,
+          'the file does not open with this key (wrong key, or the body was altered)',
+          {
+            cause,
+          },
+        );
+      }
+      return fetched(content, responseHeaders);
+    },
+  };
+}
+
+/** A file sealed with HPKE to the client's own registered key (recipient mode). */
+function keyPairOpener(state: ClientState, env: string, file: string, key: ClientKeyPair): Opener {
+  const suite = suiteFor(state, key.kem);
+  return {
+    headers: { 'X-Client-Kem': key.kem, 'X-Client-Public-Key': formatClientPublicKey(key) },
+    open(body, responseHeaders) {
+      const mode = responseHeaders['x-encryption-mode'];
+      if (mode !== RECIPIENT_MODES[key.kem]) {
+        throw new ConfigClientError(
+          CLIENT_ERROR_CODES.DECRYPT_FAILED,
+          `the server did not seal the file to this key (X-Encryption-Mode: ${String(mode ?? 'absent')}, expected ${RECIPIENT_MODES[key.kem]})`,
+        );
+      }
+      let content: Uint8Array;
+      try {
+        content = suite.openBytes(key.privateKey, base64ToBytes(body, 'body'), { info: recipientInfo(env, file) });
+      } catch (cause) {
+        throw new ConfigClientError(
+          CLIENT_ERROR_CODES.DECRYPT_FAILED,
+          'the file does not open with this private key (another key, or the body was altered)',
+          { cause },
+        );
+      }
+      return fetched(content, responseHeaders);
+    },
+  };
+}
+
+async function fetchWith(
+  state: ClientState,
+  env: string,
+  file: string,
+  key: FileKey,
+  fetchOptions: FetchOptions = {},
+): Promise<FetchedFile> {
+  const how = opener(state, env, file, key);
+  const { body, headers: responseHeaders } = await fetchSealed(state, env, file, how.headers, fetchOptions);
+  return how.open(body, responseHeaders);
+}
+
+async function fetchIfChanged(
+  state: ClientState,
+  env: string,
+  file: string,
+  key: FileKey,
+  conditional: ConditionalFetchOptions = {},
+): Promise<FetchedFile | undefined> {
+  const how = opener(state, env, file, key);
+  const waitSeconds = conditional.waitSeconds ?? 0;
+  if (!Number.isFinite(waitSeconds) || waitSeconds < 0) {
+    throw new ConfigClientError(CLIENT_ERROR_CODES.INVALID_ARGUMENT, '"waitSeconds" expected a number of seconds, 0 or more');
+  }
+  const extra = { ...how.headers, ...(conditional.since !== undefined ? { 'If-None-Match': `"${conditional.since}"` } : {}) };
+  const query: Record<string, string> = waitSeconds > 0 ? { wait: String(Math.round(waitSeconds * 1000) / 1000) } : {};
+  const res = await getFile(state, env, file, extra, query, waitSeconds * 1000, conditional.signal);
+  if (res.status === 304) return undefined;
+  return how.open(res.body, res.headers);
+}
+
+async function* watchFile(
+  state: ClientState,
+  env: string,
+  file: string,
+  key: FileKey,
+  watch: WatchOptions = {},
+): AsyncGenerator<FetchedFile> {
+  const waitSeconds = watch.waitSeconds ?? 25;
+  let since = watch.since;
+  let delay = 0;
+  const stopped = (): boolean => watch.signal?.aborted === true;
+  while (!stopped()) {
+    let next: FetchedFile | undefined;
+    try {
+      next = await fetchIfChanged(state, env, file, key, {
+        since,
+        waitSeconds: since === undefined ? 0 : waitSeconds,
+        signal: watch.signal,
+      });
+      delay = 0;
+    } catch (err) {
+      if (stopped()) return;
+      if (!(err instanceof ConfigClientError) || !retryable(err)) throw err;
+      delay = Math.min(30_000, Math.max(1_000, delay * 2));
+      watch.onRetry?.(err, delay);
+      await sleep(delay, watch.signal);
+      continue;
+    }
+    if (next === undefined) continue;
+    since = next.version;
+    yield next;
+  }
 }
 
 function fetched(content: Uint8Array, headers: FetchedFile['headers']): FetchedFile {
