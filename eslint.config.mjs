@@ -45,6 +45,11 @@ export default tseslint.config(
     rules: { ...tseslint.configs.disableTypeChecked.rules, '@typescript-eslint/no-require-imports': 'off' },
   },
   {
+    // Small units (docs/development.md): no function of the shipped code over 150 lines.
+    files: ['packages/*/src/**/*.ts', 'scripts/**/*.mjs'],
+    rules: { 'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true }] },
+  },
+  {
     files: ['**/test/**/*.ts'],
     rules: {
       // jest's expect(obj.method) and mocks.

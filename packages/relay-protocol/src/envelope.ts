@@ -20,7 +20,7 @@ export function createEnvelope<D extends object>(type: string, data: D, id: stri
 
 /** Builds a typed message of the table with a fresh id (or `id`) and the current time. */
 export function createMessage<T extends MessageType>(type: T, data: DataOf<T>, id: string = randomUUID()): Message<T> {
-  return { type, id, timestamp: Date.now(), data } as Message<T>;
+  return { type, id, timestamp: Date.now(), data };
 }
 
 /** Builds the `error` message (`code`, `message`, `details`, plus `extra` fields). */
@@ -84,7 +84,7 @@ export function parseEnvelope(text: string): Envelope {
     type: value.type,
     id,
     timestamp: typeof value.timestamp === 'number' ? value.timestamp : Date.now(),
-    data: (value.data as Record<string, unknown> | undefined) ?? {},
+    data: value.data ?? {},
   };
 }
 
