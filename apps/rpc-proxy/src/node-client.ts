@@ -1,7 +1,7 @@
 import { errorStatus, jsonArrayElements } from '@repo/json-rpc';
 import { createNodeCredentials } from '@repo/node-auth';
 import type { Logger } from '@repo/service';
-import { createNodeConnections } from './node-http';
+import { createNodeConnections } from './node-connections';
 
 /** Why a node call failed (each becomes -32603 with a message saying which). */
 export type NodeFailure = 'unreachable' | 'timeout' | 'garbage' | 'busy' | 'auth' | 'cookie' | 'queue';
@@ -84,6 +84,12 @@ export interface NodeClient {
 const COOKIE_RECHECK_MS = 1_000;
 /** Calls gathered into one HTTP request at most (Core runs a batch's calls one after the other on one RPC thread). */
 export const MAX_BATCH_CALLS = 32;
+/**
+ * How the proxy's calls are gathered toward the node (docs/rpc-proxy.md, "Batching toward the
+ * node"): one batch of a path out at a time, and up to three more, each once four calls wait
+ * behind it (no more than Core's 16 RPC threads could run; a bound, not a setting).
+ */
+export const CALL_BATCHING = { batchesInFlight: 1, overlapCalls: 4, overlapBatches: 3 } as const;
 /** Bodies larger than this go alone (a batch is built by concatenation). */
 const MAX_BATCHED_BODY = 16 * 1024;
 /** How Core starts the reply object of a failed JSON-RPC 1.0 call: `{"result":null,"error":{`. */
