@@ -24,16 +24,13 @@ describe('real clients through the proxy', () => {
     await node?.close();
   });
 
-  it("answers 400 concurrent calls of the npm bitcoin-core client with Core's results, as Core itself does", async () => {
-    const [proxyPort, nodePort] = [Number(new URL(proxy.url).port), node.rpcPort];
-    const calls = (port: number, username: string, password: string) => {
-      const client = new Client({ host: `http://127.0.0.1:${port}`, username, password, timeout: 120_000 });
-      return Promise.all(Array.from({ length: 400 }, (_, i) => client.command(i % 2 ? 'getblockcount' : 'getbestblockhash')));
-    };
-    const [user, password] = Buffer.from(node.authorization().slice('Basic '.length), 'base64').toString().split(':') as [string, string];
-    const direct = await calls(nodePort, user, password);
-    const viaProxy = await calls(proxyPort, CLIENT_USER, CLIENT_PASSWORD);
-    expect(viaProxy).toEqual(direct);
+  it("answers 400 concurrent calls of the npm bitcoin-core client with Core's results", async () => {
+    // Core's own answers, asked one at a time (400 at once straight to Core can meet its -rpcworkqueue on a busy machine:
+    // HTTP 503; the proxy keeps the node within what it takes and queues the rest).
+    const [count, best] = [await node.rpc('getblockcount'), await node.rpc('getbestblockhash')];
+    const client = new Client({ host: proxy.url, username: CLIENT_USER, password: CLIENT_PASSWORD, timeout: 120_000 });
+    const viaProxy = await Promise.all(Array.from({ length: 400 }, (_, i) => client.command(i % 2 ? 'getblockcount' : 'getbestblockhash')));
+    expect(viaProxy).toEqual(Array.from({ length: 400 }, (_, i) => (i % 2 ? count : best)));
     expect(proxy.app.connections.refused).toBe(0);
   }, 120_000);
 
