@@ -16,17 +16,16 @@ export interface NodeClientOptions {
   /**
    * Batches of {@link NodeClient.callBatched} in flight per path at most (0: no bound). Calls
    * that arrive while that many are in flight wait for one to come back and go together in the
-   * next, so a busy node gets fewer, larger batches. Required: the proxy's setting
-   * (NODE_BATCHES_IN_FLIGHT) must reach its client, not a default of this module.
+   * next, so a busy node gets fewer, larger batches. The proxy's: {@link CALL_BATCHING}.
    */
   batchesInFlight: number;
   /**
    * Once this many calls of a path are held behind its batches in flight, they go as one batch
    * more (at most `overlapBatches` beyond `batchesInFlight`), so that the node runs them while the
-   * proxy answers the batch before (0: never). Required, as `batchesInFlight` (NODE_BATCH_OVERLAP_CALLS).
+   * proxy answers the batch before (0: never).
    */
   overlapCalls: number;
-  /** Batches a path may have in flight beyond `batchesInFlight`, each of `overlapCalls` held calls or more (NODE_BATCH_OVERLAP_BATCHES). */
+  /** Batches a path may have in flight beyond `batchesInFlight`, each of `overlapCalls` held calls or more. */
   overlapBatches: number;
   queueLimit: number;
   timeoutMs: number;
