@@ -358,7 +358,7 @@ describe('rpc-proxy to its HTTP clients', () => {
     c.socket.pause();
     const ids = Array.from({ length: 3_000 }, (_, i) => i + 1);
     c.send(ids.map((id) => request(body(id))).join(''));
-    await until(() => h.node.stats.total > 0, 'calls reaching the node');
+    await until(() => h.node.stats.total > 0, 'calls reaching the node', 20_000);
     c.socket.resume();
     await c.answered(ids.length);
     expect(c.answers.map((a) => JSON.parse(a.body).id)).toEqual(ids);

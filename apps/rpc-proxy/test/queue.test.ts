@@ -37,9 +37,9 @@ describe('the queue toward the node', () => {
   it('answers HTTP 503 with Retry-After and a -32603 envelope once the queue is full, and the calls it holds once the node answers', async () => {
     await gated({ NODE_MAX_CONCURRENCY: '1', NODE_QUEUE_LIMIT: '2' });
     const first = getblockcount('127.0.0.2', 1);
-    await until(() => gate?.held === 1, 'the first call at the node');
+    await until(() => gate?.held === 1, 'the first call at the node', 20_000);
     const queued = [getblockcount('127.0.0.3', 2), getblockcount('127.0.0.4', 3)];
-    await until(() => waiting() === 2, 'two calls waiting');
+    await until(() => waiting() === 2, 'two calls waiting', 20_000);
     const refused = await getblockcount('127.0.0.5', 4);
     expect(refused.status).toBe(503);
     expect(retryAfter(refused.text)).toBe('1');
@@ -61,15 +61,15 @@ describe('the queue toward the node', () => {
     // Per address: (NODE_MAX_CONCURRENCY + NODE_QUEUE_LIMIT) / 2 = 2 calls at the node or waiting.
     await gated({ NODE_MAX_CONCURRENCY: '1', NODE_QUEUE_LIMIT: '4' });
     const greedy = [getblockcount('127.0.0.2', 1)];
-    await until(() => gate?.held === 1, 'the first call at the node');
+    await until(() => gate?.held === 1, 'the first call at the node', 20_000);
     greedy.push(getblockcount('127.0.0.2', 2));
-    await until(() => waiting() === 1, 'the second call waiting');
+    await until(() => waiting() === 1, 'the second call waiting', 20_000);
     const refused = await Promise.all([3, 4, 5].map((id) => getblockcount('127.0.0.2', id)));
     expect(refused.map((r) => [r.status, retryAfter(r.text), JSON.parse(r.body).error.message])).toEqual(
       [3, 4, 5].map(() => [503, '1', 'proxy queue full: 2 calls of this address are waiting for the node']),
     );
     const other = getblockcount('127.0.0.3', 6);
-    await until(() => waiting() === 2, "the other address's call waiting");
+    await until(() => waiting() === 2, "the other address's call waiting", 20_000);
     gate?.release(true);
     const answered = await Promise.all([...greedy, other]);
     expect(answered.map((r) => [r.status, JSON.parse(r.body).id])).toEqual([
