@@ -3,9 +3,9 @@
 // checks a root bench report (scripts/bench-report.mjs) for them, row by row, without judging a
 // figure:
 // - apps/config-server: the 4 KB file's rate beside the express hello over the same TLS, and the ratio;
-// - apps/rpc-proxy: each call against Core beside its direct row, with the bare forwarder, the
-//   proxy's front end and node client alone and the ceiling (apps/rpc-proxy/bench/real-node.mjs),
-//   and its per-call work against the last two; or the line saying the bench found no Core;
+// - apps/rpc-proxy: each call against Core beside its direct row, with the bare forwarder
+//   (apps/rpc-proxy/bench/real-node.mjs), and its row of the targets table (throughput against
+//   the forwarder, added p50 and p99); or the line saying the bench found no Core;
 // - apps/silent-payments: each catch-up beside the node alone, and the ratio of the pair;
 // - packages/bip352: the native scan with 1,000 and 100,000 labels, the labels' cost against the
 //   change-only receiver (one by one and in runs of 64), and the K_max rows.
@@ -15,18 +15,13 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The rows each call against Core must have beside its direct one (the labels real-node.mjs writes). */
-export const CORE_REFERENCES = [
-  'proxy',
-  'bare forwarder (reference)',
-  "the proxy's front end and node client alone",
-  'bare batching proxy (ceiling)',
-];
+export const CORE_REFERENCES = ['proxy', 'bare forwarder (reference)'];
 
-/** The columns of real-node.mjs's table of the proxy's per-call work against Core: its CPU a call above the layers alone, its throughput against them and against the ceiling. */
-const PER_CALL = ['call', 'per-call work, proxy CPU µs/req above the layers alone', 'proxy / the layers alone', 'proxy / the ceiling'];
+/** The columns of real-node.mjs's table of the targets: throughput against the bare forwarder, added p50 and p99 over direct Core. */
+const TARGETS = ['call', 'proxy / bare forwarder', 'added p50 ms', 'added p99 ms'];
 
 /** The heading of real-node.mjs's table: present whenever it ran against a Core. */
-const CORE_TABLE = '# rpc-proxy: calls it cannot merge, real Bitcoin Core';
+const CORE_TABLE = '# rpc-proxy: the proxy, a bare forwarder and direct Core, real Bitcoin Core';
 /** The line real-node.mjs writes instead when it finds no Core. */
 const CORE_NOT_RUN = 'rpc-proxy real-node benchmark not run';
 
@@ -93,16 +88,16 @@ function rpcProxyGaps(section) {
   }
   const core = calls.filter((call) => call.core);
   if (core.length === 0) return ['the table against Core has no call this check can read'];
-  const perCall = table(section, PER_CALL);
+  const targets = table(section, TARGETS);
   return core.flatMap(({ name, rows }) => {
     const lacking = CORE_REFERENCES.filter((r) => !rows.has(r));
-    const work = perCall?.find((row) => row.call === name);
+    const target = targets?.find((row) => row.call === name);
     return [
       ...(lacking.length > 0 ? [`${name}: ${lacking.join(', ')}`] : []),
-      ...(work === undefined
-        ? [`${name}: no row in the per-call work table`]
-        : unreadable(work, PER_CALL.slice(1, 2), NUMBER)
-            .concat(unreadable(work, PER_CALL.slice(2), PERCENT))
+      ...(target === undefined
+        ? [`${name}: no row in the targets table`]
+        : unreadable(target, TARGETS.slice(1, 2), PERCENT)
+            .concat(unreadable(target, TARGETS.slice(2), NUMBER))
             .map((gap) => `${name}: ${gap}`)),
     ];
   });

@@ -1,7 +1,7 @@
 // Bitcoin Core's own CPU per call by JSON-RPC batch size (docs/rpc-proxy.md, "Batching toward
 // the node"): `getblockhash` with distinct heights, sent straight to a regtest node in batches of
 // 1 to 64 calls by 4 and 16 concurrent HTTP clients, the node's CPU from /proc over each run. It
-// says what a batch saves the node per call, which NODE_BATCHES_IN_FLIGHT trades for waiting.
+// says what a batch saves the node per call, which holding calls behind a batch in flight trades for waiting.
 // BENCH_BATCH_METHOD=getwalletinfo sends wallet calls on /wallet/bench instead (a wallet of 100
 // blocks' coinbases), whose cost at the node falls most with the batch's size
 // (docs/performance/rpc-proxy.md, "Nineteenth round").

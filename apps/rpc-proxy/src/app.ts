@@ -1,31 +1,25 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { documentHandler } from '@repo/api-contract';
 import { keyFingerprint } from '@repo/crypto';
 import { closeServers, once, writeSecretFile, type Logger, type ServiceApp } from '@repo/service';
-import { assignRequestId, createRateLimiter, guardServer, type ConnectionCounter } from '@repo/http';
+import { createRateLimiter, guardServer, type ConnectionCounter } from '@repo/http';
 import type { ServiceMetrics } from '@repo/metrics';
-import { RPC_ERROR_CODES } from '@repo/errors';
 import { COOKIE_USER, createAuthenticator } from './auth';
 import { createResultCache, type ResultCache } from './cache';
 import { createCoalescer, type Coalescer } from './coalesce';
-import type { ProxyConfig } from './config';
-import { createNodeClient, type NodeClient, type NodeClientOptions } from './node-client';
+import { pendingPerAddress, type ProxyConfig } from './config';
+import { CALL_BATCHING, createNodeClient, type NodeClient, type NodeClientOptions } from './node-client';
 import { createProxyMetrics } from './metrics';
-import { installFastFront, type FastFrontStats } from './fast-front';
 import { createJsonRpcHandler } from './routes/json-rpc';
-import { createOpsHandler } from './routes/ops';
-import { OPENRPC } from './openrpc';
-
-/** The requests the JSON-RPC handler takes: POST to `/` or a wallet path, as the server's route below. */
-export function isJsonRpc(method: string, url: string): boolean {
-  return method === 'POST' && (url === '/' || url.startsWith('/wallet/'));
-}
+import { createHealthHandler } from './routes/health';
+import { answerConnect, createRouter, keepAnswerBeforeClose, protocolErrorBody } from './router';
 
 /** What the app needs besides its configuration. */
 export interface ProxyDeps {
   logger: Logger;
+  /** How calls are gathered toward the node: {@link CALL_BATCHING} unless a test gives its own. */
+  batching?: Pick<NodeClientOptions, 'batchesInFlight' | 'overlapCalls' | 'overlapBatches'>;
 }
 
 /**
@@ -43,8 +37,6 @@ export interface ProxyApp extends ServiceApp<{ http: Server }> {
   /** Path of the cookie file clients read. */
   cookieFile: string;
   metrics: ServiceMetrics;
-  /** The front end's counters; undefined when node:http serves every request (src/fast-front.ts). */
-  front: FastFrontStats | undefined;
 }
 
 /** Where the node is and how the proxy logs in to it: the same for both of its node clients. */
@@ -56,14 +48,17 @@ function nodeEndpoint(config: ProxyConfig): Pick<NodeClientOptions, 'url' | 'use
  * The node client of the proxy's calls (all but long polls), with the node's address, credentials,
  * concurrency, batch settings and timeout of `config`; `observe` is told of each call (the metrics).
  */
-export function createCallNodeClient(config: ProxyConfig, logger: Logger, observe?: NodeClientOptions['observe']): NodeClient {
+export function createCallNodeClient(
+  config: ProxyConfig,
+  logger: Logger,
+  observe?: NodeClientOptions['observe'],
+  batching: ProxyDeps['batching'] = CALL_BATCHING,
+): NodeClient {
   return createNodeClient({
     ...nodeEndpoint(config),
     maxConcurrency: config.nodeMaxConcurrency,
     queueLimit: config.nodeQueueLimit,
-    batchesInFlight: config.nodeBatchesInFlight,
-    overlapCalls: config.nodeBatchOverlapCalls,
-    overlapBatches: config.nodeBatchOverlapBatches,
+    ...batching,
     timeoutMs: config.nodeTimeoutMs,
     logger,
     observe,
@@ -82,10 +77,8 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
   const cache = createResultCache(config.cacheMaxBytes);
   const coalescer = createCoalescer();
   const limiter = createRateLimiter({ perMinute: config.rateLimitPerMinute });
-  // The front end is installed below, once the handler it serves exists.
-  const installed: { front?: FastFrontStats } = {};
-  const instrumented = createProxyMetrics({ node: () => node, auth, cache, coalescer, front: () => installed.front });
-  const node = createCallNodeClient(config, logger, instrumented.observeNode);
+  const instrumented = createProxyMetrics({ node: () => node, auth, cache, coalescer });
+  const node = createCallNodeClient(config, logger, instrumented.observeNode, deps.batching);
   // Long polls wait on their own connections and timer: the requested timeout plus the ordinary one.
   const longPollNode = createNodeClient({
     ...nodeEndpoint(config),
@@ -117,57 +110,29 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     userMethods: config.userMethods,
     maxBodyBytes: config.maxBodyBytes,
     maxConcurrentBodies: config.maxConcurrentBodies,
+    maxPendingPerAddress: pendingPerAddress(config),
     authFailureDelayMs: config.authFailureDelayMs,
     cacheMinConfirmations: config.cacheMinConfirmations,
     trustProxy: config.trustProxy,
     record: (req, status, seconds) => instrumented.record(req, status, seconds),
   });
   // bitcoind closes idle RPC connections after -rpcservertimeout (30 s).
-  const ops = createOpsHandler({ node, logger });
-  // The OpenRPC document (docs/rpc-proxy.md, "API document"): GET or HEAD, no authentication, no rate limit.
-  const document = documentHandler(OPENRPC);
-  const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
-    const url = req.url ?? '/';
-    const read = req.method === 'GET' || req.method === 'HEAD';
-    const path = url.split('?', 1)[0];
-    if (!((read && (url === '/metrics' || path === '/openrpc.json')) || path === '/health' || path === '/ready')) {
-      // The JSON-RPC handler puts the request id in its answer's headers and records the request itself.
-      handler(req, res);
-      return;
-    }
-    // Every answer carries the request's id (docs/README.md, "Request ids") and is counted by route.
-    assignRequestId(req, res, config.trustProxy);
-    instrumented.track(req, res);
-    if (url === '/metrics' && read) {
-      req.resume();
-      metrics.serve(req, res).catch((err: unknown) => {
-        logger.error({ err }, 'metrics failed');
-        if (!res.headersSent) res.writeHead(500).end();
-      });
-      return;
-    }
-    if (read && path === '/openrpc.json') {
-      req.resume();
-      document(req, res);
-    } else ops(req, res);
-  });
+  const server = createServer(
+    { keepAliveTimeout: 30_000 },
+    createRouter({
+      logger,
+      trustProxy: config.trustProxy,
+      jsonRpc: handler,
+      health: createHealthHandler({ node, logger }),
+      metrics,
+      instrumented,
+    }),
+  );
+  server.on('connect', answerConnect);
   // docs/rpc-proxy.md, "Limits": a per-address cap below the global one with a reserve for new
   // addresses, header and request deadlines, and protocol errors answered with a JSON-RPC envelope.
-  const connections = guardServer(server, config, {
-    logger,
-    errorBody: (error) => ({
-      result: null,
-      error: {
-        code: error.status === 431 || error.status === 400 ? RPC_ERROR_CODES.INVALID_REQUEST : RPC_ERROR_CODES.MISC_ERROR,
-        message: error.message,
-      },
-      id: null,
-    }),
-  });
-  // JSON-RPC calls that arrive whole are read by Node's parser and answered without node:http's
-  // streams; anything else goes to node:http (docs/rpc-proxy.md, "The front end").
-  const front = installFastFront(server, isJsonRpc, handler);
-  installed.front = front;
+  const connections = guardServer(server, config, { logger, errorBody: protocolErrorBody });
+  keepAnswerBeforeClose(server);
   const servers = { http: server };
   let cookieWritten = false;
   return {
@@ -178,7 +143,6 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
     connections,
     cookieFile: config.cookieFile,
     metrics,
-    front,
     start() {
       metrics.start();
       const writeCookie = () => {

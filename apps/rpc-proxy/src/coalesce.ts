@@ -1,7 +1,6 @@
 import { splitSuccessReply, type CallState } from '@repo/json-rpc';
 import { countKeys, scanBody, type BodyScan } from './body-scan';
 import { NodeError, type NodeReply } from './node-client';
-import { StringTable } from './string-table';
 
 /**
  * In-flight request coalescing ("single flight", docs/rpc-proxy.md, "Coalescing"): while a read-only call is on its
@@ -64,8 +63,7 @@ interface Flight {
 
 /** Creates an empty coalescer. */
 export function createCoalescer(): Coalescer {
-  // Not a Map: flights come and go with every call (src/string-table.ts says why that matters).
-  const flights = new StringTable<Flight>();
+  const flights = new Map<string, Flight>();
   const stats: CoalesceStats = { flights: 0, followers: 0, shared: 0, sharedErrors: 0, fallbacks: 0, waiting: 0 };
 
   /** Ends the flight of `key`; its followers, if any, get `outcome(flight)` once it is gone. */

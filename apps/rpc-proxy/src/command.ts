@@ -56,21 +56,11 @@ export const COMMAND: CommandSpec = {
       description: "calls in flight to the node at most (bitcoind 29's default -rpcthreads); more wait in a FIFO queue",
     },
     {
-      name: 'NODE_BATCHES_IN_FLIGHT',
-      default: '1',
-      description: 'batches of gathered calls in flight to the node per path; calls arriving meanwhile go in the next (0: no bound)',
+      name: 'NODE_QUEUE_LIMIT',
+      default: '1024',
+      description:
+        'calls waiting for the node at most; beyond, HTTP 503 with Retry-After at once; one address may hold half of NODE_MAX_CONCURRENCY + NODE_QUEUE_LIMIT',
     },
-    {
-      name: 'NODE_BATCH_OVERLAP_CALLS',
-      default: '4',
-      description: 'held calls of a path that go as one batch more while its batches are out (at most 32; 0: never)',
-    },
-    {
-      name: 'NODE_BATCH_OVERLAP_BATCHES',
-      default: '3',
-      description: 'such batches a path may have out beyond NODE_BATCHES_IN_FLIGHT (1 to 16)',
-    },
-    { name: 'NODE_QUEUE_LIMIT', default: '1024', description: 'calls waiting at most; beyond, -32603 "proxy queue full" at once' },
     { name: 'NODE_TIMEOUT_MS', default: '30000', description: 'one node call at most (then -32603 "node timed out")' },
     { name: 'RATE_LIMIT_PER_MINUTE', default: '1000', description: 'requests per minute per client address (0 disables)' },
     { name: 'MAX_BODY_BYTES', default: '33554432 (32 MiB)', description: 'request body limit' },

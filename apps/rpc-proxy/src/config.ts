@@ -3,7 +3,6 @@ import { ConfigError, readBool, readInt, readLogLevel, readList, readOptional, r
 import { readServerLimits, readTrustProxy, type ServerLimitDefaults, type TrustProxy } from '@repo/http';
 import { DEFAULT_ALLOWED_METHODS, SPEC_METHODS } from './policy';
 import { parseRpcAuthLines, type RpcAuthEntry } from './auth';
-import { MAX_BATCH_CALLS } from './node-client';
 
 /** Settings of the proxy, read once at start. */
 export interface ProxyConfig {
@@ -30,12 +29,6 @@ export interface ProxyConfig {
   nodeMaxConcurrency: number;
   /** Requests waiting for the node at most (NODE_QUEUE_LIMIT). */
   nodeQueueLimit: number;
-  /** Batches in flight to the node per path at most, 0 for no bound (NODE_BATCHES_IN_FLIGHT). */
-  nodeBatchesInFlight: number;
-  /** Held calls of a path that go as one batch beyond NODE_BATCHES_IN_FLIGHT, 0 for never (NODE_BATCH_OVERLAP_CALLS). */
-  nodeBatchOverlapCalls: number;
-  /** Such batches a path may have in flight beyond NODE_BATCHES_IN_FLIGHT (NODE_BATCH_OVERLAP_BATCHES). */
-  nodeBatchOverlapBatches: number;
   /** How long one node request may take (NODE_TIMEOUT_MS). */
   nodeTimeoutMs: number;
   /** Largest `timeout` of a long poll (`waitfornewblock`, ms; NODE_LONG_POLL_TIMEOUT_MS). */
@@ -94,8 +87,22 @@ function parseUserMethods(text: string | undefined, allowed: Set<string>): Map<s
   return out;
 }
 
-/** The listener's caps and deadlines when unset (`--help` shows them from here too). */
-export const SERVER_LIMIT_DEFAULTS: ServerLimitDefaults = { maxConnections: 125, maxConnectionsPerIp: 32, requestTimeoutMs: 60_000 };
+/**
+ * The listener's caps and deadlines when unset (`--help` shows them from here too): room for a
+ * local client that opens a connection per call, 400 at once as Bitcoin Core serves them (the
+ * npm `bitcoin-core` client does), while the last tenth of the connections stays for addresses
+ * with none open (docs/rpc-proxy.md, "Limits").
+ */
+export const SERVER_LIMIT_DEFAULTS: ServerLimitDefaults = { maxConnections: 1000, maxConnectionsPerIp: 500, requestTimeoutMs: 60_000 };
+
+/**
+ * Calls one client address may have at the node at once, in flight or waiting: half of what the
+ * proxy holds toward the node (NODE_MAX_CONCURRENCY + NODE_QUEUE_LIMIT), so one address cannot
+ * fill the queue the others wait in (docs/rpc-proxy.md, "Limits").
+ */
+export function pendingPerAddress(config: Pick<ProxyConfig, 'nodeMaxConcurrency' | 'nodeQueueLimit'>): number {
+  return Math.max(1, Math.floor((config.nodeMaxConcurrency + config.nodeQueueLimit) / 2));
+}
 
 /** Reads and checks every setting; throws ConfigError naming the variable. */
 export function loadConfig(env: Env = process.env): ProxyConfig {
@@ -139,11 +146,6 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     nodeCookieFile: readOptional(env, 'BITCOIND_COOKIE_FILE'),
     nodeMaxConcurrency: readInt(env, 'NODE_MAX_CONCURRENCY', 16, { min: 1, max: 1024 }),
     nodeQueueLimit: readInt(env, 'NODE_QUEUE_LIMIT', 1024, { min: 0, max: 1_000_000 }),
-    nodeBatchesInFlight: readInt(env, 'NODE_BATCHES_IN_FLIGHT', 1, { min: 0, max: 1024 }),
-    // More than a batch holds would send several at once, not one more.
-    nodeBatchOverlapCalls: readInt(env, 'NODE_BATCH_OVERLAP_CALLS', 4, { min: 0, max: MAX_BATCH_CALLS }),
-    // No more than Core's RPC threads (16 by default): a batch beyond them would wait at the node.
-    nodeBatchOverlapBatches: readInt(env, 'NODE_BATCH_OVERLAP_BATCHES', 3, { min: 1, max: 16 }),
     nodeTimeoutMs: readInt(env, 'NODE_TIMEOUT_MS', 30_000, { min: 1, max: 3_600_000 }),
     nodeLongPollTimeoutMs: readInt(env, 'NODE_LONG_POLL_TIMEOUT_MS', 60_000, { min: 1, max: 3_600_000 }),
     nodeLongPollMaxConcurrency: readInt(env, 'NODE_LONG_POLL_MAX_CONCURRENCY', 8, { min: 1, max: 1024 }),

@@ -3,7 +3,6 @@ import { createMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@repo/metri
 import type { Authenticator } from './auth';
 import type { ResultCache } from './cache';
 import type { Coalescer } from './coalesce';
-import type { FastFrontStats } from './fast-front';
 import type { NodeClient, NodeFailure } from './node-client';
 
 /** Seconds buckets of a node round trip: 1 ms (a cached header) to 30 s (a large block under load). */
@@ -44,8 +43,6 @@ export function createProxyMetrics(deps: {
   auth: Authenticator;
   cache: ResultCache;
   coalescer: Coalescer;
-  /** The front end's counters, read at each scrape (undefined: node:http serves every request). */
-  front: () => FastFrontStats | undefined;
 }): ProxyMetrics {
   const metrics = createMetrics({ service: 'rpc-proxy' });
   // Series kept by the caller (@repo/metrics seriesHistogram, seriesCounter): every node call is timed and counted.
@@ -81,16 +78,6 @@ export function createProxyMetrics(deps: {
     'rpc_proxy_coalesce_flights_total',
     'Calls sent to the node on behalf of a possible group.',
     () => deps.coalescer.stats.flights,
-  );
-  fromStats(
-    'rpc_proxy_front_served_total',
-    'JSON-RPC calls the front end read whole and answered without node:http (docs/rpc-proxy.md, "The front end").',
-    () => deps.front()?.served ?? 0,
-  );
-  fromStats(
-    'rpc_proxy_front_handed_off_total',
-    'Connections the front end handed to node:http (a request in parts, another route, a request it does not read as plain).',
-    () => deps.front()?.handedOff ?? 0,
   );
   metrics.gauge({
     name: 'rpc_proxy_cache_bytes',

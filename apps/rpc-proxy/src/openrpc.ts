@@ -179,7 +179,9 @@ const envelope = (description: string): Obj => ({
 const rpcResponses: Obj = {
   '200': envelope('A 1.0 success, a 2.0 success or error (but -32600), a batch.'),
   '204': { description: 'A 2.0 notification (no id), or a batch of notifications only: no body.' },
-  '400': envelope('-32600: a malformed request object.'),
+  '400': envelope(
+    '-32600: a malformed request object, a wallet name that is not valid percent-encoding, two Host headers, a malformed HTTP request.',
+  ),
   '401': {
     ...envelope('-1: `authentication required` (no Authorization, at once) or `incorrect credentials` (after AUTH_FAILURE_DELAY_MS).'),
     headers: { 'WWW-Authenticate': { required: true, schema: { const: 'Basic realm="jsonrpc"' } } },
@@ -190,7 +192,8 @@ const rpcResponses: Obj = {
   '500': envelope("1.0 errors: -32700, -32602, -32603 (node failures), and the node's method errors passed through."),
   '503': {
     ...envelope(
-      "-32603 `too many request bodies being read: retry after 1 s` (past MAX_CONCURRENT_BODIES, or an address's share of them).",
+      "-32603 `too many request bodies being read: retry after 1 s` (past MAX_CONCURRENT_BODIES, or an address's share of them), " +
+        "or `proxy queue full: …` (NODE_QUEUE_LIMIT calls waiting for the node, or an address's share of them).",
     ),
     headers: { 'Retry-After': { required: true, schema: { const: '1' } } },
   },
@@ -222,9 +225,9 @@ export const OPENRPC = {
       "Bitcoin Core's JSON-RPC (1.0 as bitcoin-cli sends it, or 2.0), with the proxy's rules in front: HTTP Basic authentication (cookie " +
       '`DATA_DIR/.cookie`, RPC_USER/RPC_PASSWORD or RPC_AUTH), allow-lists (-32601), parameter checks (-32602), node failures (-32603), ' +
       'a cache and coalescing. POST `/` or `/wallet/<name>`. Limits (docs/rpc-proxy.md, "Limits"): 1000 requests a minute per address ' +
-      '(`RATE_LIMIT_PER_MINUTE`, HTTP 429 before authentication); body 32 MiB (`MAX_BODY_BYTES`, 413); 125 connections in all and per ' +
+      '(`RATE_LIMIT_PER_MINUTE`, HTTP 429 before authentication); body 32 MiB (`MAX_BODY_BYTES`, 413); 1000 connections in all, 500 per ' +
       'address (`MAX_CONNECTIONS`, `MAX_CONNECTIONS_PER_IP`: closed at once); 16 calls in flight to the node (`NODE_MAX_CONCURRENCY`), 1024 ' +
-      'waiting (`NODE_QUEUE_LIMIT`: -32603), 30 s per node call (`NODE_TIMEOUT_MS`: -32603).',
+      'waiting (`NODE_QUEUE_LIMIT`), half of both for one address (503 with Retry-After past either), 30 s per node call (`NODE_TIMEOUT_MS`: -32603).',
   },
   servers: [
     { name: 'node', url: 'http://localhost:18443/' },
@@ -276,6 +279,7 @@ export const OPENRPC = {
               description: 'Serving.',
               content: jsonContent({ type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }),
             },
+            '400': envelope('-32600 `more than one Host header`, or a malformed HTTP request.'),
           },
         },
         'x-other-methods': opsOtherMethods,

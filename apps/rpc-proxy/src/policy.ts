@@ -24,6 +24,8 @@ export const DEFAULT_ALLOWED_METHODS: readonly string[] = [
   'decodescript',
   'testmempoolaccept',
   'getbalances',
+  // bitcoin-cli -getinfo asks it to show its Balances section (one wallet or several).
+  'listwallets',
   'uptime',
   'waitfornewblock',
 ];

@@ -9,7 +9,7 @@ type Limits = Partial<
   Pick<NodeClientOptions, 'batchesInFlight' | 'overlapCalls' | 'overlapBatches' | 'maxConcurrency' | 'queueLimit' | 'timeoutMs'>
 >;
 
-/** A node client toward `url` with the proxy's defaults (NODE_BATCHES_IN_FLIGHT 1, NODE_BATCH_OVERLAP_CALLS 4, NODE_BATCH_OVERLAP_BATCHES 3), `limits` on top. */
+/** A node client toward `url` with the proxy's defaults (CALL_BATCHING: 1 batch in flight, one more once 4 calls are held, 3 more at most), `limits` on top. */
 function clientFor(url: string, limits: Limits = {}): NodeClient {
   return createNodeClient({
     url: new URL(url),
@@ -102,7 +102,7 @@ describe('a batch reply of another shape', () => {
   });
 });
 
-describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_FLIGHT)', () => {
+describe('calls held while a batch of their path is in flight (batchesInFlight)', () => {
   /** Each request the node got (path and body), answered only when the test releases it. */
   const received: { path: string; body: string; answer: () => void }[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -270,7 +270,7 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
     });
   }
 
-  it('sends the calls held behind a batch as one batch more once NODE_BATCH_OVERLAP_CALLS of them wait, and no third with NODE_BATCH_OVERLAP_BATCHES=1', () =>
+  it('sends the calls held behind a batch as one batch more once overlapCalls of them wait, and no third with overlapBatches=1', () =>
     withClient({ overlapCalls: 3, overlapBatches: 1 }, async (client) => {
       const [first, second] = await oneOutThenAnother(client);
       const held = more(client, 3);
@@ -283,7 +283,7 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
       expect(client.stats.held).toBe(0);
       const later = more(client, 5, 6, 7, 8);
       await new Promise((r) => setTimeout(r, 20));
-      expect(received).toHaveLength(2); // two out: one beyond NODE_BATCHES_IN_FLIGHT at most
+      expect(received).toHaveLength(2); // two out: one beyond batchesInFlight at most
       expect(client.stats.held).toBe(4);
       received[0]?.answer();
       await until(3);
@@ -296,7 +296,7 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
       expect(client.stats).toMatchObject({ active: 0, held: 0 });
     }));
 
-  it('sends up to NODE_BATCH_OVERLAP_BATCHES batches more, each once NODE_BATCH_OVERLAP_CALLS calls wait, and holds the rest', () =>
+  it('sends up to overlapBatches batches more, each once overlapCalls calls wait, and holds the rest', () =>
     withClient({ overlapCalls: 3, overlapBatches: 2 }, async (client) => {
       const [first, second] = await oneOutThenAnother(client);
       const held = more(client, 3, 4);
@@ -306,7 +306,7 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
       await new Promise((r) => setTimeout(r, 20));
       expect(received).toHaveLength(2); // two held: fewer than 3
       const third = more(client, 7);
-      await until(3); // the third batch while two are out: two beyond NODE_BATCHES_IN_FLIGHT
+      await until(3); // the third batch while two are out: two beyond batchesInFlight
       expect(JSON.parse(received[2]?.body ?? '')).toEqual(batchOf(5, 6, 7));
       const later = more(client, 8, 9, 10, 11);
       await new Promise((r) => setTimeout(r, 20));
@@ -326,7 +326,7 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
     withClient({ overlapCalls: 3, overlapBatches: 1 }, async (client) => {
       const ids = Array.from({ length: 70 }, (_, i) => i + 1);
       const replies = more(client, ...ids);
-      await until(2); // 32 within NODE_BATCHES_IN_FLIGHT, 32 as the one batch beyond it
+      await until(2); // 32 within batchesInFlight, 32 as the one batch beyond it
       await new Promise((r) => setTimeout(r, 20));
       expect(received).toHaveLength(2); // not a third for the six left
       expect(JSON.parse(received[0]?.body ?? '')).toEqual(batchOf(...ids.slice(0, 32)));
@@ -342,7 +342,7 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
       expect(client.stats).toMatchObject({ active: 0, held: 0 });
     }));
 
-  it('with NODE_BATCH_OVERLAP_CALLS=0, holds every call behind the batch out', () =>
+  it('with overlapCalls=0, holds every call behind the batch out', () =>
     withClient({ overlapCalls: 0 }, async (client) => {
       const [first, second] = await oneOutThenAnother(client);
       const held = more(client, 3, 4, 5, 6, 7, 8, 9, 10);
@@ -368,7 +368,7 @@ describe('calls held while a batch of their path is in flight (NODE_BATCHES_IN_F
     }));
 });
 
-describe('through the proxy, with its defaults (NODE_BATCHES_IN_FLIGHT=1, NODE_BATCH_OVERLAP_CALLS=4, NODE_BATCH_OVERLAP_BATCHES=3)', () => {
+describe('through the proxy, with its defaults (batchesInFlight 1, overlapCalls 4, overlapBatches 3)', () => {
   it('holds the calls that arrive while a batch is out at the node, shows them waiting in /metrics, and sends them in the next batch', async () => {
     const gate = await startGate();
     const h = await startHarness({ BITCOIND_RPC_URL: gate.url });
@@ -410,7 +410,7 @@ describe('through the proxy, with its defaults (NODE_BATCHES_IN_FLIGHT=1, NODE_B
       for (const out of [2, 3, 4]) {
         const start = 2 + 4 * (out - 2);
         overlapping.push(...heights.slice(start - 1, start + 3).map((n) => call(h.url, 'getblockhash', [n])));
-        // Four held calls go as one request while the batches before are out: up to three beyond NODE_BATCHES_IN_FLIGHT.
+        // Four held calls go as one request while the batches before are out: up to three beyond batchesInFlight.
         await until(() => gate.held === out);
       }
       expect(h.app.node.stats.held).toBe(0);

@@ -2,6 +2,7 @@ import { listBitcoindFixtures, loadBitcoindFixture } from '@repo/chain-double';
 import { initialState, parseCall, splitSuccessReply, successReply } from '@repo/json-rpc';
 import { canonicalJson, echoableId, scanCoalescable } from '../src/coalesce';
 import { basic, NODE_PASSWORD, NODE_USER, post, startGate, startHarness, until, type Gate, type Harness } from './support/helpers';
+import { createSilentLogger } from '@repo/service';
 
 // Every recorded single call of Core 29.2 answered 200: the result is cut out of the reply
 // exactly when it is a success, and wrapping it again gives the recorded bytes.
@@ -77,7 +78,11 @@ describe('coalescing identical calls in flight', () => {
   async function start(env: Record<string, string> = {}): Promise<void> {
     gate = await startGate();
     // The gate holds the node until every distinct call reached it: none may wait behind another's batch.
-    h = await startHarness({ BITCOIND_RPC_URL: gate.url, NODE_MAX_CONCURRENCY: '64', NODE_BATCHES_IN_FLIGHT: '0', ...env });
+    h = await startHarness({ BITCOIND_RPC_URL: gate.url, NODE_MAX_CONCURRENCY: '64', ...env }, {}, createSilentLogger(), {
+      batchesInFlight: 0,
+      overlapCalls: 0,
+      overlapBatches: 1,
+    });
     gate.target = h.node.url;
   }
   beforeEach(() => start());

@@ -151,14 +151,14 @@ describe('createNodeClient against a raw HTTP server', () => {
     expect(reply.body.toString()).toBe(body);
   });
 
-  it("reads a chunked answer, and one that runs to the connection's close, after a 100 Continue", async () => {
+  it("reads a chunked answer, and one that runs to the connection's close", async () => {
     const body = '{"result":1,"error":null,"id":1}\n';
     const url = await start((socket, count) => {
       if (count === 1) {
         const hex = Buffer.byteLength(body).toString(16);
         socket.write(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${hex}\r\n${body}\r\n`);
         setTimeout(() => socket.write('0\r\n\r\n'), 10);
-      } else socket.end(`HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nConnection: close\r\n\r\n${body}`);
+      } else socket.end(`HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n${body}`);
     });
     client = createNodeClient({ url, ...options });
     for (let i = 0; i < 2; i++) {
@@ -209,18 +209,19 @@ describe('createNodeClient against a raw HTTP server', () => {
     const url = await start((socket) => socket.write('SSH-2.0-OpenSSH_9.6\r\n'));
     client = createNodeClient({ url, ...options });
     await expect(client.call('/', '{}')).rejects.toEqual(new NodeError('unreachable', 'node unreachable (HPE_INVALID_CONSTANT)'));
-    await expect(client.call('/wallet/a b', '{}')).rejects.toEqual(new NodeError('unreachable', 'node unreachable (ERR_INVALID_PATH)'));
+    await expect(client.call('/wallet/a b', '{}')).rejects.toEqual(new NodeError('unreachable', 'node unreachable (UND_ERR_INVALID_ARG)'));
   });
 
   it('closes the connection of a call that timed out, and answers the next on a fresh one', async () => {
+    let first: Promise<void> | undefined;
     const url = await start((socket, count) => {
-      if (count > 1) socket.write(answer('{"result":2,"error":null,"id":1}\n'));
+      if (count === 1) first = new Promise((resolve) => socket.once('close', () => resolve()));
+      else socket.write(answer('{"result":2,"error":null,"id":1}\n'));
     });
     client = createNodeClient({ url, ...options, timeoutMs: 100 });
     await expect(client.call('/', '{}')).rejects.toEqual(new NodeError('timeout', 'node timed out after 100 ms'));
     // The late answer can no longer reach anyone: the connection it would come on is gone.
+    await first;
     expect((await client.call('/', '{}')).body.toString()).toBe('{"result":2,"error":null,"id":1}\n');
-    for (let i = 0; i < 100 && sockets.size > 1; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(sockets.size).toBe(1);
   });
 });

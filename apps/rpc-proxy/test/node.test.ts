@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
 import { createServer } from 'node:net';
-import { loadConfig, DEFAULT_NODE_URL } from '../src/config';
+import { loadConfig, DEFAULT_NODE_URL, pendingPerAddress } from '../src/config';
 import { call, post, startHarness, type Harness } from './support/helpers';
 
 describe('the node failing', () => {
@@ -52,16 +52,6 @@ describe('the node failing', () => {
     expect(answers.map((a) => a.json().result)).toEqual(Array(8).fill(1));
     expect(h.node.stats.maxInFlight).toBeLessThanOrEqual(2);
   });
-
-  it('fails fast with a clear error when its own queue is full', async () => {
-    await h.close();
-    h = await startHarness({ NODE_MAX_CONCURRENCY: '1', NODE_QUEUE_LIMIT: '1', RPC_COALESCE: 'false' }, { initialBlocks: 1 });
-    h.node.setLatency(50);
-    const answers = await Promise.all(Array.from({ length: 4 }, () => call(h.url, 'getblockcount')));
-    const messages = answers.map((a) => a.json().error?.message ?? 'ok');
-    expect(messages.filter((m) => m === 'ok')).toHaveLength(2);
-    expect(messages.filter((m) => String(m).includes('queue full'))).toHaveLength(2);
-  });
 });
 
 describe('node cookie file', () => {
@@ -90,15 +80,11 @@ describe('loadConfig', () => {
     expect(c.nodeUrl.href).toBe(`${DEFAULT_NODE_URL}/`);
     expect(c.rateLimitPerMinute).toBe(1000);
     expect(c.maxBodyBytes).toBe(32 * 1024 * 1024);
-    expect(c.maxConnections).toBe(125);
+    expect([c.maxConnections, c.maxConnectionsPerIp]).toEqual([1000, 500]);
+    expect([c.nodeMaxConcurrency, c.nodeQueueLimit, pendingPerAddress(c)]).toEqual([16, 1024, 520]);
     expect(c.coalesce).toBe(true);
     expect(c.nodeLongPollTimeoutMs).toBe(60_000);
     expect(c.nodeLongPollMaxConcurrency).toBe(8);
-    expect(c.nodeBatchesInFlight).toBe(1);
-    expect(c.nodeBatchOverlapCalls).toBe(4);
-    expect(c.nodeBatchOverlapBatches).toBe(3);
-    expect(loadConfig({ NODE_BATCH_OVERLAP_CALLS: '32' }).nodeBatchOverlapCalls).toBe(32);
-    expect(loadConfig({ NODE_BATCH_OVERLAP_BATCHES: '16' }).nodeBatchOverlapBatches).toBe(16);
     expect(c.allowedMethods.has('waitfornewblock')).toBe(true);
     expect(loadConfig({ RPC_COALESCE: 'false' }).coalesce).toBe(false);
     expect([...c.allowedMethods]).toEqual(
@@ -114,10 +100,6 @@ describe('loadConfig', () => {
     [{ RPC_USER_METHODS: 'bob:stop' }, 'RPC_USER_METHODS'],
     [{ RPC_COALESCE: 'maybe' }, 'RPC_COALESCE'],
     [{ NODE_LONG_POLL_TIMEOUT_MS: '0' }, 'NODE_LONG_POLL_TIMEOUT_MS'],
-    [{ NODE_BATCH_OVERLAP_CALLS: '33' }, 'NODE_BATCH_OVERLAP_CALLS'], // more than one batch holds
-    [{ NODE_BATCH_OVERLAP_CALLS: '-1' }, 'NODE_BATCH_OVERLAP_CALLS'],
-    [{ NODE_BATCH_OVERLAP_BATCHES: '0' }, 'NODE_BATCH_OVERLAP_BATCHES'], // 0 calls (NODE_BATCH_OVERLAP_CALLS) says never
-    [{ NODE_BATCH_OVERLAP_BATCHES: '17' }, 'NODE_BATCH_OVERLAP_BATCHES'], // beyond Core's RPC threads
   ])('fails at start naming the variable for %j', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);

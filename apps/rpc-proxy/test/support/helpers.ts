@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import { createSilentLogger, listen, type Logger } from '@repo/service';
 import { startService, type ServiceOptions, type ServiceProcess } from '@repo/service/testing';
 import { startChainDouble, type ChainDouble, type ChainDoubleOptions } from '@repo/chain-double';
-import { createApp, type ProxyApp } from '../../src/app';
+import { createApp, type ProxyApp, type ProxyDeps } from '../../src/app';
 import { contract } from './contract';
 import { loadConfig } from '../../src/config';
 
@@ -34,9 +34,17 @@ export interface StartedProxy {
  * listening on port 0 (`attach` sees its server first: the contract recorder). One start-up
  * for the double's harness and the real-node suites.
  */
-export async function startProxyApp(env: Record<string, string>, logger: Logger, attach?: (server: Server) => void): Promise<StartedProxy> {
+export async function startProxyApp(
+  env: Record<string, string>,
+  logger: Logger,
+  attach?: (server: Server) => void,
+  batching?: ProxyDeps['batching'],
+): Promise<StartedProxy> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rpc-proxy-'));
-  const app = createApp(loadConfig({ DATA_DIR: dataDir, RPC_USER: CLIENT_USER, RPC_PASSWORD: CLIENT_PASSWORD, ...env }), { logger });
+  const app = createApp(loadConfig({ DATA_DIR: dataDir, RPC_USER: CLIENT_USER, RPC_PASSWORD: CLIENT_PASSWORD, ...env }), {
+    logger,
+    batching,
+  });
   await app.start();
   attach?.(app.servers.http);
   const address = await listen(app.servers.http, 0, '127.0.0.1');
@@ -57,14 +65,18 @@ export async function startHarness(
   env: Record<string, string> = {},
   nodeOptions: ChainDoubleOptions = {},
   logger: Logger = createSilentLogger(),
+  batching?: ProxyDeps['batching'],
 ): Promise<Harness> {
   const creds = nodeOptions.cookieFile === undefined ? { user: NODE_USER, password: NODE_PASSWORD } : {};
   const node = await startChainDouble({ ...creds, initialBlocks: 101, authFailureDelayMs: 0, ...nodeOptions });
   const nodeCreds: Record<string, string> = nodeOptions.cookieFile
     ? { BITCOIND_COOKIE_FILE: nodeOptions.cookieFile }
     : { BITCOIND_RPC_USER: NODE_USER, BITCOIND_RPC_PASSWORD: NODE_PASSWORD };
-  const proxy = await startProxyApp({ BITCOIND_RPC_URL: node.url, ...nodeCreds, AUTH_FAILURE_DELAY_MS: '20', ...env }, logger, (server) =>
-    contract.attach(server),
+  const proxy = await startProxyApp(
+    { BITCOIND_RPC_URL: node.url, ...nodeCreds, AUTH_FAILURE_DELAY_MS: '20', ...env },
+    logger,
+    (server) => contract.attach(server),
+    batching,
   );
   return {
     ...proxy,

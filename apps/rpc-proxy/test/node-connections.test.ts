@@ -1,13 +1,12 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { createNodeConnections, type NodeConnections } from '../src/node-http';
+import { createNodeConnections, type NodeConnections } from '../src/node-connections';
 import { onHttpMessages } from './support/helpers';
 
-// The node client's connections (src/node-http.ts): its own on Node's parser, and the undici
-// Pool it falls back to where Node has none, held to the same behaviour against a raw server.
+// The node client's connections (src/node-connections.ts, an undici Pool) against a raw server.
 
 type Outcome = { status: number; body: string } | { code: string; answering: boolean; unsent: boolean };
 
-describe.each(['llhttp', 'undici'] as const)('node connections (%s)', (kind) => {
+describe('node connections (undici)', () => {
   let server: Server;
   const sockets = new Set<Socket>();
   let connections: NodeConnections | undefined;
@@ -25,7 +24,7 @@ describe.each(['llhttp', 'undici'] as const)('node connections (%s)', (kind) => 
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const url = new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
-    connections = createNodeConnections({ url, connections: pool, keepAliveMs: 1_000 }, kind);
+    connections = createNodeConnections({ url, connections: pool, keepAliveMs: 1_000 });
     return url;
   }
 
@@ -69,7 +68,7 @@ describe.each(['llhttp', 'undici'] as const)('node connections (%s)', (kind) => 
     expect(await exchange()).toMatchObject({ answering: true, unsent: false });
     const closed = new URL(`http://127.0.0.1:1`);
     connections?.close();
-    connections = createNodeConnections({ url: closed, connections: 1, keepAliveMs: 1_000 }, kind);
+    connections = createNodeConnections({ url: closed, connections: 1, keepAliveMs: 1_000 });
     expect(await exchange()).toEqual({ code: 'ECONNREFUSED', answering: false, unsent: false });
   });
 

@@ -33,8 +33,8 @@ interface Probe {
 const PROBE_REUSE_MS = 500;
 const PROBE_BODY = '{"jsonrpc":"1.0","id":"rpc-proxy-ready","method":"getblockchaininfo","params":[]}';
 
-/** What {@link createOpsHandler} needs. */
-export interface OpsHandlerDeps {
+/** What {@link createHealthHandler} needs. */
+export interface HealthHandlerDeps {
   node: NodeClient;
   logger: Logger;
 }
@@ -52,7 +52,7 @@ export interface OpsHandlerDeps {
  *   node-error for a JSON-RPC error such as -28 while the node loads).
  * Returns false for any other request (left to the JSON-RPC handler).
  */
-export function createOpsHandler(deps: OpsHandlerDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function createHealthHandler(deps: HealthHandlerDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
   let inFlight: Promise<Probe> | undefined;
   let last: { at: number; probe: Probe } | undefined;
   let lastReason: string | undefined = 'starting';
