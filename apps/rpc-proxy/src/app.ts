@@ -13,7 +13,7 @@ import { CALL_BATCHING, createNodeClient, type NodeClient, type NodeClientOption
 import { createProxyMetrics } from './metrics';
 import { createJsonRpcHandler } from './routes/json-rpc';
 import { createHealthHandler } from './routes/health';
-import { answerConnect, createRouter, keepAnswerBeforeClose, protocolErrorBody } from './router';
+import { answerConnect, createRouter, protocolErrorBody } from './router';
 
 /** What the app needs besides its configuration. */
 export interface ProxyDeps {
@@ -128,11 +128,11 @@ export function createApp(config: ProxyConfig, deps: ProxyDeps): ProxyApp {
       instrumented,
     }),
   );
+  // Core's own words for a CONNECT, where guardServer would answer with the generic refusal.
   server.on('connect', answerConnect);
   // docs/rpc-proxy.md, "Limits": a per-address cap below the global one with a reserve for new
   // addresses, header and request deadlines, and protocol errors answered with a JSON-RPC envelope.
   const connections = guardServer(server, config, { logger, errorBody: protocolErrorBody });
-  keepAnswerBeforeClose(server);
   const servers = { http: server };
   let cookieWritten = false;
   return {

@@ -260,11 +260,25 @@ export const OPENRPC = {
     .map(ref),
   'x-http': {
     description: 'The HTTP side, as an OpenAPI 3.1 fragment.',
+    servers: [{ url: 'http://127.0.0.1:18443', description: 'The proxy on its default address (`HOST`, `PORT`).' }],
+    securitySchemes: {
+      rpcAuth: {
+        type: 'http',
+        scheme: 'basic',
+        description:
+          'The cookie the proxy writes to `DATA_DIR/.cookie` (`__cookie__:<hex>`), `RPC_USER`/`RPC_PASSWORD`, or a user of `RPC_AUTH`; a failure is HTTP 401 with the envelope `{result: null, error: {code: -1}}` (docs/rpc-proxy.md, "Authentication").',
+      },
+    },
     paths: {
-      '/': { post: { operationId: 'rpc', responses: rpcResponses }, 'x-other-methods': notPost },
+      '/': {
+        post: { operationId: 'rpc', summary: 'A JSON-RPC call or batch', security: [{ rpcAuth: [] }], responses: rpcResponses },
+        'x-other-methods': notPost,
+      },
       '/wallet/{wallet}': {
         post: {
           operationId: 'walletRpc',
+          summary: "A JSON-RPC call or batch on one of the node's wallets",
+          security: [{ rpcAuth: [] }],
           parameters: [{ name: 'wallet', in: 'path', required: true, schema: { type: 'string' }, 'x-multi-segment': true }],
           responses: rpcResponses,
         },
@@ -273,7 +287,9 @@ export const OPENRPC = {
       '/health': {
         get: {
           operationId: 'health',
+          summary: 'Liveness',
           description: 'Liveness, without authentication.',
+          security: [],
           responses: {
             '200': {
               description: 'Serving.',
@@ -288,6 +304,8 @@ export const OPENRPC = {
       '/ready': {
         get: {
           operationId: 'ready',
+          summary: "Readiness: the node answers the proxy's authenticated call",
+          security: [],
           responses: {
             '200': {
               ...ready,

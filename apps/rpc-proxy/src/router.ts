@@ -1,8 +1,8 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { documentHandler } from '@repo/api-contract';
 import { AppError, RPC_ERROR_CODES } from '@repo/errors';
-import { answerOnSocket, assignRequestId, REQUEST_ID_HEADER, type TrustProxy } from '@repo/http';
+import { answerOnSocket, assignRequestId, hasDuplicateHost, REQUEST_ID_HEADER, type TrustProxy } from '@repo/http';
 import { errorText, initialState } from '@repo/json-rpc';
 import type { ServiceMetrics } from '@repo/metrics';
 import type { Logger } from '@repo/service';
@@ -25,17 +25,6 @@ export interface Routes {
 export function protocolErrorBody(error: AppError): unknown {
   const code = error.status === 431 || error.status === 400 ? RPC_ERROR_CODES.INVALID_REQUEST : RPC_ERROR_CODES.MISC_ERROR;
   return { result: null, error: { code, message: error.message }, id: null };
-}
-
-/** Whether the request carries more than one `Host` header (RFC 9112 §3.2: answered 400; node:http keeps the first). */
-function hostRepeated(req: IncomingMessage): boolean {
-  let seen = 0;
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] as string;
-    if (name.length === 4 && name.toLowerCase() === 'host' && ++seen > 1) return true;
-  }
-  return false;
 }
 
 /** 400 with a -32600 envelope, for a request no route may take. */
@@ -62,7 +51,7 @@ function badRequest(req: IncomingMessage, res: ServerResponse, message: string):
 export function createRouter(routes: Routes): (req: IncomingMessage, res: ServerResponse) => void {
   const document = documentHandler(OPENRPC);
   return function route(req, res) {
-    if (hostRepeated(req)) {
+    if (hasDuplicateHost(req)) {
       badRequest(req, res, 'more than one Host header');
       return;
     }
@@ -92,21 +81,4 @@ export function createRouter(routes: Routes): (req: IncomingMessage, res: Server
 export function answerConnect(_req: IncomingMessage, socket: Duplex): void {
   const error = new AppError('METHOD_NOT_ALLOWED', { message: 'JSONRPC server handles only POST requests' });
   answerOnSocket(socket, error, protocolErrorBody);
-}
-
-/**
- * Bytes after a request that said `Connection: close` (RFC 9112 §9.6: the server closes after
- * its answer and reads no more) are not a malformed request: the protocol-error answer of
- * `@repo/http` would go out in place of the pending answer. The answer in progress is kept and
- * ends the connection; any other client error is answered as before.
- */
-export function keepAnswerBeforeClose(server: Server): void {
-  for (const listener of server.listeners('clientError') as ((err: NodeJS.ErrnoException, socket: Duplex) => void)[]) {
-    server.removeListener('clientError', listener);
-    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-      const pending = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
-      if (err.code === 'HPE_CLOSED_CONNECTION' && pending) return;
-      listener(err, socket);
-    });
-  }
 }

@@ -38,8 +38,9 @@ describe('rpc-proxy hardening', () => {
   };
 
   it('an address holding more slow-body connections than its cap leaves another address answered at once (default caps)', async () => {
-    await start({ MAX_CONCURRENT_BODIES: '1000' });
-    // 500 per address (MAX_CONNECTIONS_PER_IP), of 1000 in all with the last 100 kept for new addresses.
+    // Body slots for all of them (a quarter of 4000 per address): here only the connection cap acts,
+    // 500 per address (MAX_CONNECTIONS_PER_IP) of 1000 in all, the last 100 kept for new addresses.
+    await start({ MAX_CONCURRENT_BODIES: '4000' });
     held.push(...(await holdSlowConnections(port, 520, '127.0.0.2', '/', 100_000, AUTH)));
     await until(() => held.filter((s) => !s.destroyed).length <= 500, 'the connections past the cap closed', 20_000);
     expect(h.app.connections.count('127.0.0.2')).toBe(500);

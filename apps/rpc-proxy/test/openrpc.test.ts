@@ -20,8 +20,9 @@ describe('the OpenRPC document', () => {
       await validateOpenApiDocument({
         openapi: '3.1.0',
         info: { title: 'x-http', version: '1' },
+        servers: http.servers,
         paths: http.paths,
-        components: { schemas: OPENRPC.components.schemas },
+        components: { schemas: OPENRPC.components.schemas, securitySchemes: http.securitySchemes },
       }),
     ).toEqual([]);
   });

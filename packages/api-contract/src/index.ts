@@ -108,6 +108,7 @@ export function documentOperation(operationId: string, kind: 'OpenAPI 3.1' | 'Op
     operationId,
     summary: `This ${kind} document`,
     description: 'Not rate-limited. Cached by clients for 300 s.',
+    security: [],
     responses: {
       '200': {
         description: `The ${kind} document.`,

@@ -90,6 +90,10 @@ export function answerProtocolErrors(server: Server, options: ProtocolErrorOptio
       socket.destroy();
       return;
     }
+    // Bytes after a request that said `Connection: close` (RFC 9112, section 9.6: the server reads
+    // no more and closes after its answer) are no malformed request: the answer in progress goes
+    // out and ends the connection.
+    if (err.code === 'HPE_CLOSED_CONNECTION' && socket._httpMessage) return;
     if (isTlsFailure(err.code)) {
       log({ ip, error: err.code }, 'TLS handshake failed: connection closed');
       socket.destroy();

@@ -104,6 +104,19 @@ describe('answerProtocolErrors', () => {
     expect(JSON.parse(big.body)).toEqual({ error: 'request headers too large', code: 'HEADERS_TOO_LARGE' });
   });
 
+  it('keeps the answer of a request that asked to close, when bytes follow it (RFC 9112, section 9.6)', async () => {
+    server = createServer((_req, res) => {
+      // An answer still being written when the client's next bytes arrive.
+      setImmediate(() => res.end('answered'));
+    });
+    answerProtocolErrors(server);
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const reply = await rawExchange(port, 'GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(reply.status).toBe(200);
+    expect(reply.text).toContain('answered');
+    expect(reply.text).not.toContain('HTTP/1.1 400');
+  });
+
   it("writes the service's own headers on these answers when it gives them", async () => {
     server = appServer();
     answerProtocolErrors(server, { headers: { 'API-Version': '1.0.0' } });

@@ -224,6 +224,8 @@ export function metricsOperation(operationId = 'metrics'): Record<string, unknow
     summary: 'Prometheus metrics (text format 0.0.4)',
     description:
       'Request counts and durations by route pattern and status, process metrics and the service\'s own (its README, "Operations").',
+    // Open to every client, as Prometheus scrapes it: no credentials (docs/README.md, "Metrics").
+    security: [],
     responses: {
       '200': { description: 'The Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: { type: 'string' } } } },
     },
@@ -235,6 +237,7 @@ export function readyOperation(operationId = 'ready', reasons: string[] = []): R
   return {
     operationId,
     summary: 'Readiness: 200 when the service can do its work, 503 with the reason while a dependency it needs is missing',
+    security: [],
     responses: {
       '200': {
         description: 'Ready.',
