@@ -29,6 +29,7 @@ import { createRelay, type Relay } from './relay';
 import { loadTokenFile, TokenFileError, type TokenFile } from './token-file';
 import { createHealthRouter } from './routes/health';
 import { createRelaysRouter } from './routes/relays';
+import { requestChecks } from './routes/request-checks';
 import { createStatusRouter } from './routes/status';
 import { RELAY_VERSION } from './version';
 import { ASYNCAPI } from './asyncapi';
@@ -142,6 +143,7 @@ export function createApp(config: RelayConfig, deps: RelayDeps): RelayApp {
   const { metrics, handler: metricsHandler } = createRelayMetrics(relay, eventLog);
 
   const app = createExpressApp({ trustProxy: config.trustProxy, logger, use: [metrics.middleware()] });
+  app.use(requestChecks());
   // The API documents (docs/relay.md, "API documents"), before the rate limit.
   app.get('/openapi.json', documentHandler(OPENAPI));
   app.get('/asyncapi.json', documentHandler(ASYNCAPI));

@@ -146,6 +146,7 @@ export const OPENAPI = {
           'events_stored',
           'events_replayed',
           'events_healed',
+          'messages_rejected',
           'duplicates_dropped',
           'slow_consumers_dropped',
           'upgrades_refused',

@@ -17,6 +17,7 @@ export interface RelayMetrics {
 /** Counters of the JSON record and their Prometheus names. */
 const COUNTERS: readonly [field: string, name: string, help: string][] = [
   ['messages_received', 'relay_messages_received_total', 'Messages received from clients, publishers and peers (events in).'],
+  ['messages_rejected', 'relay_messages_rejected_total', 'Messages refused before parsing (client size or rate, nesting).'],
   ['messages_sent', 'relay_messages_sent_total', 'Messages sent to clients and peers (events out).'],
   ['events_published', 'relay_events_published_total', 'Events accepted from the publisher.'],
   ['events_stored', 'relay_events_stored_total', 'Events written to the event log (published here or forwarded by a peer).'],

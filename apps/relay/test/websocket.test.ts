@@ -191,8 +191,9 @@ describe('relay WebSocket', () => {
       expect(client.closeCode).toBe(1009);
     });
 
+    // A client's messages are bound lower (MAX_CLIENT_MESSAGE_BYTES, test/hostile.test.ts); a publisher's by this one.
     it('accepts a message just under the limit', async () => {
-      const client = await open();
+      const client = await publisher();
       client.send({ type: 'ping', id: 'big', data: { pad: 'y'.repeat(1024 * 1024 - 100) } });
       expect((await client.next((m) => m.id === 'big')).type).toBe('pong');
     });
@@ -217,7 +218,8 @@ describe('relay WebSocket limits and authentication', () => {
 
   it('refuses the upgrade with 503 past the connection limit', async () => {
     relay = await startRelay({ MAX_WS_CONNECTIONS: '2' });
-    clients.push(await connect(relay.wsUrl), await connect(relay.wsUrl));
+    // The last slot is kept for an address with none open (test/hostile.test.ts, "room for newcomers").
+    clients.push(await connect(relay.wsUrl), await connect(relay.wsUrl, { localAddress: '127.0.0.2' }));
     const third = new TestClient(relay.wsUrl);
     clients.push(third);
     await expect(third.opened()).rejects.toMatchObject({ status: 503 });
@@ -226,7 +228,7 @@ describe('relay WebSocket limits and authentication', () => {
     // A slot frees up when a client leaves.
     await clients.shift()!.close();
     await waitFor(() => relay!.app.relay.connectionCount === 1);
-    clients.push(await connect(relay.wsUrl));
+    clients.push(await connect(relay.wsUrl, { localAddress: '127.0.0.3' }));
   });
 
   it('requires RELAY_AUTH_TOKEN when set: 401 without it, open with Bearer or ?token=', async () => {
