@@ -110,7 +110,7 @@ export class Connection implements GuardedSender {
     });
   }
 
-  /** A client (no publish or mesh token): bound by the client message size and rate limits. */
+  /** A client (no publish or mesh token): bound by the client message size (its handshake server) and rate limits. */
   get limited(): boolean {
     return !this.outbound && !this.roles.publisher && !this.roles.meshAllowed;
   }

@@ -29,7 +29,7 @@ export interface HandlerDeps {
   counters: RelayCounters;
   logger: Logger;
   mesh: Mesh;
-  /** Size, rate and nesting bounds checked before a message is parsed. */
+  /** Rate and nesting bounds checked before a message is parsed. */
   guard: MessageGuard;
   /** The data of this relay's own sync message of `type`. */
   syncData: <T extends SyncType>(type: T) => DataOf<T>;
@@ -151,8 +151,7 @@ export function createMessageHandler(deps: HandlerDeps): (conn: Connection, data
     const verdict = deps.guard.check(conn, bytes);
     if (verdict.ok) return true;
     counters.messages_rejected++;
-    if (verdict.reason === 'size') conn.ws.close(...verdict.close);
-    else if (verdict.error !== undefined) throw verdict.error;
+    if (verdict.error !== undefined) throw verdict.error;
     return false;
   }
 

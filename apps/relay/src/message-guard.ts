@@ -3,8 +3,6 @@ import { InvalidMessageError } from '@repo/relay-protocol';
 
 /** The limits of {@link createMessageGuard} (docs/relay.md, "WebSocket limits"). */
 export interface MessageGuardLimits {
-  /** Largest message a client may send (bytes); publishers and peers are bound by MAX_MESSAGE_BYTES only. */
-  maxClientMessageBytes: number;
   /** Messages one client connection may send per second. */
   clientMessagesPerSecond: number;
   /** Messages the client connections of one address may send per second, together. */
@@ -15,7 +13,7 @@ export interface MessageGuardLimits {
 export interface GuardedSender {
   /** The client's address (without its port): the per-address budget is shared by its connections. */
   readonly ip: string;
-  /** A client (no publish or mesh token): bound by the client size and rate limits. */
+  /** A client (no publish or mesh token): bound by the client rate limits. */
   readonly limited: boolean;
   /** The connection's own one-second window (kept on the connection). */
   rate: RateWindow;
@@ -33,9 +31,7 @@ export interface RateWindow {
 export type Verdict =
   | { ok: true }
   /** Dropped unread; `error` (INVALID_MESSAGE) is sent back unless undefined (once a window when rate limited). */
-  | { ok: false; reason: 'rate' | 'depth'; error: InvalidMessageError | undefined }
-  /** The connection is closed with this code and reason. */
-  | { ok: false; reason: 'size'; close: [number, string] };
+  | { ok: false; reason: 'rate' | 'depth'; error: InvalidMessageError | undefined };
 
 /** Checks each message's cost before it is parsed (see {@link createMessageGuard}). */
 export interface MessageGuard {
@@ -62,11 +58,11 @@ function take(w: RateWindow, now: number, max: number): boolean {
 }
 
 /**
- * Bounds what a message may cost before `JSON.parse` sees it: a client's message over
- * MAX_CLIENT_MESSAGE_BYTES closes its connection (1009, as a frame over MAX_MESSAGE_BYTES); a
- * client over CLIENT_MESSAGES_PER_SECOND, or its address over CLIENT_MESSAGES_PER_SECOND_PER_IP,
- * has the message dropped unread; and JSON nested deeper than 32 levels (any sender) is refused
- * from a scan that stops at the 33rd level, so a megabyte of `[` costs 33 bytes of reading.
+ * Bounds what a message may cost before `JSON.parse` sees it (its size is bound earlier, by the
+ * handshake server's `maxPayload`: MAX_CLIENT_MESSAGE_BYTES for clients): a client over
+ * CLIENT_MESSAGES_PER_SECOND, or its address over CLIENT_MESSAGES_PER_SECOND_PER_IP, has the
+ * message dropped unread; and JSON nested deeper than 32 levels (any sender) is refused from a
+ * scan that stops at the 33rd level, so a megabyte of `[` costs 33 bytes of reading.
  */
 export function createMessageGuard(limits: MessageGuardLimits): MessageGuard {
   const byIp = new Map<string, { connections: number; window: RateWindow }>();
@@ -82,9 +78,6 @@ export function createMessageGuard(limits: MessageGuardLimits): MessageGuard {
     },
     check(sender, bytes) {
       if (sender.limited) {
-        if (bytes.length > limits.maxClientMessageBytes) {
-          return { ok: false, reason: 'size', close: [1009, `client messages are limited to ${limits.maxClientMessageBytes} bytes`] };
-        }
         const now = Date.now();
         const own = take(sender.rate, now, limits.clientMessagesPerSecond);
         const shared = byIp.get(sender.ip);

@@ -88,6 +88,11 @@ export interface Relay {
   requestSync(syncType: SyncRequestType, target: string): Promise<{ success: true; message: string; sync_id: string }>;
 }
 
+/** A handshake server whose connections may send frames of at most `maxPayload` bytes. */
+function handshakes(maxPayload: number): WebSocketServer {
+  return new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false, clientTracking: false });
+}
+
 /** The relay's state, before the mesh and the fan-out are wired to it. */
 function createState(options: RelayOptions): RelayState {
   const { limits, logger } = options;
@@ -104,8 +109,7 @@ function createState(options: RelayOptions): RelayState {
     seen: createSeenIds({ maxIds: limits.dedupMaxIds, ttlMs: limits.dedupTtlMs }),
     log: options.eventLog,
     sampler: createStatsSampler(),
-    // A frame announcing more than maxPayload is refused from its header (close 1009), never buffered.
-    wss: new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes, perMessageDeflate: false, clientTracking: false }),
+    wss: { full: handshakes(limits.maxMessageBytes), client: handshakes(limits.maxClientMessageBytes) },
     guard: createMessageGuard(limits),
     replay: {
       log: options.eventLog,
@@ -165,7 +169,7 @@ export function createRelay(options: RelayOptions): Relay {
     onSubscribe: (conn, subscription, requestId) => subscribe(state, conn, subscription, requestId),
   });
   const handleUpgrade = createUpgradeHandler({
-    wss: state.wss,
+    wss: (roles) => (roles.publisher || roles.meshAllowed ? state.wss.full : state.wss.client),
     maxConnections: limits.maxWsConnections,
     counters,
     logger,
@@ -213,7 +217,8 @@ function relayApi(state: RelayState, handleUpgrade: UpgradeHandler): Relay {
       recordConfirmed(state);
       const open = new Set([...state.connections, ...mesh.stop()]);
       await Promise.all([...open].map((conn) => conn.shutdown()));
-      state.wss.close();
+      state.wss.full.close();
+      state.wss.client.close();
       await state.deliveries;
       await state.log.close();
     },

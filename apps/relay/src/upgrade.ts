@@ -112,7 +112,8 @@ export function refuseUpgrade(
 
 /** Options of {@link createUpgradeHandler}. */
 export interface UpgradeHandlerOptions {
-  wss: WebSocketServer;
+  /** The server that completes the handshake of a connection with these roles (its `maxPayload` binds its frames). */
+  wss: (roles: ConnectionRoles) => WebSocketServer;
   credentials: () => Credentials;
   maxConnections: number;
   counters: RelayCounters;
@@ -192,7 +193,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
       release(ip);
     };
     socket.once('close', abandoned);
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    wss(auth.roles).handleUpgrade(req, socket, head, (ws) => {
       settle();
       socket.off('close', abandoned);
       if (options.isClosed()) {

@@ -38,7 +38,12 @@ export interface RelayState {
   readonly seen: SeenIds;
   readonly log: EventLog;
   readonly sampler: StatsSampler;
-  readonly wss: WebSocketServer;
+  /**
+   * The handshakes: publishers and peers may send frames of MAX_MESSAGE_BYTES, clients of
+   * MAX_CLIENT_MESSAGE_BYTES; a frame announcing more is refused from its header (close 1009),
+   * never buffered.
+   */
+  readonly wss: { full: WebSocketServer; client: WebSocketServer };
   readonly guard: MessageGuard;
   readonly replay: ReplayDeps;
   /** Per peer: the time up to which it confirmed our data (see Connection.confirmedAt). */
