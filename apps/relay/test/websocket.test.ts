@@ -12,7 +12,8 @@ import {
   type TestRelay,
 } from './support/helpers';
 
-describe('relay WebSocket', () => {
+/** One relay for a describe block (RELAY_ID relay-ws-test), and its clients, closed after each test. */
+function sharedRelay() {
   let relay: TestRelay;
   const clients: TestClient[] = [];
   // Clients carry a token with the payments scope: payment events are not public by default.
@@ -34,6 +35,11 @@ describe('relay WebSocket', () => {
     await relay.close();
     removeTempDirs();
   });
+  return { open, publisher, url: () => relay.wsUrl };
+}
+
+describe('relay WebSocket', () => {
+  const { open, publisher, url } = sharedRelay();
 
   describe('commands', () => {
     it('sends a StateSync on connection', async () => {
@@ -122,12 +128,16 @@ describe('relay WebSocket', () => {
     });
 
     it('accepts the publisher token as ?token=', async () => {
-      const pub = await open(`${relay.wsUrl}/?token=${PUBLISH_TOKEN}`, {});
+      const pub = await open(`${url()}/?token=${PUBLISH_TOKEN}`, {});
       const event = transactionEvent();
       pub.send(event);
       expect(await pub.next((m) => m.type === 'ack')).toMatchObject({ id: event.id });
     });
   });
+});
+
+describe('relay WebSocket: bad input and sizes', () => {
+  const { open, publisher, url } = sharedRelay();
 
   describe('bad input', () => {
     const cases: [string, string, RegExp][] = [
@@ -200,7 +210,7 @@ describe('relay WebSocket', () => {
   });
 
   it('answers 426 to a plain HTTP request on the WebSocket port', async () => {
-    const { status, body } = await getJson(relay.wsUrl.replace('ws:', 'http:'));
+    const { status, body } = await getJson(url().replace('ws:', 'http:'));
     expect(status).toBe(426);
     expect(body.error.code).toBe('INVALID_REQUEST');
   });
