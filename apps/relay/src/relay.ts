@@ -182,7 +182,7 @@ export function createRelay(options: RelayOptions): Relay {
       clientToken: options.clientToken ?? (() => undefined),
       paymentsPublic: options.paymentsPublic ?? false,
     }),
-    onConnection: (ws, address, roles, ip) => accept(state, track(state, route, ws, false, address, roles, ip)),
+    onConnection: (ws, address, roles, ip, url) => accept(state, track(state, route, ws, false, address, roles, ip), url),
   });
   for (const url of options.peers) state.mesh.addPeer(url);
   return relayApi(state, handleUpgrade);

@@ -121,8 +121,8 @@ export interface UpgradeHandlerOptions {
   isClosed: () => boolean;
   /** Whose `X-Forwarded-For` names the client (docs/README.md, "Trusted proxies"); default none. */
   trustProxy?: TrustProxy;
-  /** Called with every accepted connection, its `ip:port`, what it may do and its ip. */
-  onConnection: (ws: WebSocket, address: string, roles: ConnectionRoles, ip: string) => void;
+  /** Called with every accepted connection, its `ip:port`, what it may do, its ip and the upgrade's URL. */
+  onConnection: (ws: WebSocket, address: string, roles: ConnectionRoles, ip: string, url: string) => void;
 }
 
 /** The `upgrade` handler: authorization and the connection limit, before any WebSocket handshake. */
@@ -206,7 +206,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
         open--;
         release(ip);
       });
-      options.onConnection(ws, `${ip}:${req.socket.remotePort ?? 0}`, auth.roles, ip);
+      options.onConnection(ws, `${ip}:${req.socket.remotePort ?? 0}`, auth.roles, ip, req.url ?? '/');
     });
   } as UpgradeHandler;
   Object.defineProperty(handler, 'open', { get: () => open });

@@ -185,6 +185,34 @@ describe('relay: a reconnecting client gets each event once', () => {
   });
 });
 
+describe('relay: a client that reconnects with ?since= on its URL', () => {
+  const { start, open, clients } = relaysAndClients();
+  const blocks = (c: TestClient) => c.received.filter((m) => m.type === 'BlockScanned').map((m) => m.id);
+
+  it('gets every event after the cursor once and in order, while events keep coming', async () => {
+    const relay = await start();
+    const pub = await open(relay, true);
+    const events = Array.from({ length: 300 }, () => blockEvent());
+    await publishAll(pub, events.slice(0, 100));
+    // Published while the client connects: live ones reach it only after its replay.
+    const during = publishAll(pub, events.slice(100));
+    const client = await connect(`${relay.wsUrl}/?since=${encodeURIComponent(events[49]!.id)}`, WALLET);
+    clients.push(client);
+    await during;
+    await client.next((m) => m.id === events[299]!.id, 20_000);
+    expect(client.received.find((m) => m.type === 'subscribed')).toMatchObject({ id: 'since', data: { since: events[49]!.id } });
+    expect(blocks(client)).toEqual(events.slice(50).map((e) => e.id));
+  });
+
+  it('answers a bad cursor with the error of subscribe, and stays open', async () => {
+    const relay = await start();
+    const client = await connect(`${relay.wsUrl}/?since=no-such-event`, WALLET);
+    clients.push(client);
+    expect(await client.next((m) => m.type === 'error')).toMatchObject({ id: 'since', data: { code: 'REPLAY_UNAVAILABLE' } });
+    expect(await client.request('ping')).toMatchObject({ type: 'pong' });
+  });
+});
+
 describe('relay: a mesh of three with relays stopped and restarted in turn', () => {
   const { start, clients } = relaysAndClients();
   const blocks = (c: TestClient) => c.received.filter((m) => m.type === 'BlockScanned').map((m) => m.id);

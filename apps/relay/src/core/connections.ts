@@ -1,9 +1,10 @@
 import type { RawData, WebSocket } from 'ws';
-import { SYNC_TYPES, createErrorMessage, createMessage } from '@repo/relay-protocol';
+import { InvalidMessageError, SYNC_TYPES, createErrorMessage, createMessage, errorMessageOf, parseSubscribe } from '@repo/relay-protocol';
 import { Connection, type ConnectionRoles } from '../connection';
 import type { MeshOptions } from '../mesh';
 import { healLink } from './healing';
 import { ownSync, type RelayState } from './state';
+import { subscribe } from './subscribe';
 import { metricsChanged } from './timers';
 
 /** Routes one message of a connection (the handlers of `handlers.ts`). */
@@ -36,8 +37,33 @@ export function track(
   return conn;
 }
 
-/** An accepted connection: counted by address, sent the relay's state, closed if it stays idle and anonymous. */
-export function accept(state: RelayState, conn: Connection): void {
+/** The id of the `subscribed` reply (or the `error`) that answers `?since=` on the upgrade. */
+export const UPGRADE_SUBSCRIBE_ID = 'since';
+
+/**
+ * `?since=<event id>` or `?since_time=<ms>` on the upgrade URL: the `data` of a `subscribe` with
+ * `since` (and `types=<a,b>` when given), or undefined.
+ */
+export function upgradeSubscription(url: string): Record<string, unknown> | undefined {
+  const q = url.indexOf('?');
+  if (q < 0) return undefined;
+  const params = new URLSearchParams(url.slice(q + 1));
+  const id = params.get('since');
+  const time = params.get('since_time');
+  if (id === null && time === null) return undefined;
+  const types = params.get('types');
+  return {
+    since: id ?? (/^\d{1,16}$/.test(time!) ? Number(time) : time),
+    ...(types !== null ? { types: types === '' ? [] : types.split(',') } : {}),
+  };
+}
+
+/**
+ * An accepted connection: counted by address, sent the relay's state, closed if it stays idle and
+ * anonymous; with `?since=` on its URL, replayed to at once, before any live event, so it gets
+ * every event once and in the log's order (docs/relay.md, "Replay").
+ */
+export function accept(state: RelayState, conn: Connection, url = '/'): void {
   const { logger, guard } = state;
   const { address, roles, ip } = conn;
   logger.debug({ address, token: roles.tokenName, scopes: [...roles.scopes], publisher: roles.publisher }, 'connection accepted');
@@ -47,6 +73,19 @@ export function accept(state: RelayState, conn: Connection): void {
   conn.closeWhenIdle(state.limits.idleClientTimeoutMs);
   // A new client learns the relay's state at once instead of waiting for the next period.
   conn.sendMessage(createMessage('StateSync', ownSync(state, 'StateSync')));
+  const data = upgradeSubscription(url);
+  if (data === undefined) return;
+  try {
+    subscribe(
+      state,
+      conn,
+      parseSubscribe({ type: 'subscribe', id: UPGRADE_SUBSCRIBE_ID, timestamp: Date.now(), data }),
+      UPGRADE_SUBSCRIBE_ID,
+    );
+  } catch (err) {
+    if (!(err instanceof InvalidMessageError)) throw err;
+    conn.sendMessage(errorMessageOf(err));
+  }
 }
 
 /** Closes the client connections admitted by these token-file names (removed or changed tokens). */
