@@ -71,9 +71,10 @@ async function startRelay(name: string, peers: string[] = [], dataDir?: string):
       LOG_LEVEL: 'info',
       RELAY_PUBLISH_TOKEN: TOKEN,
       RELAY_PEERS: peers.join(','),
-      MAX_WS_CONNECTIONS: String(CLIENTS + 100),
-      // Every client of the benchmark comes from 127.0.0.1.
-      MAX_WS_CONNECTIONS_PER_IP: String(CLIENTS + 100),
+      // Every client of the benchmark comes from 127.0.0.1, and the last tenth of
+      // MAX_WS_CONNECTIONS is kept for addresses with none open: room for all of them past it.
+      MAX_WS_CONNECTIONS: String(Math.ceil(((CLIENTS + 100) * 10) / 9) + 1),
+      MAX_WS_CONNECTIONS_PER_IP: String(Math.ceil(((CLIENTS + 100) * 10) / 9) + 1),
       RELAY_RECONNECT_MIN_MS: '100',
       // The receivers are anonymous, and the events published are TransactionReceived.
       RELAY_PAYMENTS_PUBLIC: 'true',

@@ -114,7 +114,11 @@ export const ASYNCAPI = {
       '`WWW-Authenticate: Bearer realm="relay"`. Limits (docs/relay.md, "WebSocket limits"): 1000 connections (`MAX_WS_CONNECTIONS`: HTTP 503 ' +
       'before the handshake, `Retry-After: 5`); frames of 1 MiB (`MAX_MESSAGE_BYTES`: closed with 1009); a ping every 30 s ' +
       '(`HEARTBEAT_INTERVAL_MS`: a silent connection is terminated); 4 MiB queued per client (`MAX_SEND_BUFFER_BYTES`: closed with 1008 ' +
-      '`slow consumer`). Other close codes: 1001 `relay shutting down`; 1008 `same relay_id`, `token revoked`. A plain HTTP request on this ' +
+      '`slow consumer`). A client without the publish or mesh token: frames of 16 KiB (`MAX_CLIENT_MESSAGE_BYTES`: 1009), 20 messages a ' +
+      'second per connection and 100 per address (`CLIENT_MESSAGES_PER_SECOND`, `…_PER_IP`: dropped, an `error` once a second); without a ' +
+      'token, closed with 1008 `idle: …` unless subscribed to a type within 60 s (`IDLE_CLIENT_TIMEOUT_MS`). JSON nested deeper than 32 ' +
+      'levels: an `error`. `?since=<event id>` or `?since_time=<ms>` on the URL replays from there before any live event ' +
+      '(the reply id is `since`). Other close codes: 1001 `relay shutting down`; 1008 `same relay_id`, `token revoked`. A plain HTTP request on this ' +
       'port is 426. A bad message is answered with an `error` message; the connection stays open.',
   },
   defaultContentType: 'application/json',

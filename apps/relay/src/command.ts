@@ -96,6 +96,22 @@ export const COMMAND: CommandSpec = {
     },
     { name: 'MAX_MESSAGE_BYTES', default: '1048576', description: 'largest WebSocket message (spec: 1 MB)' },
     {
+      name: 'MAX_CLIENT_MESSAGE_BYTES',
+      default: '16384',
+      description: 'largest message a client without the publish or mesh token may send; past it closed with 1009',
+    },
+    {
+      name: 'CLIENT_MESSAGES_PER_SECOND, CLIENT_MESSAGES_PER_SECOND_PER_IP',
+      default: '20 / 100',
+      description:
+        'messages a client connection, and the clients of one address together, may send per second; past it dropped unread (RATE_LIMITED)',
+    },
+    {
+      name: 'IDLE_CLIENT_TIMEOUT_MS',
+      default: '60000',
+      description: 'a client without a token that has not subscribed to at least one type by then is closed with 1008 (0: never)',
+    },
+    {
       name: 'MAX_SEND_BUFFER_BYTES',
       default: '4194304',
       description: 'data queued for one client before it is disconnected as a slow consumer',

@@ -87,6 +87,14 @@ export interface RelayLimits {
   requestTimeoutMs: number;
   dedupMaxIds: number;
   dedupTtlMs: number;
+  /** Largest message a client (no publish or mesh token) may send (bytes). */
+  maxClientMessageBytes: number;
+  /** Messages a client connection may send per second. */
+  clientMessagesPerSecond: number;
+  /** Messages the client connections of one address may send per second, together. */
+  clientMessagesPerSecondPerIp: number;
+  /** A client without a token that subscribes to nothing is closed after this long (ms; 0: never). */
+  idleClientTimeoutMs: number;
 }
 
 /** Intervals and timeouts (milliseconds). */
@@ -116,6 +124,10 @@ export const DEFAULT_LIMITS: Readonly<RelayLimits> = {
   requestTimeoutMs: 30_000,
   dedupMaxIds: 100_000,
   dedupTtlMs: 10 * 60_000,
+  maxClientMessageBytes: 16 * 1024,
+  clientMessagesPerSecond: 20,
+  clientMessagesPerSecondPerIp: 100,
+  idleClientTimeoutMs: 60_000,
 };
 
 /** Default intervals. */
@@ -217,6 +229,19 @@ export function loadConfig(env: Env = process.env): RelayConfig {
       maxConcurrentBodies: readInt(env, 'MAX_CONCURRENT_BODIES', DEFAULT_LIMITS.maxConcurrentBodies, { min: 1, max: 10_000 }),
       dedupMaxIds: readInt(env, 'RELAY_DEDUP_MAX_IDS', DEFAULT_LIMITS.dedupMaxIds, { min: 100, max: 10_000_000 }),
       dedupTtlMs: readInt(env, 'RELAY_DEDUP_TTL_MS', DEFAULT_LIMITS.dedupTtlMs, { min: 1_000, max: 86_400_000 }),
+      maxClientMessageBytes: readInt(env, 'MAX_CLIENT_MESSAGE_BYTES', DEFAULT_LIMITS.maxClientMessageBytes, {
+        min: 256,
+        max: 64 * 1024 * 1024,
+      }),
+      clientMessagesPerSecond: readInt(env, 'CLIENT_MESSAGES_PER_SECOND', DEFAULT_LIMITS.clientMessagesPerSecond, {
+        min: 1,
+        max: 1_000_000,
+      }),
+      clientMessagesPerSecondPerIp: readInt(env, 'CLIENT_MESSAGES_PER_SECOND_PER_IP', DEFAULT_LIMITS.clientMessagesPerSecondPerIp, {
+        min: 1,
+        max: 1_000_000,
+      }),
+      idleClientTimeoutMs: readInt(env, 'IDLE_CLIENT_TIMEOUT_MS', DEFAULT_LIMITS.idleClientTimeoutMs, { min: 0, max: 86_400_000 }),
     },
     timing: {
       heartbeatIntervalMs: readInt(env, 'HEARTBEAT_INTERVAL_MS', DEFAULT_TIMING.heartbeatIntervalMs, { min: 10, max: 3_600_000 }),

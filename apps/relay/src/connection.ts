@@ -1,6 +1,7 @@
 import { WebSocket } from 'ws';
 import type { Scope, SubscriptionType, SyncType } from '@repo/relay-protocol';
 import type { Logger } from '@repo/service';
+import { newRateWindow, type GuardedSender, type RateWindow } from './message-guard';
 import { scopeOf } from './scopes';
 import type { RelayCounters } from './status';
 
@@ -14,6 +15,8 @@ export interface ConnectionRoles {
   scopes: ReadonlySet<Scope>;
   /** Name of its token in the token file (for logs), when it presented one. */
   tokenName?: string;
+  /** Presented no token (an open relay's anonymous client): closed when idle (IDLE_CLIENT_TIMEOUT_MS). */
+  anonymous?: boolean;
 }
 
 /** What a connection needs from the relay. */
@@ -32,24 +35,41 @@ interface Held {
   frame: Buffer;
 }
 
+/** A subscription and the last seq fanned out before it applied. */
+interface Applied {
+  after: string | undefined;
+  subscriptions: Set<SubscriptionType> | null;
+}
+
+/** Subscriptions remembered per connection (older ones are forgotten: their events may be replayed again). */
+const MAX_APPLIED = 16;
+
 /**
  * One WebSocket connection (client, publisher or peer link) with its send buffer bound: before
  * each send the buffered amount is checked, and a consumer over the bound is closed with 1008
  * (RFC 6455 7.4.1, policy violation) and cut after a grace period if the close is not read.
  */
-export class Connection {
+export class Connection implements GuardedSender {
   readonly ws: WebSocket;
   /** Dialled by us (a configured peer) or accepted. */
   readonly outbound: boolean;
   readonly roles: ConnectionRoles;
   readonly address: string;
+  /** The client's address without the port (the per-address message budget). */
+  readonly ip: string;
+  /** This connection's message window (CLIENT_MESSAGES_PER_SECOND). */
+  rate: RateWindow = newRateWindow();
   readonly connectedSince = Date.now();
   /** Set once the other side said hello. */
   peerId: string | undefined;
   lastHeartbeat = Date.now();
   alive = true;
   /** null: every type its scopes allow. */
-  subscriptions: Set<SubscriptionType> | null = null;
+  private subscriptions: Set<SubscriptionType> | null = null;
+  /** The first event seq fanned out while this connection was open, and the subscriptions in force since. */
+  private firstLiveSeq: string | undefined;
+  private applied: Applied[] = [{ after: undefined, subscriptions: null }];
+  private idleTimer: NodeJS.Timeout | undefined;
   dropping = false;
   lastSync: Partial<Record<SyncType, Record<string, unknown>>> = {};
   /** Peer links: when the last heartbeat ping was sent (ms). */
@@ -72,10 +92,11 @@ export class Connection {
   private dropTimer: NodeJS.Timeout | undefined;
   private readonly deps: ConnectionDeps;
 
-  constructor(ws: WebSocket, outbound: boolean, address: string, roles: ConnectionRoles, deps: ConnectionDeps) {
+  constructor(ws: WebSocket, outbound: boolean, address: string, roles: ConnectionRoles, deps: ConnectionDeps, ip = address) {
     this.ws = ws;
     this.outbound = outbound;
     this.address = address;
+    this.ip = ip;
     this.roles = roles;
     this.deps = deps;
     ws.on('pong', () => {
@@ -83,7 +104,63 @@ export class Connection {
       this.lastHeartbeat = Date.now();
       if (!this.healing && this.healEndedAt <= this.pingSentAt && this.pingSentAt > this.confirmedAt) this.confirmedAt = this.pingSentAt;
     });
-    ws.once('close', () => clearTimeout(this.dropTimer));
+    ws.once('close', () => {
+      clearTimeout(this.dropTimer);
+      clearTimeout(this.idleTimer);
+    });
+  }
+
+  /** A client (no publish or mesh token): bound by the client message size (its handshake server) and rate limits. */
+  get limited(): boolean {
+    return !this.outbound && !this.roles.publisher && !this.roles.meshAllowed;
+  }
+
+  /**
+   * An anonymous client is closed (1008) after `ms` unless it subscribed to at least one type by
+   * then (docs/relay.md, "WebSocket limits"); 0: never.
+   */
+  closeWhenIdle(ms: number): void {
+    if (ms <= 0 || this.roles.anonymous !== true) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (!this.isOpen) return;
+      this.deps.logger.debug({ address: this.address }, 'closing an idle anonymous client');
+      this.ws.close(1008, 'idle: subscribe to at least one type within IDLE_CLIENT_TIMEOUT_MS');
+    }, ms);
+    this.idleTimer.unref();
+  }
+
+  /**
+   * Applies a subscription (null: everything its scopes allow) to the events fanned out after
+   * `after`. An anonymous client that subscribes to nothing is closed after `idleMs` again.
+   */
+  subscribe(subscriptions: Set<SubscriptionType> | null, after: string | undefined, idleMs: number): void {
+    this.subscriptions = subscriptions;
+    this.applied.push({ after, subscriptions });
+    if (this.applied.length > MAX_APPLIED) this.applied.shift();
+    if (subscriptions === null || subscriptions.size > 0) clearTimeout(this.idleTimer);
+    else this.closeWhenIdle(idleMs);
+  }
+
+  /** An event of `seq` is being fanned out (whether this connection wants it or not). */
+  noteLive(seq: string): void {
+    this.firstLiveSeq ??= seq;
+  }
+
+  /**
+   * True when the event of `seq` and `type` was sent to this connection live, as far as it can
+   * tell: fanned out while it was open, at or before `through` (the last seq fanned out before
+   * its replay began), and wanted by the subscription in force then.
+   */
+  sentLive(seq: string, type: SubscriptionType, through: string | undefined, after: (a: string, b: string) => boolean): boolean {
+    if (this.firstLiveSeq === undefined || through === undefined) return false;
+    if (after(this.firstLiveSeq, seq) || after(seq, through)) return false;
+    for (let i = this.applied.length - 1; i >= 0; i--) {
+      const a = this.applied[i]!;
+      if (a.after !== undefined && !after(seq, a.after)) continue;
+      return (a.subscriptions === null || a.subscriptions.has(type)) && this.roles.scopes.has(scopeOf(type));
+    }
+    return false;
   }
 
   /** An accepted connection that is not a peer relay: gets client broadcasts. */

@@ -22,6 +22,8 @@ export interface FanOut {
   send(message: Envelope<object>, target: FanOutTarget): number;
   /** An `error` message to every client (whatever they subscribed to). */
   errorToClients(message: Envelope<object>): void;
+  /** The seq of the last event fanned out (undefined before the first). */
+  readonly lastSeq: string | undefined;
 }
 
 /**
@@ -30,12 +32,19 @@ export interface FanOut {
  * peer it came from. De-duplication is the caller's: the fan-out sends what it is given.
  */
 export function createFanOut(connections: ReadonlySet<Connection>, mesh: Pick<Mesh, 'linkOf'>): FanOut {
+  let lastSeq: string | undefined;
   return {
+    get lastSeq() {
+      return lastSeq;
+    },
     send(message, target) {
       let frame: Buffer | undefined = target.frame;
       let count = 0;
+      const seq = target.seq;
+      if (seq !== undefined) lastSeq = seq;
       for (const conn of connections) {
         if (conn.isClient) {
+          if (seq !== undefined) conn.noteLive(seq);
           if (!conn.wants(target.type)) continue;
           frame ??= Buffer.from(JSON.stringify(message));
           if (conn.sendLive(frame, target.seq)) count++;

@@ -17,6 +17,7 @@ import {
 } from '@repo/relay-protocol';
 import type { Connection } from './connection';
 import type { Mesh } from './mesh';
+import type { MessageGuard } from './message-guard';
 import type { RelayCounters } from './status';
 
 const RELAY_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -28,6 +29,8 @@ export interface HandlerDeps {
   counters: RelayCounters;
   logger: Logger;
   mesh: Mesh;
+  /** Rate and nesting bounds checked before a message is parsed. */
+  guard: MessageGuard;
   /** The data of this relay's own sync message of `type`. */
   syncData: <T extends SyncType>(type: T) => DataOf<T>;
   statusReply: () => DataOf<'status'>;
@@ -143,13 +146,23 @@ export function createMessageHandler(deps: HandlerDeps): (conn: Connection, data
     );
   }
 
+  /** False when the guard refused the message (answered, or the connection closed). */
+  function admitted(conn: Connection, bytes: Buffer): boolean {
+    const verdict = deps.guard.check(conn, bytes);
+    if (verdict.ok) return true;
+    counters.messages_rejected++;
+    if (verdict.error !== undefined) throw verdict.error;
+    return false;
+  }
+
   return function handleMessage(conn, data, isBinary) {
     counters.messages_received++;
     if (conn.peerId !== undefined) conn.lastHeartbeat = Date.now();
     try {
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+      if (!admitted(conn, bytes)) return;
       if (isBinary) throw new InvalidMessageError('binary messages are not accepted', 'send JSON text frames');
-      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-      dispatch(conn, parseEnvelope(text));
+      dispatch(conn, parseEnvelope(bytes.toString('utf8')));
     } catch (err) {
       if (!(err instanceof InvalidMessageError)) {
         logger.error({ err, address: conn.address }, 'message handling failed');

@@ -80,6 +80,63 @@ const documentGet = (operationId: string, kind: 'OpenAPI 3.1' | 'AsyncAPI 3'): O
   return { get: { ...op, responses: { ...(op.responses as Obj), ...unlimited } }, 'x-other-methods': OTHER_METHODS };
 };
 
+/** The tokens of the WebSocket upgrade (docs/relay.md, "WebSocket authentication"). */
+const securitySchemes: Obj = {
+  clientToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A client token: `RELAY_AUTH_TOKEN`, or a token of `RELAY_TOKEN_FILE` (its scopes decide what the client receives).',
+  },
+  clientTokenQuery: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'token',
+    description: 'The same client token as the query parameter `token` (browsers cannot set headers on a WebSocket).',
+  },
+  publishToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: '`RELAY_PUBLISH_TOKEN`: the silent-payment service, which may publish events.',
+  },
+  meshToken: { type: 'http', scheme: 'bearer', description: '`RELAY_MESH_TOKEN` (by default the publish token): a peer relay.' },
+};
+
+/** `GET /` on the WebSocket port: the upgrade, with its tokens and refusals (docs/relay.md, "WebSocket limits"). */
+const upgrade: Obj = {
+  servers: [{ url: 'http://localhost:8090', description: 'The WebSocket port (`ws://`; `wss://` with TLS_CERT_FILE and TLS_KEY_FILE).' }],
+  get: {
+    operationId: 'websocket',
+    summary: 'Open the WebSocket (its messages: `GET /asyncapi.json`)',
+    description:
+      'Any path upgrades. Without `RELAY_AUTH_TOKEN` a client may come without a token (scope `events`); a token that matches ' +
+      'nothing is refused even then. Payment events need a token with the `payments` scope: a `subscribe` naming them without it ' +
+      'is answered on the WebSocket with an `error` message `FORBIDDEN`, not with HTTP 403.',
+    security: [{ clientToken: [] }, { clientTokenQuery: [] }, { publishToken: [] }, { meshToken: [] }, {}],
+    parameters: [
+      { name: 'Upgrade', in: 'header', required: true, schema: { const: 'websocket' } },
+      { name: 'Sec-WebSocket-Key', in: 'header', required: true, schema: { type: 'string' } },
+      { name: 'Sec-WebSocket-Version', in: 'header', required: true, schema: { const: '13' } },
+    ],
+    responses: {
+      '101': { description: 'Switching protocols: the WebSocket is open.' },
+      '400': nestedError('Two `Host` headers (`more than one Host header`), or a malformed handshake.', ['INVALID_REQUEST']),
+      '401': nestedError(
+        "A token was required (`RELAY_AUTH_TOKEN` set) and none came, or the token matches none of the relay's.",
+        ['UNAUTHORIZED'],
+        { 'WWW-Authenticate': { description: '`Bearer realm="relay"`', schema: { type: 'string' } } },
+      ),
+      '426': nestedError('A plain HTTP request: this port serves WebSocket only.', ['INVALID_REQUEST']),
+      '503': nestedError(
+        '`MAX_WS_CONNECTIONS` reached (its last tenth is kept for addresses with none open), or shutting down.',
+        ['SERVICE_UNAVAILABLE'],
+        {
+          'Retry-After': { description: 'Seconds (5) before trying again.', schema: { type: 'string' } },
+        },
+      ),
+    },
+  },
+};
+
 export const OPENAPI = {
   openapi: '3.1.0',
   info: {
@@ -93,7 +150,10 @@ export const OPENAPI = {
       'progress (503); 30 s per request (`REQUEST_TIMEOUT_MS`, 408). Errors are `{"error": {"code", "message", "details"?}}`.',
   },
   servers: [{ url: 'http://localhost:8091' }],
+  // The HTTP API has no authentication (docs/relay.md, "Decisions": a trusted network); the tokens are the WebSocket's.
+  security: [],
   paths: {
+    '/': upgrade,
     '/ready': { get: readyOperation('ready', ['event-log-unwritable']) },
     '/health': get('health', 'The health record', {
       type: 'object',
@@ -146,6 +206,7 @@ export const OPENAPI = {
           'events_stored',
           'events_replayed',
           'events_healed',
+          'messages_rejected',
           'duplicates_dropped',
           'slow_consumers_dropped',
           'upgrades_refused',
@@ -197,6 +258,7 @@ export const OPENAPI = {
     '/asyncapi.json': documentGet('asyncapi', 'AsyncAPI 3'),
   },
   'x-unmatched-paths': { description: 'Any other path.', responses: limited({ '404': notFound }) },
+  components: { securitySchemes },
 };
 
 // `GET /metrics` answers Prometheus text when `Accept` asks for it (README, "Operations").

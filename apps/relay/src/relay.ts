@@ -1,49 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import { WebSocketServer, type WebSocket } from 'ws';
-import type { Logger } from '@repo/service';
-import {
-  InvalidMessageError,
-  SYNC_TYPES,
-  assertMessage,
-  createErrorMessage,
-  createMessage,
-  type Envelope,
-  type EventType,
-  type Subscription,
-  type SyncRequestType,
-  type SyncType,
-} from '@repo/relay-protocol';
-import type { RelayLimits, RelayTiming } from './config';
-import { Connection, type ConnectionRoles } from './connection';
-import type { EventLog } from './event-log';
-import { createFanOut } from './fan-out';
-import { createMessageHandler } from './handlers';
-import { createMesh, type RelayEntry } from './mesh';
-import type { PeerTlsOptions } from './peer-tls';
-import { healPeer, replayTo, type ReplayDeps } from './replay';
-import { ALL_SCOPES, scopeOf } from './scopes';
-import { createSeenIds } from './seen-ids';
-import {
-  createCounters,
-  healthRecord,
-  metricsRecord,
-  statusRecord,
-  statusReply,
-  syncData,
-  type RelayCounters,
-  type RelaySnapshot,
-} from './status';
-import { createStatsSampler } from './system-stats';
-import { createUpgradeHandler, type ClientToken } from './upgrade';
+import { WebSocketServer } from 'ws';
 import type { TrustProxy } from '@repo/http';
+import type { Logger } from '@repo/service';
+import { SYNC_TYPES, type SyncRequestType } from '@repo/relay-protocol';
+import type { RelayLimits, RelayTiming } from './config';
+import { accept, peerEvents, revokeTokens, track, type MessageRouter } from './core/connections';
+import { acceptEvent } from './core/events';
+import { recordConfirmed } from './core/healing';
+import { ownSync, snapshot, type RelayState } from './core/state';
+import { subscribe } from './core/subscribe';
+import { metricsChanged, pushSync, startTimers, stopTimers } from './core/timers';
+import type { EventLog } from './event-log';
+import { createFanOut, type FanOut } from './fan-out';
+import { createMessageHandler } from './handlers';
+import { createMesh, type Mesh, type RelayEntry } from './mesh';
+import { createMessageGuard } from './message-guard';
+import type { PeerTlsOptions } from './peer-tls';
+import { ALL_SCOPES } from './scopes';
+import { createSeenIds } from './seen-ids';
+import { createCounters, healthRecord, metricsRecord, statusRecord, statusReply, type RelayCounters } from './status';
+import { createStatsSampler } from './system-stats';
+import { createUpgradeHandler, type ClientToken, type UpgradeHandler } from './upgrade';
 
 export type { RelayEntry } from './mesh';
 export type { RelayCounters } from './status';
-
-/** How often the log's retention runs (ms). */
-const RETENTION_INTERVAL_MS = 60_000;
 
 /** Options of {@link createRelay}. */
 export interface RelayOptions {
@@ -106,44 +88,59 @@ export interface Relay {
   requestSync(syncType: SyncRequestType, target: string): Promise<{ success: true; message: string; sync_id: string }>;
 }
 
+/** A handshake server whose connections may send frames of at most `maxPayload` bytes. */
+function handshakes(maxPayload: number): WebSocketServer {
+  return new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false, clientTracking: false });
+}
+
+/** The relay's state, before the mesh and the fan-out are wired to it. */
+function createState(options: RelayOptions): RelayState {
+  const { limits, logger } = options;
+  const counters = createCounters();
+  const state: RelayState = {
+    relayId: options.relayId,
+    version: options.version,
+    startedAt: Date.now(),
+    limits,
+    timing: options.timing,
+    logger,
+    counters,
+    connections: new Set(),
+    seen: createSeenIds({ maxIds: limits.dedupMaxIds, ttlMs: limits.dedupTtlMs }),
+    log: options.eventLog,
+    sampler: createStatsSampler(),
+    wss: { full: handshakes(limits.maxMessageBytes), client: handshakes(limits.maxClientMessageBytes) },
+    guard: createMessageGuard(limits),
+    replay: {
+      log: options.eventLog,
+      counters,
+      logger,
+      highWaterBytes: Math.floor(limits.maxSendBufferBytes / 2),
+      lastLiveSeq: () => state.fanOut.lastSeq,
+    },
+    peerConfirmed: new Map(),
+    timers: {},
+    mesh: undefined as unknown as Mesh,
+    fanOut: undefined as unknown as FanOut,
+    lastBlockHeight: 0,
+    closed: false,
+    deliveries: Promise.resolve(),
+  };
+  return state;
+}
+
 /**
- * Creates a relay (not listening: {@link Relay.attach} it to a server) by wiring its parts: the
- * upgrade handler (authorization once per connection), the connections, the fan-out, the mesh
- * and the message handlers. Events published by the silent-payment service or forwarded by a
- * peer are delivered to every subscribed client once and forwarded once to every other peer,
- * de-duplicated by message id, so an event crosses a mesh with cycles and never returns to the
- * link it came from.
+ * Creates a relay (not listening: {@link Relay.attach} it to a server) by wiring its parts around
+ * one state object (`core/state.ts`): the upgrade handler (authorization once per connection), the
+ * connections, the fan-out, the mesh and the message handlers. Events published by the
+ * silent-payment service or forwarded by a peer are delivered to every subscribed client once and
+ * forwarded once to every other peer, de-duplicated by message id, so an event crosses a mesh
+ * with cycles and never returns to the link it came from.
  */
 export function createRelay(options: RelayOptions): Relay {
-  const { relayId, version, limits, timing, logger } = options;
-  const startedAt = Date.now();
-  const sampler = createStatsSampler();
-  const seen = createSeenIds({ maxIds: limits.dedupMaxIds, ttlMs: limits.dedupTtlMs });
-  const counters = createCounters();
-  const connections = new Set<Connection>();
-  const servers: (HttpServer | HttpsServer)[] = [];
-  let lastBlockHeight = 0;
-  let closed = false;
-  let heartbeatTimer: NodeJS.Timeout | undefined;
-  let syncTimer: NodeJS.Timeout | undefined;
-  let metricsTimer: NodeJS.Timeout | undefined;
-  let retentionTimer: NodeJS.Timeout | undefined;
-
-  const wss = new WebSocketServer({
-    noServer: true,
-    // A frame announcing more than this is refused from its header (close 1009), never buffered.
-    maxPayload: limits.maxMessageBytes,
-    perMessageDeflate: false,
-    clientTracking: false,
-  });
-  const connectionDeps = {
-    maxSendBufferBytes: limits.maxSendBufferBytes,
-    slowConsumerGraceMs: timing.slowConsumerGraceMs,
-    counters,
-    logger,
-  };
-
-  const mesh = createMesh({
+  const state = createState(options);
+  const { relayId, version, counters, logger, limits, timing } = state;
+  state.mesh = createMesh({
     relayId,
     version,
     meshToken: options.meshToken,
@@ -153,209 +150,30 @@ export function createRelay(options: RelayOptions): Relay {
     timing,
     counters,
     logger,
-    isClosed: () => closed,
-    openOutbound(ws, address) {
-      const conn = track(ws, true, address, { publisher: false, meshAllowed: true, scopes: ALL_SCOPES });
-      return conn;
-    },
-    onLinked(conn, isNew) {
-      if (isNew) {
-        metricsChanged();
-        void heal(conn);
-      }
-      // Exchange state at once, so /relays shows the peer's figures without waiting for the timer.
-      for (const type of SYNC_TYPES) conn.sendMessage(createMessage(type, ownSync(type)));
-      counters.last_sync_timestamp = Date.now();
-    },
-    onLost(peerId, conn, reason) {
-      // CONNECTION_ERROR tells clients a relay became unreachable (docs/relay.md, "WebSocket errors").
-      fanOut.errorToClients(
-        createErrorMessage('CONNECTION_ERROR', `relay ${peerId} is unreachable`, `connection to ${conn.address} closed: ${reason}`),
-      );
-      metricsChanged();
-    },
-    onSyncReport(type, data) {
-      // A manual sync is visible where it was asked for: the target's report goes to our clients.
-      fanOut.send(createMessage(type, data as never), { type, toPeers: false });
-    },
+    isClosed: () => state.closed,
+    // Called once started, when a peer is dialled: `route` is defined by then.
+    openOutbound: (ws, address) => track(state, route, ws, true, address, { publisher: false, meshAllowed: true, scopes: ALL_SCOPES }),
+    ...peerEvents(state),
   });
-  const fanOut = createFanOut(connections, mesh);
-
-  const snapshot = (): RelaySnapshot => ({
-    relayId,
-    version,
-    uptime: Math.floor((Date.now() - startedAt) / 1000),
-    connectedRelays: mesh.size,
-    connectedClients: [...connections].filter((c) => c.isClient).length,
-    lastBlockHeight,
-    configuredPeers: mesh.configuredCount(),
-    linkedConfiguredPeers: mesh.linkedConfiguredCount(),
-    counters,
-  });
-  const ownSync = <T extends SyncType>(type: T) => syncData(type, snapshot(), type === 'HealthSync' ? sampler.sample() : undefined);
-
-  /** Sends this relay's own sync message of `type` to its clients and its peers. */
-  function pushSync(type: SyncType): void {
-    fanOut.send(createMessage(type, ownSync(type)), { type, toPeers: true });
-    if (mesh.size > 0) counters.last_sync_timestamp = Date.now();
-  }
-
-  /** MetricsSync "on change": coalesces bursts of changes into one message. */
-  function metricsChanged(): void {
-    if (closed || metricsTimer !== undefined) return;
-    metricsTimer = setTimeout(() => {
-      metricsTimer = undefined;
-      pushSync('MetricsSync');
-    }, 50);
-  }
-
-  const log = options.eventLog;
-  const replayDeps: ReplayDeps = { log, counters, logger, highWaterBytes: Math.floor(limits.maxSendBufferBytes / 2) };
-  /** Deliveries in arrival order (appends are pipelined; each is delivered once stored, in turn). */
-  let deliveries: Promise<void> = Promise.resolve();
-
-  /**
-   * An event from a publisher or a peer: validated, appended to the log, then acknowledged to a
-   * publisher (only once durably stored, so a restart loses nothing acknowledged), then, the
-   * first time its id is stored here, delivered to the clients and forwarded to the other peers.
-   */
-  function onEvent(conn: Connection, message: Envelope): void {
-    const event = assertMessage(message);
-    const type = event.type as EventType;
-    const fromPeer = conn.peerId;
-    const publisher = fromPeer === undefined;
-    if (publisher) counters.events_published++;
-    if (seen.has(event.id)) {
-      // Already stored: ack again (a publisher retry) without touching the log.
-      counters.duplicates_dropped++;
-      if (publisher) conn.sendMessage(createMessage('ack', {}, event.id));
-      return;
-    }
-    const clean: Envelope = { type, id: event.id, timestamp: event.timestamp, data: event.data };
-    const text = JSON.stringify(clean);
-    const stored = log.append({ id: event.id, type, text });
-    deliveries = deliveries
-      .then(() => stored)
-      .then(
-        ({ seq, fresh, durable }) => {
-          // Acknowledged only once on disk, so a restart (even a power cut) loses nothing acknowledged.
-          durable.then(
-            () => {
-              // Only now may a resent copy be acknowledged from the seen-id set without the log.
-              seen.add(event.id);
-              if (publisher) conn.sendMessage(createMessage('ack', {}, event.id));
-            },
-            (err: Error) => {
-              if (publisher) notStored(conn, event.id, fromPeer, err);
-            },
-          );
-          if (!fresh) {
-            counters.duplicates_dropped++;
-            return;
-          }
-          counters.events_stored++;
-          if (event.type === 'BlockScanned' && event.data.block_height > lastBlockHeight) lastBlockHeight = event.data.block_height;
-          fanOut.send(clean, { type, toPeers: true, fromPeer, seq, frame: Buffer.from(text) });
-        },
-        (err: Error) => notStored(conn, event.id, fromPeer, err),
-      );
-  }
-
-  /** Not stored: not acknowledged. Closing makes the publisher reconnect and send it again. */
-  function notStored(conn: Connection, id: string, fromPeer: string | undefined, err: Error): void {
-    logger.error({ err: { message: err.message }, id, peer: fromPeer }, 'event log append failed: event not acknowledged');
-    if (conn.isOpen) conn.ws.close(1011, 'event log unavailable');
-  }
-
-  /** Per peer: the time up to which it confirmed our data (see Connection.confirmedAt). */
-  const peerConfirmed = new Map<string, number>();
-  const confirmedKey = (peerId: string) => `peer-confirmed:${peerId}`;
-
-  /**
-   * A peer's first link came (back) up: sends it every event this relay stored since the peer
-   * last confirmed our data (kept across restarts in the log; for a peer never linked before,
-   * since this relay started), so a partition or a restart loses nothing (docs/relay.md, "The mesh heals").
-   */
-  async function heal(conn: Connection): Promise<void> {
-    const peerId = conn.peerId!;
-    conn.healing = true;
-    try {
-      const persisted = peerConfirmed.has(peerId) ? undefined : await log.getMeta(confirmedKey(peerId));
-      const from = peerConfirmed.get(peerId) ?? (persisted !== undefined ? Number(persisted) : startedAt);
-      peerConfirmed.set(peerId, from);
-      conn.confirmedAt = from;
-      const sent = await healPeer(conn, Math.max(0, from - timing.healOverlapMs), replayDeps);
-      logger.info({ peer: peerId, since: from, sent }, 'mesh link up: sent the peer the events stored since it last confirmed');
-    } catch (err) {
-      logger.warn({ peer: peerId, err: { message: (err as Error).message } }, 'mesh heal failed: the event log could not be read');
-    } finally {
-      conn.healing = false;
-      conn.healEndedAt = Date.now();
-    }
-  }
-
-  /** Records how far each linked peer confirmed our data (at each heartbeat, and at close). */
-  function recordConfirmed(): void {
-    for (const peerId of mesh.peerIds()) {
-      const link = mesh.linkOf(peerId);
-      if (link === undefined || link.confirmedAt <= (peerConfirmed.get(peerId) ?? 0)) continue;
-      peerConfirmed.set(peerId, link.confirmedAt);
-      log.setMeta(confirmedKey(peerId), String(link.confirmedAt)).catch(() => undefined);
-    }
-  }
-
-  function onSubscribe(conn: Connection, subscription: Subscription, requestId: string): void {
-    if (conn.replaying) {
-      throw new InvalidMessageError('a replay is in progress', 'send subscribe with since again once the replay ended', requestId);
-    }
-    const forbidden = (subscription.types ?? []).filter((t) => !conn.roles.scopes.has(scopeOf(t)));
-    if (forbidden.length > 0) {
-      throw new InvalidMessageError(
-        `${forbidden.join(', ')} need the payments scope`,
-        'connect with a token of RELAY_TOKEN_FILE that has the payments scope',
-        requestId,
-        'FORBIDDEN',
-      );
-    }
-    conn.subscriptions = subscription.types === undefined ? null : new Set(subscription.types);
-    if (subscription.since === undefined) {
-      conn.sendMessage(createMessage('subscribed', { types: subscription.types ?? 'all' }, requestId));
-      return;
-    }
-    void replayTo(conn, subscription.since, requestId, subscription.types, replayDeps);
-  }
-
-  const handleMessage = createMessageHandler({
+  state.fanOut = createFanOut(state.connections, state.mesh);
+  const route: MessageRouter = createMessageHandler({
     relayId,
     version,
     counters,
     logger,
-    mesh,
-    syncData: ownSync,
-    statusReply: () => statusReply(snapshot()),
-    onEvent,
-    onSubscribe,
+    guard: state.guard,
+    mesh: state.mesh,
+    syncData: (type) => ownSync(state, type),
+    statusReply: () => statusReply(snapshot(state)),
+    onEvent: (conn, message) => acceptEvent(state, conn, message),
+    onSubscribe: (conn, subscription, requestId) => subscribe(state, conn, subscription, requestId),
   });
-
-  /** Wraps a socket in a connection, routes its messages and forgets it once closed. */
-  function track(ws: WebSocket, outbound: boolean, address: string, roles: ConnectionRoles): Connection {
-    const conn = new Connection(ws, outbound, address, roles, connectionDeps);
-    ws.on('message', (data, isBinary) => handleMessage(conn, data, isBinary));
-    if (outbound) ws.on('open', () => connections.add(conn));
-    else connections.add(conn);
-    ws.on('close', () => {
-      connections.delete(conn);
-      if (!outbound) mesh.unregister(conn, 'connection closed');
-    });
-    return conn;
-  }
-
   const handleUpgrade = createUpgradeHandler({
-    wss,
+    wss: (roles) => (roles.publisher || roles.meshAllowed ? state.wss.full : state.wss.client),
     maxConnections: limits.maxWsConnections,
     counters,
     logger,
-    isClosed: () => closed,
+    isClosed: () => state.closed,
     trustProxy: options.trustProxy,
     credentials: () => ({
       publishToken: options.publishToken,
@@ -364,104 +182,62 @@ export function createRelay(options: RelayOptions): Relay {
       clientToken: options.clientToken ?? (() => undefined),
       paymentsPublic: options.paymentsPublic ?? false,
     }),
-    onConnection(ws, address, roles) {
-      const conn = track(ws, false, address, roles);
-      logger.debug({ address, token: roles.tokenName, scopes: [...roles.scopes], publisher: roles.publisher }, 'connection accepted');
-      ws.on('error', (err) => logger.debug({ address, err: err.message }, 'client connection error'));
-      // A new client learns the relay's state at once instead of waiting for the next period.
-      conn.sendMessage(createMessage('StateSync', ownSync('StateSync')));
-    },
+    onConnection: (ws, address, roles, ip, url) => accept(state, track(state, route, ws, false, address, roles, ip), url),
   });
+  for (const url of options.peers) state.mesh.addPeer(url);
+  return relayApi(state, handleUpgrade);
+}
 
-  function heartbeat(): void {
-    recordConfirmed();
-    const now = Date.now();
-    for (const conn of connections) {
-      if (!conn.alive) {
-        // RFC 6455 5.5.2: a peer that does not answer our ping in a whole interval is gone.
-        logger.info({ address: conn.address, peer: conn.peerId }, 'heartbeat: no pong, terminating connection');
-        conn.ws.terminate();
-        continue;
-      }
-      conn.alive = false;
-      conn.pingSentAt = now;
-      try {
-        conn.ws.ping();
-      } catch {
-        conn.ws.terminate();
-      }
-    }
-  }
-
-  for (const url of options.peers) mesh.addPeer(url);
-
+/** The {@link Relay} of a wired state. */
+function relayApi(state: RelayState, handleUpgrade: UpgradeHandler): Relay {
+  const { relayId, version, mesh } = state;
+  const servers: (HttpServer | HttpsServer)[] = [];
   return {
     relayId,
     version,
     get connectionCount() {
       return handleUpgrade.open;
     },
-    counters,
+    counters: state.counters,
     attach(server) {
       servers.push(server);
       server.on('upgrade', handleUpgrade);
     },
     start() {
-      heartbeatTimer = setInterval(heartbeat, timing.heartbeatIntervalMs);
-      syncTimer = setInterval(() => {
-        for (const type of SYNC_TYPES) pushSync(type);
-      }, timing.syncIntervalMs);
+      startTimers(state);
       mesh.start();
-      const trim = () =>
-        log.trim().then(
-          (removed) => removed > 0 && logger.info({ removed }, 'event log: retention removed old events'),
-          (err: Error) => logger.warn({ err: { message: err.message } }, 'event log: retention failed'),
-        );
-      void trim();
-      retentionTimer = setInterval(() => void trim(), RETENTION_INTERVAL_MS);
     },
-    addPeer(url) {
-      mesh.addPeer(url);
-    },
-    revokeTokens(names) {
-      const gone = new Set(names);
-      for (const conn of connections) {
-        if (conn.roles.tokenName === undefined || !gone.has(conn.roles.tokenName)) continue;
-        logger.info({ token: conn.roles.tokenName, address: conn.address }, 'closing a connection whose token was removed');
-        conn.ws.close(1008, 'token revoked');
-      }
-    },
+    addPeer: (url) => mesh.addPeer(url),
+    revokeTokens: (names) => revokeTokens(state, names),
     async close() {
-      if (closed) return;
-      closed = true;
-      clearInterval(heartbeatTimer);
-      clearInterval(syncTimer);
-      clearTimeout(metricsTimer);
-      clearInterval(retentionTimer);
+      if (state.closed) return;
+      state.closed = true;
+      stopTimers(state);
       for (const server of servers) server.off('upgrade', handleUpgrade);
-      recordConfirmed();
-      const open = new Set([...connections, ...mesh.stop()]);
+      recordConfirmed(state);
+      const open = new Set([...state.connections, ...mesh.stop()]);
       await Promise.all([...open].map((conn) => conn.shutdown()));
-      wss.close();
-      await deliveries;
-      await log.close();
+      state.wss.full.close();
+      state.wss.client.close();
+      await state.deliveries;
+      await state.log.close();
     },
-    health: () => healthRecord(snapshot()),
-    status: () => statusRecord(snapshot()),
-    metrics: () => metricsRecord(snapshot()),
+    health: () => healthRecord(snapshot(state)),
+    status: () => statusRecord(snapshot(state)),
+    metrics: () => metricsRecord(snapshot(state)),
     relays: () => mesh.relays(),
     async requestSync(syncType, target) {
       const syncId = randomUUID();
       const types = syncType === 'all' ? [...SYNC_TYPES] : [syncType];
       if (target === relayId) {
-        for (const type of types) pushSync(type);
+        for (const type of types) pushSync(state, type);
         return { success: true, message: `${syncType} of ${relayId} sent to its clients and ${mesh.size} peer(s)`, sync_id: syncId };
       }
       try {
         const targets = await mesh.requestSync(syncType, target, syncId);
         return { success: true, message: `${syncType} completed with ${targets.join(', ')}`, sync_id: syncId };
       } catch (err) {
-        metricsChanged();
+        metricsChanged(state);
         throw err;
       }
     },

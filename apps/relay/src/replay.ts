@@ -26,12 +26,16 @@ export interface ReplayDeps {
   logger: Logger;
   /** Pause reading while the connection's send buffer is over this (bytes), so a replay never trips the slow-consumer bound. */
   highWaterBytes: number;
+  /** The seq of the last event fanned out live (undefined before the first). */
+  lastLiveSeq: () => string | undefined;
 }
 
 /**
  * Answers a `subscribe` with `since`: sends every stored event after the cursor that the
  * client wants, in storage order, then its live events, with no gap and no duplicate at the seam.
- * Live events are held by the connection from the start (synchronously, before any await) and
+ * Events this connection was already sent live before the replay began (it was open and
+ * subscribed to them) are skipped, so the documented flow (connect, then `subscribe{since}`)
+ * gives each event once. Live events are held by the connection from the start (synchronously, before any await) and
  * released after the last page, less those the replay already covered (compared by seq); the
  * connection also skips any later live event at or before the replay's last seq, since a live
  * event may be delivered a moment after the replay read it from the log. An unknown or expired
@@ -45,6 +49,7 @@ export async function replayTo(
   deps: ReplayDeps,
 ): Promise<void> {
   conn.holdLive();
+  const through = deps.lastLiveSeq();
   let last: string | null = null;
   try {
     const start = await deps.log.locate(cursor);
@@ -68,7 +73,8 @@ export async function replayTo(
     for (;;) {
       const page = await deps.log.readAfter(last, REPLAY_PAGE);
       for (const e of page) {
-        if (!conn.wants(e.type as SubscriptionType)) {
+        const type = e.type as SubscriptionType;
+        if (!conn.wants(type) || conn.sentLive(e.seq, type, through, seqAfter)) {
           last = e.seq;
           continue;
         }

@@ -18,6 +18,8 @@ export interface RelayCounters {
   events_replayed: number;
   /** Events sent to peers from the log after a link came back. */
   events_healed: number;
+  /** Messages refused before parsing: too large for a client, over the rate, nested too deep. */
+  messages_rejected: number;
 }
 
 /** Fresh counters, all zero. */
@@ -35,6 +37,7 @@ export function createCounters(): RelayCounters {
     peer_connect_failures: 0,
     events_replayed: 0,
     events_healed: 0,
+    messages_rejected: 0,
   };
 }
 
@@ -130,6 +133,7 @@ export function metricsRecord(s: RelaySnapshot): Record<string, unknown> {
   return {
     messages_sent: c.messages_sent,
     messages_received: c.messages_received,
+    messages_rejected: c.messages_rejected,
     sync_errors: c.sync_errors,
     last_sync_timestamp: c.last_sync_timestamp,
     connected_relays: s.connectedRelays,

@@ -1,4 +1,4 @@
-import { clientAddress, TRUST_NONE, type TrustProxy } from '@repo/http';
+import { clientAddress, defaultReserve, TRUST_NONE, type TrustProxy } from '@repo/http';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
@@ -6,6 +6,7 @@ import { equalStrings } from '@repo/crypto';
 import { throttledLog, type Logger } from '@repo/service';
 import type { Scope } from '@repo/relay-protocol';
 import type { ConnectionRoles } from './connection';
+import { hasDuplicateHost } from './routes/request-checks';
 import { ALL_SCOPES } from './scopes';
 import type { RelayCounters } from './status';
 
@@ -61,7 +62,9 @@ export type Authorization = { ok: true; roles: ConnectionRoles } | { ok: false }
  */
 export function authorize(token: string | undefined, c: Credentials): Authorization {
   const publicScopes: ReadonlySet<Scope> = c.paymentsPublic ? ALL_SCOPES : new Set<Scope>(['events']);
-  if (token === undefined) return c.authToken === undefined ? { ok: true, roles: roles(false, false, publicScopes) } : { ok: false };
+  if (token === undefined) {
+    return c.authToken === undefined ? { ok: true, roles: { ...roles(false, false, publicScopes), anonymous: true } } : { ok: false };
+  }
   if (token === '') return { ok: false };
   // Compare with every secret (no early exit), each in constant time.
   const publisher = equalStrings(token, c.publishToken);
@@ -109,7 +112,8 @@ export function refuseUpgrade(
 
 /** Options of {@link createUpgradeHandler}. */
 export interface UpgradeHandlerOptions {
-  wss: WebSocketServer;
+  /** The server that completes the handshake of a connection with these roles (its `maxPayload` binds its frames). */
+  wss: (roles: ConnectionRoles) => WebSocketServer;
   credentials: () => Credentials;
   maxConnections: number;
   counters: RelayCounters;
@@ -117,8 +121,8 @@ export interface UpgradeHandlerOptions {
   isClosed: () => boolean;
   /** Whose `X-Forwarded-For` names the client (docs/README.md, "Trusted proxies"); default none. */
   trustProxy?: TrustProxy;
-  /** Called with every accepted connection and what it may do. */
-  onConnection: (ws: WebSocket, address: string, roles: ConnectionRoles) => void;
+  /** Called with every accepted connection, its `ip:port`, what it may do, its ip and the upgrade's URL. */
+  onConnection: (ws: WebSocket, address: string, roles: ConnectionRoles, ip: string, url: string) => void;
 }
 
 /** The `upgrade` handler: authorization and the connection limit, before any WebSocket handshake. */
@@ -128,9 +132,20 @@ export interface UpgradeHandler {
   readonly open: number;
 }
 
-/** Creates the server's `upgrade` handler (the `ws` library's `noServer` mode). */
+/**
+ * Creates the server's `upgrade` handler (the `ws` library's `noServer` mode). Of the
+ * `maxConnections` slots, the last tenth (as `@repo/http`'s guards keep) is for addresses with no
+ * connection open or pending, so a few addresses holding idle sockets cannot turn newcomers away.
+ */
 export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHandler {
   const { wss, counters, logger, maxConnections } = options;
+  const shared = maxConnections - Math.min(defaultReserve(maxConnections), maxConnections - 1);
+  const byIp = new Map<string, number>();
+  const release = (ip: string) => {
+    const n = (byIp.get(ip) ?? 1) - 1;
+    if (n <= 0) byIp.delete(ip);
+    else byIp.set(ip, n);
+  };
   let open = 0;
   let pending = 0;
   const warnFull = throttledLog((fields, message) => logger.warn(fields, message), { everyMs: 1_000, countAs: 'refusals' });
@@ -141,6 +156,11 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
       refuseUpgrade(socket, 503, 'Service Unavailable', 'SERVICE_UNAVAILABLE', 'relay is shutting down');
       return;
     }
+    if (hasDuplicateHost(req)) {
+      counters.upgrades_refused++;
+      refuseUpgrade(socket, 400, 'Bad Request', 'INVALID_REQUEST', 'more than one Host header');
+      return;
+    }
     const auth = authorize(requestToken(req), options.credentials());
     if (!auth.ok) {
       counters.upgrades_refused++;
@@ -149,15 +169,18 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
       });
       return;
     }
-    if (open + pending >= maxConnections) {
+    const ip = clientAddress(req, options.trustProxy ?? TRUST_NONE);
+    const taken = open + pending;
+    if (taken >= maxConnections || (taken >= shared && byIp.has(ip))) {
       counters.upgrades_refused++;
-      warnFull({ open, max: maxConnections }, 'upgrade refused: too many connections');
+      warnFull({ open, max: maxConnections, ip, reserve: maxConnections - shared }, 'upgrade refused: too many connections');
       refuseUpgrade(socket, 503, 'Service Unavailable', 'SERVICE_UNAVAILABLE', `too many connections (limit ${maxConnections})`, {
         'Retry-After': '5',
       });
       return;
     }
     pending++;
+    byIp.set(ip, (byIp.get(ip) ?? 0) + 1);
     let settled = false;
     const settle = () => {
       if (!settled) {
@@ -165,18 +188,25 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
         pending--;
       }
     };
-    socket.once('close', settle);
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    const abandoned = () => {
       settle();
-      socket.off('close', settle);
+      release(ip);
+    };
+    socket.once('close', abandoned);
+    wss(auth.roles).handleUpgrade(req, socket, head, (ws) => {
+      settle();
+      socket.off('close', abandoned);
       if (options.isClosed()) {
+        release(ip);
         ws.terminate();
         return;
       }
       open++;
-      ws.once('close', () => open--);
-      const address = `${clientAddress(req, options.trustProxy ?? TRUST_NONE)}:${req.socket.remotePort ?? 0}`;
-      options.onConnection(ws, address, auth.roles);
+      ws.once('close', () => {
+        open--;
+        release(ip);
+      });
+      options.onConnection(ws, `${ip}:${req.socket.remotePort ?? 0}`, auth.roles, ip, req.url ?? '/');
     });
   } as UpgradeHandler;
   Object.defineProperty(handler, 'open', { get: () => open });

@@ -2,7 +2,7 @@ import { validateAsyncApiDocument, validateOpenApiDocument } from '@repo/api-con
 import { MESSAGES } from '@repo/relay-protocol';
 import { ASYNCAPI } from '../src/asyncapi';
 import { OPENAPI } from '../src/openapi';
-import { connect, removeTempDirs, startRelay, type TestRelay } from './support/helpers';
+import { TestClient, connect, removeTempDirs, startRelay, type TestRelay } from './support/helpers';
 
 describe('the API documents', () => {
   let relay: TestRelay;
@@ -23,6 +23,21 @@ describe('the API documents', () => {
   it('the AsyncAPI document of the WebSocket is valid AsyncAPI 3 and has every message of the protocol table', async () => {
     expect(await validateAsyncApiDocument(ASYNCAPI)).toEqual([]);
     expect(Object.keys(ASYNCAPI.components.messages).sort()).toEqual(Object.keys(MESSAGES).sort());
+  });
+
+  it('declares the WebSocket tokens as security schemes of the upgrade, and its 401 is the one answered', async () => {
+    expect(Object.keys(OPENAPI.components.securitySchemes).sort()).toEqual([
+      'clientToken',
+      'clientTokenQuery',
+      'meshToken',
+      'publishToken',
+    ]);
+    const upgrade = OPENAPI.paths['/'].get as { security: object[]; responses: Record<string, any> };
+    expect(upgrade.security).toContainEqual({ publishToken: [] });
+    const refused = new TestClient(`${relay.wsUrl}/?token=not-a-token-of-this-relay`);
+    const answer = await refused.opened().catch((err: { status: number; headers: Record<string, string> }) => err);
+    expect(answer).toMatchObject({ status: 401, headers: { 'www-authenticate': 'Bearer realm="relay"' } });
+    expect(upgrade.responses['401'].content['application/json'].schema.properties.error.properties.code.enum).toEqual(['UNAUTHORIZED']);
   });
 
   it('serves both on the HTTP port, cacheable, outside the rate limit', async () => {

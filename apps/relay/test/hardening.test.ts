@@ -45,10 +45,10 @@ describe('relay: one address cannot lock others out; malformed requests get the 
     expect(await openWs(relay.wsUrl, '127.0.0.3')).toBeDefined();
   });
 
-  // docs/relay.md, "WebSocket limits": MAX_WS_CONNECTIONS simultaneous connections, and past it a
-  // 503 before the handshake, also when the clients come from addresses that already have some
-  // open (the listener's reserve for new addresses must not cut the pool below the limit).
-  it('WebSocket: clients of two addresses reach MAX_WS_CONNECTIONS, and the next upgrades get 503', async () => {
+  // docs/relay.md, "WebSocket limits": MAX_WS_CONNECTIONS simultaneous connections, the last tenth
+  // for addresses with none open, and past it a 503 before the handshake (the TCP guard's own
+  // reserve must not cut the pool below the limit).
+  it('WebSocket: two addresses fill MAX_WS_CONNECTIONS but its last tenth, new addresses the rest, and the next upgrades get 503', async () => {
     relay = await startRelay({ MAX_WS_CONNECTIONS: '100', MAX_WS_CONNECTIONS_PER_IP: '60' });
     const statuses: (number | 'open' | 'closed')[] = [];
     const attempt = (localAddress: string) =>
@@ -71,6 +71,8 @@ describe('relay: one address cannot lock others out; malformed requests get the 
       });
     await Promise.all(Array.from({ length: 60 }, () => attempt('127.0.0.2')));
     await Promise.all(Array.from({ length: 60 }, () => attempt('127.0.0.3')));
+    expect(statuses.filter((s) => s === 'open')).toHaveLength(90);
+    for (let i = 0; i < 12; i++) await attempt(`127.0.1.${i + 1}`);
     expect(statuses.filter((s) => s === 'open')).toHaveLength(100);
     expect(statuses.filter((s) => s === 503).length).toBeGreaterThan(0);
   });

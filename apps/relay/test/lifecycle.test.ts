@@ -154,27 +154,44 @@ describe('relay lifecycle', () => {
 describe('relay entry point', () => {
   /** A start that stops with exit 1 and one fatal line holding `text`: no stack trace, never listening. */
   const refused = (text: string) => ({ code: 1, fatal: [expect.stringContaining(text)], listened: false, stack: false });
+  // The run ends on the child's exit (an event). Compiling src/ at start took over 15 s on a busy
+  // machine (runStart's default deadline): the deadline only catches a child that hangs.
+  const HANG_MS = 120_000;
   const runMain = (env: Record<string, string>, user?: ProcessUser) =>
-    runStart({ cwd: join(__dirname, '..'), env: { WS_PORT: '0', HTTP_PORT: '0', ...env }, user, listening: 'relay listening' });
+    runStart({
+      cwd: join(__dirname, '..'),
+      env: { WS_PORT: '0', HTTP_PORT: '0', ...env },
+      user,
+      listening: 'relay listening',
+      timeoutMs: HANG_MS,
+    });
 
-  it('exits 1 with one fatal line naming RELAY_TOKEN_FILE when start() cannot read it', async () => {
-    const dataDir = tempDir();
-    expect(await runMain({ DATA_DIR: dataDir, RELAY_TOKEN_FILE: join(dataDir, 'missing') })).toMatchObject(
-      refused('configuration error: RELAY_TOKEN_FILE'),
-    );
-    expect(readdirSync(dataDir)).toEqual([]);
-  }, 20_000);
+  it(
+    'exits 1 with one fatal line naming RELAY_TOKEN_FILE when start() cannot read it',
+    async () => {
+      const dataDir = tempDir();
+      expect(await runMain({ DATA_DIR: dataDir, RELAY_TOKEN_FILE: join(dataDir, 'missing') })).toMatchObject(
+        refused('configuration error: RELAY_TOKEN_FILE'),
+      );
+      expect(readdirSync(dataDir)).toEqual([]);
+    },
+    HANG_MS + 10_000,
+  );
 
   // As root, the child runs as nobody (unprivilegedUser), who cannot write root's 0444 file.
-  it('exits 1 with one fatal line saying the event log is read-only, instead of serving and failing every publish', async () => {
-    const dataDir = tempDir();
-    const file = join(dataDir, 'events.db');
-    await createSqliteLog({ file, retention: { maxAgeMs: 60_000, maxEvents: 10 } }).close();
-    chmodSync(file, 0o444);
-    chmodSync(dataDir, 0o777);
-    const run = { DATA_DIR: dataDir, RELAY_PUBLISH_TOKEN: 'a'.repeat(32), RELAY_ID: 'relay-test' };
-    expect(await runMain(run, unprivilegedUser())).toMatchObject(
-      refused(`cannot open the event log ${file} (DATA_DIR): it can be read but not written by this process`),
-    );
-  }, 20_000);
+  it(
+    'exits 1 with one fatal line saying the event log is read-only, instead of serving and failing every publish',
+    async () => {
+      const dataDir = tempDir();
+      const file = join(dataDir, 'events.db');
+      await createSqliteLog({ file, retention: { maxAgeMs: 60_000, maxEvents: 10 } }).close();
+      chmodSync(file, 0o444);
+      chmodSync(dataDir, 0o777);
+      const run = { DATA_DIR: dataDir, RELAY_PUBLISH_TOKEN: 'a'.repeat(32), RELAY_ID: 'relay-test' };
+      expect(await runMain(run, unprivilegedUser())).toMatchObject(
+        refused(`cannot open the event log ${file} (DATA_DIR): it can be read but not written by this process`),
+      );
+    },
+    HANG_MS + 10_000,
+  );
 });

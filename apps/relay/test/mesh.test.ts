@@ -25,7 +25,8 @@ const connectedRelays = async (relay: TestRelay): Promise<string[]> =>
     .map((r) => r.relay_id)
     .sort();
 
-describe('relay mesh', () => {
+/** The relays and clients of a describe block, closed after each of its tests. */
+function meshFixture() {
   const relays: TestRelay[] = [];
   const clients: TestClient[] = [];
   const start = async (env: Record<string, string> = {}) => {
@@ -44,6 +45,11 @@ describe('relay mesh', () => {
     await Promise.all(relays.splice(0).map((r) => r.close()));
     removeTempDirs();
   });
+  return { relays, clients, start, open };
+}
+
+describe('relay mesh', () => {
+  const { relays, start, open } = meshFixture();
 
   it('delivers each event to every client of three relays exactly once, in a mesh with a cycle', async () => {
     const a = await start({ RELAY_ID: 'relay-a' });
@@ -158,110 +164,114 @@ describe('relay mesh', () => {
     expect(err.data).toMatchObject({ code: 'INVALID_MESSAGE', message: 'peering needs the mesh token' });
     expect(await connectedRelays(a)).toEqual([]);
   });
+});
 
-  describe('POST /sync', () => {
-    it('asks a peer for a sync and records what it answers', async () => {
-      const b = await start({ RELAY_ID: 'relay-b' });
-      const a = await start({ RELAY_ID: 'relay-a', RELAY_PEERS: b.wsUrl });
-      await waitFor(async () => (await connectedRelays(a)).length === 1);
-      const { status, body } = await postJson(`${a.httpUrl}/sync`, { sync_type: 'HealthSync', target_relay: 'relay-b' });
-      expect(status).toBe(200);
-      expect(body).toEqual({
-        success: true,
-        message: expect.stringContaining('relay-b'),
-        sync_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      });
-      const entry = (await getJson(`${a.httpUrl}/relays`)).body.relays[0];
-      expect(entry.last_sync.HealthSync).toMatchObject({
-        relay_id: 'relay-b',
-        status: 'healthy',
-        cpu_usage: expect.any(Number),
-        memory_usage: expect.any(Number),
-      });
-      expect(entry.last_sync.HealthSync.memory_usage).toBeGreaterThan(0);
+describe('relay mesh: POST /sync', () => {
+  const { start, open } = meshFixture();
 
-      const all = await postJson(`${a.httpUrl}/sync`, { sync_type: 'all', target_relay: 'all' });
-      expect(all.status).toBe(200);
-      expect(all.body.success).toBe(true);
-      const metrics = (await getJson(`${a.httpUrl}/metrics`)).body;
-      expect(metrics.last_sync_timestamp).toBeGreaterThan(0);
-
-      // Its own id: the relay pushes its own sync to its clients and peers.
-      const client = await open(a);
-      const self = await postJson(`${a.httpUrl}/sync`, { sync_type: 'MetricsSync', target_relay: 'relay-a' });
-      expect(self.status).toBe(200);
-      const pushed = await client.next((m) => m.type === 'MetricsSync');
-      expect(pushed.data).toEqual({
-        relay_id: 'relay-a',
-        messages_sent: expect.any(Number),
-        messages_received: expect.any(Number),
-        sync_errors: expect.any(Number),
-        connected_relays: 1,
-      });
+  it('asks a peer for a sync and records what it answers', async () => {
+    const b = await start({ RELAY_ID: 'relay-b' });
+    const a = await start({ RELAY_ID: 'relay-a', RELAY_PEERS: b.wsUrl });
+    await waitFor(async () => (await connectedRelays(a)).length === 1);
+    const { status, body } = await postJson(`${a.httpUrl}/sync`, { sync_type: 'HealthSync', target_relay: 'relay-b' });
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      success: true,
+      message: expect.stringContaining('relay-b'),
+      sync_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
+    const entry = (await getJson(`${a.httpUrl}/relays`)).body.relays[0];
+    expect(entry.last_sync.HealthSync).toMatchObject({
+      relay_id: 'relay-b',
+      status: 'healthy',
+      cpu_usage: expect.any(Number),
+      memory_usage: expect.any(Number),
+    });
+    expect(entry.last_sync.HealthSync.memory_usage).toBeGreaterThan(0);
 
-    it('answers 404 for an unknown relay and 502 CONNECTION_ERROR for an unreachable one', async () => {
-      const b = await start({ RELAY_ID: 'relay-b' });
-      const a = await start({ RELAY_ID: 'relay-a', RELAY_PEERS: b.wsUrl });
-      await waitFor(async () => (await connectedRelays(a)).length === 1);
-      const unknown = await postJson(`${a.httpUrl}/sync`, { sync_type: 'StateSync', target_relay: 'relay-zz' });
-      expect(unknown.status).toBe(404);
-      expect(unknown.body.error).toMatchObject({ code: 'NOT_FOUND', message: 'unknown relay: relay-zz' });
-      await b.close();
-      await waitFor(async () => (await connectedRelays(a)).length === 0);
-      const gone = await postJson(`${a.httpUrl}/sync`, { sync_type: 'StateSync', target_relay: 'relay-b' });
-      expect(gone.status).toBe(502);
-      expect(gone.body.error).toMatchObject({ code: 'CONNECTION_ERROR', message: 'relay relay-b is unreachable' });
-      const none = await postJson(`${a.httpUrl}/sync`, { sync_type: 'StateSync', target_relay: 'all' });
-      expect(none.status).toBe(502);
-      expect(none.body.error.code).toBe('CONNECTION_ERROR');
-      expect((await getJson(`${a.httpUrl}/metrics`)).body.sync_errors).toBeGreaterThanOrEqual(2);
+    const all = await postJson(`${a.httpUrl}/sync`, { sync_type: 'all', target_relay: 'all' });
+    expect(all.status).toBe(200);
+    expect(all.body.success).toBe(true);
+    const metrics = (await getJson(`${a.httpUrl}/metrics`)).body;
+    expect(metrics.last_sync_timestamp).toBeGreaterThan(0);
+
+    // Its own id: the relay pushes its own sync to its clients and peers.
+    const client = await open(a);
+    const self = await postJson(`${a.httpUrl}/sync`, { sync_type: 'MetricsSync', target_relay: 'relay-a' });
+    expect(self.status).toBe(200);
+    const pushed = await client.next((m) => m.type === 'MetricsSync');
+    expect(pushed.data).toEqual({
+      relay_id: 'relay-a',
+      messages_sent: expect.any(Number),
+      messages_received: expect.any(Number),
+      sync_errors: expect.any(Number),
+      connected_relays: 1,
     });
   });
 
-  describe('wss peers', () => {
-    let certFile: string;
-    let keyFile: string;
-    let fingerprint: string;
-    let dir: string;
-    beforeAll(async () => {
-      // Not tempDir(): those are removed after each test.
-      dir = mkdtempSync(join(tmpdir(), 'relay-tls-'));
-      const { cert, key } = await generateSelfSignedCertificate(['127.0.0.1']);
-      certFile = join(dir, 'cert.pem');
-      keyFile = join(dir, 'key.pem');
-      writeFileSync(certFile, cert);
-      writeFileSync(keyFile, key);
-      fingerprint = certificateFingerprint(cert);
-    });
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  it('answers 404 for an unknown relay and 502 CONNECTION_ERROR for an unreachable one', async () => {
+    const b = await start({ RELAY_ID: 'relay-b' });
+    const a = await start({ RELAY_ID: 'relay-a', RELAY_PEERS: b.wsUrl });
+    await waitFor(async () => (await connectedRelays(a)).length === 1);
+    const unknown = await postJson(`${a.httpUrl}/sync`, { sync_type: 'StateSync', target_relay: 'relay-zz' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toMatchObject({ code: 'NOT_FOUND', message: 'unknown relay: relay-zz' });
+    await b.close();
+    await waitFor(async () => (await connectedRelays(a)).length === 0);
+    const gone = await postJson(`${a.httpUrl}/sync`, { sync_type: 'StateSync', target_relay: 'relay-b' });
+    expect(gone.status).toBe(502);
+    expect(gone.body.error).toMatchObject({ code: 'CONNECTION_ERROR', message: 'relay relay-b is unreachable' });
+    const none = await postJson(`${a.httpUrl}/sync`, { sync_type: 'StateSync', target_relay: 'all' });
+    expect(none.status).toBe(502);
+    expect(none.body.error.code).toBe('CONNECTION_ERROR');
+    expect((await getJson(`${a.httpUrl}/metrics`)).body.sync_errors).toBeGreaterThanOrEqual(2);
+  });
+});
 
-    it('connects to a wss peer whose certificate matches the pinned fingerprint', async () => {
-      const b = await start({ RELAY_ID: 'relay-b', TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile });
-      expect(b.wsUrl.startsWith('wss://')).toBe(true);
-      const a = await start({ RELAY_ID: 'relay-a', RELAY_PEERS: b.wsUrl, RELAY_PEER_FINGERPRINT: fingerprint });
-      await waitFor(async () => (await connectedRelays(a)).includes('relay-b'), 5_000, 'wss link');
-      const client = await open(a);
-      const pub = await connect(b.wsUrl, { headers: { Authorization: `Bearer ${PUBLISH_TOKEN}` }, ca: [readFileSync(certFile, 'utf8')] });
-      clients.push(pub);
-      const event = transactionEvent();
-      pub.send(event);
-      expect(await client.next((m) => m.id === event.id)).toEqual(event);
-    });
+describe('relay mesh: wss peers', () => {
+  const { start, open, clients } = meshFixture();
 
-    it('connects to a wss peer signed by RELAY_PEER_CA_FILE', async () => {
-      const b = await start({ RELAY_ID: 'relay-b', TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile });
-      const a = await start({ RELAY_ID: 'relay-a', RELAY_PEERS: b.wsUrl, RELAY_PEER_CA_FILE: certFile });
-      await waitFor(async () => (await connectedRelays(a)).includes('relay-b'), 5_000, 'wss link');
-    });
+  let certFile: string;
+  let keyFile: string;
+  let fingerprint: string;
+  let dir: string;
+  beforeAll(async () => {
+    // Not tempDir(): those are removed after each test.
+    dir = mkdtempSync(join(tmpdir(), 'relay-tls-'));
+    const { cert, key } = await generateSelfSignedCertificate(['127.0.0.1']);
+    certFile = join(dir, 'cert.pem');
+    keyFile = join(dir, 'key.pem');
+    writeFileSync(certFile, cert);
+    writeFileSync(keyFile, key);
+    fingerprint = certificateFingerprint(cert);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('refuses a wss peer whose certificate matches no pin', async () => {
-      const b = await start({ RELAY_ID: 'relay-b', TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile });
-      const wrongPin = fingerprint.replace(/^../, fingerprint.startsWith('00') ? '11' : '00');
-      const a = await start({ RELAY_ID: 'relay-a', RELAY_PEERS: b.wsUrl, RELAY_PEER_FINGERPRINT: wrongPin });
-      await waitFor(() => a.app.relay.counters.peer_connect_failures >= 2, 5_000, 'failed attempts');
-      expect(await connectedRelays(a)).toEqual([]);
-      expect(b.app.relay.connectionCount).toBe(0);
-    });
+  it('connects to a wss peer whose certificate matches the pinned fingerprint', async () => {
+    const b = await start({ RELAY_ID: 'relay-b', TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile });
+    expect(b.wsUrl.startsWith('wss://')).toBe(true);
+    const a = await start({ RELAY_ID: 'relay-a', RELAY_PEERS: b.wsUrl, RELAY_PEER_FINGERPRINT: fingerprint });
+    await waitFor(async () => (await connectedRelays(a)).includes('relay-b'), 5_000, 'wss link');
+    const client = await open(a);
+    const pub = await connect(b.wsUrl, { headers: { Authorization: `Bearer ${PUBLISH_TOKEN}` }, ca: [readFileSync(certFile, 'utf8')] });
+    clients.push(pub);
+    const event = transactionEvent();
+    pub.send(event);
+    expect(await client.next((m) => m.id === event.id)).toEqual(event);
+  });
+
+  it('connects to a wss peer signed by RELAY_PEER_CA_FILE', async () => {
+    const b = await start({ RELAY_ID: 'relay-b', TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile });
+    const a = await start({ RELAY_ID: 'relay-a', RELAY_PEERS: b.wsUrl, RELAY_PEER_CA_FILE: certFile });
+    await waitFor(async () => (await connectedRelays(a)).includes('relay-b'), 5_000, 'wss link');
+  });
+
+  it('refuses a wss peer whose certificate matches no pin', async () => {
+    const b = await start({ RELAY_ID: 'relay-b', TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile });
+    const wrongPin = fingerprint.replace(/^../, fingerprint.startsWith('00') ? '11' : '00');
+    const a = await start({ RELAY_ID: 'relay-a', RELAY_PEERS: b.wsUrl, RELAY_PEER_FINGERPRINT: wrongPin });
+    await waitFor(() => a.app.relay.counters.peer_connect_failures >= 2, 5_000, 'failed attempts');
+    expect(await connectedRelays(a)).toEqual([]);
+    expect(b.app.relay.connectionCount).toBe(0);
   });
 });

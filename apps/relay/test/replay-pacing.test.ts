@@ -1,7 +1,7 @@
 import type { Envelope } from '@repo/relay-protocol';
 import { getJson, publishAll, relaysAndClients, waitFor, type TestClient, type TestRelay } from './support/helpers';
 
-// README, "Replay": the stored events are "read 500 at a time, paced by the client's send
+// docs/relay.md, "Replay": the stored events are "read 500 at a time, paced by the client's send
 // buffer", and a heal is "paced by the link's send buffer" (docs/relay.md, "The mesh heals"): a
 // client or a peer that reads what it is sent must never be closed as a slow consumer (1008)
 // because a replay or a heal wrote a whole page of large events at once.

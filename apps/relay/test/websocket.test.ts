@@ -12,7 +12,8 @@ import {
   type TestRelay,
 } from './support/helpers';
 
-describe('relay WebSocket', () => {
+/** One relay for a describe block (RELAY_ID relay-ws-test), and its clients, closed after each test. */
+function sharedRelay() {
   let relay: TestRelay;
   const clients: TestClient[] = [];
   // Clients carry a token with the payments scope: payment events are not public by default.
@@ -34,6 +35,11 @@ describe('relay WebSocket', () => {
     await relay.close();
     removeTempDirs();
   });
+  return { open, publisher, url: () => relay.wsUrl };
+}
+
+describe('relay WebSocket', () => {
+  const { open, publisher, url } = sharedRelay();
 
   describe('commands', () => {
     it('sends a StateSync on connection', async () => {
@@ -122,12 +128,16 @@ describe('relay WebSocket', () => {
     });
 
     it('accepts the publisher token as ?token=', async () => {
-      const pub = await open(`${relay.wsUrl}/?token=${PUBLISH_TOKEN}`, {});
+      const pub = await open(`${url()}/?token=${PUBLISH_TOKEN}`, {});
       const event = transactionEvent();
       pub.send(event);
       expect(await pub.next((m) => m.type === 'ack')).toMatchObject({ id: event.id });
     });
   });
+});
+
+describe('relay WebSocket: bad input and sizes', () => {
+  const { open, publisher, url } = sharedRelay();
 
   describe('bad input', () => {
     const cases: [string, string, RegExp][] = [
@@ -191,15 +201,16 @@ describe('relay WebSocket', () => {
       expect(client.closeCode).toBe(1009);
     });
 
+    // A client's messages are bound lower (MAX_CLIENT_MESSAGE_BYTES, test/hostile.test.ts); a publisher's by this one.
     it('accepts a message just under the limit', async () => {
-      const client = await open();
+      const client = await publisher();
       client.send({ type: 'ping', id: 'big', data: { pad: 'y'.repeat(1024 * 1024 - 100) } });
       expect((await client.next((m) => m.id === 'big')).type).toBe('pong');
     });
   });
 
   it('answers 426 to a plain HTTP request on the WebSocket port', async () => {
-    const { status, body } = await getJson(relay.wsUrl.replace('ws:', 'http:'));
+    const { status, body } = await getJson(url().replace('ws:', 'http:'));
     expect(status).toBe(426);
     expect(body.error.code).toBe('INVALID_REQUEST');
   });
@@ -217,7 +228,8 @@ describe('relay WebSocket limits and authentication', () => {
 
   it('refuses the upgrade with 503 past the connection limit', async () => {
     relay = await startRelay({ MAX_WS_CONNECTIONS: '2' });
-    clients.push(await connect(relay.wsUrl), await connect(relay.wsUrl));
+    // The last slot is kept for an address with none open (test/hostile.test.ts, "room for newcomers").
+    clients.push(await connect(relay.wsUrl), await connect(relay.wsUrl, { localAddress: '127.0.0.2' }));
     const third = new TestClient(relay.wsUrl);
     clients.push(third);
     await expect(third.opened()).rejects.toMatchObject({ status: 503 });
@@ -226,7 +238,7 @@ describe('relay WebSocket limits and authentication', () => {
     // A slot frees up when a client leaves.
     await clients.shift()!.close();
     await waitFor(() => relay!.app.relay.connectionCount === 1);
-    clients.push(await connect(relay.wsUrl));
+    clients.push(await connect(relay.wsUrl, { localAddress: '127.0.0.3' }));
   });
 
   it('requires RELAY_AUTH_TOKEN when set: 401 without it, open with Bearer or ?token=', async () => {

@@ -1,6 +1,5 @@
 import type { RequestHandler } from 'express';
 import { createMetrics, type ServiceMetrics } from '@repo/metrics';
-import { withDeadline } from '@repo/service';
 import type { EventLog } from './event-log';
 import type { Relay } from './relay';
 
@@ -17,6 +16,7 @@ export interface RelayMetrics {
 /** Counters of the JSON record and their Prometheus names. */
 const COUNTERS: readonly [field: string, name: string, help: string][] = [
   ['messages_received', 'relay_messages_received_total', 'Messages received from clients, publishers and peers (events in).'],
+  ['messages_rejected', 'relay_messages_rejected_total', 'Messages refused before parsing (client size or rate, nesting).'],
   ['messages_sent', 'relay_messages_sent_total', 'Messages sent to clients and peers (events out).'],
   ['events_published', 'relay_events_published_total', 'Events accepted from the publisher.'],
   ['events_stored', 'relay_events_stored_total', 'Events written to the event log (published here or forwarded by a peer).'],
@@ -80,24 +80,5 @@ export function createRelayMetrics(relay: Relay, eventLog: EventLog): RelayMetri
       res.vary('Accept');
       res.json(relay.metrics());
     },
-  };
-}
-
-/**
- * `GET /ready` (docs/README.md, "Operations"): 200 `{status: "ready"}` while the event log takes a
- * write, 503 `{status: "unready", reason: "event-log-unwritable", message}` otherwise. The relay's
- * peers are no reason: a relay alone still serves its clients.
- */
-export function readyHandler(eventLog: EventLog, timeoutMs = 2_000): RequestHandler {
-  return async function ready(_req, res) {
-    res.setHeader('Cache-Control', 'no-store');
-    try {
-      await withDeadline(eventLog.setMeta('ready_probe', String(Date.now())), timeoutMs, `no answer within ${timeoutMs} ms`);
-      res.json({ status: 'ready' });
-    } catch (err) {
-      res
-        .status(503)
-        .json({ status: 'unready', reason: 'event-log-unwritable', message: `the event log takes no write: ${(err as Error).message}` });
-    }
   };
 }
