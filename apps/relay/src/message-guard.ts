@@ -89,6 +89,8 @@ export function createMessageGuard(limits: MessageGuardLimits): MessageGuard {
             ? new InvalidMessageError(
                 'message rate limit exceeded',
                 `at most ${limits.clientMessagesPerSecond} messages a second per connection and ${limits.clientMessagesPerSecondPerIp} per address; messages past it are dropped`,
+                undefined,
+                'RATE_LIMITED',
               )
             : undefined;
           return { ok: false, reason: 'rate', error };

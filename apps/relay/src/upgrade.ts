@@ -1,4 +1,4 @@
-import { clientAddress, defaultReserve, TRUST_NONE, type TrustProxy } from '@repo/http';
+import { clientAddress, defaultReserve, duplicateHostError, hasDuplicateHost, TRUST_NONE, type TrustProxy } from '@repo/http';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
@@ -6,7 +6,6 @@ import { equalStrings } from '@repo/crypto';
 import { throttledLog, type Logger } from '@repo/service';
 import type { Scope } from '@repo/relay-protocol';
 import type { ConnectionRoles } from './connection';
-import { hasDuplicateHost } from './routes/request-checks';
 import { ALL_SCOPES } from './scopes';
 import type { RelayCounters } from './status';
 
@@ -158,7 +157,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
     }
     if (hasDuplicateHost(req)) {
       counters.upgrades_refused++;
-      refuseUpgrade(socket, 400, 'Bad Request', 'INVALID_REQUEST', 'more than one Host header');
+      refuseUpgrade(socket, 400, 'Bad Request', 'INVALID_REQUEST', duplicateHostError().message);
       return;
     }
     const auth = authorize(requestToken(req), options.credentials());

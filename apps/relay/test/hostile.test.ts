@@ -80,7 +80,7 @@ describe('relay: messages that cost more than they may', () => {
     const last = await from(relay, '127.0.0.4');
     await waitFor(() => rejected(relay) + client.ofType('pong').length === 200, 30_000, 'every ping answered or dropped');
     expect(client.ofType('pong').length).toBeLessThan(200);
-    expect(client.ofType('error')[0]).toMatchObject({ data: { code: 'INVALID_MESSAGE', message: 'message rate limit exceeded' } });
+    expect(client.ofType('error')[0]).toMatchObject({ data: { code: 'RATE_LIMITED', message: 'message rate limit exceeded' } });
     expect(client.ofType('error').length).toBeLessThan(10);
     // Another address is not affected.
     expect(await last.request('ping')).toMatchObject({ type: 'pong' });
@@ -297,7 +297,9 @@ describe('relay: HTTP methods and requests it does not serve', () => {
     ]);
     const twoHosts = await rawExchange(http, 'GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n');
     expect(twoHosts.status).toBe(400);
-    expect(JSON.parse(twoHosts.body)).toMatchObject({ error: { code: 'INVALID_REQUEST', message: 'more than one Host header' } });
+    expect(JSON.parse(twoHosts.body)).toMatchObject({
+      error: { code: 'INVALID_REQUEST', message: 'more than one Host header (RFC 9112, section 3.2)' },
+    });
     const upgrade = await rawExchange(
       port(relay.wsUrl),
       'GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',

@@ -11,6 +11,8 @@ export const ERROR_CODES = {
   REPLAY_UNAVAILABLE: 'REPLAY_UNAVAILABLE',
   /** `subscribe` named payment events and the connection's token lacks the `payments` scope. */
   FORBIDDEN: 'FORBIDDEN',
+  /** The connection or its address sent more messages a second than the relay reads; those past it are dropped unread. */
+  RATE_LIMITED: 'RATE_LIMITED',
 } as const;
 /** One of {@link ERROR_CODES}. */
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];

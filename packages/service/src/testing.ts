@@ -86,7 +86,7 @@ export interface StartOptions {
   user?: ProcessUser;
   /** A start that does not fail is stopped (SIGTERM) once its output contains this text. */
   listening: string;
-  /** Killed (SIGKILL) and rejected after this long (default 15 s). */
+  /** Killed (SIGKILL) and rejected after this long (default 120 s: a hang catcher only). */
   timeoutMs?: number;
 }
 
@@ -125,7 +125,8 @@ export function runStart(options: StartOptions): Promise<StartRun> {
   });
   child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
   return new Promise((resolve, reject) => {
-    const timeoutMs = options.timeoutMs ?? 15_000;
+    // A hang catcher only: compiling src/ at start alone can take 15 s on a busy machine.
+    const timeoutMs = options.timeoutMs ?? 120_000;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`src/main.ts in ${options.cwd} neither failed nor listened within ${timeoutMs} ms:\n${out}`));
