@@ -82,6 +82,15 @@ export interface ScanProgress {
   scannedHeight: number | undefined;
 }
 
+/**
+ * The store's transaction of one block (src/scanner/apply.ts): what a block consumer writes
+ * through `db` inside it commits or rolls back with the block's payments and scan progress.
+ */
+export interface BlockTransaction {
+  /** The database, inside the transaction (statements run synchronously; nested transactions are savepoints). */
+  readonly db: Database.Database;
+}
+
 /** The service's SQLite database: labels, payments, scan progress and block hashes. */
 export interface Store {
   /** Throws an Error when the database was made for other keys or another network. */
@@ -122,6 +131,8 @@ export interface Store {
    * payments removed (as they were) and the number of spends undone.
    */
   rollbackAbove(height: number): { removed: PaymentRecord[]; unspent: number };
+  /** Runs `work` in one transaction (committed when it returns, rolled back when it throws); the store's own writes inside it join it. */
+  transaction<T>(work: (tx: BlockTransaction) => T): T;
   /** Marks outputs spent by mempool transactions (unspent ones only); returns those newly marked. */
   markSpentPending(spends: SpendSeen[]): PaymentRecord[];
   /** txids of the mempool spends (spent, no block yet). */
@@ -528,6 +539,7 @@ export function openStore(path: string, logger?: Logger): Store {
     blockHash: (height) => getBlock.get(height)?.hash,
     applyBlock: (block, payments, spends = []) => applyBlock(block, payments, spends),
     rollbackAbove: (height) => rollbackAbove(height),
+    transaction: (work) => db.transaction(() => work({ db }))(),
     markSpentPending: (spends) => (spends.length === 0 ? [] : markSpentPending(spends)),
     pendingSpendTxids: () => pendingSpendTxids.all().map((row) => row.spent_txid),
     clearPendingSpends: (txids) => clearPendingSpends(txids),
@@ -598,6 +610,7 @@ export function createStore(path: string, logger?: Logger): DeferredStore {
     blockHash: via('blockHash'),
     applyBlock: via('applyBlock'),
     rollbackAbove: via('rollbackAbove'),
+    transaction: via('transaction'),
     markSpentPending: via('markSpentPending'),
     pendingSpendTxids: via('pendingSpendTxids'),
     clearPendingSpends: via('clearPendingSpends'),

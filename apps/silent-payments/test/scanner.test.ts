@@ -465,10 +465,9 @@ describe('scanner against the chain double', () => {
     const { port } = await listen(flaky, 0, '127.0.0.1');
     try {
       const memory = createMemoryLogger('info');
-      running = await startService(
-        env({ CHAIN_RPC_URL: `http://127.0.0.1:${port}`, SCAN_MAX_BACKOFF_MS: '60000', SCAN_WORKERS: '0', SCAN_FETCH_CONCURRENCY: '1' }),
-        { logger: memory.logger },
-      );
+      running = await startService(env({ CHAIN_RPC_URL: `http://127.0.0.1:${port}`, SCAN_MAX_BACKOFF_MS: '60000' }), {
+        logger: memory.logger,
+      });
       await synced();
       // A new wallet starts at the tip: the blocks mined from here are its catch-up.
       node.mine(60);
