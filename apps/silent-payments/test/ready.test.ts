@@ -93,7 +93,8 @@ describe('the node in its initial block download, GET /ready', () => {
       status: 200,
       body: {
         node: { initialblockdownload: true },
-        message: 'the node is in its initial block download (102 of 200 blocks, verification progress 0.9): the scanner follows the blocks it has',
+        message:
+          'the node is in its initial block download (102 of 200 blocks, verification progress 0.9): the scanner follows the blocks it has',
       },
     });
   });
