@@ -81,6 +81,18 @@ describe('the node in its initial block download, GET /ready', () => {
     expect(status()).toMatchObject({ start_height: 90, scanned_height: 101 });
   });
 
+  it('with SP_START_HEIGHT, scans a node that says it is in its initial block download with its blocks complete (a tip older than -maxtipage)', async () => {
+    node.setInitialBlockDownload({ headers: 101, progress: 0.99 });
+    running = await startService(env({ SP_START_HEIGHT: '95' }));
+    await waitFor(() => status().state === 'synced', 5_000, 'synced');
+    expect(status()).toMatchObject({
+      start_height: 95,
+      scanned_height: 101,
+      node: { blocks: 101, headers: 101, initialblockdownload: true },
+    });
+    node.setInitialBlockDownload(undefined);
+  });
+
   it('a start height once taken is kept: a node back in its initial block download is scanned along, and /ready says so', async () => {
     running = await startService(env());
     await waitFor(() => status().state === 'synced', 5_000, 'synced');
