@@ -79,6 +79,9 @@ export interface ScanContext {
   wakeUp: (() => void) | undefined;
   /** Ends the long poll's current pause early (stop()). */
   longPollWake: (() => void) | undefined;
+  /** The main loop and the long poll while they run (start() to stop()). */
+  running: Promise<void> | undefined;
+  longPolling: Promise<void> | undefined;
 }
 
 /** The state object of a scanner built from `options`, idle. */
@@ -125,6 +128,8 @@ export function createScanContext(options: ScannerOptions): ScanContext {
     longPollState: 'off',
     wakeUp: undefined,
     longPollWake: undefined,
+    running: undefined,
+    longPolling: undefined,
   };
 }
 

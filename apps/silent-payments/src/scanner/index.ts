@@ -21,25 +21,23 @@ export * from './types';
 export function createScanner(options: ScannerOptions): Scanner {
   const ctx = createScanContext(options);
   ctx.consumers.push(paymentsConsumer(ctx), ...(options.consumers ?? []));
-  let running: Promise<void> | undefined;
-  let longPolling: Promise<void> | undefined;
   return {
     start() {
-      if (running !== undefined) return;
+      if (ctx.running !== undefined) return;
       ctx.stopped = false;
-      running = mainLoop(ctx);
-      if (ctx.settings.longPoll !== undefined) longPolling = longPollLoop(ctx, ctx.settings.longPoll);
+      ctx.running = mainLoop(ctx);
+      if (ctx.settings.longPoll !== undefined) ctx.longPolling = longPollLoop(ctx, ctx.settings.longPoll);
     },
     async stop() {
       ctx.stopped = true;
       ctx.wakeUp?.();
       ctx.longPollWake?.();
       // The caller closes the long poll's client, which ends a call in flight.
-      await longPolling;
-      longPolling = undefined;
+      await ctx.longPolling;
+      ctx.longPolling = undefined;
       ctx.longPollState = 'off';
-      await running;
-      running = undefined;
+      await ctx.running;
+      ctx.running = undefined;
       ctx.state = 'stopped';
     },
     wake() {
