@@ -111,4 +111,59 @@ describe('block consumers beside the payments', () => {
     expect(consumer.committed).toEqual([first, first + 1, first + 2]);
     expect(store.getPayment(`${paid.txid}:0`)).toMatchObject({ blockHeight: first + 1 });
   });
+
+  it('awaits the prepare and unwind of a consumer with a store of its own before the transaction, never leaving it behind the payments', async () => {
+    const { node, store } = t;
+    const { book } = randomAddressBook();
+    const first = node.tipHeight() + 1;
+    node.mine(3);
+    // a store of its own, asynchronous (as PostgreSQL is): height -> hash
+    const own = new Map<number, string>();
+    const calls: string[] = [];
+    let failOnce = first + 1;
+    const outside: BlockConsumer = {
+      name: 'outside',
+      async prepare(block, height) {
+        await new Promise((resolve) => setImmediate(resolve));
+        calls.push(`prepare ${height}`);
+        // what it holds at this height and hash already: done (the block comes again after a failure)
+        if (own.get(height) === block.hash) return;
+        own.set(height, block.hash);
+        if (height === failOnce) {
+          failOnce = -1;
+          throw new Error('the other store failed after writing');
+        }
+      },
+      async unwind(height) {
+        await new Promise((resolve) => setImmediate(resolve));
+        calls.push(`unwind ${height}`);
+        for (const h of own.keys()) if (h > height) own.delete(h);
+      },
+      apply: () => undefined,
+      rollback: () => undefined,
+    };
+    const scanner = t.start({
+      book,
+      startHeight: first,
+      mempool: false,
+      minBackoffMs: 600_000,
+      maxBackoffMs: 600_000,
+      consumers: [outside],
+    });
+    await waitFor(() => scanner.status().state === 'retrying', 20_000, 'the failure');
+    // ahead of the payments (it wrote the failed block), never behind
+    expect(store.progress().scannedHeight).toBe(first);
+    expect([...own.keys()]).toEqual([first, first + 1]);
+    scanner.wake();
+    await waitFor(() => scanner.status().scanned_height === first + 2, 20_000, 'the retry');
+    expect(calls).toEqual([`prepare ${first}`, `prepare ${first + 1}`, `prepare ${first + 1}`, `prepare ${first + 2}`]);
+    for (const [h, hash] of own) expect(store.blockHash(h)).toBe(hash);
+
+    node.reorg(2);
+    scanner.wake();
+    await waitFor(() => scanner.status().scanned_height === node.tipHeight(), 20_000, 'the new chain');
+    expect(calls).toContain(`unwind ${first}`);
+    expect([...own.keys()].sort((a, b) => a - b)).toEqual([first, first + 1, first + 2, first + 3]);
+    for (const [h, hash] of own) expect(store.blockHash(h)).toBe(hash);
+  });
 });

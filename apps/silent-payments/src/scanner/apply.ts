@@ -13,6 +13,12 @@ export type AfterCommit = (() => void) | void;
  * of them at the same block. Both calls run synchronously inside the transaction (throwing rolls
  * back the block for every consumer, and the scanner retries it); what must wait for the commit
  * (events, logs) goes in the function they return.
+ *
+ * A consumer whose data lives in a store of its own (PostgreSQL) cannot join that transaction: it
+ * does its work in `prepare` and `unwind`, awaited before the transaction of the block or of the
+ * rollback. The block's progress commits only after they succeed, so such a consumer is never
+ * behind the payments; it may be ahead (a failure between the two), and the block then comes
+ * again: `prepare` must take a block it already holds (the same height and hash) as done.
  */
 export interface BlockConsumer {
   /** A name for logs. */
@@ -21,6 +27,10 @@ export interface BlockConsumer {
   apply(block: ScannedBlock, height: number, tx: BlockTransaction): AfterCommit;
   /** Forgets everything it stored above `height` (those blocks left the best chain). */
   rollback(height: number, tx: BlockTransaction): AfterCommit;
+  /** Work in a store of its own for `block`, before the block's transaction (idempotent). */
+  prepare?(block: ScannedBlock, height: number): Promise<void>;
+  /** Forgets, in a store of its own, everything above `height`, before the rollback's transaction. */
+  unwind?(height: number): Promise<void>;
 }
 
 /** Runs each consumer's part inside one store transaction, then what they return once it committed. */
@@ -29,8 +39,9 @@ function inOneTransaction(ctx: ScanContext, part: (consumer: BlockConsumer, tx: 
   for (const then of after) then?.();
 }
 
-/** Applies a scanned block for every consumer atomically, then records it in the scanner's status. */
-export function applyBlock(ctx: ScanContext, block: ScannedBlock): void {
+/** Applies a scanned block for every consumer (their `prepare` first, then one transaction), then records it in the scanner's status. */
+export async function applyBlock(ctx: ScanContext, block: ScannedBlock): Promise<void> {
+  for (const consumer of ctx.consumers) await consumer.prepare?.(block, block.height);
   for (const s of block.skipped) {
     // A transaction the library cannot parse cannot pay us by BIP-352 rules; never stall on it.
     ctx.logger.error({ txid: s.txid, err: s.error }, 'transaction skipped: cannot be scanned');
@@ -44,7 +55,8 @@ export function applyBlock(ctx: ScanContext, block: ScannedBlock): void {
   ctx.logger.debug({ height: block.height, hash: block.hash, txs: block.nTx, hits: block.hits.length }, 'block scanned');
 }
 
-/** Rolls every consumer back to `height` atomically (the blocks above it left the best chain). */
-export function rollbackTo(ctx: ScanContext, height: number): void {
+/** Rolls every consumer back to `height` (their `unwind` first, then one transaction): the blocks above it left the best chain. */
+export async function rollbackTo(ctx: ScanContext, height: number): Promise<void> {
+  for (const consumer of ctx.consumers) await consumer.unwind?.(height);
   inOneTransaction(ctx, (consumer, tx) => consumer.rollback(height, tx));
 }

@@ -77,7 +77,7 @@ async function catchUp(ctx: ScanContext, from: number): Promise<number> {
         continue;
       }
       if (ctx.stopped) break;
-      applyBlock(ctx, block);
+      await applyBlock(ctx, block);
       scanned = current.height;
       blocks++;
       if (Date.now() - ctx.lastProgressLog >= ctx.settings.progressEveryMs) {

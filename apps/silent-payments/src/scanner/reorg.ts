@@ -27,7 +27,7 @@ export async function followReorg(ctx: ScanContext, scanned: number): Promise<nu
     height--;
   }
   if (height < scanned) {
-    rollbackTo(ctx, height);
+    await rollbackTo(ctx, height);
     ctx.mempoolSeen.clear();
   }
   return height;
