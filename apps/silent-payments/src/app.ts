@@ -23,7 +23,6 @@ import { createLabelRouter } from './routes/labels';
 import { createPsbtRouter } from './routes/psbt';
 import { createPaymentRouter } from './routes/payments';
 import { createScanner, type Scanner } from './scanner';
-import { createScanPool } from './scan-pool';
 import { createStore, type DeferredStore } from './store';
 
 /** The SQLite file under DATA_DIR. */
@@ -112,19 +111,6 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined
       ? createChainRpcClient({ ...config.chainRpc, logger, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs })
       : undefined;
-  // The EC work of blocks on worker threads (SCAN_WORKERS), started with the scanner; the labels
-  // loaded by start() reach the workers before their first job.
-  const pool =
-    config.scanner.enabled && config.scanner.workers > 0
-      ? createScanPool({
-          workers: config.scanner.workers,
-          scanPriv: keys.scanPriv,
-          spendPub: keys.spendPub,
-          labels: book.receiver.labels(),
-          backend: config.scanner.backend,
-          logger,
-        })
-      : undefined;
   const scanner = createScanner({
     rpc,
     store,
@@ -139,9 +125,6 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     invoiceToleranceSats: config.invoiceToleranceSats,
     mempoolIntervalMs: config.scanner.mempoolIntervalMs,
     longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
-    pool,
-    prefetchBlocks: config.scanner.prefetchBlocks,
-    fetchConcurrency: config.scanner.fetchConcurrency,
   });
   instrumented.observeScanner(scanner);
 
@@ -220,7 +203,6 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       if (deps.rpc === undefined) rpc.close();
       longPollRpc?.close();
       await stopping;
-      await pool?.close();
       if (deps.publisher === undefined) await publisher.close();
       store.close();
     }),

@@ -2,7 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { JSONRPC, JSONRPCClient, type JSONRPCRequest, type JSONRPCResponse } from 'json-rpc-2.0';
 import { RpcError } from '@repo/errors';
-import { createNodeCredentials } from '@repo/node-auth';
+import { createNodeCredentials, type NodeCredentials } from '@repo/node-auth';
 import type { Logger } from '@repo/service';
 
 /** Options of {@link createChainRpcClient}. */
@@ -58,14 +58,6 @@ export interface RpcCall {
 export interface ChainRpcClient {
   /** Calls `method`; throws a ChainRpcError on any failure. */
   call<T>(method: string, params?: unknown[]): Promise<T>;
-  /**
-   * Calls `method` and returns the node's answer unparsed with the request's id: the JSON-RPC
-   * envelope as bytes, in a buffer that owns its memory, so it can be transferred to the worker
-   * thread that parses it (the scan pool). Throws a ChainRpcError when the exchange fails
-   * (unreachable, refused, an HTTP status other than 200); a 200 answer carrying a JSON-RPC error
-   * (Bitcoin Core's JSON-RPC 2.0 errors) comes back as it is, for the parser to report.
-   */
-  callRaw(method: string, params?: unknown[]): Promise<{ id: string; body: Buffer }>;
   /** Sends one batch; each item is the result or the RpcError of that call. Throws when the batch itself fails. */
   batch(calls: RpcCall[]): Promise<Array<unknown>>;
   /** Releases pooled connections. */
@@ -83,6 +75,128 @@ interface Exchange {
   failure?: ChainRpcError;
 }
 
+/** What one HTTP exchange with the node needs. */
+interface Transport {
+  url: URL;
+  agent: HttpAgent;
+  timeoutMs: number;
+  maxBytes: number;
+  credentials: NodeCredentials;
+}
+
+/** One HTTP exchange: the status and the body, refused past `maxBytes` (announced or not). */
+function postOnce(transport: Transport, body: string): Promise<{ status: number; text: string }> {
+  const { url, agent, timeoutMs, maxBytes, credentials } = transport;
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) };
+    const auth = credentials.authorization();
+    if (auth !== undefined) headers.Authorization = auth;
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(url, { method: 'POST', agent, headers, timeout: timeoutMs }, (res: IncomingMessage) => {
+      // Settles the exchange first: once a response has begun, destroying the request reports nothing.
+      const refuse = () => {
+        reject(new ChainRpcError('garbage', `chain node answer over ${maxBytes} bytes`));
+        req.destroy();
+      };
+      if (Number(res.headers['content-length']) > maxBytes) {
+        refuse();
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBytes) refuse();
+        else chunks.push(chunk);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', (err) => reject(toTransportError(err)));
+    });
+    req.on('timeout', () => req.destroy(new ChainRpcError('unreachable', `chain node did not answer within ${timeoutMs} ms`)));
+    req.on('error', (err) => reject(toTransportError(err)));
+    req.end(body);
+  });
+}
+
+/** One exchange, retried once when the node refused the credentials and the cookie file changed since; the parsed answer. */
+async function post(transport: Transport, body: string): Promise<unknown> {
+  let { status, text } = await postOnce(transport, body);
+  if ((status === 401 || status === 403) && transport.credentials.refreshAfterRefusal())
+    ({ status, text } = await postOnce(transport, body));
+  return interpret(transport.credentials, status, text);
+}
+
+/** The parsed answer of an exchange; a ChainRpcError for a refusal, an HTTP failure or garbage. */
+function interpret(credentials: NodeCredentials, status: number, text: string): unknown {
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (status === 401 || status === 403) {
+    // bitcoind sends an empty body, the rpc-proxy a JSON-RPC -1 envelope: either way, refused credentials.
+    const said = (parsed as Envelope | undefined)?.error?.message;
+    const refusal = credentials.refusal(status);
+    const reason = refusal.kind === 'cookie' ? refusal.message : typeof said === 'string' ? said : 'authentication failed';
+    throw new ChainRpcError('http', `chain node answered HTTP ${status}: ${reason}`, { status });
+  }
+  if (parsed === undefined || typeof parsed !== 'object' || parsed === null) {
+    if (status === 200) throw new ChainRpcError('garbage', 'chain node answered something that is not JSON-RPC', { status });
+    const reason = text.trim().slice(0, 120) || 'no body';
+    throw new ChainRpcError('http', `chain node answered HTTP ${status}: ${reason}`, { status });
+  }
+  return parsed;
+}
+
+/** The result of an answer, or the RpcError it carries. */
+function unwrap(envelope: Envelope, method: string): unknown {
+  if (envelope.error !== null && envelope.error !== undefined) {
+    const code = typeof envelope.error.code === 'number' ? envelope.error.code : -32603;
+    const message = typeof envelope.error.message === 'string' ? envelope.error.message : 'unknown error';
+    return new RpcError(code, `${method}: ${message}`);
+  }
+  if (!('result' in envelope)) return new RpcError(-32603, `${method}: answer without result`);
+  return envelope.result;
+}
+
+/**
+ * The responses to hand the library for `payload`: every id it waits for gets one, so no call
+ * waits forever; an answer that does not fit the request is a ChainRpcError instead.
+ */
+function answersFor(payload: JSONRPCRequest | JSONRPCRequest[], parsed: unknown): JSONRPCResponse[] {
+  const requests = Array.isArray(payload) ? payload : [payload];
+  if (Array.isArray(payload) !== Array.isArray(parsed)) {
+    const single = parsed as Envelope;
+    if (!Array.isArray(parsed) && single.error) {
+      throw new ChainRpcError('rpc', `batch: ${String(single.error.message)}`, { rpcCode: Number(single.error.code) });
+    }
+    const what = Array.isArray(payload) ? 'batch: chain node did not answer an array' : 'chain node answered a batch to a single call';
+    throw new ChainRpcError('garbage', what);
+  }
+  if (!Array.isArray(parsed)) {
+    // An error with id null: refused before the request was read (the rpc-proxy's rate limit or
+    // body limit, JSON-RPC's "id unknown"). Its message is the reason, not a missing answer.
+    const single = parsed as Envelope;
+    const request = requests[0]!;
+    if (single.id !== request.id && single.error !== null && single.error !== undefined) {
+      throw rpcFailure(unwrap(single, request.method) as RpcError);
+    }
+  }
+  const byId = new Map<string, Envelope>();
+  for (const item of (Array.isArray(parsed) ? parsed : [parsed]) as Envelope[]) {
+    if (item !== null && typeof item === 'object' && typeof item.id === 'string') byId.set(item.id, item);
+  }
+  return requests.map((request) => {
+    const id = request.id as string;
+    const envelope = byId.get(id);
+    if (envelope === undefined) {
+      return { jsonrpc: JSONRPC, id, error: { code: -32603, message: `${request.method}: missing from the answer` } };
+    }
+    return { ...envelope, jsonrpc: JSONRPC, id } as JSONRPCResponse;
+  });
+}
+
 /**
  * Creates the client: JSON-RPC 2.0 envelopes and id matching by `json-rpc-2.0`'s client (Bitcoin
  * Core 29 answers a 2.0 request in 2.0 form, and so does the rpc-proxy: docs/rpc-proxy.md,
@@ -92,176 +206,39 @@ interface Exchange {
  */
 export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcClient {
   const url = new URL(options.url);
-  const isHttps = url.protocol === 'https:';
-  const agent = isHttps ? new HttpsAgent({ keepAlive: true, maxSockets: 4 }) : new HttpAgent({ keepAlive: true, maxSockets: 4 });
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const maxBytes = options.maxResponseBytes ?? 256 * 1024 * 1024;
-  const credentials = createNodeCredentials({
-    user: options.user,
-    password: options.password,
-    cookieFile: options.cookieFile,
-    cookieSetting: 'CHAIN_RPC_COOKIE_FILE',
-    who: 'scanner',
-    pathInRefusals: true,
-    logger: options.logger,
-  });
+  const transport: Transport = {
+    url,
+    agent:
+      url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true, maxSockets: 4 }) : new HttpAgent({ keepAlive: true, maxSockets: 4 }),
+    timeoutMs: options.timeoutMs ?? 30_000,
+    maxBytes: options.maxResponseBytes ?? 256 * 1024 * 1024,
+    credentials: createNodeCredentials({
+      user: options.user,
+      password: options.password,
+      cookieFile: options.cookieFile,
+      cookieSetting: 'CHAIN_RPC_COOKIE_FILE',
+      who: 'scanner',
+      pathInRefusals: true,
+      logger: options.logger,
+    }),
+  };
   let nextId = 0;
   const client = new JSONRPCClient<Exchange>(async (payload: JSONRPCRequest | JSONRPCRequest[], exchange) => {
     try {
-      client.receive(answersFor(payload, await post(JSON.stringify(payload))));
+      client.receive(answersFor(payload, await post(transport, JSON.stringify(payload))));
     } catch (err) {
       exchange.failure = err instanceof ChainRpcError ? err : toTransportError(err);
       throw exchange.failure;
     }
   });
-
-  function postOnce(body: string): Promise<{ status: number; text: string }> {
-    return postBytes(body).then(({ status, bytes }) => ({ status, text: bytes.toString('utf8') }));
-  }
-
-  /**
-   * One HTTP exchange; the answer in one buffer of its own: filled in place when the node says
-   * its length (Bitcoin Core does), gathered then joined otherwise.
-   */
-  function postBytes(body: string): Promise<{ status: number; bytes: Buffer }> {
-    return new Promise((resolve, reject) => {
-      const headers: Record<string, string> = { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) };
-      const auth = credentials.authorization();
-      if (auth !== undefined) headers.Authorization = auth;
-      const send = isHttps ? httpsRequest : httpRequest;
-      const req = send(url, { method: 'POST', agent, headers, timeout: timeoutMs }, (res: IncomingMessage) => {
-        // Settles the exchange first: once a response has begun, destroying the request reports nothing.
-        const refuse = () => {
-          reject(new ChainRpcError('garbage', `chain node answer over ${maxBytes} bytes`));
-          req.destroy();
-        };
-        const declared = Number(res.headers['content-length']);
-        if (declared > maxBytes) {
-          refuse();
-          return;
-        }
-        // A buffer of its own (not a slice of Node's pool), so the caller may transfer it.
-        const whole = Number.isSafeInteger(declared) && declared >= 0 ? new Uint8Array(new ArrayBuffer(declared)) : undefined;
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          if (size + chunk.length > (whole?.length ?? maxBytes)) {
-            // (more than announced: garbage too)
-            refuse();
-            return;
-          }
-          if (whole !== undefined) whole.set(chunk, size);
-          else chunks.push(chunk);
-          size += chunk.length;
-        });
-        res.on('end', () => {
-          let bytes: Buffer;
-          if (whole !== undefined) bytes = Buffer.from(whole.buffer, 0, size);
-          else {
-            bytes = Buffer.from(new ArrayBuffer(size));
-            let at = 0;
-            for (const chunk of chunks) {
-              bytes.set(chunk, at);
-              at += chunk.length;
-            }
-          }
-          resolve({ status: res.statusCode ?? 0, bytes });
-        });
-        res.on('error', (err) => reject(toTransportError(err)));
-      });
-      req.on('timeout', () => req.destroy(new ChainRpcError('unreachable', `chain node did not answer within ${timeoutMs} ms`)));
-      req.on('error', (err) => reject(toTransportError(err)));
-      req.end(body);
-    });
-  }
-
-  /** One exchange, retried once when the node refused the credentials and the cookie file changed since. */
-  async function post(body: string): Promise<unknown> {
-    let { status, text } = await postOnce(body);
-    if ((status === 401 || status === 403) && credentials.refreshAfterRefusal()) ({ status, text } = await postOnce(body));
-    return interpret(status, text);
-  }
-
-  /** The parsed answer of an exchange; a ChainRpcError for a refusal, an HTTP failure or garbage. */
-  function interpret(status: number, text: string): unknown {
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    if (status === 401 || status === 403) {
-      // bitcoind sends an empty body, the rpc-proxy a JSON-RPC -1 envelope: either way, refused credentials.
-      const said = (parsed as Envelope | undefined)?.error?.message;
-      const refusal = credentials.refusal(status);
-      const reason = refusal.kind === 'cookie' ? refusal.message : typeof said === 'string' ? said : 'authentication failed';
-      throw new ChainRpcError('http', `chain node answered HTTP ${status}: ${reason}`, { status });
-    }
-    if (parsed === undefined || typeof parsed !== 'object' || parsed === null) {
-      if (status === 200) throw new ChainRpcError('garbage', 'chain node answered something that is not JSON-RPC', { status });
-      const reason = text.trim().slice(0, 120) || 'no body';
-      throw new ChainRpcError('http', `chain node answered HTTP ${status}: ${reason}`, { status });
-    }
-    return parsed;
-  }
-
-  /**
-   * The responses to hand the library for `payload`: every id it waits for gets one, so no call
-   * waits forever; an answer that does not fit the request is a ChainRpcError instead.
-   */
-  function answersFor(payload: JSONRPCRequest | JSONRPCRequest[], parsed: unknown): JSONRPCResponse[] {
-    const requests = Array.isArray(payload) ? payload : [payload];
-    if (Array.isArray(payload) !== Array.isArray(parsed)) {
-      const single = parsed as Envelope;
-      if (!Array.isArray(parsed) && single.error) {
-        throw new ChainRpcError('rpc', `batch: ${String(single.error.message)}`, { rpcCode: Number(single.error.code) });
-      }
-      const what = Array.isArray(payload) ? 'batch: chain node did not answer an array' : 'chain node answered a batch to a single call';
-      throw new ChainRpcError('garbage', what);
-    }
-    if (!Array.isArray(parsed)) {
-      // An error with id null: refused before the request was read (the rpc-proxy's rate limit or
-      // body limit, JSON-RPC's "id unknown"). Its message is the reason, not a missing answer.
-      const single = parsed as Envelope;
-      const request = requests[0]!;
-      if (single.id !== request.id && single.error !== null && single.error !== undefined) {
-        throw rpcFailure(unwrap(single, request.method) as RpcError);
-      }
-    }
-    const byId = new Map<string, Envelope>();
-    for (const item of (Array.isArray(parsed) ? parsed : [parsed]) as Envelope[]) {
-      if (item !== null && typeof item === 'object' && typeof item.id === 'string') byId.set(item.id, item);
-    }
-    return requests.map((request) => {
-      const id = request.id as string;
-      const envelope = byId.get(id);
-      if (envelope === undefined) {
-        return { jsonrpc: JSONRPC, id, error: { code: -32603, message: `${request.method}: missing from the answer` } };
-      }
-      return { ...envelope, jsonrpc: JSONRPC, id } as JSONRPCResponse;
-    });
-  }
-
-  /** Sends `requests` through the library; throws the transport's ChainRpcError when the exchange failed. */
+  /** Sends through the library; throws the transport's ChainRpcError when the exchange failed. */
   async function send(requests: JSONRPCRequest[]): Promise<JSONRPCResponse[]> {
     const exchange: Exchange = {};
     const responses = await client.requestAdvanced(requests, exchange);
     if (exchange.failure !== undefined) throw exchange.failure;
     return responses;
   }
-
-  function unwrap(envelope: Envelope, method: string): unknown {
-    if (envelope.error !== null && envelope.error !== undefined) {
-      const code = typeof envelope.error.code === 'number' ? envelope.error.code : -32603;
-      const message = typeof envelope.error.message === 'string' ? envelope.error.message : 'unknown error';
-      return new RpcError(code, `${method}: ${message}`);
-    }
-    if (!('result' in envelope)) return new RpcError(-32603, `${method}: answer without result`);
-    return envelope.result;
-  }
-
   const request = (method: string, params: unknown[]): JSONRPCRequest => ({ jsonrpc: JSONRPC, id: `sp-${++nextId}`, method, params });
-
   return {
     async call<T>(method: string, params: unknown[] = []): Promise<T> {
       const exchange: Exchange = {};
@@ -271,27 +248,13 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
       if (result instanceof RpcError) throw rpcFailure(result);
       return result as T;
     },
-    async callRaw(method, params = []) {
-      const req = request(method, params);
-      const body = JSON.stringify(req);
-      let { status, bytes } = await postBytes(body);
-      if ((status === 401 || status === 403) && credentials.refreshAfterRefusal()) ({ status, bytes } = await postBytes(body));
-      if (status !== 200) {
-        // A failure whatever the body says: read here (it is small), as call() would.
-        const envelope = interpret(status, bytes.toString('utf8')) as Envelope;
-        const result = Array.isArray(envelope) ? undefined : unwrap(envelope, method);
-        if (result instanceof RpcError) throw rpcFailure(result, status);
-        throw new ChainRpcError('http', `chain node answered HTTP ${status}`, { status });
-      }
-      return { id: req.id as string, body: bytes };
-    },
     async batch(calls) {
       if (calls.length === 0) return [];
       const responses = await send(calls.map((c) => request(c.method, c.params)));
       return responses.map((response, i) => unwrap(response, calls[i]!.method));
     },
     close() {
-      agent.destroy();
+      transport.agent.destroy();
     },
   };
 }

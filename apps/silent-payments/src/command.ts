@@ -24,7 +24,7 @@ export const COMMAND: CommandSpec = {
       name: 'SP_START_HEIGHT',
       default: "the node's tip once synced",
       description:
-        'the height to start at on the first start (taken once the node has finished its initial block download, see "Start height"); later starts resume where the scan stopped (a different value is logged and ignored)',
+        'the height to start at on the first start (scanned once the node\'s blocks reach its headers; without it, the tip once the node has finished its initial block download, see "Start height"); later starts resume where the scan stopped (a different value is logged and ignored)',
     },
     { name: 'CHAIN_RPC_URL', default: 'http://127.0.0.1:18443', description: 'the rpc-proxy, or bitcoind itself' },
     { name: 'CHAIN_RPC_USER, CHAIN_RPC_PASSWORD', default: 'unset', description: 'HTTP basic credentials (set both)' },
@@ -49,23 +49,6 @@ export const COMMAND: CommandSpec = {
     { name: 'SCAN_POLL_INTERVAL_MS', default: '5000', description: 'tip and mempool poll once caught up' },
     { name: 'SCAN_MEMPOOL', default: 'true', description: 'record mempool payments as pending' },
     { name: 'SCAN_MAX_BACKOFF_MS', default: '60000', description: 'longest wait between retries while the node fails (1 s, doubling)' },
-    {
-      name: 'SCAN_WORKERS',
-      default: 'the number of cores',
-      description:
-        'worker threads that parse and scan blocks (one fewer runs while the node still serves the blocks of a catch-up); 0 parses and scans on the main thread',
-    },
-    {
-      name: 'SCAN_PREFETCH_BLOCKS',
-      default: '4',
-      description: 'blocks held ahead of the one being stored while catching up (1-64): the memory bound, ~5.5 MB each for a dense block',
-    },
-    {
-      name: 'SCAN_FETCH_CONCURRENCY',
-      default: '2',
-      description:
-        "blocks requested of the node at once while catching up (1-16, at most SCAN_PREFETCH_BLOCKS); each holds one of the node's -rpcthreads",
-    },
     {
       name: 'SP_SECP256K1_BACKEND',
       default: "bip352's default (native)",

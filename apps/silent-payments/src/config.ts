@@ -13,7 +13,6 @@ import {
 } from '@repo/config';
 import { readServerLimits, readTrustProxy, type ServerLimitDefaults, type TrustProxy } from '@repo/http';
 import { BACKEND_NAMES, isBackendName, type BackendName } from '@repo/bip352';
-import { defaultScanWorkers } from './scan-pool';
 
 /** BIP-352 networks: `sp` addresses on mainnet, `tsp` on the test networks. */
 export const NETWORKS = ['signet', 'regtest', 'testnet', 'mainnet'] as const;
@@ -74,15 +73,6 @@ export interface SilentPaymentsConfig {
     maxBackoffMs: number;
     /** `native`, `wasm` or `noble`: the secp256k1 backend of `@repo/bip352`; undefined: its default. */
     backend: BackendName | undefined;
-    /**
-     * Worker threads that parse and scan blocks (SCAN_WORKERS; 0: on the main thread); default one
-     * a core, one fewer running while the node still serves the blocks of a catch-up.
-     */
-    workers: number;
-    /** Blocks fetched ahead while catching up (SCAN_PREFETCH_BLOCKS): the memory bound, ~5.5 MB of JSON a dense block held. */
-    prefetchBlocks: number;
-    /** Blocks requested of the node at once while catching up (SCAN_FETCH_CONCURRENCY), at most prefetchBlocks. */
-    fetchConcurrency: number;
   };
   /** INVOICE_TOLERANCE_SATS: a confirmed total within this many satoshis of an invoice's amount is `paid` (default 0). */
   invoiceToleranceSats: bigint;
@@ -176,9 +166,6 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       longPollTimeoutMs: readInt(env, 'SCAN_LONG_POLL_TIMEOUT_MS', 10_000, { min: 100, max: 3_600_000 }),
       maxBackoffMs: readInt(env, 'SCAN_MAX_BACKOFF_MS', 60_000, { min: 10, max: 3_600_000 }),
       backend,
-      workers: readInt(env, 'SCAN_WORKERS', defaultScanWorkers(), { min: 0, max: 64 }),
-      prefetchBlocks: readInt(env, 'SCAN_PREFETCH_BLOCKS', 4, { min: 1, max: 64 }),
-      fetchConcurrency: readInt(env, 'SCAN_FETCH_CONCURRENCY', 2, { min: 1, max: 16 }),
     },
     invoiceToleranceSats: BigInt(readInt(env, 'INVOICE_TOLERANCE_SATS', 0, { min: 0, max: 2_100_000_000_000_000 })),
     relay: {

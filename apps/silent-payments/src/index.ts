@@ -12,6 +12,7 @@ export {
   type TransactionReceivedData,
   type BlockScannedData,
 } from './publisher';
-export { createScanner, type Scanner, type ScannerStatus, type ScannerOptions } from './scanner';
+export { createScanner, type Scanner, type ScannerStatus, type ScannerOptions, type BlockConsumer, type ScannedBlock } from './scanner';
+export type { BlockTransaction } from './store';
 export { createAddressBook, CHANGE_LABEL, type AddressBook } from './address-book';
 export { btcToSats, satsToBtc, parseBtcAmount } from './amount';

@@ -40,9 +40,20 @@ const tooLarge = errorResponse('A body over `MAX_BODY_BYTES`.', ['PAYLOAD_TOO_LA
 const malformed = errorResponse('A malformed JSON body (`malformed JSON body`).', ['INVALID_REQUEST']);
 const limited = (responses: Obj): Obj => withHeaders({ ...responses, ...guards }, rateLimit);
 const notFound = errorResponse('No such endpoint: `no such endpoint: <METHOD> <path>`.', ['NOT_FOUND']);
+/**
+ * The answer to a POST without the bearer token while `SP_API_TOKEN` is set (src/write-auth.ts:
+ * checked before the body is read, on every POST, known path or not).
+ */
+const unauthorized = errorResponse(
+  'Only while `SP_API_TOKEN` is set: a POST without `Authorization: Bearer <token>` (`authentication required`) or with another token (`invalid token`); `WWW-Authenticate: Bearer realm="silent-payments"`.',
+  ['UNAUTHORIZED'],
+  { 'WWW-Authenticate': { schema: { type: 'string', pattern: '^Bearer realm="silent-payments"' } } },
+);
+/** The scheme of `SP_API_TOKEN` (`components.securitySchemes`). */
+const API_TOKEN = 'apiToken';
 const OTHER_METHODS = {
-  description: 'Any other method: 404, as an unknown endpoint.',
-  responses: limited({ '404': notFound, '400': malformed, '413': tooLarge }),
+  description: 'Any other method: 404, as an unknown endpoint (a POST without the token while `SP_API_TOKEN` is set: 401 first).',
+  responses: limited({ '404': notFound, '400': malformed, '401': unauthorized, '413': tooLarge }),
 };
 
 const listItem = {
@@ -421,6 +432,27 @@ const paths: Obj = {
   },
 };
 
+/**
+ * `paths` with their security, as src/write-auth.ts enforces it: every POST takes the bearer token
+ * of `SP_API_TOKEN` (or nothing while it is unset: the empty requirement) and may answer 401;
+ * every other operation is open (`security: []`).
+ */
+function withWriteAuth(described: Obj): Obj {
+  const out: Obj = {};
+  for (const [path, item] of Object.entries(described)) {
+    const secured: Obj = {};
+    for (const [method, operation] of Object.entries(item as Obj)) {
+      if (method.startsWith('x-')) secured[method] = operation;
+      else if (method === 'post') {
+        const op = operation as Obj;
+        secured[method] = { ...op, security: [{ [API_TOKEN]: [] }, {}], responses: { ...(op.responses as Obj), '401': unauthorized } };
+      } else secured[method] = { ...(operation as Obj), security: [] };
+    }
+    out[path] = secured;
+  }
+  return out;
+}
+
 export const OPENAPI = {
   openapi: '3.1.0',
   info: {
@@ -428,16 +460,27 @@ export const OPENAPI = {
     version: '1.0.0',
     summary: 'BIP-352 silent-payment addresses by label, and the payments the scanner found.',
     description:
-      'No authentication: bind to localhost or put an authenticating proxy in front. Limits (docs/silent-payments.md, "Limits"): ' +
+      'Reads are open; with `SP_API_TOKEN` set, every POST needs `Authorization: Bearer <token>` (the `apiToken` scheme; 401 otherwise). Bind to localhost or put a proxy in front for anything more. Limits (docs/silent-payments.md, "Limits"): ' +
       '100 requests a minute per address (`RATE_LIMIT_PER_MINUTE`, 429; `/health`, `/ready` and this document not counted); body `MAX_BODY_BYTES` (413); ' +
       '`MAX_CONNECTIONS` and `MAX_CONNECTIONS_PER_IP` (closed at once); 30 s per request (`REQUEST_TIMEOUT_MS`, 408); 256 in progress ' +
       `(\`MAX_IN_FLIGHT\`, 503); \`limit\` at most ${PAYMENTS_MAX_LIMIT}, labels at most ${LABEL_MAX_LENGTH} characters (400). ` +
       'Errors are the record `{error, code, details?}`.',
   },
   servers: [{ url: 'http://localhost:8000' }],
-  paths,
+  paths: withWriteAuth(paths),
+  components: {
+    securitySchemes: {
+      [API_TOKEN]: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          '`SP_API_TOKEN` (16 characters or more), required by every POST while it is set (compared in constant time); unset, writes are open too.',
+      },
+    },
+  },
   'x-unmatched-paths': {
-    description: 'Any other path: 404 `no such endpoint: <METHOD> <path>`.',
-    responses: limited({ '404': notFound, '400': malformed, '413': tooLarge }),
+    description:
+      'Any other path: 404 `no such endpoint: <METHOD> <path>` (a POST without the token while `SP_API_TOKEN` is set: 401 first).',
+    responses: limited({ '404': notFound, '400': malformed, '401': unauthorized, '413': tooLarge }),
   },
 };

@@ -82,6 +82,15 @@ export interface ScanProgress {
   scannedHeight: number | undefined;
 }
 
+/**
+ * The store's transaction of one block (src/scanner/apply.ts): what a block consumer writes
+ * through `db` inside it commits or rolls back with the block's payments and scan progress.
+ */
+export interface BlockTransaction {
+  /** The database, inside the transaction (statements run synchronously; nested transactions are savepoints). */
+  readonly db: Database.Database;
+}
+
 /** The service's SQLite database: labels, payments, scan progress and block hashes. */
 export interface Store {
   /** Throws an Error when the database was made for other keys or another network. */
@@ -122,6 +131,8 @@ export interface Store {
    * payments removed (as they were) and the number of spends undone.
    */
   rollbackAbove(height: number): { removed: PaymentRecord[]; unspent: number };
+  /** Runs `work` in one transaction (committed when it returns, rolled back when it throws); the store's own writes inside it join it. */
+  transaction<T>(work: (tx: BlockTransaction) => T): T;
   /** Marks outputs spent by mempool transactions (unspent ones only); returns those newly marked. */
   markSpentPending(spends: SpendSeen[]): PaymentRecord[];
   /** txids of the mempool spends (spent, no block yet). */
@@ -255,33 +266,48 @@ export function paymentId(txid: string, vout: number): string {
   return `${txid}:${vout}`;
 }
 
-/**
- * Opens (creating when missing) the SQLite database at `path` in WAL mode, private (payments and
- * the keys' fingerprints; @repo/service's openDatabaseFile: `cannot open the SQLite file …
- * (DATA_DIR): …` when it cannot be opened, is not a database or a newer one, or cannot be
- * written). Amounts are kept as integer satoshis (64-bit, read as bigint) so no float ever
- * touches a stored amount.
- */
-export function openStore(path: string, logger?: Logger): Store {
-  const db = openDatabaseFile(path, {
-    open: (file) => new Database(file),
-    synchronous: 'NORMAL',
-    setup(opened) {
-      opened.pragma('foreign_keys = ON');
-      opened.defaultSafeIntegers(true);
-      opened.exec(SCHEMA);
-      migrate(opened);
-      opened.exec(SCHEMA_V2_INDEXES);
-    },
-    probeTable: 'meta',
-    logger,
-  });
+/** The columns of a payment row an insert gives, and those a read returns. */
+const INSERT_COLUMNS = 'id, txid, vout, address, label_m, amount_sats, block_height, block_hash, status, created_at, output_key, tweak';
+const PAYMENT_COLUMNS = `${INSERT_COLUMNS}, spent_txid, spent_height`;
+/** Pending first, then the newest block first; within a block, transaction order is not kept, so txid/vout. */
+const ORDER = 'ORDER BY block_height IS NULL DESC, block_height DESC, created_at DESC, txid, vout';
 
+/** The WHERE clause of a payment filter and its parameters. */
+function where(filter: PaymentFilter | undefined): { sql: string; params: (string | number)[] } {
+  const clauses: string[] = [];
+  const params: (string | number)[] = [];
+  if (filter?.status !== undefined) {
+    clauses.push('status = ?');
+    params.push(filter.status);
+  }
+  if (filter?.spent !== undefined) clauses.push(filter.spent ? 'spent_txid IS NOT NULL' : 'spent_txid IS NULL');
+  if (filter?.labelM !== undefined) {
+    clauses.push('label_m = ?');
+    params.push(filter.labelM);
+  }
+  return { sql: clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`, params };
+}
+
+const num = (v: unknown): number => Number(v);
+const normalise = (row: PaymentRow): PaymentRow => ({
+  ...row,
+  vout: num(row.vout),
+  label_m: row.label_m === null ? null : num(row.label_m),
+  block_height: row.block_height === null ? null : num(row.block_height),
+  spent_height: row.spent_height === null ? null : num(row.spent_height),
+});
+const rowToPayment = (row: unknown): PaymentRecord => toPayment(normalise(row as PaymentRow));
+const rowToLabel = (row: LabelRow): LabelRecord => toLabel({ ...row, m: num(row.m) });
+
+/** Every statement of the store, prepared once. */
+function prepareStatements(db: Database.Database) {
+  const insertColumns = INSERT_COLUMNS;
+  const paymentColumns = PAYMENT_COLUMNS;
+  const order = ORDER;
   const getMeta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
   const setMeta = db.prepare<[string, string]>(
     'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
   );
-  const meta = (key: string) => getMeta.get(key)?.value;
 
   const findLabel = db.prepare<[string], LabelRow>('SELECT m, label, address, amount_sats, created_at FROM labels WHERE label = ?');
   const labelByIndex = db.prepare<[number], LabelRow>('SELECT m, label, address, amount_sats, created_at FROM labels WHERE m = ?');
@@ -290,24 +316,6 @@ export function openStore(path: string, logger?: Logger): Store {
   const labelIndexes = db.prepare<[], { m: bigint }>('SELECT m FROM labels ORDER BY m');
   const insertLabel = db.prepare('INSERT INTO labels (m, label, address, amount_sats, created_at) VALUES (?, ?, ?, ?, ?)');
 
-  const insertColumns = 'id, txid, vout, address, label_m, amount_sats, block_height, block_hash, status, created_at, output_key, tweak';
-  const paymentColumns = `${insertColumns}, spent_txid, spent_height`;
-  // Pending first, then the newest block first; within a block, transaction order is not kept, so txid/vout.
-  const order = 'ORDER BY block_height IS NULL DESC, block_height DESC, created_at DESC, txid, vout';
-  const where = (filter: PaymentFilter | undefined) => {
-    const clauses: string[] = [];
-    const params: (string | number)[] = [];
-    if (filter?.status !== undefined) {
-      clauses.push('status = ?');
-      params.push(filter.status);
-    }
-    if (filter?.spent !== undefined) clauses.push(filter.spent ? 'spent_txid IS NOT NULL' : 'spent_txid IS NULL');
-    if (filter?.labelM !== undefined) {
-      clauses.push('label_m = ?');
-      params.push(filter.labelM);
-    }
-    return { sql: clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`, params };
-  };
   const getPayment = db.prepare<[string], PaymentRow>(`SELECT ${paymentColumns} FROM payments WHERE id = ?`);
   const allLabelsPaged = db.prepare<[number, number], LabelRow>(
     'SELECT m, label, address, amount_sats, created_at FROM labels ORDER BY m LIMIT ? OFFSET ?',
@@ -353,6 +361,130 @@ export function openStore(path: string, logger?: Logger): Store {
   const deleteBlocksAbove = db.prepare<[number]>('DELETE FROM blocks WHERE height > ?');
   const deletePaymentsAbove = db.prepare<[number]>('DELETE FROM payments WHERE block_height > ?');
 
+  return {
+    getMeta,
+    setMeta,
+    findLabel,
+    labelByIndex,
+    allLabels,
+    maxLabel,
+    labelIndexes,
+    insertLabel,
+    getPayment,
+    allLabelsPaged,
+    countLabels,
+    labelPayments,
+    balance,
+    spendConfirmed,
+    spendPending,
+    pendingSpendTxids,
+    clearPendingSpend,
+    unspendAbove,
+    paymentsAbove,
+    upsertConfirmed,
+    insertPending,
+    pendingTxids,
+    deletePending,
+    insertBlock,
+    getBlock,
+    deleteBlocksAbove,
+    deletePaymentsAbove,
+  };
+}
+
+/** The prepared statements of {@link prepareStatements}. */
+type Statements = ReturnType<typeof prepareStatements>;
+
+/** The store's reads: one statement each, nothing written. */
+function readMethods(db: Database.Database, q: Statements) {
+  const optionalInt = (key: string) => {
+    const value = q.getMeta.get(key)?.value;
+    return value === undefined ? undefined : Number(value);
+  };
+  return {
+    findLabel(label: string) {
+      const row = q.findLabel.get(label);
+      return row === undefined ? undefined : rowToLabel(row);
+    },
+    labels: () => q.allLabels.all().map(rowToLabel),
+    labelIndexes() {
+      const out = new Uint32Array(Number(q.countLabels.get()?.n ?? 0n));
+      let i = 0;
+      for (const row of q.labelIndexes.iterate()) if (i < out.length) out[i++] = num(row.m);
+      return out.subarray(0, i);
+    },
+    countLabels: () => Number(q.countLabels.get()?.n ?? 0n),
+    labelByIndex(m: number) {
+      const row = q.labelByIndex.get(m);
+      return row === undefined ? undefined : rowToLabel(row);
+    },
+    listPayments(limit: number, offset: number, filter?: PaymentFilter) {
+      const w = where(filter);
+      return db
+        .prepare(`SELECT ${PAYMENT_COLUMNS} FROM payments ${w.sql} ${ORDER} LIMIT ? OFFSET ?`)
+        .all(...w.params, limit, offset)
+        .map(rowToPayment);
+    },
+    countPayments(filter?: PaymentFilter) {
+      const w = where(filter);
+      const row = db.prepare(`SELECT COUNT(*) AS n FROM payments ${w.sql}`).get(...w.params) as { n: bigint } | undefined;
+      return Number(row?.n ?? 0n);
+    },
+    listLabels: (limit: number, offset: number) => q.allLabelsPaged.all(limit, offset).map(rowToLabel),
+    labelTotals(m: number) {
+      let received = 0n;
+      let pending = 0n;
+      const payments: string[] = [];
+      for (const row of q.labelPayments.all(m)) {
+        payments.push(row.id);
+        if (row.status === 'confirmed') received += BigInt(row.amount_sats);
+        else pending += BigInt(row.amount_sats);
+      }
+      return { received, pending, payments };
+    },
+    balance() {
+      const row = q.balance.get();
+      return {
+        confirmed: BigInt(row?.confirmed ?? 0n),
+        pending: BigInt(row?.pending ?? 0n),
+        spentPending: BigInt(row?.spent_pending ?? 0n),
+        utxoCount: Number(row?.utxos ?? 0n),
+      };
+    },
+    getPayment(id: string) {
+      const row = q.getPayment.get(id);
+      return row === undefined ? undefined : rowToPayment(row);
+    },
+    progress: () => ({ startHeight: optionalInt('start_height'), scannedHeight: optionalInt('scanned_height') }),
+    blockHash: (height: number) => q.getBlock.get(height)?.hash,
+    pendingSpendTxids: () => q.pendingSpendTxids.all().map((row) => row.spent_txid),
+    pendingTxids: () => q.pendingTxids.all().map((row) => row.txid),
+  };
+}
+
+/**
+ * Opens (creating when missing) the SQLite database at `path` in WAL mode, private (payments and
+ * the keys' fingerprints; @repo/service's openDatabaseFile: `cannot open the SQLite file …
+ * (DATA_DIR): …` when it cannot be opened, is not a database or a newer one, or cannot be
+ * written). Amounts are kept as integer satoshis (64-bit, read as bigint) so no float ever
+ * touches a stored amount.
+ */
+export function openStore(path: string, logger?: Logger): Store {
+  const db = openDatabaseFile(path, {
+    open: (file) => new Database(file),
+    synchronous: 'NORMAL',
+    setup(opened) {
+      opened.pragma('foreign_keys = ON');
+      opened.defaultSafeIntegers(true);
+      opened.exec(SCHEMA);
+      migrate(opened);
+      opened.exec(SCHEMA_V2_INDEXES);
+    },
+    probeTable: 'meta',
+    logger,
+  });
+  const q = prepareStatements(db);
+
   // When the payments a reorg removed were first seen, for when they come back (mined again or
   // back in the mempool): `created_at` stays the first sighting. In memory, the most recent
   // REORG_MEMORY of them; after a restart in between, a payment that comes back is seen anew.
@@ -360,7 +492,6 @@ export function openStore(path: string, logger?: Logger): Store {
 
   const paymentParams = (p: NewPayment, seenNow: string, block?: { height: number; hash: string }) => {
     const id = paymentId(p.txid, p.vout);
-    const createdAt = firstSeen.get(id) ?? seenNow;
     return {
       id,
       txid: p.txid,
@@ -370,38 +501,28 @@ export function openStore(path: string, logger?: Logger): Store {
       amount_sats: p.amountSats,
       block_height: block?.height ?? null,
       block_hash: block?.hash ?? null,
-      created_at: createdAt,
+      created_at: firstSeen.get(id) ?? seenNow,
       output_key: p.outputKey,
       tweak: p.tweak,
     };
   };
 
-  const num = (v: unknown): number => Number(v);
-  const normalise = (row: PaymentRow): PaymentRow => ({
-    ...row,
-    vout: num(row.vout),
-    label_m: row.label_m === null ? null : num(row.label_m),
-    block_height: row.block_height === null ? null : num(row.block_height),
-    spent_height: row.spent_height === null ? null : num(row.spent_height),
-  });
-  const rowToPayment = (row: unknown) => toPayment(normalise(row as PaymentRow));
-
   const applyBlock = db.transaction((block: { height: number; hash: string }, payments: NewPayment[], spends: SpendSeen[]) => {
     const createdAt = new Date().toISOString();
-    const stored = payments.map((p) => rowToPayment(upsertConfirmed.get(paymentParams(p, createdAt, block))));
+    const stored = payments.map((p) => rowToPayment(q.upsertConfirmed.get(paymentParams(p, createdAt, block))));
     // After the payments: an output received and spent in the same block is both.
     const spent: PaymentRecord[] = [];
     for (const s of spends) {
-      const row = spendConfirmed.get({ id: s.id, spent_txid: s.spentTxid, height: block.height });
+      const row = q.spendConfirmed.get({ id: s.id, spent_txid: s.spentTxid, height: block.height });
       if (row !== undefined) spent.push(rowToPayment(row));
     }
-    insertBlock.run(block.height, block.hash);
-    setMeta.run('scanned_height', String(block.height));
+    q.insertBlock.run(block.height, block.hash);
+    q.setMeta.run('scanned_height', String(block.height));
     return { payments: stored, spent };
   });
 
   const rollbackAbove = db.transaction((height: number) => {
-    const removed = paymentsAbove.all(height).map(rowToPayment);
+    const removed = q.paymentsAbove.all(height).map(rowToPayment);
     for (const p of removed) {
       firstSeen.delete(p.id);
       firstSeen.set(p.id, p.createdAt);
@@ -410,54 +531,50 @@ export function openStore(path: string, logger?: Logger): Store {
       if (firstSeen.size <= REORG_MEMORY) break;
       firstSeen.delete(id);
     }
-    deletePaymentsAbove.run(height);
-    const unspent = unspendAbove.run(height).changes;
-    deleteBlocksAbove.run(height);
-    setMeta.run('scanned_height', String(height));
+    q.deletePaymentsAbove.run(height);
+    const unspent = q.unspendAbove.run(height).changes;
+    q.deleteBlocksAbove.run(height);
+    q.setMeta.run('scanned_height', String(height));
     return { removed, unspent };
   });
 
   const markSpentPending = db.transaction((spends: SpendSeen[]) => {
     const marked: PaymentRecord[] = [];
     for (const s of spends) {
-      const row = spendPending.get({ id: s.id, spent_txid: s.spentTxid });
+      const row = q.spendPending.get({ id: s.id, spent_txid: s.spentTxid });
       if (row !== undefined) marked.push(rowToPayment(row));
     }
     return marked;
   });
-  const clearPendingSpends = db.transaction((txids: string[]) => txids.reduce((n, txid) => n + clearPendingSpend.run(txid).changes, 0));
+  const clearPendingSpends = db.transaction((txids: string[]) => txids.reduce((n, txid) => n + q.clearPendingSpend.run(txid).changes, 0));
 
   const addPending = db.transaction((payments: NewPayment[]) => {
     const createdAt = new Date().toISOString();
     const added: PaymentRecord[] = [];
     for (const p of payments) {
-      const row = insertPending.get(paymentParams(p, createdAt)) as PaymentRow | undefined;
-      if (row !== undefined) added.push(toPayment(normalise(row)));
+      const row = q.insertPending.get(paymentParams(p, createdAt)) as PaymentRow | undefined;
+      if (row !== undefined) added.push(rowToPayment(row));
     }
     return added;
   });
 
-  const removePending = db.transaction((txids: string[]) => txids.reduce((n, txid) => n + deletePending.run(txid).changes, 0));
+  const removePending = db.transaction((txids: string[]) => txids.reduce((n, txid) => n + q.deletePending.run(txid).changes, 0));
 
   const createLabel = db.transaction((label: string, amountSats: bigint, address: (m: number) => string) => {
-    const existing = findLabel.get(label);
-    if (existing !== undefined) return toLabel({ ...existing, m: num(existing.m) });
-    const m = Number(maxLabel.get()?.m ?? 0n) + 1;
+    const existing = q.findLabel.get(label);
+    if (existing !== undefined) return rowToLabel(existing);
+    const m = Number(q.maxLabel.get()?.m ?? 0n) + 1;
     const record: LabelRecord = { m, label, address: address(m), amountSats, createdAt: new Date().toISOString() };
-    insertLabel.run(m, label, record.address, amountSats, record.createdAt);
+    q.insertLabel.run(m, label, record.address, amountSats, record.createdAt);
     return record;
   });
 
-  const optionalInt = (key: string) => {
-    const value = meta(key);
-    return value === undefined ? undefined : Number(value);
-  };
-
   return {
+    ...readMethods(db, q),
     assertIdentity(identity) {
       for (const [key, value] of Object.entries(identity)) {
-        const stored = meta(key);
-        if (stored === undefined) setMeta.run(key, value);
+        const stored = q.getMeta.get(key)?.value;
+        if (stored === undefined) q.setMeta.run(key, value);
         else if (stored !== value) {
           throw new Error(
             `the database in DATA_DIR was made for another ${key === 'network' ? 'network (SP_NETWORK)' : 'key set (SP_SCAN_KEY/SP_SPEND_PUBKEY)'}; use another DATA_DIR`,
@@ -465,74 +582,18 @@ export function openStore(path: string, logger?: Logger): Store {
         }
       }
     },
-    findLabel(label) {
-      const row = findLabel.get(label);
-      return row === undefined ? undefined : toLabel({ ...row, m: num(row.m) });
-    },
     createLabel: (label, amountSats, address) => createLabel(label, amountSats, address),
-    labels: () => allLabels.all().map((row) => toLabel({ ...row, m: num(row.m) })),
-    labelIndexes() {
-      const out = new Uint32Array(Number(countLabels.get()?.n ?? 0n));
-      let i = 0;
-      for (const row of labelIndexes.iterate()) if (i < out.length) out[i++] = num(row.m);
-      return out.subarray(0, i);
-    },
-    countLabels: () => Number(countLabels.get()?.n ?? 0n),
-    labelByIndex(m) {
-      const row = labelByIndex.get(m);
-      return row === undefined ? undefined : toLabel({ ...row, m: num(row.m) });
-    },
-    listPayments(limit, offset, filter) {
-      const w = where(filter);
-      return db
-        .prepare(`SELECT ${paymentColumns} FROM payments ${w.sql} ${order} LIMIT ? OFFSET ?`)
-        .all(...w.params, limit, offset)
-        .map(rowToPayment);
-    },
-    countPayments(filter) {
-      const w = where(filter);
-      const row = db.prepare(`SELECT COUNT(*) AS n FROM payments ${w.sql}`).get(...w.params) as { n: bigint } | undefined;
-      return Number(row?.n ?? 0n);
-    },
-    listLabels: (limit, offset) => allLabelsPaged.all(limit, offset).map((row) => toLabel({ ...row, m: num(row.m) })),
-    labelTotals(m) {
-      let received = 0n;
-      let pending = 0n;
-      const payments: string[] = [];
-      for (const row of labelPayments.all(m)) {
-        payments.push(row.id);
-        if (row.status === 'confirmed') received += BigInt(row.amount_sats);
-        else pending += BigInt(row.amount_sats);
-      }
-      return { received, pending, payments };
-    },
-    balance() {
-      const row = balance.get();
-      return {
-        confirmed: BigInt(row?.confirmed ?? 0n),
-        pending: BigInt(row?.pending ?? 0n),
-        spentPending: BigInt(row?.spent_pending ?? 0n),
-        utxoCount: Number(row?.utxos ?? 0n),
-      };
-    },
-    getPayment(id) {
-      const row = getPayment.get(id);
-      return row === undefined ? undefined : toPayment(normalise(row));
-    },
-    progress: () => ({ startHeight: optionalInt('start_height'), scannedHeight: optionalInt('scanned_height') }),
     initProgress: db.transaction((startHeight: number, anchorHash: string | undefined) => {
-      setMeta.run('start_height', String(startHeight));
-      setMeta.run('scanned_height', String(startHeight - 1));
-      if (anchorHash !== undefined) insertBlock.run(startHeight - 1, anchorHash);
+      q.setMeta.run('start_height', String(startHeight));
+      q.setMeta.run('scanned_height', String(startHeight - 1));
+      if (anchorHash !== undefined) q.insertBlock.run(startHeight - 1, anchorHash);
     }),
-    blockHash: (height) => getBlock.get(height)?.hash,
     applyBlock: (block, payments, spends = []) => applyBlock(block, payments, spends),
     rollbackAbove: (height) => rollbackAbove(height),
+    transaction: (work) => db.transaction(() => work({ db }))(),
     markSpentPending: (spends) => (spends.length === 0 ? [] : markSpentPending(spends)),
-    pendingSpendTxids: () => pendingSpendTxids.all().map((row) => row.spent_txid),
     clearPendingSpends: (txids) => clearPendingSpends(txids),
     addPending: (payments) => addPending(payments),
-    pendingTxids: () => pendingTxids.all().map((row) => row.txid),
     removePending: (txids) => removePending(txids),
     close: () => db.close(),
   };
@@ -598,6 +659,7 @@ export function createStore(path: string, logger?: Logger): DeferredStore {
     blockHash: via('blockHash'),
     applyBlock: via('applyBlock'),
     rollbackAbove: via('rollbackAbove'),
+    transaction: via('transaction'),
     markSpentPending: via('markSpentPending'),
     pendingSpendTxids: via('pendingSpendTxids'),
     clearPendingSpends: via('clearPendingSpends'),

@@ -170,53 +170,8 @@ describe('createChainRpcClient', () => {
     client.close();
   });
 
-  describe('callRaw (the bytes of an answer, for a scan worker)', () => {
-    it('returns the answer unparsed in a buffer of its own, with the id of the request, whether its length is announced or not', async () => {
-      const big = 'ab'.repeat(100_000);
-      for (const chunked of [false, true]) {
-        handler = (body, _req, res) => {
-          const text = JSON.stringify({ jsonrpc: '2.0', result: { hash: big }, id: (body as { id: string }).id });
-          if (chunked) {
-            res.writeHead(200, { 'Content-Type': 'application/json' });
-            res.write(text.slice(0, 1000));
-            res.end(text.slice(1000));
-          } else reply(res, 200, text);
-        };
-        const client = createChainRpcClient({ url, user: 'u', password: 'p' });
-        const { id, body } = await client.callRaw('getblock', ['00', 3]);
-        expect(seen.at(-1)?.body).toMatchObject({ jsonrpc: '2.0', method: 'getblock', params: ['00', 3], id });
-        expect(JSON.parse(body.toString('utf8'))).toEqual({ jsonrpc: '2.0', result: { hash: big }, id });
-        // the whole ArrayBuffer is the answer: it can be moved to a worker without a copy
-        expect(body.byteOffset).toBe(0);
-        expect(body.buffer.byteLength).toBe(body.length);
-        client.close();
-      }
-    });
-
-    it('leaves a JSON-RPC error answered with 200 to the parser, and fails on other statuses as call() does', async () => {
-      handler = (body, _req, res) =>
-        reply(res, 200, { jsonrpc: '2.0', error: { code: -5, message: 'Block not found' }, id: (body as { id: string }).id });
-      const client = createChainRpcClient({ url });
-      const { body } = await client.callRaw('getblock', ['00', 3]);
-      expect(JSON.parse(body.toString('utf8'))).toMatchObject({ error: { code: -5 } });
-
-      handler = (body, _req, res) =>
-        reply(res, 500, { result: null, error: { code: -8, message: 'Block height out of range' }, id: (body as { id: string }).id });
-      await expect(client.callRaw('getblock', ['00', 3])).rejects.toMatchObject({
-        name: 'ChainRpcError',
-        kind: 'rpc',
-        rpcCode: -8,
-        message: 'getblock: Block height out of range',
-      });
-      handler = (_body, _req, res) => {
-        res.writeHead(503);
-        res.end('Work queue depth exceeded');
-      };
-      await expect(client.callRaw('getblock', ['00', 3])).rejects.toMatchObject({ kind: 'http', status: 503 });
-      client.close();
-    });
-
-    it('refuses an answer over maxResponseBytes, announced or not (call() as well)', async () => {
+  describe('the size of an answer', () => {
+    it('refuses an answer over maxResponseBytes, announced or not', async () => {
       for (const chunked of [false, true]) {
         handler = (body, _req, res) => {
           const text = JSON.stringify({ jsonrpc: '2.0', result: 'x'.repeat(5_000), id: (body as { id: string }).id });
@@ -227,10 +182,6 @@ describe('createChainRpcClient', () => {
           } else reply(res, 200, text);
         };
         const client = createChainRpcClient({ url, maxResponseBytes: 4_096 });
-        await expect(client.callRaw('getblock', ['00', 3])).rejects.toMatchObject({
-          kind: 'garbage',
-          message: 'chain node answer over 4096 bytes',
-        });
         await expect(client.call('getblock', ['00', 3])).rejects.toMatchObject({
           kind: 'garbage',
           message: 'chain node answer over 4096 bytes',

@@ -1,5 +1,4 @@
 import { ConfigError } from '@repo/config';
-import { availableParallelism } from 'node:os';
 import { loadConfig } from '../src/config';
 
 describe('loadConfig', () => {
@@ -23,17 +22,7 @@ describe('loadConfig', () => {
       pollIntervalMs: 5_000,
       longPoll: true,
       longPollTimeoutMs: 10_000,
-      prefetchBlocks: 4,
-      fetchConcurrency: 2,
     });
-    // one scan worker a core, whatever the backend (the pool leaves the node a core while it serves)
-    expect(config.scanner.workers).toBe(availableParallelism());
-  });
-
-  it('gives one scan worker a core to every backend, unless SCAN_WORKERS says otherwise', () => {
-    expect(loadConfig({ SP_SECP256K1_BACKEND: 'wasm' }).scanner.workers).toBe(availableParallelism());
-    expect(loadConfig({ SP_SECP256K1_BACKEND: 'noble' }).scanner.workers).toBe(availableParallelism());
-    expect(loadConfig({ SP_SECP256K1_BACKEND: 'wasm', SCAN_WORKERS: '1' }).scanner.workers).toBe(1);
   });
 
   it('reads every variable', () => {
@@ -49,13 +38,12 @@ describe('loadConfig', () => {
       CHAIN_RPC_PASSWORD: 'p',
       RELAY_URL: 'ws://relay:8090',
       RELAY_PUBLISH_TOKEN: 'token',
-      SCAN_PREFETCH_BLOCKS: '8',
-      SCAN_FETCH_CONCURRENCY: '3',
+      SCAN_MEMPOOL_INTERVAL_MS: '100',
     });
     expect(config).toMatchObject({ host: '0.0.0.0', port: 8100, network: 'regtest', startHeight: 120, scanKeyHex: 'aa'.repeat(32) });
     expect(config.chainRpc).toMatchObject({ url: 'http://node:38332', user: 'u', password: 'p', cookieFile: undefined });
     expect(config.relay).toMatchObject({ url: 'ws://relay:8090', publishToken: 'token' });
-    expect(config.scanner).toMatchObject({ prefetchBlocks: 8, fetchConcurrency: 3 });
+    expect(config.scanner).toMatchObject({ mempoolIntervalMs: 100 });
   });
 
   it.each([
@@ -69,8 +57,7 @@ describe('loadConfig', () => {
     [{ RELAY_URL: 'http://relay' }, 'RELAY_URL'],
     [{ PORT: '70000' }, 'PORT'],
     [{ SP_SECP256K1_BACKEND: 'gpu' }, 'SP_SECP256K1_BACKEND'],
-    [{ SCAN_FETCH_CONCURRENCY: '0' }, 'SCAN_FETCH_CONCURRENCY'],
-    [{ SCAN_FETCH_CONCURRENCY: '17' }, 'SCAN_FETCH_CONCURRENCY'],
+    [{ SCAN_MEMPOOL_INTERVAL_MS: '0' }, 'SCAN_MEMPOOL_INTERVAL_MS'],
   ])('refuses %j naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);

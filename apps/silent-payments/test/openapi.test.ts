@@ -28,6 +28,41 @@ describe('the OpenAPI document', () => {
     expect(await validateOpenApiDocument(OPENAPI)).toEqual([]);
   });
 
+  it('declares SP_API_TOKEN as a bearer scheme that every POST takes (with its 401), every read open', () => {
+    expect(OPENAPI.components.securitySchemes).toEqual({ apiToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
+    const operations = Object.entries(OPENAPI.paths).flatMap(([path, item]) =>
+      Object.entries(item as Record<string, { security?: unknown; responses: Record<string, unknown> }>)
+        .filter(([method]) => !method.startsWith('x-'))
+        .map(([method, op]) => ({ path, method, op })),
+    );
+    const posts = operations.filter((o) => o.method === 'post');
+    expect(posts.map((o) => o.path).sort()).toEqual(['/generate-address', '/psbt']);
+    for (const { op } of posts) {
+      expect(op.security).toEqual([{ apiToken: [] }, {}]);
+      expect(op.responses['401']).toBeDefined();
+    }
+    for (const { op } of operations.filter((o) => o.method !== 'post')) expect(op.security).toEqual([]);
+  });
+
+  it("answers a POST without the token with the document's 401 while SP_API_TOKEN is set, on any path", async () => {
+    const secured = await startService({
+      DATA_DIR: join(dir, 'secured'),
+      SCANNER_ENABLED: 'false',
+      CHAIN_RPC_URL: 'http://127.0.0.1:9',
+      SP_API_TOKEN: 'sp-token-for-the-document',
+    });
+    try {
+      for (const path of ['/generate-address', '/psbt', '/payments', '/nowhere']) {
+        const res = await fetch(`${secured.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        expect(res.status).toBe(401);
+        expect(res.headers.get('www-authenticate')).toBe('Bearer realm="silent-payments"');
+        expect(await res.json()).toMatchObject({ code: 'UNAUTHORIZED', error: 'authentication required' });
+      }
+    } finally {
+      await secured.close();
+    }
+  });
+
   it('is served at /openapi.json, cacheable, outside the rate limit', async () => {
     for (let i = 0; i < 3; i++) {
       const res = await fetch(`${running.url}/openapi.json`);

@@ -81,6 +81,18 @@ describe('the node in its initial block download, GET /ready', () => {
     expect(status()).toMatchObject({ start_height: 90, scanned_height: 101 });
   });
 
+  it('with SP_START_HEIGHT, scans a node that says it is in its initial block download with its blocks complete (a tip older than -maxtipage)', async () => {
+    node.setInitialBlockDownload({ headers: 101, progress: 0.99 });
+    running = await startService(env({ SP_START_HEIGHT: '95' }));
+    await waitFor(() => status().state === 'synced', 5_000, 'synced');
+    expect(status()).toMatchObject({
+      start_height: 95,
+      scanned_height: 101,
+      node: { blocks: 101, headers: 101, initialblockdownload: true },
+    });
+    node.setInitialBlockDownload(undefined);
+  });
+
   it('a start height once taken is kept: a node back in its initial block download is scanned along, and /ready says so', async () => {
     running = await startService(env());
     await waitFor(() => status().state === 'synced', 5_000, 'synced');
@@ -89,7 +101,14 @@ describe('the node in its initial block download, GET /ready', () => {
     running.service.scanner.wake();
     await waitFor(() => status().scanned_height === 102, 5_000, 'block 102');
     expect(status().start_height).toBe(101);
-    expect(await getJson(running.url, '/ready')).toMatchObject({ status: 200, body: { node: { initialblockdownload: true } } });
+    expect(await getJson(running.url, '/ready')).toMatchObject({
+      status: 200,
+      body: {
+        node: { initialblockdownload: true },
+        message:
+          'the node is in its initial block download (102 of 200 blocks, verification progress 0.9): the scanner follows the blocks it has',
+      },
+    });
   });
 
   it('/ready: 503 node-unreachable, credentials-refused; 200 without a scanner', async () => {

@@ -384,18 +384,27 @@ describe('scanner against the chain double', () => {
     expect([...heights].sort((a, b) => a - b)).toEqual(expectedHeights);
   });
 
-  it('waits for SP_START_HEIGHT above the tip and authenticates with the node cookie', async () => {
+  it('waits for SP_START_HEIGHT above the tip, saying so at warn level with what ends the wait, and authenticates with the node cookie', async () => {
     const cookieNode = await startChainDouble({ port: 0, host: '127.0.0.1', cookieFile: join(dir, 'node', '.cookie'), chain: 'regtest' });
     try {
       const start = cookieNode.tipHeight() + 3;
-      running = await startService({
-        DATA_DIR: join(dir, 'sp'),
-        CHAIN_RPC_URL: cookieNode.url,
-        CHAIN_RPC_COOKIE_FILE: join(dir, 'node', '.cookie'),
-        SP_START_HEIGHT: String(start),
-      });
+      const memory = createMemoryLogger('info');
+      running = await startService(
+        {
+          DATA_DIR: join(dir, 'sp'),
+          CHAIN_RPC_URL: cookieNode.url,
+          CHAIN_RPC_COOKIE_FILE: join(dir, 'node', '.cookie'),
+          SP_START_HEIGHT: String(start),
+        },
+        { logger: memory.logger },
+      );
       await waitFor(() => running!.service.scanner.status().state === 'waiting', 10_000, 'waiting');
       expect(scanned()).toBeNull();
+      expect(memory.lines.find((l) => l.msg === 'waiting for the chain to reach SP_START_HEIGHT')).toMatchObject({
+        level: 40,
+        start_height: start,
+        ends_when: `the node's tip reaches ${start - 1}`,
+      });
       cookieNode.mine(4);
       await waitFor(() => scanned() === cookieNode.tipHeight(), 10_000, 'scan');
       expect(running.service.scanner.status()).toMatchObject({ start_height: start, scanned_height: start + 1 });
@@ -465,10 +474,9 @@ describe('scanner against the chain double', () => {
     const { port } = await listen(flaky, 0, '127.0.0.1');
     try {
       const memory = createMemoryLogger('info');
-      running = await startService(
-        env({ CHAIN_RPC_URL: `http://127.0.0.1:${port}`, SCAN_MAX_BACKOFF_MS: '60000', SCAN_WORKERS: '0', SCAN_FETCH_CONCURRENCY: '1' }),
-        { logger: memory.logger },
-      );
+      running = await startService(env({ CHAIN_RPC_URL: `http://127.0.0.1:${port}`, SCAN_MAX_BACKOFF_MS: '60000' }), {
+        logger: memory.logger,
+      });
       await synced();
       // A new wallet starts at the tip: the blocks mined from here are its catch-up.
       node.mine(60);

@@ -66,7 +66,7 @@ export function createHealthRouter(options: HealthRouterDeps): Router {
         status: 'ready',
         scanner: { state: scanner.state, scanned_height: scanner.scanned_height, tip_height: scanner.tip_height },
         ...(syncing && {
-          message: `the node is in its initial block download (${scanner.node!.blocks} of ${scanner.node!.headers} blocks, verification progress ${scanner.node!.verificationprogress}): the scanner waits`,
+          message: `the node is in its initial block download (${scanner.node!.blocks} of ${scanner.node!.headers} blocks, verification progress ${scanner.node!.verificationprogress}): ${scanner.state === 'initial_block_download' ? 'the scanner waits' : 'the scanner follows the blocks it has'}`,
           node: scanner.node,
         }),
       });
