@@ -27,6 +27,8 @@ export const FILES: Record<string, string | Buffer> = {
 export interface Harness {
   url: string;
   port: number;
+  /** The second listener's port (`HTTPS_ALT_PORT` set: it listens on a free port too), else undefined. */
+  altPort: number | undefined;
   ca: string;
   storageDir: string;
   dataDir: string;
@@ -77,9 +79,13 @@ export async function startServer(
   await service.start();
   contract.attach(service.servers.https);
   const { port } = await listen(service.servers.https, 0, '127.0.0.1');
+  const alt = service.servers.httpsAlt;
+  if (alt !== undefined) contract.attach(alt);
+  const altPort = alt === undefined ? undefined : (await listen(alt, 0, '127.0.0.1')).port;
   return {
     url: `https://127.0.0.1:${port}`,
     port,
+    altPort,
     ca: tls.cert,
     storageDir,
     dataDir,
