@@ -27,8 +27,9 @@ import { maintenanceSwitch } from './maintenance';
 import { createFileRouter } from './routes/files';
 import { createRequestScope } from './request-scope';
 import { OPENAPI } from './openapi';
-import { createMetaRouter } from './routes/meta';
-import { createConfigServerMetrics, createReadyRouter } from './operations';
+import { createHealthRouter } from './routes/health';
+import { createInfoRouter } from './routes/info';
+import { createConfigServerMetrics } from './metrics';
 import type { ServiceMetrics } from '@repo/metrics';
 import { masterKeySource, persistKey, readOrCreateKey, versionKeySource, type PendingKey } from './keys';
 import { createVersionStore } from './versions';
@@ -157,8 +158,8 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
     createFileRouter({ store, versions, watch, maxWaitSeconds, keyring, clientKeys, logger }),
   );
   app.use(guarded);
-  app.use(createMetaRouter({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
-  app.use(createReadyRouter({ storageDir: config.storageDir, keysDir: config.keysDir, started: () => started }));
+  app.use(createHealthRouter({ storageDir: config.storageDir, keysDir: config.keysDir, started: () => started }));
+  app.use(createInfoRouter({ domain: config.domain, port: config.port }));
   app.get('/metrics', metrics.handler());
   app.use(notFoundHandler({ code: 'FILE_NOT_FOUND' }));
   app.use(auditErrorCode(), errorHandler({ logger }));
