@@ -67,7 +67,7 @@ export interface ConfigServerDeps {
 
 /**
  * The HTTPS listeners: `https` on `PORT`, and `httpsAlt` on `HTTPS_ALT_PORT` when it is set (the
- * same app, TLS, limits and headers, on a port `fetch` and browsers accept: README, "Configuration").
+ * same app, TLS, limits and headers, on a port `fetch` and browsers accept: README, "A second port for `fetch` and browsers").
  */
 export type ConfigServerServers = { https: Server; httpsAlt?: Server };
 

@@ -13,7 +13,7 @@ runService({
   envFile: join(__dirname, '..', '.env'),
   loadConfig,
   createApp,
-  // HTTPS_ALT_PORT, when set: the second listener, which createApp built (README, "Configuration").
+  // HTTPS_ALT_PORT, when set: the second listener, which createApp built (README, "A second port for `fetch` and browsers").
   listen: (config) => {
     const addresses: Partial<Record<keyof ConfigServerServers, ListenAddress>> = { https: { port: config.port, host: config.host } };
     if (config.httpsAltPort !== undefined) addresses.httpsAlt = { port: config.httpsAltPort, host: config.host };

@@ -98,8 +98,8 @@ describe('connection caps', () => {
   });
 });
 
-// docs/config-server.md, "Response headers" (on every response, errors included) and the README,
-// "Errors" (protocol errors get the error record).
+// docs/config-server.md, "Response headers" (on every response, errors included) and "Errors"
+// (protocol errors get the error record).
 describe('requests Node itself would refuse bare', () => {
   it('answers an HTTP/1.1 request without Host 400 INVALID_REQUEST with the error record and the common headers, then closes', async () => {
     h = await startServer();

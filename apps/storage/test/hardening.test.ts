@@ -70,7 +70,7 @@ describe('storage hardening', () => {
     expect(JSON.parse(big.body)).toEqual({ error: 'request headers too large', code: 'HEADERS_TOO_LARGE' });
   });
 
-  // README, "Errors": a compressed body is not read: 415 with the error record, in the OpenAPI document too.
+  // docs/storage.md, "Errors": a compressed body is not read: 415 with the error record, in the OpenAPI document too.
   it.each(['/storage/store', '/storage/touch/' + 'ab'.repeat(32)])(
     'answers a body sent with a Content-Encoding on %s with 415',
     async (path) => {

@@ -23,7 +23,7 @@ let redisUrl = '';
 /** The longest REDIS_COMMAND_TIMEOUT_MS: far past every test's own timeout. */
 const NO_TIMEOUT_MS = 600_000;
 
-// README, "Behaviour and decisions", Redis: while Redis is unreachable, requests answer 503 at once
+// docs/storage.md, "Failures": while Redis is unreachable, requests answer 503 at once
 // and the client reconnects in the background. The logs say so without a stack trace per request.
 describe('Redis unreachable under load, then back', () => {
   let redis: RedisHandle;
@@ -159,7 +159,7 @@ describe('Redis unreachable under load, then back', () => {
   }, 120_000);
 });
 
-// README, "Errors": 408 when a request is not answered within REQUEST_TIMEOUT_MS. A Redis that
+// docs/storage.md, "Failures": 408 when a request is not answered within REQUEST_TIMEOUT_MS. A Redis that
 // hangs (a stopped process, a saturated host) makes the handler finish after that answer: its own
 // answer has nowhere to go and must not end as a raw stack trace on stderr.
 describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
