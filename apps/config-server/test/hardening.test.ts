@@ -82,7 +82,7 @@ describe('connection caps', () => {
 
   it('answers a plain-HTTP request on the TLS port 400 in plain HTTP, logs it, serves nothing, and keeps serving', async () => {
     h = await startServer();
-    const r = await rawExchange(h.port, 'GET /dev/plain.txt HTTP/1.1\r\nHost: x\r\n\r\n', { timeoutMs: 2_000 });
+    const r = await rawExchange(h.port, 'GET /dev/plain.txt HTTP/1.1\r\nHost: x\r\n\r\n', { timeoutMs: 20_000 });
     expect(r.status).toBe(400);
     expect(JSON.parse(r.body)).toEqual({
       error: 'plain HTTP sent to a TLS port: connect with https:// or wss://',

@@ -148,9 +148,10 @@ export function openTls(h: Harness): Promise<TLSSocket> {
 
 /**
  * Writes `request` (raw bytes, for requests no client library would send) over TLS and resolves
- * with everything the server answered once it closes the connection or `timeoutMs` passed.
+ * with everything the server answered once it closes the connection, or after `timeoutMs` (only
+ * to catch a server that never closes it: generous, so a busy machine does not cut an answer).
  */
-export function tlsExchange(h: Harness, request: string, timeoutMs = 3_000): Promise<{ status: number; head: string; body: string }> {
+export function tlsExchange(h: Harness, request: string, timeoutMs = 20_000): Promise<{ status: number; head: string; body: string }> {
   return new Promise((resolve, reject) => {
     let received = '';
     const socket = connect({ host: '127.0.0.1', port: h.port, ca: h.ca, servername: 'localhost' }, () => socket.write(request));
