@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { documentHandler } from '@repo/api-contract';
-import { AppError, errorHandler, finalHandler, notFoundHandler, toAppError, toErrorRecord } from '@repo/errors';
+import { AppError, errorHandler, notFoundHandler, toAppError, toErrorRecord } from '@repo/errors';
 import {
   closeGracefully,
   loadOrCreateTlsCredentials,
@@ -16,19 +16,20 @@ import {
   type ServiceApp,
 } from '@repo/service';
 import { answerOnSocket, chain, createRateLimiter, guardServer, rateLimit, requestLogger, type ConnectionCounter } from '@repo/http';
+import { serveExpress } from '@repo/http/express';
 import { auditTrail, createAuditLog, type AuditFields } from './audit';
 import type { ConfigServerConfig } from './config';
 import { API_VERSION, COMMON_HEADERS } from './constants';
 import { createClientKeyRegistry } from './client-keys';
 import { createFileStore } from './file-store';
-import { expressMessageClasses, serveFileRequests } from './file-fast-path';
 import { createKeyring, type Keyring } from './keyring';
 import { maintenanceSwitch } from './maintenance';
 import { createFileRouter } from './routes/files';
 import { createRequestScope } from './request-scope';
 import { OPENAPI } from './openapi';
-import { createMetaRouter } from './routes/meta';
-import { createConfigServerMetrics, createReadyRouter } from './operations';
+import { createHealthRouter } from './routes/health';
+import { createInfoRouter } from './routes/info';
+import { createConfigServerMetrics } from './metrics';
 import type { ServiceMetrics } from '@repo/metrics';
 import { masterKeySource, persistKey, readOrCreateKey, versionKeySource, type PendingKey } from './keys';
 import { createVersionStore } from './versions';
@@ -65,13 +66,20 @@ export interface ConfigServerDeps {
 }
 
 /**
+ * The HTTPS listeners: `https` on `PORT`, and `httpsAlt` on `HTTPS_ALT_PORT` when it is set (the
+ * same app, TLS, limits and headers, on a port `fetch` and browsers accept: README, "A second port for `fetch` and browsers").
+ */
+export type ConfigServerServers = { https: Server; httpsAlt?: Server };
+
+/**
  * The config server, built but not listening: `start()` writes the keys generated on first start,
  * opens the audit log and loads (or generates) the TLS certificate; `close()` (idempotent, and
  * harmless before `start()`) stops listening, answers every waiting request (304,
  * `Connection: close`) and lets the others finish.
  */
-export interface ConfigServerApp extends ServiceApp<{ https: Server }> {
+export interface ConfigServerApp extends ServiceApp<ConfigServerServers> {
   app: Express;
+  /** The connections of the main listener (`PORT`). */
   connections: ConnectionCounter;
   /** The change watch of `?wait=` requests (its `stats`, for tests and benchmarks). */
   watch: WatchHub;
@@ -138,8 +146,7 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
   app.get('/openapi.json', requestLogger(logger), commonHeaders(), documentHandler(OPENAPI));
   // The guards every request passes and the file route, in one router layer (see `chain`): a file
   // request, the one asked for most, is answered there without passing the other routes (all
-  // of them one path segment, which is never a file request). The server hands file requests to
-  // this same chain without express's router (see `serveFileRequests`).
+  // of them one path segment, which is never a file request).
   const guarded = chain(
     scope.begin,
     trail.mark,
@@ -151,49 +158,21 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
     createFileRouter({ store, versions, watch, maxWaitSeconds, keyring, clientKeys, logger }),
   );
   app.use(guarded);
-  app.use(createMetaRouter({ storageDir: config.storageDir, domain: config.domain, port: config.port }));
-  app.use(createReadyRouter({ storageDir: config.storageDir, keysDir: config.keysDir, started: () => started }));
+  app.use(createHealthRouter({ storageDir: config.storageDir, keysDir: config.keysDir, started: () => started }));
+  app.use(createInfoRouter({ domain: config.domain, port: config.port }));
   app.get('/metrics', metrics.handler());
-  const notFound = notFoundHandler({ code: 'FILE_NOT_FOUND' });
-  const errorHandlers = [auditErrorCode(), errorHandler({ logger })];
-  app.use(notFound);
-  app.use(...errorHandlers);
+  app.use(notFoundHandler({ code: 'FILE_NOT_FOUND' }));
+  app.use(auditErrorCode(), errorHandler({ logger }));
 
-  const server = createServer(
-    {
-      ...(deps.tls ? { cert: deps.tls.cert, key: deps.tls.key } : {}),
-      ...TLS_POLICY,
-      // A client that opens a connection and never finishes the handshake loses it.
-      handshakeTimeout: config.headersTimeoutMs,
-      requireHostHeader: false,
-      ...expressMessageClasses(app),
-    },
-    // An HTTP/1.1 request without `Host` is refused here, with the error record and the common headers
-    // (Node's own check answers a bare 400 with no body: requireHostHeader is off for that reason).
-    refuseMissingHost(
-      // File requests, the ones asked for most, skip express's router walk (same guards, same route).
-      serveFileRequests({ app, handler: guarded, notFound, errorHandlers, final: finalHandler({ logger }) }),
-      logger,
-    ),
-  );
-  server.keepAliveTimeout = 5_000;
-  // Node's own limits backstop the middleware: headers and whole requests within their deadlines;
-  // one address cannot take every slot (a reserve is kept for new addresses); protocol errors get
-  // the error record and the common headers, as every response (docs/config-server.md, "Limits",
-  // "Response headers").
-  const connections = guardServer(server, config, { logger, headers: COMMON_HEADERS });
-  // CONNECT never reaches express (Node emits `connect`, and with no listener drops the connection
-  // unanswered): it is refused as every other method is (docs/config-server.md, "Endpoints").
-  server.on('connect', (req: IncomingMessage, socket: Duplex) => refuseConnect(req, socket, logger));
-  // An `Expect` other than 100-continue would get Node's bare 417 (no error record, none of the
-  // common headers); no endpoint takes a body, so there is nothing to expect: served as usual
-  // (RFC 9110, section 10.1.1, lets a server ignore an expectation it does not understand).
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
+  const main = createHttpsListener(app, config, deps);
+  const alt = config.httpsAltPort === undefined ? undefined : createHttpsListener(app, config, deps);
+  const servers: ConfigServerServers = { https: main.server, ...(alt && { httpsAlt: alt.server }) };
+  const listeners = alt === undefined ? [main.server] : [main.server, alt.server];
 
   return {
     app,
-    servers: { https: server },
-    connections,
+    servers,
+    connections: main.connections,
     watch,
     metrics,
     async start() {
@@ -208,14 +187,14 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
           dataDir: config.dataDir,
           context: TLS_POLICY,
         });
-        server.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_POLICY });
+        for (const server of listeners) server.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_POLICY });
         logger.info({ source: tls.source, sha256: tls.fingerprint }, 'TLS certificate loaded (pin this fingerprint in clients)');
         // Operator files are reloaded on SIGHUP and when they change, without a restart (README, "Operations").
         if (tls.source === 'files' && config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined) {
           certificateWatch = watchCertificate({
             certFile: config.tlsCertFile,
             keyFile: config.tlsKeyFile,
-            servers: [server],
+            servers: listeners,
             logger,
             // The whole policy again: a reload replaces the secure context, ciphers included.
             context: TLS_POLICY,
@@ -236,13 +215,53 @@ export function createApp(config: ConfigServerConfig, deps: ConfigServerDeps): C
     },
     close: once(async () => {
       certificateWatch?.close();
-      const closing = closeGracefully(server);
+      const closing = Promise.all(listeners.map((server) => closeGracefully(server)));
       watch.close();
       await closing;
       await versions.close(); // a handler that outlived its answer (a 408) may still be writing one
       audit.close();
     }),
   };
+}
+
+/**
+ * One HTTPS listener of the app: the TLS policy, the handshake deadline, Node's limits and the
+ * per-address connection caps (`guardServer`), and the refusals express never sees (a request
+ * without `Host`, `CONNECT`, an `Expect` other than 100-continue), each with the error record and
+ * the common headers. Each listener counts its own connections against the same caps.
+ */
+function createHttpsListener(
+  app: Express,
+  config: ConfigServerConfig,
+  deps: ConfigServerDeps,
+): { server: Server; connections: ConnectionCounter } {
+  const { logger } = deps;
+  const server = createServer(
+    {
+      ...(deps.tls ? { cert: deps.tls.cert, key: deps.tls.key } : {}),
+      ...TLS_POLICY,
+      // A client that opens a connection and never finishes the handshake loses it.
+      handshakeTimeout: config.headersTimeoutMs,
+      requireHostHeader: false,
+    },
+    // An HTTP/1.1 request without `Host` is refused here, with the error record and the common headers
+    // (Node's own check answers a bare 400 with no body: requireHostHeader is off for that reason).
+    refuseMissingHost(serveExpress(app, logger), logger),
+  );
+  server.keepAliveTimeout = 5_000;
+  // Node's own limits backstop the middleware: headers and whole requests within their deadlines;
+  // one address cannot take every slot (a reserve is kept for new addresses); protocol errors get
+  // the error record and the common headers, as every response (docs/config-server.md, "Limits",
+  // "Response headers").
+  const connections = guardServer(server, config, { logger, headers: COMMON_HEADERS });
+  // CONNECT never reaches express (Node emits `connect`, and with no listener drops the connection
+  // unanswered): it is refused as every other method is (docs/config-server.md, "Endpoints").
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => refuseConnect(req, socket, logger));
+  // An `Expect` other than 100-continue would get Node's bare 417 (no error record, none of the
+  // common headers); no endpoint takes a body, so there is nothing to expect: served as usual
+  // (RFC 9110, section 10.1.1, lets a server ignore an expectation it does not understand).
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
+  return { server, connections };
 }
 
 /** Answers `CONNECT` 404 `FILE_NOT_FOUND` (the error record, the common headers), then closes the connection. */

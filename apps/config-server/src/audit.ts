@@ -6,7 +6,7 @@ import { fileRequestOf } from './file-path';
 import { ENCRYPTION_MODES } from './recipient';
 import type { EndHook, Scope } from './request-scope';
 
-/** One line of the audit log (config-server README, "Audit log"). Never a key, never content. */
+/** One line of the audit log (docs/config-server.md, "Audit log"). Never a key, never content. */
 export interface AuditRecord {
   /** ISO 8601, UTC, milliseconds. */
   time: string;

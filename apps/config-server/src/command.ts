@@ -15,6 +15,11 @@ export const COMMAND: CommandSpec = {
   env: [
     { name: 'HOST', default: '127.0.0.1', description: 'address to bind (0.0.0.0 in containers)' },
     { name: 'PORT', default: '6666', description: 'HTTPS port' },
+    {
+      name: 'HTTPS_ALT_PORT',
+      default: 'unset',
+      description: "a second HTTPS port, same service (6443 in compose): fetch and browsers refuse 6666, a Fetch standard 'bad port'",
+    },
     { name: 'PUBLIC_DOMAIN', default: 'localhost', description: 'host name reported by GET /info' },
     { name: 'DATA_DIR', default: 'apps/config-server/data', description: 'generated master key and certificate' },
     { name: 'STORAGE_DIR', default: "the repository's storage/", description: 'storage/<env>/<file> and storage/<env>/.env' },

@@ -6,6 +6,11 @@ import { readServerLimits, readTrustProxy, type ServerLimitDefaults, type TrustP
 export interface ConfigServerConfig {
   host: string;
   port: number;
+  /**
+   * A second HTTPS listener (`HTTPS_ALT_PORT`, unset: none): the same service on a port that
+   * `fetch` and browsers accept (6666 is on the Fetch standard's list of bad ports).
+   */
+  httpsAltPort: number | undefined;
   /** Public host name, as `/info` reports it. */
   domain: string;
   dataDir: string;
@@ -67,6 +72,7 @@ export function loadConfig(env: Env = process.env): ConfigServerConfig {
   return {
     host: readString(env, 'HOST', '127.0.0.1'),
     port: readPort(env, 'PORT', 6666),
+    httpsAltPort: readOptional(env, 'HTTPS_ALT_PORT') === undefined ? undefined : readPort(env, 'HTTPS_ALT_PORT', 0),
     domain: readString(env, 'PUBLIC_DOMAIN', 'localhost'),
     dataDir,
     storageDir: resolve(readString(env, 'STORAGE_DIR', resolve(REPO_DIR, 'storage'))),

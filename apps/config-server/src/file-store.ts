@@ -90,32 +90,6 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     renderedBytes -= old.file.content.length;
   }
 
-  /** The real path of the storage root (resolved at each use: the folder may be replaced). */
-  async function storageRoot(env: string, file: string): Promise<string> {
-    try {
-      return await realpath(storageDir);
-    } catch {
-      throw fileNotFound(env, file);
-    }
-  }
-
-  /**
-   * The real path of `storage/<env>`, required to be a folder right below the real storage root:
-   * an environment that is a symlink to a folder outside (`storage/etclink -> /etc`) is refused
-   * (docs/config-server.md, "Path rules").
-   */
-  async function environmentDir(env: string, file: string): Promise<{ root: string; envDir: string }> {
-    const root = await storageRoot(env, file);
-    let envDir: string;
-    try {
-      envDir = await realpath(join(storageDir, env));
-    } catch {
-      throw fileNotFound(env, file);
-    }
-    if (!envDir.startsWith(root + sep)) throw new AppError('ACCESS_DENIED');
-    return { root, envDir };
-  }
-
   async function loadEnv(env: string, envDir: string): Promise<ResolvedEnv> {
     const path = join(envDir, '.env');
     let stamp = 'none';
@@ -201,46 +175,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
   };
 
   async function renderFromDisk({ env, file }: FileRequest): Promise<RenderedFile> {
-    const { root, envDir } = await environmentDir(env, file);
-    let real: string;
-    try {
-      real = await realpath(join(envDir, file));
-    } catch {
-      throw fileNotFound(env, file);
-    }
-    // A symlink may point anywhere: what is served must really live below storage/<env>/, itself
-    // inside the real storage root.
-    if (!real.startsWith(envDir + sep) || !real.startsWith(root + sep)) throw new AppError('ACCESS_DENIED');
-    // The dotfile rule holds for the name the link resolves to as well (`link.txt -> .env`).
-    if (
-      relative(envDir, real)
-        .split(sep)
-        .some((segment) => segment.startsWith('.'))
-    )
-      throw fileNotFound(env, file);
-
-    const handle = await open(real, OPEN_FLAGS).catch(() => {
-      throw fileNotFound(env, file);
-    });
-    let raw: Buffer;
-    try {
-      const info = await handle.stat();
-      if (!info.isFile()) throw fileNotFound(env, file);
-      // Checked before reading, so a huge file is never pulled into memory.
-      if (info.size > maxFileBytes) {
-        throw new AppError('INTERNAL_ERROR', {
-          message: 'file too large',
-          details: `files are limited to ${maxFileBytes} bytes`,
-        });
-      }
-      raw = Buffer.allocUnsafe(info.size);
-      const { bytesRead } = await handle.read(raw, 0, info.size, 0);
-      raw = raw.subarray(0, bytesRead);
-    } finally {
-      await handle.close();
-    }
-
-    const name = real.slice(real.lastIndexOf(sep) + 1);
+    const { envDir, raw, name } = await readServedFile(storageDir, env, file, maxFileBytes);
     let text: string;
     try {
       text = utf8.decode(raw);
@@ -264,4 +199,82 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       throw err;
     }
   }
+}
+
+/** The real path of the storage root (resolved at each use: the folder may be replaced). */
+async function storageRoot(storageDir: string, env: string, file: string): Promise<string> {
+  try {
+    return await realpath(storageDir);
+  } catch {
+    throw fileNotFound(env, file);
+  }
+}
+
+/**
+ * The real path of `storage/<env>`, required to be a folder right below the real storage root:
+ * an environment that is a symlink to a folder outside (`storage/etclink -> /etc`) is refused
+ * (docs/config-server.md, "Path rules").
+ */
+async function environmentDir(storageDir: string, env: string, file: string): Promise<{ root: string; envDir: string }> {
+  const root = await storageRoot(storageDir, env, file);
+  let envDir: string;
+  try {
+    envDir = await realpath(join(storageDir, env));
+  } catch {
+    throw fileNotFound(env, file);
+  }
+  if (!envDir.startsWith(root + sep)) throw new AppError('ACCESS_DENIED');
+  return { root, envDir };
+}
+
+/**
+ * The bytes of `storage/<env>/<file>` as served, with the real folder of the environment and the
+ * name the path resolves to: the path rules (real path inside the environment, no dotfile by
+ * any name, a regular file) and the size limit, checked before reading.
+ */
+async function readServedFile(
+  storageDir: string,
+  env: string,
+  file: string,
+  maxFileBytes: number,
+): Promise<{ envDir: string; raw: Buffer; name: string }> {
+  const { root, envDir } = await environmentDir(storageDir, env, file);
+  let real: string;
+  try {
+    real = await realpath(join(envDir, file));
+  } catch {
+    throw fileNotFound(env, file);
+  }
+  // A symlink may point anywhere: what is served must really live below storage/<env>/, itself
+  // inside the real storage root.
+  if (!real.startsWith(envDir + sep) || !real.startsWith(root + sep)) throw new AppError('ACCESS_DENIED');
+  // The dotfile rule holds for the name the link resolves to as well (`link.txt -> .env`).
+  if (
+    relative(envDir, real)
+      .split(sep)
+      .some((segment) => segment.startsWith('.'))
+  )
+    throw fileNotFound(env, file);
+
+  const handle = await open(real, OPEN_FLAGS).catch(() => {
+    throw fileNotFound(env, file);
+  });
+  let raw: Buffer;
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw fileNotFound(env, file);
+    // Checked before reading, so a huge file is never pulled into memory.
+    if (info.size > maxFileBytes) {
+      throw new AppError('INTERNAL_ERROR', {
+        message: 'file too large',
+        details: `files are limited to ${maxFileBytes} bytes`,
+      });
+    }
+    raw = Buffer.allocUnsafe(info.size);
+    const { bytesRead } = await handle.read(raw, 0, info.size, 0);
+    raw = raw.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+  return { envDir, raw, name: real.slice(real.lastIndexOf(sep) + 1) };
 }

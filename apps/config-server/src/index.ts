@@ -14,4 +14,5 @@ export { ENCRYPTION_MODES, CLIENT_PUBLIC_KEY_HEADER, CLIENT_KEM_HEADER, recipien
 export { createVersionStore, type VersionStore } from './versions';
 export { createWatchHub, type WatchHub, type WaitOutcome } from './watch';
 export { createAuditLog, auditTrail, type AuditLog, type AuditRecord } from './audit';
-export { VERSION_HEADER, parseIfNoneMatch, parseWaitMs } from './routes/files';
+export { VERSION_HEADER } from './routes/files';
+export { parseIfNoneMatch, parseWaitMs } from './file-query';

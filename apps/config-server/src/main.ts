@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { handleCommandLine } from '@repo/config';
-import { runService } from '@repo/service';
-import { createApp } from './app';
+import { runService, type ListenAddress } from '@repo/service';
+import { createApp, type ConfigServerServers } from './app';
 import { COMMAND } from './command';
 import { loadConfig } from './config';
 
@@ -13,5 +13,10 @@ runService({
   envFile: join(__dirname, '..', '.env'),
   loadConfig,
   createApp,
-  listen: (config) => ({ https: { port: config.port, host: config.host } }),
+  // HTTPS_ALT_PORT, when set: the second listener, which createApp built (README, "A second port for `fetch` and browsers").
+  listen: (config) => {
+    const addresses: Partial<Record<keyof ConfigServerServers, ListenAddress>> = { https: { port: config.port, host: config.host } };
+    if (config.httpsAltPort !== undefined) addresses.httpsAlt = { port: config.httpsAltPort, host: config.host };
+    return addresses as Record<keyof ConfigServerServers, ListenAddress>;
+  },
 });

@@ -35,6 +35,9 @@ const GUARDS: Obj = {
   ),
 };
 
+/** The endpoints `/info` always names. */
+const INFO_ENDPOINTS = ['GET /<env>/<file>', 'GET /health', 'GET /info'];
+
 const OTHER_METHODS = {
   description: 'Any other method than GET and HEAD: 404, as an unknown endpoint.',
   responses: { '404': err('No such endpoint: `no such endpoint: <METHOD> <path>`.', ['FILE_NOT_FOUND']), ...GUARDS },
@@ -203,7 +206,8 @@ const infoOperation = {
           encryption: { const: ENCRYPTION_TYPE },
           endpoints: {
             type: 'object',
-            required: ['GET /<env>/<file>', 'GET /health', 'GET /info'],
+            required: INFO_ENDPOINTS,
+            properties: Object.fromEntries(INFO_ENDPOINTS.map((endpoint) => [endpoint, { type: 'string' }])),
             additionalProperties: { type: 'string' },
           },
         },
@@ -223,15 +227,27 @@ const everyResponse: Obj = {
 
 const paths: Obj = {
   '/health': { get: healthOperation, 'x-other-methods': OTHER_METHODS },
-  '/ready': { get: readyOperation('ready', ['starting', 'storage-unavailable', 'keys-unavailable']) },
-  '/metrics': { get: metricsOperation() },
+  '/ready': { get: behindGuards(readyOperation('ready', ['starting', 'storage-unavailable', 'keys-unavailable'])) },
+  '/metrics': { get: behindGuards(metricsOperation()) },
   '/info': { get: infoOperation, 'x-other-methods': OTHER_METHODS },
   '/openapi.json': {
-    get: { ...documentOp, responses: { ...(documentOp.responses as Obj), '500': GUARDS['500'] } },
+    get: {
+      ...documentOp,
+      responses: {
+        ...(documentOp.responses as Obj),
+        '400': err('An HTTP/1.1 request without `Host` (`malformed HTTP request`; the connection is closed).', ['INVALID_REQUEST']),
+        '500': GUARDS['500'],
+      },
+    },
     'x-other-methods': OTHER_METHODS,
   },
   '/{env}/{file}': { get: fileOperation, 'x-other-methods': OTHER_METHODS },
 };
+
+/** An operation of a route behind the guards: their refusals, unless the operation describes that status itself. */
+function behindGuards(operation: Obj): Obj {
+  return { ...operation, responses: { ...GUARDS, ...(operation.responses as Obj) } };
+}
 
 function addHeaders(operationLike: Obj): Obj {
   return { ...operationLike, responses: withHeaders(operationLike.responses as Obj, everyResponse) };
@@ -252,6 +268,9 @@ export const OPENAPI = {
       'Errors are the record `{error, code, details?}`.',
   },
   servers: [{ url: 'https://localhost:6666' }],
+  // No endpoint takes a token: a file is sealed to its environment's key or to a registered client
+  // key, so only a holder of that key can open it (docs/config-server.md, "Authentication").
+  security: [],
   paths: Object.fromEntries(
     Object.entries(paths).map(([path, item]) => [
       path,

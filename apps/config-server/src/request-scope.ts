@@ -3,7 +3,7 @@ import { AppError } from '@repo/errors';
 import { assignRequestId, type TrustProxy } from '@repo/http';
 import { UNMATCHED_ROUTE, type ServiceMetrics } from '@repo/metrics';
 import type { Logger } from '@repo/service';
-import { parseWaitMs } from './routes/files';
+import { parseWaitMs } from './file-query';
 
 /** What a request holds until its response ends (`res.locals.scope`). */
 export interface Scope {

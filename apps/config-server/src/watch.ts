@@ -77,24 +77,8 @@ export function createWatchHub(options: WatchHubOptions): WatchHub {
   let waiting = 0;
   let closed = false;
 
-  const paths = (r: FileRequest) => {
-    const envDir = join(options.storageDir, r.env);
-    const filePath = join(envDir, r.file);
-    return { envDir, filePath, fileDir: dirname(filePath), envFile: join(envDir, '.env') };
-  };
-
-  async function stampsOf(r: FileRequest): Promise<string> {
-    const { filePath, envFile } = paths(r);
-    const one = async (p: string) => {
-      try {
-        const s = await stat(p);
-        return `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
-      } catch {
-        return 'absent';
-      }
-    };
-    return `${await one(filePath)}|${await one(envFile)}`;
-  }
+  const paths = (r: FileRequest) => pathsOf(options.storageDir, r);
+  const stampsOf = (r: FileRequest) => stampsIn(options.storageDir, r);
 
   function start(key: string, request: FileRequest): FileWatch {
     const w: FileWatch = {
@@ -222,4 +206,25 @@ export function createWatchHub(options: WatchHubOptions): WatchHub {
       return { files: files.size, waiting };
     },
   };
+}
+
+/** The folders and files a watch of `r` looks at. */
+function pathsOf(storageDir: string, r: FileRequest): { envDir: string; filePath: string; fileDir: string; envFile: string } {
+  const envDir = join(storageDir, r.env);
+  const filePath = join(envDir, r.file);
+  return { envDir, filePath, fileDir: dirname(filePath), envFile: join(envDir, '.env') };
+}
+
+/** What `stat` says of the file and its environment's `.env` (`absent` for one that is not there). */
+async function stampsIn(storageDir: string, r: FileRequest): Promise<string> {
+  const { filePath, envFile } = pathsOf(storageDir, r);
+  const one = async (p: string) => {
+    try {
+      const s = await stat(p);
+      return `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+    } catch {
+      return 'absent';
+    }
+  };
+  return `${await one(filePath)}|${await one(envFile)}`;
 }

@@ -22,9 +22,12 @@ function auditLines(harness: Harness = h): AuditRecord[] {
     .map((l) => JSON.parse(l) as AuditRecord);
 }
 
-/** The audit line is written when the response ends, which the client may see a moment before. */
+/**
+ * The audit line is written when the response ends, which the client may see a moment before: the
+ * lines once there are `n` (no deadline: the test's timeout catches a line that never comes).
+ */
 async function lines(n: number, harness: Harness = h): Promise<AuditRecord[]> {
-  for (let i = 0; i < 100 && auditLines(harness).length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  while (auditLines(harness).length < n) await new Promise((r) => setTimeout(r, 10));
   return auditLines(harness);
 }
 

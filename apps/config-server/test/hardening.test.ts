@@ -54,13 +54,15 @@ describe('TLS policy', () => {
 describe('connection caps', () => {
   it('caps connections in all (MAX_CONNECTIONS), keeps a slot for a new address, and one address at its cap leaves others answered', async () => {
     h = await startServer({ MAX_CONNECTIONS: '10', MAX_CONNECTIONS_PER_IP: '4' });
-    const open = async (from: string) => {
-      const o = await openConnection(h.port, 50, from);
-      sockets.push(o.socket);
-      return !o.closedAtOnce;
+    // Idle TCP connections that never start TLS: 4 from each address at most. Counted once the
+    // server has kept or refused every one of them (however long a busy machine takes).
+    const kept = async (from: string, n: number) => {
+      const { connections } = h.service;
+      const refusedBefore = connections.refused;
+      for (const o of await Promise.all(Array.from({ length: n }, () => openConnection(h.port, 0, from)))) sockets.push(o.socket);
+      while (connections.count(from) + connections.refused - refusedBefore < n) await new Promise((r) => setTimeout(r, 10));
+      return connections.count(from);
     };
-    // Idle TCP connections that never start TLS: 4 from each address at most.
-    const kept = async (from: string, n: number) => (await Promise.all(Array.from({ length: n }, () => open(from)))).filter(Boolean).length;
     expect(await kept('127.0.0.2', 6)).toBe(4);
     expect(await kept('127.0.0.3', 6)).toBe(4);
     // 8 of 10 open, 9 shared: a third address gets one, not two.
@@ -74,16 +76,13 @@ describe('connection caps', () => {
     h = await startServer({ HEADERS_TIMEOUT_MS: '300' });
     const o = await openConnection(h.port, 50);
     sockets.push(o.socket);
-    const closed = await new Promise<number>((resolve) => {
-      const t0 = Date.now();
-      o.socket.once('close', () => resolve(Date.now() - t0));
-    });
-    expect(closed).toBeLessThan(3_000);
+    // Node's own handshake deadline is 120 s, past this test's timeout: a close here is HEADERS_TIMEOUT_MS's.
+    await new Promise<void>((resolve) => o.socket.once('close', () => resolve()));
   });
 
   it('answers a plain-HTTP request on the TLS port 400 in plain HTTP, logs it, serves nothing, and keeps serving', async () => {
     h = await startServer();
-    const r = await rawExchange(h.port, 'GET /dev/plain.txt HTTP/1.1\r\nHost: x\r\n\r\n', { timeoutMs: 2_000 });
+    const r = await rawExchange(h.port, 'GET /dev/plain.txt HTTP/1.1\r\nHost: x\r\n\r\n', { timeoutMs: 20_000 });
     expect(r.status).toBe(400);
     expect(JSON.parse(r.body)).toEqual({
       error: 'plain HTTP sent to a TLS port: connect with https:// or wss://',
@@ -99,8 +98,8 @@ describe('connection caps', () => {
   });
 });
 
-// docs/config-server.md, "Response headers" (on every response, errors included) and the README,
-// "Errors" (protocol errors get the error record).
+// docs/config-server.md, "Response headers" (on every response, errors included) and "Errors"
+// (protocol errors get the error record).
 describe('requests Node itself would refuse bare', () => {
   it('answers an HTTP/1.1 request without Host 400 INVALID_REQUEST with the error record and the common headers, then closes', async () => {
     h = await startServer();

@@ -129,7 +129,7 @@ describe('connections per address', () => {
     await expect(openTls(h)).rejects.toThrow();
     a.destroy();
     b.destroy();
-    await new Promise((r) => setTimeout(r, 50));
+    while (h.service.connections.count('127.0.0.1') > 0) await new Promise((r) => setTimeout(r, 10));
     expect((await get(h, '/health')).status).toBe(200);
     expect(h.service.connections.refused).toBe(1);
   });

@@ -40,7 +40,7 @@ describe('?wait=', () => {
     const reply = await pending;
     expect(reply.status).toBe(200);
     expect(reply.at).toBeGreaterThanOrEqual(changedAt);
-    expect(reply.at - changedAt).toBeLessThan(10_000); // a wait of 20 s ended because of the change
+    // 200, not the 304 of a wait that ran out: the change ended it.
     expect(reply.headers['x-config-version']).not.toBe(first.headers['x-config-version']);
     expect(open(reply.text, h.derivedKey('dev'))).toBe('changed while waiting\n');
   });
@@ -165,6 +165,8 @@ describe('?wait=', () => {
 
   it('does not hold the wait of a client that went away before its request was parked', async () => {
     const first = await get(h, '/dev/plain.txt');
+    let received = 0;
+    h.service.servers.https.on('request', () => received++);
     const { connect } = await import('node:tls');
     // Each client sends its request and hangs up at once: gone while the file is still being rendered.
     const gone = Array.from(
@@ -180,15 +182,10 @@ describe('?wait=', () => {
         }),
     );
     await Promise.all(gone);
-    // Every request was received (each wrote its line); none is left waiting for a client that is gone.
-    const deadline = Date.now() + 3_000;
-    while (
-      h.logs.filter((l) => l.msg === 'request' && l.path === '/dev/plain.txt' && l.status === 0).length < 10 &&
-      Date.now() < deadline
-    ) {
-      await sleep(20);
-    }
-    await sleep(200);
+    // Once every connection is gone no request can still arrive; each one received wrote its line
+    // (status 0: the client went away); none is left waiting for a client that is gone.
+    while (h.service.connections.count('127.0.0.1') > 0) await sleep(20);
+    while (h.logs.filter((l) => l.msg === 'request' && l.path === '/dev/plain.txt' && l.status === 0).length < received) await sleep(20);
     expect(h.service.watch.stats).toEqual({ files: 0, waiting: 0 });
   });
 
@@ -202,7 +199,8 @@ describe('?wait=', () => {
     const started = Date.now();
     await h.close();
     const replies = await Promise.all(pending);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(20_000); // their waits were 25 s
+
     for (const reply of replies) {
       expect(reply.status).toBe(304);
       expect(reply.headers.connection).toBe('close');

@@ -25,13 +25,19 @@ const keyParameter = {
   description: '64 hex characters, either case (keys are case-insensitive, answered in lower case).',
   schema: HEX64,
 };
-const authorization = {
-  name: 'Authorization',
-  in: 'header',
-  required: true,
-  description: '`Bearer <write_token>`: the `write_token` of the store answer (docs/storage.md, "Write tokens").',
-  schema: { type: 'string', pattern: '^Bearer [0-9a-fA-F]{64}$' },
+/** The one token of this API: a value's write token, sent as `Authorization: Bearer <write_token>` (RFC 6750). */
+const SECURITY_SCHEMES = {
+  writeToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: '64 hex characters',
+    description:
+      'The `write_token` of the store answer (docs/storage.md, "Write tokens"): the capability to delete or touch that one value. ' +
+      "Missing or not 64 hex characters: 401 with `WWW-Authenticate: Bearer`; another value's token: 403.",
+  },
 };
+/** Delete and touch need the value's write token. */
+const WRITE_TOKEN = [{ writeToken: [] }];
 
 const rateLimit = rateLimitHeaderObjects(false);
 const invalid = (what: string) => errorResponse(`Invalid request: ${what}.`, ['INVALID_REQUEST']);
@@ -177,7 +183,8 @@ function pathsFor(prefix: string): Record<string, unknown> {
       post: {
         operationId: id('touch'),
         summary: `Set a new lifetime, counted from now${note}`,
-        parameters: [keyParameter, authorization],
+        parameters: [keyParameter],
+        security: WRITE_TOKEN,
         requestBody: { required: false, content: jsonContent(touchRequest) },
         responses: withHeaders(
           {
@@ -211,7 +218,8 @@ function pathsFor(prefix: string): Record<string, unknown> {
         operationId: id('delete'),
         summary: `Delete a value with its write token${note}`,
         description: "Checks in this order: the key (400), the token's presence and shape (401), the value (404), the token (403).",
-        parameters: [keyParameter, authorization],
+        parameters: [keyParameter],
+        security: WRITE_TOKEN,
         responses: withHeaders(
           {
             '200': {
@@ -251,7 +259,7 @@ function pathsFor(prefix: string): Record<string, unknown> {
         },
       },
     },
-    [`${prefix}/ready`]: { get: readyOperation(id('ready'), ['backend-unavailable']) },
+    [`${prefix}/ready`]: { get: withLimits(readyOperation(id('ready'), ['backend-unavailable'])) },
     [`${prefix}/openapi.json`]: {
       get: withGuards(documentOperation(id('openapi'), 'OpenAPI 3.1'), noRateLimit(guards)),
     },
@@ -260,6 +268,11 @@ function pathsFor(prefix: string): Record<string, unknown> {
 
 function withGuards(operation: Record<string, unknown>, responses: Record<string, unknown>): Record<string, unknown> {
   return { ...operation, responses: { ...(operation.responses as Record<string, unknown>), ...responses } };
+}
+
+/** The guards' answers (408, 503, …) an operation does not describe itself: every route passes the guards but the rate limit. */
+function withLimits(operation: Record<string, unknown>): Record<string, unknown> {
+  return { ...operation, responses: { ...noRateLimit(guards), ...(operation.responses as Record<string, unknown>) } };
 }
 
 function noRateLimit(responses: Record<string, unknown>): Record<string, unknown> {
@@ -281,9 +294,12 @@ export const OPENAPI = {
       '(`MAX_IN_FLIGHT`, 503). Errors are the record `{error, code, details?}`.',
   },
   servers: [{ url: 'http://localhost:8081' }],
+  // No token by default: only delete and touch name one (the value's write token).
+  security: [],
+  components: { securitySchemes: SECURITY_SCHEMES },
   paths: {
     ...Object.fromEntries(ROUTE_PREFIXES.flatMap((prefix) => Object.entries(pathsFor(prefix)))),
-    '/metrics': { get: metricsOperation() },
+    '/metrics': { get: withLimits(metricsOperation()) },
   },
   'x-unmatched-paths': {
     description: 'Any path not listed (docs/storage.md, "Endpoints"): 404 `no such endpoint: <METHOD> <path>`.',

@@ -57,19 +57,19 @@ function spawnMain(env: Record<string, string>, args: string[] = [], user?: { ui
   return { child, lines, exited };
 }
 
-/** Resolves with the port once the child logs that it listens. */
+/**
+ * Resolves with the port once the child logs that it listens; rejects if it exits first. No
+ * deadline of its own: a child that neither listens nor exits is caught by the test's timeout.
+ */
 async function listeningPort(service: ChildService): Promise<number> {
-  const deadline = Date.now() + 20_000;
   let done = false;
   service.exited.then(() => (done = true)).catch(() => undefined);
-  while (Date.now() < deadline && !done) {
-    for (const line of service.lines) {
-      if (!line.includes('"storage listening"')) continue;
-      return (JSON.parse(line) as { port: number }).port;
-    }
+  for (;;) {
+    const line = service.lines.find((l) => l.includes('"storage listening"'));
+    if (line !== undefined) return (JSON.parse(line) as { port: number }).port;
+    if (done) throw new Error(`the service did not start:\n${service.lines.join('\n')}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new Error(`the service did not start:\n${service.lines.join('\n')}`);
 }
 
 const BACKENDS: StorageBackendName[] = ['sqlite', 'redis'];

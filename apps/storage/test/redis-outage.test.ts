@@ -9,6 +9,7 @@ import { BackendUnavailableError } from '../src/backends/backend';
 import { createRedisBackend, MAX_QUEUED_COMMANDS } from '../src/backends/redis';
 import { contract } from './support/contract';
 import { getJson, makeTempDir, postJson, randomKey, removeDir, testConfig } from './support/service';
+import { eventually, logLine } from './support/wait';
 
 /** The Redis URL through `forwarder`. */
 function redisUrlVia(forwarder: TcpForwarder): string {
@@ -19,7 +20,10 @@ function redisUrlVia(forwarder: TcpForwarder): string {
 }
 let redisUrl = '';
 
-// README, "Behaviour and decisions", Redis: while Redis is unreachable, requests answer 503 at once
+/** The longest REDIS_COMMAND_TIMEOUT_MS: far past every test's own timeout. */
+const NO_TIMEOUT_MS = 600_000;
+
+// docs/storage.md, "Failures": while Redis is unreachable, requests answer 503 at once
 // and the client reconnects in the background. The logs say so without a stack trace per request.
 describe('Redis unreachable under load, then back', () => {
   let redis: RedisHandle;
@@ -36,8 +40,15 @@ describe('Redis unreachable under load, then back', () => {
     const url = new URL(redis.url);
     forwarder = await startTcpForwarder({ host: url.hostname, port: Number(url.port || 6379) });
     dir = makeTempDir();
+    // A command timeout longer than any test here: an answer that came from it would time the test out.
     service = createApp(
-      testConfig({ DATA_DIR: dir, STORAGE_BACKEND: 'redis', REDIS_URL: redisUrlVia(forwarder), REDIS_KEY_PREFIX: prefix }),
+      testConfig({
+        DATA_DIR: dir,
+        STORAGE_BACKEND: 'redis',
+        REDIS_URL: redisUrlVia(forwarder),
+        REDIS_KEY_PREFIX: prefix,
+        REDIS_COMMAND_TIMEOUT_MS: String(NO_TIMEOUT_MS),
+      }),
       {
         logger: memory.logger,
       },
@@ -90,18 +101,17 @@ describe('Redis unreachable under load, then back', () => {
   });
 
   it('bounds the commands waiting for a hung Redis: past MAX_QUEUED_COMMANDS the next fails at once, and all the waiting ones are answered once it resumes', async () => {
-    const backend = await createRedisBackend({ url: redisUrlVia(forwarder), keyPrefix: prefix, commandTimeoutMs: 20_000 });
+    const backend = await createRedisBackend({ url: redisUrlVia(forwarder), keyPrefix: prefix, commandTimeoutMs: NO_TIMEOUT_MS });
     try {
       const key = randomKey();
       expect(await backend.get(key, Date.now())).toBeUndefined(); // the script is cached: one command a read
       forwarder.pause();
       const waiting = Array.from({ length: MAX_QUEUED_COMMANDS }, () => backend.get(key, Date.now()));
-      const started = Date.now();
+      // At once: the command timeout is longer than this test's, so only the full queue can refuse it.
       const refused = await backend.get(key, Date.now()).then(
         () => new Error('answered'),
         (err: unknown) => err,
       );
-      expect(Date.now() - started).toBeLessThan(1_000);
       expect(refused).toBeInstanceOf(BackendUnavailableError);
       expect(((refused as Error).cause as Error).message).toBe('The queue is full');
       forwarder.resume();
@@ -120,10 +130,10 @@ describe('Redis unreachable under load, then back', () => {
 
     await forwarder.down();
     const linesBefore = memory.lines.length;
-    const started = Date.now();
+    // At once: the service's command timeout is longer than this test's, so every 503 below comes
+    // from the client seeing the connection gone, however slow the machine.
     const answers = await Promise.all(Array.from({ length: 200 }, () => postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })));
     const reads = await Promise.all(Array.from({ length: 50 }, () => getJson(`${base}/retrieve/${before}`)));
-    expect(Date.now() - started).toBeLessThan(5_000);
     for (const a of [...answers, ...reads]) {
       expect(a).toEqual({
         status: 503,
@@ -141,19 +151,15 @@ describe('Redis unreachable under load, then back', () => {
     // Every request still has its own line, with its status.
     expect(memory.lines.slice(linesBefore).filter((l) => l.msg === 'request' && l.status === 503).length).toBeGreaterThanOrEqual(250);
 
+    const restored = logLine(memory.lines, (l) => l.msg === 'redis connection restored', linesBefore);
     await forwarder.up();
-    let status = 0;
-    for (const deadline = Date.now() + 15_000; status !== 200 && Date.now() < deadline;) {
-      status = (await postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(status).toBe(200);
+    await restored;
+    expect((await postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })).status).toBe(200);
     expect(await getJson(`${base}/retrieve/${before}`)).toMatchObject({ status: 200, body: { value: 'abcd' } });
-    expect(memory.lines.some((l) => l.msg === 'redis connection restored')).toBe(true);
-  }, 30_000);
+  }, 120_000);
 });
 
-// README, "Errors": 408 when a request is not answered within REQUEST_TIMEOUT_MS. A Redis that
+// docs/storage.md, "Failures": 408 when a request is not answered within REQUEST_TIMEOUT_MS. A Redis that
 // hangs (a stopped process, a saturated host) makes the handler finish after that answer: its own
 // answer has nowhere to go and must not end as a raw stack trace on stderr.
 describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
@@ -189,6 +195,8 @@ describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
         REDIS_URL: url.toString(),
         REDIS_KEY_PREFIX: prefix,
         REQUEST_TIMEOUT_MS: '500',
+        // Past any wait here: the store must still complete once Redis resumes, however late.
+        REDIS_COMMAND_TIMEOUT_MS: String(NO_TIMEOUT_MS),
         RATE_LIMIT_PER_MINUTE: '0',
         RATE_LIMIT_PER_SECOND: '0',
       },
@@ -196,13 +204,19 @@ describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
     });
     children.push(child);
     let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    // Resolves with the "listening" line once it is written, or with undefined if the child exits first.
+    const listeningLine = new Promise<string | undefined>((resolve) => {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const line = output.split('\n').find((l) => l.includes('"storage listening"'));
+        if (line !== undefined) resolve(line);
+      });
+      child.once('exit', () => resolve(undefined));
+    });
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      for (const deadline = Date.now() + 20_000; !output.includes('"storage listening"') && Date.now() < deadline;)
-        await new Promise((r) => setTimeout(r, 20));
-      const listening = output.split('\n').find((l) => l.includes('"storage listening"'));
+      const listening = await listeningLine;
       if (listening === undefined) throw new Error(`the service did not start:\n${output}`);
       const base = `http://127.0.0.1:${(JSON.parse(listening) as { port: number }).port}`;
       expect((await postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })).status).toBe(200);
@@ -217,8 +231,7 @@ describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
       expect(read.status).toBe(408);
       forwarder.resume();
       // The store reaches Redis after its 408: the key now holds a value nobody has a token for.
-      for (const deadline = Date.now() + 5_000; (await getJson(`${base}/retrieve/${late}`)).status !== 200 && Date.now() < deadline;)
-        await new Promise((r) => setTimeout(r, 50));
+      await eventually(async () => (await getJson(`${base}/retrieve/${late}`)).status === 200);
       expect((await postJson(`${base}/store`, { key: randomKey(), value: 'abcd' })).status).toBe(200);
 
       child.kill('SIGTERM');
@@ -241,5 +254,5 @@ describe('Redis hanging past REQUEST_TIMEOUT_MS (the real entry point)', () => {
       forwarder.resume();
       removeDir(dir);
     }
-  }, 40_000);
+  }, 120_000);
 });

@@ -16,6 +16,7 @@ import {
   testConfig,
   touchJson,
 } from './support/service';
+import { eventually } from './support/wait';
 
 /** Reads the database file through a second, read-only connection, as an operator would. */
 function inspect<T>(file: string, read: (db: Database.Database) => T): T {
@@ -183,9 +184,7 @@ describe('background sweep of the service', () => {
       clock.advance(1_000);
       // Invisible at once, before any sweep.
       expect((await getJson(`${running.base}/retrieve/${keys[0]}`)).status).toBe(404);
-      const deadline = Date.now() + 10_000;
-      while (rowCount(config.sqliteFile) > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(rowCount(config.sqliteFile)).toBe(1);
+      await eventually(() => rowCount(config.sqliteFile) === 1);
       expect((await getJson(`${running.base}/retrieve/${live}`)).status).toBe(200);
     } finally {
       await running.close();

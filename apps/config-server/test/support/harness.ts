@@ -27,6 +27,8 @@ export const FILES: Record<string, string | Buffer> = {
 export interface Harness {
   url: string;
   port: number;
+  /** The second listener's port (`HTTPS_ALT_PORT` set: it listens on a free port too), else undefined. */
+  altPort: number | undefined;
   ca: string;
   storageDir: string;
   dataDir: string;
@@ -77,9 +79,13 @@ export async function startServer(
   await service.start();
   contract.attach(service.servers.https);
   const { port } = await listen(service.servers.https, 0, '127.0.0.1');
+  const alt = service.servers.httpsAlt;
+  if (alt !== undefined) contract.attach(alt);
+  const altPort = alt === undefined ? undefined : (await listen(alt, 0, '127.0.0.1')).port;
   return {
     url: `https://127.0.0.1:${port}`,
     port,
+    altPort,
     ca: tls.cert,
     storageDir,
     dataDir,
@@ -142,9 +148,10 @@ export function openTls(h: Harness): Promise<TLSSocket> {
 
 /**
  * Writes `request` (raw bytes, for requests no client library would send) over TLS and resolves
- * with everything the server answered once it closes the connection or `timeoutMs` passed.
+ * with everything the server answered once it closes the connection, or after `timeoutMs` (only
+ * to catch a server that never closes it: generous, so a busy machine does not cut an answer).
  */
-export function tlsExchange(h: Harness, request: string, timeoutMs = 3_000): Promise<{ status: number; head: string; body: string }> {
+export function tlsExchange(h: Harness, request: string, timeoutMs = 20_000): Promise<{ status: number; head: string; body: string }> {
   return new Promise((resolve, reject) => {
     let received = '';
     const socket = connect({ host: '127.0.0.1', port: h.port, ca: h.ca, servername: 'localhost' }, () => socket.write(request));

@@ -16,7 +16,7 @@ export function tlsHandshake(
   });
 }
 
-/** A TLS 1.2 client offering only CBC-SHA suites, which the server's policy refuses (README, "Errors": TLS 1.2 offers only AEAD suites). */
+/** A TLS 1.2 client offering only CBC-SHA suites, which the server's policy refuses (docs/config-server.md, "Transport": TLS 1.2 offers only AEAD suites). */
 export const TLS12_CBC_ONLY = {
   maxVersion: 'TLSv1.2',
   ciphers: 'ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA:ECDHE-RSA-AES128-SHA',

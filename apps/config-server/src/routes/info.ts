@@ -1,28 +1,15 @@
-import { access, constants } from 'node:fs/promises';
 import { Router } from 'express';
-import { AppError } from '@repo/errors';
-import { ALGORITHM, API_VERSION, ENCRYPTION_TYPE, SERVICE_ID, SERVICE_NAME } from '../constants';
+import { API_VERSION, ENCRYPTION_TYPE, SERVICE_NAME } from '../constants';
 
-/** What {@link createMetaRouter} needs. */
-export interface MetaRouterDeps {
-  storageDir: string;
+/** What {@link createInfoRouter} needs. */
+export interface InfoRouterDeps {
   domain: string;
   port: number;
 }
 
-/** `GET /health` and `GET /info` (docs/config-server.md, "Endpoints"). */
-export function createMetaRouter(options: MetaRouterDeps): Router {
+/** `GET /info` (docs/config-server.md, "Endpoints"). */
+export function createInfoRouter(options: InfoRouterDeps): Router {
   const router = Router();
-
-  router.get('/health', async (_req, res) => {
-    // Healthy means able to serve: the storage directory is readable.
-    try {
-      await access(options.storageDir, constants.R_OK | constants.X_OK);
-    } catch (cause) {
-      throw new AppError('INTERNAL_ERROR', { details: 'storage directory unavailable', cause });
-    }
-    res.json({ status: 'healthy', service: SERVICE_ID, encryption: ENCRYPTION_TYPE, algorithm: ALGORITHM });
-  });
 
   router.get('/info', (_req, res) => {
     res.json({
