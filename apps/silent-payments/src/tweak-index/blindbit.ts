@@ -4,6 +4,23 @@ import type { StoredBlock, StoredTx, TweakIndexStore } from './store';
 /** BlindBit's filter types (FilterType of blindbit.oracle.v1). */
 export const FILTER_TYPES = { spent: 'FILTER_TYPE_SPENT', newUtxos: 'FILTER_TYPE_NEW_UTXOS' } as const;
 
+/** BlindBit's network names (`InfoResponse.network`, `GET /info`): `main` for mainnet, the others as SP_NETWORK spells them. */
+export function blindbitNetwork(network: string): string {
+  return network === 'mainnet' ? 'main' : network;
+}
+
+/** What BlindBit's `GetInfo` and `GET /info` answer for this index. */
+export async function blindbitInfo(store: TweakIndexStore, network: string): Promise<Record<string, string | number | boolean>> {
+  return {
+    network: blindbitNetwork(network),
+    height: (await store.tip())?.height ?? 0,
+    tweaks_only: false,
+    tweaks_full_basic: true,
+    tweaks_full_with_dust_filter: true,
+    tweaks_cut_through_with_dust_filter: false,
+  };
+}
+
 /** A height the index does not hold, or a range it cannot serve: the protocol maps it to its error. */
 export class IndexRangeError extends Error {
   constructor(

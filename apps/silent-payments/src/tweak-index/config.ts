@@ -14,7 +14,7 @@ export interface TweakIndexConfig {
   grpcPort: number;
   /** ELECTRUM_PORT (60601, electrs's signet port). */
   electrumPort: number;
-  /** ELECTRUM_TLS_PORT; served only with TLS_CERT_FILE and TLS_KEY_FILE. */
+  /** ELECTRUM_TLS_PORT (60602, electrs's signet TLS port), served when TLS_CERT_FILE and TLS_KEY_FILE are set; undefined without them. */
   electrumTlsPort: number | undefined;
   tlsCertFile: string | undefined;
   tlsKeyFile: string | undefined;
@@ -33,7 +33,9 @@ export function loadTweakIndexConfig(env: Env, dataDir: string): TweakIndexConfi
   const tlsKeyFile = readOptional(env, 'TLS_KEY_FILE');
   if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined))
     throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
-  const tlsPort = readOptional(env, 'ELECTRUM_TLS_PORT');
+  if (readOptional(env, 'ELECTRUM_TLS_PORT') !== undefined && tlsCertFile === undefined) {
+    throw new ConfigError('ELECTRUM_TLS_PORT needs TLS_CERT_FILE and TLS_KEY_FILE');
+  }
   return {
     enabled: readBool(env, 'INDEX_ENABLED', false),
     startHeight:
@@ -42,7 +44,7 @@ export function loadTweakIndexConfig(env: Env, dataDir: string): TweakIndexConfi
         : readInt(env, 'SP_INDEX_START_HEIGHT', 0, { min: 0, max: 100_000_000 }),
     grpcPort: readPort(env, 'INDEX_GRPC_PORT', 7001),
     electrumPort: readPort(env, 'ELECTRUM_PORT', 60601),
-    electrumTlsPort: tlsPort === undefined ? undefined : readPort(env, 'ELECTRUM_TLS_PORT', 60602),
+    electrumTlsPort: tlsCertFile === undefined ? undefined : readPort(env, 'ELECTRUM_TLS_PORT', 60602),
     tlsCertFile,
     tlsKeyFile,
     databaseUrl,

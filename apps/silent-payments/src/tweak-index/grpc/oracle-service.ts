@@ -2,7 +2,16 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { Logger } from '@repo/service';
-import { blockIdentifier, filterData, IndexRangeError, readBlindBitBlocks, tweaksOf, utxosOf, type BlindBitBlock } from '../blindbit';
+import {
+  blindbitInfo,
+  blockIdentifier,
+  filterData,
+  IndexRangeError,
+  readBlindBitBlocks,
+  tweaksOf,
+  utxosOf,
+  type BlindBitBlock,
+} from '../blindbit';
 import type { TweakIndexStore } from '../store';
 
 /** The folder of the .proto files (beside the sources; `dist/` reads them from `src/`). */
@@ -14,7 +23,7 @@ export const GRPC_MAX_RANGE = 1_000;
 /** Options of {@link createOracleGrpcServer}. */
 export interface OracleServiceOptions {
   store: TweakIndexStore;
-  /** `InfoResponse.network`: BlindBit's names (`mainnet`, `testnet`, `signet`, `regtest`). */
+  /** SP_NETWORK (`InfoResponse.network` gives BlindBit's name of it). */
   network: string;
   logger: Logger;
   maxRange?: number;
@@ -109,14 +118,7 @@ export function oracleServiceHandlers(options: OracleServiceOptions): grpc.Untyp
       const b = await one(req.block_height);
       return { block_identifier: blockIdentifier(b.block), data: b.spentHashes };
     }),
-    GetInfo: unary(logger, async () => ({
-      network: options.network,
-      height: (await store.tip())?.height ?? 0,
-      tweaks_only: false,
-      tweaks_full_basic: true,
-      tweaks_full_with_dust_filter: true,
-      tweaks_cut_through_with_dust_filter: false,
-    })),
+    GetInfo: unary(logger, () => blindbitInfo(store, options.network)),
     GetBestBlockHeight: unary(logger, async () => {
       const tip = await store.tip();
       if (tip === undefined) throw new IndexRangeError('not-found', 'nothing is indexed yet');
