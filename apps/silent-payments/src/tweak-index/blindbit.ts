@@ -78,6 +78,19 @@ export function filterData(block: StoredBlock, type: keyof typeof FILTER_TYPES):
 }
 
 /**
+ * Checks a range before anything is sent: {@link IndexRangeError} `invalid` when from > to or it
+ * is longer than `maxRange`, `not-found` when its ends are outside the indexed heights.
+ */
+export async function checkRange(store: TweakIndexStore, from: number, to: number, maxRange: number): Promise<void> {
+  if (from > to) throw new IndexRangeError('invalid', `start ${from} is above end ${to}`);
+  if (to - from + 1 > maxRange) throw new IndexRangeError('invalid', `at most ${maxRange} blocks per request`);
+  const [first, tip] = await Promise.all([store.firstHeight(), store.tip()]);
+  if (first === undefined || tip === undefined) throw new IndexRangeError('not-found', 'nothing is indexed yet');
+  if (from < first) throw new IndexRangeError('not-found', `height ${from} is not indexed`);
+  if (to > tip.height) throw new IndexRangeError('not-found', `height ${tip.height + 1} is not indexed`);
+}
+
+/**
  * Reads the blocks `from`…`to` for BlindBit's messages. Throws {@link IndexRangeError}:
  * `invalid` when from > to or the range is longer than `maxRange`, `not-found` when a height is
  * not indexed.

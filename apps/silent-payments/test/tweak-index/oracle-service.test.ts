@@ -46,7 +46,8 @@ describe('the BlindBit OracleService over gRPC', () => {
         { txid: hex(32, 110), vout: 2 },
       ]),
     );
-    server = createOracleGrpcServer({ store, network: 'regtest', logger: createSilentLogger(), maxRange: 2 });
+    for (let h = 13; h <= 35; h += 1) await store.applyBlock(record(h));
+    server = createOracleGrpcServer({ store, network: 'regtest', logger: createSilentLogger(), maxRange: 30 });
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
     );
@@ -62,11 +63,11 @@ describe('the BlindBit OracleService over gRPC', () => {
   it('answers GetInfo, GetBestBlockHeight and GetBlockHashByHeight', async () => {
     expect(await client.call('GetInfo')).toMatchObject({
       network: 'regtest',
-      height: 12,
+      height: 35,
       tweaks_full_basic: true,
       tweaks_full_with_dust_filter: true,
     });
-    expect(await client.call('GetBestBlockHeight')).toEqual({ block_height: 12 });
+    expect(await client.call('GetBestBlockHeight')).toEqual({ block_height: 35 });
     expect(await client.call('GetBlockHashByHeight', { block_height: 11 })).toEqual({ block_hash: Buffer.from(hex(32, 11), 'hex') });
   });
 
@@ -113,19 +114,26 @@ describe('the BlindBit OracleService over gRPC', () => {
       [3, 2],
     ]);
     expect((await client.stream<Batch>('StreamBlockBatchFull', { start: 12, end: 12 }))[0]!.tweaks).toHaveLength(2);
+    // Longer than the pages the server reads the store in: every height once, in order.
+    const long = await client.stream<Batch>('StreamBlockBatchSlimStatic', { start: 10, end: 35 });
+    expect(long.map((b) => b.block_identifier.block_height)).toEqual(Array.from({ length: 26 }, (_, i) => 10 + i));
   });
 
   it('answers INVALID_ARGUMENT for a bad range or filter type and NOT_FOUND for a height not indexed', async () => {
     await expect(client.stream('StreamBlockBatchSlim', { start: 11, end: 10 })).rejects.toMatchObject({
       code: grpc.status.INVALID_ARGUMENT,
     });
-    await expect(client.stream('StreamBlockBatchFull', { start: 10, end: 12 })).rejects.toMatchObject({
+    await expect(client.stream('StreamBlockBatchFull', { start: 10, end: 40 })).rejects.toMatchObject({
       code: grpc.status.INVALID_ARGUMENT,
-      details: 'at most 2 blocks per request',
+      details: 'at most 30 blocks per request',
     });
-    await expect(client.stream('StreamBlockBatchSlim', { start: 12, end: 13 })).rejects.toMatchObject({
+    await expect(client.stream('StreamBlockBatchSlim', { start: 35, end: 36 })).rejects.toMatchObject({
       code: grpc.status.NOT_FOUND,
-      details: 'height 13 is not indexed',
+      details: 'height 36 is not indexed',
+    });
+    await expect(client.stream('StreamBlockBatchSlim', { start: 9, end: 10 })).rejects.toMatchObject({
+      code: grpc.status.NOT_FOUND,
+      details: 'height 9 is not indexed',
     });
     await expect(client.call('GetTweakArray', { block_height: 9 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
     await expect(client.call('GetBlockHashByHeight', { block_height: 99 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });

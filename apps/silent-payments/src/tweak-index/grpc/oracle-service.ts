@@ -4,6 +4,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { Logger } from '@repo/service';
 import {
   blindbitInfo,
+  checkRange,
   blockIdentifier,
   filterData,
   IndexRangeError,
@@ -53,6 +54,9 @@ function height(value: unknown, name: string): number {
   return value;
 }
 
+/** Blocks read from the store at once while streaming (the memory bound of a stream). */
+const STREAM_PAGE = 20;
+
 function streamOf(
   options: OracleServiceOptions,
   message: (b: BlindBitBlock) => object,
@@ -60,16 +64,15 @@ function streamOf(
   const maxRange = options.maxRange ?? GRPC_MAX_RANGE;
   return (call: grpc.ServerWritableStream<{ start: number; end: number }, object>) => {
     void (async () => {
-      const blocks = await readBlindBitBlocks(
-        options.store,
-        height(call.request.start, 'start'),
-        height(call.request.end, 'end'),
-        maxRange,
-      );
-      for (const b of blocks) {
-        if (call.cancelled) return;
-        // Waits for the client to read when its window is full (grpc-js's backpressure).
-        if (!call.write(message(b))) await new Promise((resolve) => call.once('drain', resolve));
+      const start = height(call.request.start, 'start');
+      const end = height(call.request.end, 'end');
+      await checkRange(options.store, start, end, maxRange);
+      for (let from = start; from <= end && !call.cancelled; from += STREAM_PAGE) {
+        for (const b of await readBlindBitBlocks(options.store, from, Math.min(end, from + STREAM_PAGE - 1), STREAM_PAGE)) {
+          if (call.cancelled) return;
+          // Waits for the client to read when its window is full (grpc-js's backpressure).
+          if (!call.write(message(b))) await new Promise((resolve) => call.once('drain', resolve));
+        }
       }
       call.end();
     })().catch((error: unknown) => call.emit('error', fail(error, options.logger)));

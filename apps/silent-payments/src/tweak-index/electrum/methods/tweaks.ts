@@ -2,7 +2,7 @@ import type { StoredTx } from '../../store';
 import { ElectrumError, intParam, RPC_ERRORS, type ElectrumContext, type ElectrumMethods } from '../protocol';
 
 /** Heights read from the store at once while streaming. */
-const PAGE_HEIGHTS = 100;
+const PAGE_HEIGHTS = 10;
 const SUBSCRIPTIONS = 'tweaks';
 const METHOD = 'blockchain.tweaks.subscribe';
 
