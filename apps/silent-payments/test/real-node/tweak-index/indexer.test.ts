@@ -6,7 +6,9 @@ import { computeTweakData, isP2trHex, loadSecp256k1Backend, scanInputsFromRpc } 
 import type { RpcBlock } from '../../../src/tweak-index/block-record';
 import { buildGcsFilter, filterKey } from '../../../src/tweak-index/gcs';
 import { createTweakIndexer, type TweakIndexer } from '../../../src/tweak-index/indexer';
+import { createPostgresIndexStore } from '../../../src/tweak-index/store-postgres';
 import { createSqliteIndexStore } from '../../../src/tweak-index/store-sqlite';
+import { startTestPostgres, type TestPostgres } from '../../tweak-index/support/postgres';
 import { gcsMatches } from '../../tweak-index/support/gcs-reader';
 
 const noble = loadSecp256k1Backend('noble');
@@ -21,22 +23,25 @@ function basicFilterElements(block: RpcBlock): Uint8Array[] {
   return [...scripts].map((s) => Uint8Array.from(Buffer.from(s, 'hex')));
 }
 
-describe('the tweak indexer fed real blocks of a regtest bitcoind', () => {
+describe.each(['sqlite', 'postgres'])('the tweak indexer fed real blocks of a regtest bitcoind (%s)', (backend) => {
   let node: RegtestNode;
   let dir: string;
   let indexer: TweakIndexer;
+  let pg: TestPostgres | undefined;
   const block = async (height: number): Promise<RpcBlock> =>
     node.rpc<RpcBlock>('getblock', [await node.rpc<string>('getblockhash', [height]), 3]);
 
   beforeAll(async () => {
     node = await startRegtestNode({ args: ['-blockfilterindex=1'] });
     dir = mkdtempSync(join(tmpdir(), 'sp-index-real-'));
-    const store = createSqliteIndexStore(join(dir, 'tweak-index.sqlite'));
+    pg = backend === 'postgres' ? await startTestPostgres() : undefined;
+    const store = pg === undefined ? createSqliteIndexStore(join(dir, 'tweak-index.sqlite')) : createPostgresIndexStore(pg.url);
     await store.open();
     indexer = createTweakIndexer(store);
   }, 120_000);
   afterAll(async () => {
     await indexer?.store.close();
+    await pg?.stop();
     await node?.close();
     rmSync(dir, { recursive: true, force: true });
   });
