@@ -129,6 +129,25 @@ describe('the Electrum server (blockchain.tweaks.subscribe as Cake Wallet reads 
     events.emit('rollback', 13);
   });
 
+  it('after a reorg sends the heights of the new branch again to an open subscription', async () => {
+    const c = await client();
+    expect(Object.keys(await c.call<HeightRecord>('blockchain.tweaks.subscribe', [12, 2, true]))).toEqual(['12']);
+    // Block 12 is replaced by one whose transactions differ (another txid, no spend).
+    await store.rollback(12);
+    events.emit('rollback', 12);
+    const replacement = { ...record(12), hash: hex(32, 0xee) };
+    replacement.txs = [{ ...replacement.txs[0]!, txid: hex(32, 0xef) }];
+    await store.applyBlock(replacement);
+    events.emit('block', 12, replacement.hash);
+    expect(Object.keys((await c.next<HeightRecord>('blockchain.tweaks.subscribe'))['12']!)).toEqual([hex(32, 0xef)]);
+    await addBlock(13);
+    expect(Object.keys(await c.next<HeightRecord>('blockchain.tweaks.subscribe'))).toEqual(['13']);
+    expect(await c.next('blockchain.tweaks.subscribe')).toEqual({ message: 'done' });
+    await store.rollback(12);
+    events.emit('rollback', 12);
+    await store.applyBlock(record(12, [{ txid: hex(32, 110), vout: 0 }]));
+  });
+
   it('answers bad requests with JSON-RPC errors and keeps the connection', async () => {
     const c = await client();
     c.writeRaw('this is not json\n');
