@@ -181,6 +181,18 @@ describe('the Electrum server (blockchain.tweaks.subscribe as Cake Wallet reads 
     await start();
   });
 
+  it('refuses a request past the pending limit with an answer, the connection open (subscriptions waiting for a block stay pending)', async () => {
+    await start({ maxPending: 2 });
+    const c = await client();
+    // Never answered: the two heights are not indexed (the connection's close ends their wait on the server).
+    void c.call('blockchain.tweaks.subscribe', [20, 1, true]);
+    void c.call('blockchain.tweaks.subscribe', [21, 1, true]);
+    await expect(c.call('server.ping')).rejects.toMatchObject({ code: -32000, message: 'more than 2 requests pending' });
+    // Still open: the refusal is an answer, and the next refused request gets one too.
+    await expect(c.call('server.ping')).rejects.toMatchObject({ code: -32000 });
+    await start();
+  });
+
   it('serves the same methods over TLS', async () => {
     const c = await connectElectrum(tlsPort, { ca });
     clients.push(c);
