@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import { computeTweakData, isP2trHex, scanInputsFromRpc, type AnySecp256k1Backend, type RpcVin, type RpcVout } from '@repo/bip352';
+import { btcToSats } from '../amount';
+import { buildGcsFilter, filterKey } from './gcs';
+
+/** A transaction of Bitcoin Core's `getblock <hash> 3` answer: the fields the index reads. */
+export interface RpcBlockTx {
+  txid: string;
+  vin: RpcVin[];
+  vout: RpcVout[];
+}
+
+/** Bitcoin Core's `getblock <hash> 3` answer: the fields the index reads. */
+export interface RpcBlock {
+  hash: string;
+  height: number;
+  version: number;
+  previousblockhash?: string;
+  merkleroot: string;
+  time: number;
+  bits: string;
+  nonce: number;
+  tx: RpcBlockTx[];
+}
+
+/** A taproot output of an indexed transaction. */
+export interface IndexedOutput {
+  vout: number;
+  /** satoshis. */
+  value: bigint;
+  /** the x-only output key, 32 bytes. */
+  xonly: Uint8Array;
+}
+
+/** A silent-payment-eligible transaction: its txid, tweak (input_hash·A, compressed) and taproot outputs. */
+export interface IndexedTx {
+  /** hex, as displayed. */
+  txid: string;
+  /** 33 bytes. */
+  tweak: Uint8Array;
+  outputs: IndexedOutput[];
+}
+
+/** A taproot output spent in the block: the outpoint, and the spending transaction. */
+export interface SpentOutpoint {
+  txid: string;
+  vout: number;
+  spender: string;
+}
+
+/** Everything the index keeps of one block (docs/silent-payments.md, "The tweak index"). */
+export interface BlockRecord {
+  height: number;
+  /** hex, as displayed. */
+  hash: string;
+  /** the 80-byte header. */
+  header: Uint8Array;
+  time: number;
+  txs: IndexedTx[];
+  spent: SpentOutpoint[];
+  /** BlindBit's filter of the block's new taproot output keys (x-only, every transaction). */
+  newOutputsFilter: Uint8Array;
+  /** BlindBit's filter of the block's spent taproot outpoints (their 8-byte hashes). */
+  spentFilter: Uint8Array;
+}
+
+function u32le(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n >>> 0, 0);
+  return b;
+}
+
+/** The 80-byte block header from the fields of `getblock` (version, hashes reversed, time, bits, nonce). */
+export function headerFromRpc(block: RpcBlock): Uint8Array {
+  const version = Buffer.alloc(4);
+  version.writeInt32LE(block.version, 0);
+  const prev = block.previousblockhash === undefined ? Buffer.alloc(32) : Buffer.from(block.previousblockhash, 'hex').reverse();
+  const header = Buffer.concat([
+    version,
+    prev,
+    Buffer.from(block.merkleroot, 'hex').reverse(),
+    u32le(block.time),
+    u32le(Number.parseInt(block.bits, 16)),
+    u32le(block.nonce),
+  ]);
+  const hash = createHash('sha256').update(createHash('sha256').update(header).digest()).digest().reverse().toString('hex');
+  if (hash !== block.hash) throw new TypeError(`block ${block.hash}: the header built from its fields hashes to ${hash}`);
+  return Uint8Array.from(header);
+}
+
+/**
+ * BlindBit's short hash of a spent outpoint: the first 8 bytes of
+ * SHA-256(txid (internal order) || vout (u32 LE) || spending block's hash (internal order)).
+ */
+export function spentOutpointHash(txid: string, vout: number, blockHash: string): Uint8Array {
+  const digest = createHash('sha256')
+    .update(Buffer.from(txid, 'hex').reverse())
+    .update(u32le(vout))
+    .update(Buffer.from(blockHash, 'hex').reverse())
+    .digest();
+  return Uint8Array.from(digest.subarray(0, 8));
+}
+
+function taprootOutputs(tx: RpcBlockTx, where: string): IndexedOutput[] {
+  const outputs: IndexedOutput[] = [];
+  for (const o of tx.vout) {
+    const hex = o.scriptPubKey?.hex;
+    if (!isP2trHex(hex) || !/^[0-9a-fA-F]+$/.test(hex)) continue;
+    let value: bigint;
+    try {
+      value = btcToSats(o.value);
+    } catch {
+      throw new TypeError(`${where} vout ${o.n}: value is not an amount`);
+    }
+    outputs.push({ vout: o.n, value, xonly: Uint8Array.from(Buffer.from(hex.slice(4), 'hex')) });
+  }
+  return outputs;
+}
+
+function spentTaproot(tx: RpcBlockTx): SpentOutpoint[] {
+  const spent: SpentOutpoint[] = [];
+  for (const input of tx.vin) {
+    if (typeof input.coinbase === 'string') continue;
+    if (isP2trHex(input.prevout?.scriptPubKey?.hex) && typeof input.txid === 'string' && typeof input.vout === 'number') {
+      spent.push({ txid: input.txid.toLowerCase(), vout: input.vout, spender: tx.txid });
+    }
+  }
+  return spent;
+}
+
+/**
+ * Reads one block of `getblock <hash> 3` into what the index stores: each eligible transaction
+ * with a taproot output (tweak computed with `backend`, BIP-352 "Tweak Data"), the taproot
+ * outpoints it spends, and BlindBit's two filters.
+ * @throws {TypeError} for a block that is not a verbosity-3 answer (the message names the transaction).
+ */
+export function readBlock(block: RpcBlock, backend: AnySecp256k1Backend): BlockRecord {
+  if (block === null || typeof block !== 'object' || !Array.isArray(block.tx) || typeof block.hash !== 'string') {
+    throw new TypeError('expected a getblock verbosity 3 answer');
+  }
+  const header = headerFromRpc(block);
+  const txs: IndexedTx[] = [];
+  const spent: SpentOutpoint[] = [];
+  const allKeys: Uint8Array[] = [];
+  for (const [i, tx] of block.tx.entries()) {
+    const where = `tx ${i} (${String(tx?.txid)})`;
+    if (!Array.isArray(tx?.vin) || !Array.isArray(tx.vout)) throw new TypeError(`${where}: no vin or vout`);
+    const outputs = taprootOutputs(tx, where);
+    for (const o of outputs) allKeys.push(o.xonly);
+    spent.push(...spentTaproot(tx));
+    if (outputs.length === 0 || i === 0) continue;
+    const data = computeTweakData(scanInputsFromRpc(tx.vin), backend);
+    if (data === null) continue;
+    txs.push({ txid: tx.txid.toLowerCase(), tweak: Uint8Array.from(Buffer.from(data.tweak, 'hex')), outputs });
+  }
+  const key = filterKey(block.hash);
+  return {
+    height: block.height,
+    hash: block.hash.toLowerCase(),
+    header,
+    time: block.time,
+    txs,
+    spent,
+    newOutputsFilter: buildGcsFilter(key, allKeys),
+    spentFilter: buildGcsFilter(
+      key,
+      spent.map((s) => spentOutpointHash(s.txid, s.vout, block.hash)),
+    ),
+  };
+}

@@ -1,0 +1,89 @@
+import type { EventEmitter } from 'node:events';
+import type { TweakIndexerEvents } from '../indexer';
+import type { IndexNetwork } from '../chain-params';
+import type { TweakIndexStore } from '../store';
+
+/** JSON-RPC 2.0 error codes the server answers with (docs/silent-payments.md, "Electrum"). */
+export const RPC_ERRORS = {
+  parse: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internal: -32603,
+  /** A per-connection limit was passed (the request is refused, the connection stays open). */
+  limit: -32000,
+  /** The index has no data for what was asked (a height not indexed). */
+  notFound: -32001,
+} as const;
+
+/** An error answered to the client as `{code, message}`. */
+export class ElectrumError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What the server reads: the index's store and the indexer's events (a {@link TweakIndexer} is one). */
+export interface IndexFeed {
+  store: TweakIndexStore;
+  events: EventEmitter<TweakIndexerEvents>;
+}
+
+/** The server's settings, shared by every connection. */
+export interface ElectrumSettings {
+  network: IndexNetwork;
+  /** `server.version`'s first element: contains "electrs", which Cake Wallet checks before asking for tweaks. */
+  serverName: string;
+  /** The first height indexed (SP_INDEX_START_HEIGHT). */
+  startHeight: number;
+  limits: ElectrumLimits;
+}
+
+/** Per-connection and per-address limits (docs/silent-payments.md, "Electrum": "Limits"). */
+export interface ElectrumLimits {
+  /** Longest request line in bytes; past it an error is sent and the connection closed. */
+  maxLineBytes: number;
+  /** Requests being answered at once on one connection; past it the request gets a `-32000` error. */
+  maxPending: number;
+  /** `blockchain.tweaks.subscribe` streams open at once on one connection; past it a `-32000` error. */
+  maxSubscriptions: number;
+  /** Bytes queued for a client that does not read; streams wait below it, a push past it closes the connection. */
+  maxBufferedBytes: number;
+  /** Connections from one address at once; past it the new one gets an error line and is closed. */
+  maxConnectionsPerIp: number;
+  /** Heights one `blockchain.tweaks.subscribe` may ask (`count`). */
+  maxCount: number;
+}
+
+/** One client connection as a method sees it. */
+export interface ElectrumContext {
+  readonly feed: IndexFeed;
+  readonly settings: ElectrumSettings;
+  /** Sends a notification `{method, params}`; resolves once it is below the buffer limit. */
+  notify(method: string, params: unknown[]): Promise<void>;
+  /** Runs `work` after the current request's answer is written (streams start there). */
+  afterReply(work: () => void): void;
+  /** Subscriptions of this connection by name (`headers`, `tweaks`): each method keeps its own. */
+  readonly state: Map<string, unknown>;
+  /** Called when the connection closes: methods drop their subscriptions there. */
+  onClose(cleanup: () => void): void;
+  readonly closed: boolean;
+}
+
+/** A method: the params array in, the result out (or an {@link ElectrumError}). */
+export type ElectrumMethod = (ctx: ElectrumContext, params: unknown[]) => Promise<unknown>;
+
+/** A module of methods, by name (part 2 adds one module per protocol extension). */
+export type ElectrumMethods = Readonly<Record<string, ElectrumMethod>>;
+
+/** A non-negative integer parameter, or an invalid-params error naming it. */
+export function intParam(params: unknown[], index: number, name: string, fallback?: number): number {
+  const value = params[index] ?? fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new ElectrumError(RPC_ERRORS.invalidParams, `${name} must be a non-negative integer`);
+  }
+  return value;
+}

@@ -1,0 +1,73 @@
+import { EventEmitter } from 'node:events';
+import { loadSecp256k1Backend, type AnySecp256k1Backend, type BackendName } from '@repo/bip352';
+import { readBlock, type RpcBlock } from './block-record';
+import type { TweakIndexStore } from './store';
+
+/** Options of {@link createTweakIndexer}. */
+export interface TweakIndexerOptions {
+  /** Blocks below it are ignored (SP_INDEX_START_HEIGHT); default 0. */
+  startHeight?: number;
+  /** The secp256k1 backend of the tweaks; default `@repo/bip352`'s (native). */
+  backend?: BackendName;
+}
+
+/** What {@link TweakIndexer.events} emits: `block` (height, hash) after a block is stored, `rollback` (height) after one is removed. */
+export interface TweakIndexerEvents {
+  block: [height: number, hash: string];
+  rollback: [height: number];
+}
+
+/** Builds the index block by block (the scanner's block pass calls it; docs/silent-payments.md, "The tweak index"). */
+export interface TweakIndexer {
+  readonly store: TweakIndexStore;
+  readonly events: EventEmitter<TweakIndexerEvents>;
+  /**
+   * Indexes one block of `getblock <hash> 3` at `height`, atomically. A block below the start
+   * height is ignored; a block at the height already indexed with the same hash is a no-op.
+   * @throws {Error} when the block does not extend the indexed tip (roll back first), or is not a verbosity-3 answer.
+   */
+  applyBlock(block: RpcBlock, height: number): Promise<void>;
+  /** Removes the block at `height` and everything above it, atomically (a reorg). */
+  rollback(height: number): Promise<void>;
+}
+
+/** Creates the indexer writing to `store` (opened by the caller). */
+export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexerOptions = {}): TweakIndexer {
+  const startHeight = options.startHeight ?? 0;
+  const events = new EventEmitter<TweakIndexerEvents>();
+  let backend: AnySecp256k1Backend | undefined;
+  // One write at a time, in call order: a rollback never interleaves with a block.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+
+  const apply = async (block: RpcBlock, height: number): Promise<void> => {
+    if (height < startHeight) return;
+    if (block?.height !== height) throw new Error(`block ${String(block?.hash)} is at height ${String(block?.height)}, not ${height}`);
+    const tip = await store.tip();
+    if (tip !== undefined) {
+      const [existing] = height <= tip.height ? await store.blocks(height, height) : [];
+      if (existing?.hash === block.hash.toLowerCase()) return;
+      if (height !== tip.height + 1 || block.previousblockhash?.toLowerCase() !== tip.hash) {
+        throw new Error(`block ${block.hash} at ${height} does not extend the indexed tip ${tip.hash} at ${tip.height}`);
+      }
+    }
+    backend ??= loadSecp256k1Backend(options.backend);
+    await store.applyBlock(readBlock(block, backend));
+    events.emit('block', height, block.hash.toLowerCase());
+  };
+
+  return {
+    store,
+    events,
+    applyBlock: (block, height) => serial(() => apply(block, height)),
+    rollback: (height) =>
+      serial(async () => {
+        await store.rollback(height);
+        events.emit('rollback', height);
+      }),
+  };
+}

@@ -1,0 +1,96 @@
+import type { BlockRecord, IndexedOutput, SpentOutpoint } from './block-record';
+
+/** A block of the index, without its transactions. */
+export interface StoredBlock {
+  height: number;
+  hash: string;
+  header: Uint8Array;
+  time: number;
+  newOutputsFilter: Uint8Array;
+  spentFilter: Uint8Array;
+}
+
+/** A taproot output of an indexed transaction, with the height of the block that spent it (null: unspent). */
+export interface StoredOutput extends IndexedOutput {
+  spentHeight: number | null;
+}
+
+/** An indexed transaction as read back. */
+export interface StoredTx {
+  height: number;
+  txid: string;
+  tweak: Uint8Array;
+  outputs: StoredOutput[];
+}
+
+/** A spent taproot outpoint as read back, with the height of the spending block. */
+export interface StoredSpent extends SpentOutpoint {
+  height: number;
+}
+
+/** Rows and bytes the index holds (the benchmark's "bytes per indexed transaction"). */
+export interface StoreSize {
+  blocks: number;
+  txs: number;
+  bytes: number;
+}
+
+/**
+ * The tweak index's storage, one interface over SQLite and PostgreSQL (docs/silent-payments.md,
+ * "The tweak index"). Every write is one transaction: a block is all there or not at all.
+ */
+export interface TweakIndexStore {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Opens the database and creates the tables when missing. */
+  open(): Promise<void>;
+  /** Adds one block: its transactions, their outputs, its spent outpoints (marking the outputs they spend) and filters. */
+  applyBlock(record: BlockRecord): Promise<void>;
+  /** Removes the block at `height` and every block above it, and un-spends what they spent. */
+  rollback(height: number): Promise<void>;
+  /** The highest block indexed, or undefined when empty. */
+  tip(): Promise<{ height: number; hash: string } | undefined>;
+  /** The lowest block indexed, or undefined when empty. */
+  firstHeight(): Promise<number | undefined>;
+  /** The blocks from `from` to `to` (inclusive) that are indexed, ascending. */
+  blocks(from: number, to: number): Promise<StoredBlock[]>;
+  /** The indexed transactions of the blocks `from`…`to`, by height then position in the block. */
+  txs(from: number, to: number): Promise<StoredTx[]>;
+  /** The spent taproot outpoints of the blocks `from`…`to`, by height then position. */
+  spent(from: number, to: number): Promise<StoredSpent[]>;
+  /** What the index holds. */
+  size(): Promise<StoreSize>;
+  close(): Promise<void>;
+}
+
+/** Hex (display order) to bytes. */
+export function hexBytes(hex: string): Buffer {
+  return Buffer.from(hex, 'hex');
+}
+
+/** Groups output rows under their transactions (rows ordered by height, pos, vout). */
+export function groupOutputs(
+  txRows: ReadonlyArray<{ height: number; pos: number; txid: Uint8Array; tweak: Uint8Array }>,
+  outputRows: ReadonlyArray<{ txid: Uint8Array; vout: number; value: bigint; xonly: Uint8Array; spentHeight: number | null }>,
+): StoredTx[] {
+  const byTxid = new Map<string, StoredTx>();
+  const txs = txRows.map((row) => {
+    const tx: StoredTx = {
+      height: row.height,
+      txid: Buffer.from(row.txid).toString('hex'),
+      tweak: Uint8Array.from(row.tweak),
+      outputs: [],
+    };
+    byTxid.set(tx.txid, tx);
+    return tx;
+  });
+  for (const o of outputRows) {
+    byTxid.get(Buffer.from(o.txid).toString('hex'))?.outputs.push({
+      vout: o.vout,
+      value: o.value,
+      xonly: Uint8Array.from(o.xonly),
+      spentHeight: o.spentHeight,
+    });
+  }
+  for (const tx of txs) tx.outputs.sort((a, b) => a.vout - b.vout);
+  return txs;
+}

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TweakIndexStore } from '../../src/tweak-index/store';
+import { createPostgresIndexStore } from '../../src/tweak-index/store-postgres';
+import { createSqliteIndexStore } from '../../src/tweak-index/store-sqlite';
+import { startTestPostgres, type TestPostgres } from './support/postgres';
+import { bytes, hex, record } from './support/records';
+
+interface Backend {
+  name: string;
+  make(): TweakIndexStore;
+  setUp(): Promise<void>;
+  tearDown(): Promise<void>;
+}
+
+let pg: TestPostgres | undefined;
+let dir: string;
+
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    make: () => createSqliteIndexStore(join(dir, 'index', 'tweak-index.sqlite')),
+    setUp: async () => {
+      dir = mkdtempSync(join(tmpdir(), 'sp-index-'));
+      await Promise.resolve();
+    },
+    tearDown: async () => {
+      rmSync(dir, { recursive: true, force: true });
+      await Promise.resolve();
+    },
+  },
+  {
+    name: 'postgres',
+    make: () => createPostgresIndexStore(pg!.url),
+    setUp: async () => {
+      pg = await startTestPostgres();
+    },
+    tearDown: async () => {
+      await pg?.stop();
+    },
+  },
+];
+
+describe.each(backends)('the tweak index store ($name)', (backend) => {
+  let store: TweakIndexStore;
+
+  beforeAll(async () => {
+    await backend.setUp();
+  }, 60_000);
+  afterAll(async () => {
+    await backend.tearDown();
+  }, 60_000);
+  beforeEach(async () => {
+    store = backend.make();
+    await store.open();
+    await store.rollback(0);
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it('starts empty', async () => {
+    expect(await store.tip()).toBeUndefined();
+    expect(await store.firstHeight()).toBeUndefined();
+    expect(await store.txs(0, 100)).toEqual([]);
+    expect(await store.size()).toMatchObject({ blocks: 0, txs: 0 });
+  });
+
+  it('gives back a block as it was stored: header, filters, transactions, outputs and amounts', async () => {
+    await store.applyBlock(record(10));
+    expect(await store.tip()).toEqual({ height: 10, hash: hex(32, 10) });
+    expect(await store.firstHeight()).toBe(10);
+    const [block] = await store.blocks(10, 10);
+    expect(block).toEqual({
+      height: 10,
+      hash: hex(32, 10),
+      header: bytes(80, 10),
+      time: 1_700_000_010,
+      newOutputsFilter: bytes(5, 1),
+      spentFilter: bytes(1, 0),
+    });
+    const txs = await store.txs(10, 10);
+    expect(txs.map((t) => t.txid)).toEqual([hex(32, 110), hex(32, 210)]);
+    expect(txs[0]!.tweak).toEqual(bytes(33, 2));
+    expect(txs[0]!.outputs).toEqual([
+      { vout: 0, value: 1_000n, xonly: bytes(32, 7), spentHeight: null },
+      { vout: 2, value: 2_100_000_000_000_000n, xonly: bytes(32, 8), spentHeight: null },
+    ]);
+    expect(await store.size()).toMatchObject({ blocks: 1, txs: 2 });
+    expect((await store.size()).bytes).toBeGreaterThan(0);
+  });
+
+  it('marks outputs spent by a later block, and a rollback of that block un-spends them', async () => {
+    await store.applyBlock(record(10));
+    await store.applyBlock(record(11, [{ txid: hex(32, 110), vout: 2 }]));
+    expect(await store.spent(10, 11)).toEqual([{ height: 11, txid: hex(32, 110), vout: 2, spender: hex(32, 111) }]);
+    const spentOutputs = (await store.txs(10, 10))[0]!.outputs.map((o) => o.spentHeight);
+    expect(spentOutputs).toEqual([null, 11]);
+
+    await store.rollback(11);
+    expect(await store.tip()).toEqual({ height: 10, hash: hex(32, 10) });
+    expect(await store.spent(10, 11)).toEqual([]);
+    expect((await store.txs(10, 11)).flatMap((t) => t.outputs.map((o) => o.spentHeight))).toEqual([null, null, null]);
+  });
+
+  it('rolls back a block and everything above it, then takes the new branch', async () => {
+    for (const h of [5, 6, 7, 8]) await store.applyBlock(record(h));
+    await store.rollback(7);
+    expect(await store.tip()).toEqual({ height: 6, hash: hex(32, 6) });
+    expect((await store.txs(0, 100)).map((t) => t.height)).toEqual([5, 5, 6, 6]);
+    const replacement = { ...record(7), hash: hex(32, 0xee) };
+    await store.applyBlock(replacement);
+    expect(await store.tip()).toEqual({ height: 7, hash: hex(32, 0xee) });
+  });
+
+  it('writes a block all or nothing: a failure half-way leaves the index as it was', async () => {
+    await store.applyBlock(record(1));
+    const broken = record(2);
+    (broken.txs[1] as { tweak: unknown }).tweak = undefined;
+    await expect(store.applyBlock(broken)).rejects.toThrow();
+    expect(await store.tip()).toEqual({ height: 1, hash: hex(32, 1) });
+    expect(await store.blocks(2, 2)).toEqual([]);
+    expect((await store.txs(2, 2)).length).toBe(0);
+    await expect(store.applyBlock(record(1))).rejects.toThrow();
+  });
+
+  it('keeps the index across a close and a new open', async () => {
+    await store.applyBlock(record(3));
+    await store.close();
+    store = backend.make();
+    await store.open();
+    expect(await store.tip()).toEqual({ height: 3, hash: hex(32, 3) });
+    expect((await store.txs(3, 3)).length).toBe(2);
+  });
+});
