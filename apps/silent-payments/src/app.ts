@@ -23,6 +23,9 @@ import { createLabelRouter } from './routes/labels';
 import { createPsbtRouter } from './routes/psbt';
 import { createPaymentRouter } from './routes/payments';
 import { createScanner, type Scanner } from './scanner';
+import { createIndexInfoRouter } from './routes/index-info';
+import { tweakIndexConsumer } from './tweak-index/scanner-consumer';
+import { createTweakIndexService } from './tweak-index/service';
 import { createStore, type DeferredStore } from './store';
 
 /** The SQLite file under DATA_DIR. */
@@ -111,6 +114,15 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined
       ? createChainRpcClient({ ...config.chainRpc, logger, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs })
       : undefined;
+  // The light-wallet index (INDEX_ENABLED), fed by the scanner's block pass.
+  const tweakIndex = config.index.enabled
+    ? createTweakIndexService(config.index, {
+        network: config.network,
+        scannerStartHeight: config.startHeight,
+        version: readVersion(),
+        logger,
+      })
+    : undefined;
   const scanner = createScanner({
     rpc,
     store,
@@ -125,6 +137,16 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     invoiceToleranceSats: config.invoiceToleranceSats,
     mempoolIntervalMs: config.scanner.mempoolIntervalMs,
     longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
+    consumers:
+      tweakIndex === undefined
+        ? []
+        : [
+            tweakIndexConsumer({
+              indexer: tweakIndex.indexer,
+              rpc,
+              startHeight: () => config.index.startHeight ?? store.progress().startHeight ?? 0,
+            }),
+          ],
   });
   instrumented.observeScanner(scanner);
 
@@ -142,6 +164,8 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     createHealthRouter({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }),
   );
   app.get('/metrics', metrics.handler());
+  // BlindBit's GET /info (docs/silent-payments.md, "BlindBit OracleService"), with the index.
+  if (tweakIndex !== undefined) app.use(createIndexInfoRouter({ store: tweakIndex.indexer.store, network: config.network }));
   // The API document (docs/silent-payments.md, "API document"), outside the rate limit as health is.
   app.get('/openapi.json', documentHandler(OPENAPI));
   // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
@@ -191,6 +215,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
         logger.warn('RELAY_URL or RELAY_PUBLISH_TOKEN unset: events are not published');
       }
       publisher.start();
+      await tweakIndex?.start(config.host);
       logger.info({ network: config.network, data_dir: config.dataDir }, 'silent-payments starting');
       if (config.scanner.enabled) scanner.start();
       else logger.warn('SCANNER_ENABLED=false: the chain is not scanned');
@@ -204,6 +229,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       longPollRpc?.close();
       await stopping;
       if (deps.publisher === undefined) await publisher.close();
+      await tweakIndex?.close();
       store.close();
     }),
   };

@@ -70,6 +70,21 @@ export const COMMAND: CommandSpec = {
     ...serverLimitVariables(SERVER_LIMIT_DEFAULTS),
     { name: 'MAX_IN_FLIGHT', default: '256', description: 'requests in progress before 503' },
     {
+      name: 'INDEX_ENABLED',
+      default: 'false',
+      description: 'true builds the light-wallet tweak index and serves it (gRPC, Electrum, GET /info)',
+    },
+    { name: 'SP_INDEX_START_HEIGHT', default: "the scanner's start height", description: 'first height indexed' },
+    { name: 'INDEX_GRPC_PORT', default: '7001', description: "BlindBit's OracleService (gRPC)" },
+    { name: 'ELECTRUM_PORT', default: '60601', description: 'Electrum JSON-RPC over TCP' },
+    {
+      name: 'ELECTRUM_TLS_PORT',
+      default: 'unset',
+      description: 'Electrum over TLS; 60602 when TLS_CERT_FILE and TLS_KEY_FILE are set, which it needs',
+    },
+    { name: 'TLS_CERT_FILE, TLS_KEY_FILE', default: 'unset', description: 'PEM certificate and key of the Electrum TLS port' },
+    { name: 'DATABASE_URL', default: 'unset', description: 'PostgreSQL of the index (postgres://…); unset: SQLite in DATA_DIR' },
+    {
       name: 'SCAN_MEMPOOL_INTERVAL_MS',
       default: '250',
       description: "the mempool (and the tip's height) is read at this interval between block polls",

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { loadTweakIndexConfig, type TweakIndexConfig } from './tweak-index/config';
 import {
   ConfigError,
   readBool,
@@ -84,6 +85,8 @@ export interface SilentPaymentsConfig {
   };
   /** Bearer token required by POST routes (SP_API_TOKEN); undefined: writes are open. */
   apiToken: string | undefined;
+  /** The light-wallet tweak index and its protocols (INDEX_ENABLED, …; docs/silent-payments.md, "The tweak index"). */
+  index: TweakIndexConfig;
   limits: {
     /** Labels handed out at most (MAX_LABELS); past it POST /generate-address answers 409. */
     maxLabels: number;
@@ -138,10 +141,11 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
   if (backend !== undefined && !isBackendName(backend)) {
     throw new ConfigError(`SP_SECP256K1_BACKEND must be one of ${BACKEND_NAMES.join(', ')}`);
   }
+  const dataDir = resolve(readString(env, 'DATA_DIR', resolve(APP_DIR, 'data')));
   return {
     host: readString(env, 'HOST', '127.0.0.1'),
     port: readPort(env, 'PORT', 8000),
-    dataDir: resolve(readString(env, 'DATA_DIR', resolve(APP_DIR, 'data'))),
+    dataDir,
     logLevel: readLogLevel(env),
     trustProxy: readTrustProxy(env),
     network: readEnum(env, 'SP_NETWORK', NETWORKS, 'signet'),
@@ -174,6 +178,7 @@ export function loadConfig(env: Env = process.env): SilentPaymentsConfig {
       queueSize: readInt(env, 'RELAY_QUEUE_SIZE', 10_000, { min: 1, max: 1_000_000 }),
     },
     apiToken: readApiToken(env),
+    index: loadTweakIndexConfig(env, dataDir),
     limits: {
       maxLabels: readInt(env, 'MAX_LABELS', 100_000, { min: 1, max: 100_000_000 }),
       ratePerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, { min: 0 }),

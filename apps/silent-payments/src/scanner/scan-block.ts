@@ -23,6 +23,8 @@ export interface ScannedBlock {
   nTx: number;
   /** The block's transactions as the node sent them (`getblock <hash> 3`: prevouts included). */
   tx: RpcTransaction[];
+  /** The node's whole answer, header fields included, for consumers that keep more of it (the tweak index). */
+  answer: RpcBlock;
   /** The transactions paying us. */
   hits: Hit[];
   /** Every outpoint the block spends, with the spending txid. */
@@ -118,6 +120,7 @@ export async function scanBlock(ctx: ScanContext, block: RpcBlock): Promise<Scan
     previousblockhash: block.previousblockhash,
     nTx: block.nTx ?? block.tx.length,
     tx: block.tx,
+    answer: block,
     hits: [],
     spends: [],
     skipped: [],

@@ -21,6 +21,8 @@ export interface ScannerParts {
   readonly store: Store;
   /** A client toward the double, for each test. */
   readonly rpc: ChainRpcClient;
+  /** The test's temporary folder (the store's file is in it). */
+  readonly dir: string;
   /** Builds a scanner on the test's store and client (each can be overridden) and starts it; stopped after the test. */
   start(options: Omit<ScannerOptions, 'rpc' | 'store' | 'logger' | 'publisher'> & Partial<ScannerOptions>): Scanner;
 }
@@ -67,6 +69,9 @@ export function useScannerParts(prefix: string): ScannerParts {
     },
     get rpc() {
       return defined(rpc, 'the client');
+    },
+    get dir() {
+      return defined(dir, 'the folder');
     },
     start(options) {
       scanner = createScanner({
