@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { ConfigError } from '@repo/config';
 import { rawExchange } from '@repo/http/testing';
 import { createSilentLogger, generateSelfSignedCertificate, listen } from '@repo/service';
-import { runStart, unprivilegedUser, type ProcessUser } from '@repo/service/testing';
+import { itAsUnprivileged, runStart, type ProcessUser } from '@repo/service/testing';
 import { createApp } from '../src/app';
 import { createSqliteLog } from '../src/event-log';
 import { loadConfig } from '../src/config';
@@ -179,16 +179,16 @@ describe('relay entry point', () => {
   );
 
   // As root, the child runs as nobody (unprivilegedUser), who cannot write root's 0444 file.
-  it(
+  itAsUnprivileged(
     'exits 1 with one fatal line saying the event log is read-only, instead of serving and failing every publish',
-    async () => {
+    async (user) => {
       const dataDir = tempDir();
       const file = join(dataDir, 'events.db');
       await createSqliteLog({ file, retention: { maxAgeMs: 60_000, maxEvents: 10 } }).close();
       chmodSync(file, 0o444);
       chmodSync(dataDir, 0o777);
       const run = { DATA_DIR: dataDir, RELAY_PUBLISH_TOKEN: 'a'.repeat(32), RELAY_ID: 'relay-test' };
-      expect(await runMain(run, unprivilegedUser())).toMatchObject(
+      expect(await runMain(run, user)).toMatchObject(
         refused(`cannot open the event log ${file} (DATA_DIR): it can be read but not written by this process`),
       );
     },

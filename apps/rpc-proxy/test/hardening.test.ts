@@ -121,7 +121,7 @@ describe('rpc-proxy hardening', () => {
     expect(r.status).toBe(503);
     expect(r.text).toMatch(/retry-after: 1/i);
     expect(r.text).toMatch(/connection: close/i);
-    // A request that arrived whole is read already (docs/rpc-proxy.md, "The front end"): it needs no slot.
+    // A request that arrived whole is read already (docs/rpc-proxy.md, "Limits"): it needs no slot.
     expect((await getblockcount('127.0.0.3')).status).toBe(200);
     for (const s of held.splice(0)) s.destroy();
     await new Promise((res) => setTimeout(res, 100));

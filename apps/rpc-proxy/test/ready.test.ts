@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createMemoryLogger, listen, type LogRecord } from '@repo/service';
-import { unprivilegedUser } from '@repo/service/testing';
+import { itAsUnprivileged } from '@repo/service/testing';
 import { createApp, type ProxyApp } from '../src/app';
 import { contract } from './support/contract';
 import { loadConfig } from '../src/config';
@@ -156,7 +156,7 @@ describe('a node cookie file the proxy cannot read', () => {
  * reads anything), the proxy is started as uid/gid 65534; otherwise the directory is made 0000.
  */
 describe('the node cookie in a directory the proxy’s user cannot enter (EACCES)', () => {
-  it('is logged with the path and EACCES, and the client reads that the proxy cannot read the cookie', async () => {
+  itAsUnprivileged('is logged with the path and EACCES, and the client reads that the proxy cannot read the cookie', async (user) => {
     const dir = mkdtempSync(join(tmpdir(), 'node-datadir-'));
     chmodSync(dir, 0o755);
     const datadir = join(dir, 'bitcoind');
@@ -177,7 +177,7 @@ describe('the node cookie in a directory the proxy’s user cannot enter (EACCES
           RPC_USER: 'a',
           RPC_PASSWORD: 'b',
         },
-        { user: unprivilegedUser() },
+        { user },
       );
       const { logs, url } = proxy;
       const answer = await call(url, 'getblockchaininfo', [], { auth: `Basic ${Buffer.from('a:b').toString('base64')}`, id: 1 });

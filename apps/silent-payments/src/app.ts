@@ -22,10 +22,10 @@ import { createHealthRouter } from './routes/health';
 import { createLabelRouter } from './routes/labels';
 import { createPsbtRouter } from './routes/psbt';
 import { createPaymentRouter } from './routes/payments';
-import { createScanner, type Scanner } from './scanner';
+import { createScanner, type BlockConsumer, type Scanner } from './scanner';
 import { createIndexInfoRouter } from './routes/index-info';
 import { tweakIndexConsumer } from './tweak-index/scanner-consumer';
-import { createTweakIndexService } from './tweak-index/service';
+import { createTweakIndexService, type TweakIndexService } from './tweak-index/service';
 import { createStore, type DeferredStore } from './store';
 
 /** The SQLite file under DATA_DIR. */
@@ -67,6 +67,26 @@ function readVersion(): string {
   } catch {
     return '0.0.0';
   }
+}
+
+/**
+ * The light-wallet index (INDEX_ENABLED; docs/silent-payments.md, "The tweak index (light
+ * wallets)") and the block consumer that feeds it from the scanner's pass; undefined when off.
+ */
+function createTweakIndex(
+  config: SilentPaymentsConfig,
+  { store, rpc, logger }: { store: DeferredStore; rpc: ChainRpcClient; logger: Logger },
+): { service: TweakIndexService; consumers: BlockConsumer[] } | undefined {
+  if (!config.index.enabled) return undefined;
+  const service = createTweakIndexService(config.index, {
+    network: config.network,
+    scannerStartHeight: config.startHeight,
+    version: readVersion(),
+    logger,
+  });
+  // SP_INDEX_START_HEIGHT, else where the scanner started (known once it has taken its start height).
+  const startHeight = () => config.index.startHeight ?? store.progress().startHeight ?? 0;
+  return { service, consumers: [tweakIndexConsumer({ indexer: service.indexer, rpc, startHeight })] };
 }
 
 /**
@@ -114,15 +134,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     config.scanner.enabled && config.scanner.longPoll && deps.rpc === undefined
       ? createChainRpcClient({ ...config.chainRpc, logger, timeoutMs: config.scanner.longPollTimeoutMs + config.chainRpc.timeoutMs })
       : undefined;
-  // The light-wallet index (INDEX_ENABLED), fed by the scanner's block pass.
-  const tweakIndex = config.index.enabled
-    ? createTweakIndexService(config.index, {
-        network: config.network,
-        scannerStartHeight: config.startHeight,
-        version: readVersion(),
-        logger,
-      })
-    : undefined;
+  const tweakIndex = createTweakIndex(config, { store, rpc, logger });
   const scanner = createScanner({
     rpc,
     store,
@@ -137,16 +149,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     invoiceToleranceSats: config.invoiceToleranceSats,
     mempoolIntervalMs: config.scanner.mempoolIntervalMs,
     longPoll: longPollRpc === undefined ? undefined : { rpc: longPollRpc, timeoutMs: config.scanner.longPollTimeoutMs },
-    consumers:
-      tweakIndex === undefined
-        ? []
-        : [
-            tweakIndexConsumer({
-              indexer: tweakIndex.indexer,
-              rpc,
-              startHeight: () => config.index.startHeight ?? store.progress().startHeight ?? 0,
-            }),
-          ],
+    consumers: tweakIndex?.consumers ?? [],
   });
   instrumented.observeScanner(scanner);
 
@@ -165,7 +168,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   );
   app.get('/metrics', metrics.handler());
   // BlindBit's GET /info (docs/silent-payments.md, "BlindBit OracleService"), with the index.
-  if (tweakIndex !== undefined) app.use(createIndexInfoRouter({ store: tweakIndex.indexer.store, network: config.network }));
+  if (tweakIndex !== undefined) app.use(createIndexInfoRouter({ store: tweakIndex.service.indexer.store, network: config.network }));
   // The API document (docs/silent-payments.md, "API document"), outside the rate limit as health is.
   app.get('/openapi.json', documentHandler(OPENAPI));
   // After /health, so monitoring never eats the clients' allowance (docs/silent-payments.md, "Limits").
@@ -215,7 +218,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
         logger.warn('RELAY_URL or RELAY_PUBLISH_TOKEN unset: events are not published');
       }
       publisher.start();
-      await tweakIndex?.start(config.host);
+      await tweakIndex?.service.start(config.host);
       logger.info({ network: config.network, data_dir: config.dataDir }, 'silent-payments starting');
       if (config.scanner.enabled) scanner.start();
       else logger.warn('SCANNER_ENABLED=false: the chain is not scanned');
@@ -229,7 +232,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       longPollRpc?.close();
       await stopping;
       if (deps.publisher === undefined) await publisher.close();
-      await tweakIndex?.close();
+      await tweakIndex?.service.close();
       store.close();
     }),
   };

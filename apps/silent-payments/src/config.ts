@@ -85,7 +85,7 @@ export interface SilentPaymentsConfig {
   };
   /** Bearer token required by POST routes (SP_API_TOKEN); undefined: writes are open. */
   apiToken: string | undefined;
-  /** The light-wallet tweak index and its protocols (INDEX_ENABLED, …; docs/silent-payments.md, "The tweak index"). */
+  /** The light-wallet tweak index and its protocols (INDEX_ENABLED, …; docs/silent-payments.md, "The tweak index (light wallets)"). */
   index: TweakIndexConfig;
   limits: {
     /** Labels handed out at most (MAX_LABELS); past it POST /generate-address answers 409. */

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeGracefully, createSilentLogger, listen } from '@repo/service';
-import { runStart, unprivilegedUser, type ProcessUser } from '@repo/service/testing';
+import { itAsUnprivileged, runStart, type ProcessUser } from '@repo/service/testing';
 import { createApp, DATABASE_FILE, type SilentPaymentsService } from '../src/app';
 import { loadConfig } from '../src/config';
 import { KEY_FILES } from '../src/keys';
@@ -149,13 +149,17 @@ describe('silent-payments entry point', () => {
   }, 20_000);
 
   // As root, the child runs as nobody (unprivilegedUser), who cannot write root's 0444 file.
-  it('exits 1 with one fatal line saying the database is read-only, instead of serving and failing every scan', async () => {
-    const { dir, file } = dataDirWith((path) => {
-      openStore(path).close();
-      chmodSync(path, 0o444);
-    });
-    expect(await runMain({ DATA_DIR: dir }, unprivilegedUser())).toMatchObject(
-      refused(`cannot open the SQLite file ${file} (DATA_DIR): it can be read but not written by this process`),
-    );
-  }, 20_000);
+  itAsUnprivileged(
+    'exits 1 with one fatal line saying the database is read-only, instead of serving and failing every scan',
+    async (user) => {
+      const { dir, file } = dataDirWith((path) => {
+        openStore(path).close();
+        chmodSync(path, 0o444);
+      });
+      expect(await runMain({ DATA_DIR: dir }, user)).toMatchObject(
+        refused(`cannot open the SQLite file ${file} (DATA_DIR): it can be read but not written by this process`),
+      );
+    },
+    20_000,
+  );
 });

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { unprivilegedUser } from '@repo/service/testing';
+import { itAsUnprivileged } from '@repo/service/testing';
 import { createSqliteBackend, type StorageBackendName } from '../src';
 import { useBackend } from './support/redis-server';
 import {
@@ -243,18 +243,21 @@ describe('main', () => {
   });
 
   // As root, the child runs as nobody (unprivilegedUser), who cannot write root's 0444 file.
-  it('exits 1 with one line saying the SQLite file is read-only, instead of serving and failing every write', async () => {
-    const dir = tempDir();
-    const file = join(dir, 'storage.sqlite');
-    await createSqliteBackend({ file }).close();
-    chmodSync(file, 0o444);
-    chmodSync(dir, 0o777);
-    const service = spawnMain({ DATA_DIR: dir }, [], unprivilegedUser());
-    const exited = await Promise.race([service.exited, listeningPort(service).then(() => 'listening' as const)]);
-    expect(exited).toEqual({ code: 1, signal: null });
-    const fatal = service.lines.filter((l) => l.includes('"level":60'));
-    expect(fatal).toHaveLength(1);
-    expect(fatal[0]).toContain(`cannot open the SQLite file ${file} (DATA_DIR): it can be read but not written by this process`);
-    expect(service.lines.join('\n')).not.toContain('    at ');
-  });
+  itAsUnprivileged(
+    'exits 1 with one line saying the SQLite file is read-only, instead of serving and failing every write',
+    async (user) => {
+      const dir = tempDir();
+      const file = join(dir, 'storage.sqlite');
+      await createSqliteBackend({ file }).close();
+      chmodSync(file, 0o444);
+      chmodSync(dir, 0o777);
+      const service = spawnMain({ DATA_DIR: dir }, [], user);
+      const exited = await Promise.race([service.exited, listeningPort(service).then(() => 'listening' as const)]);
+      expect(exited).toEqual({ code: 1, signal: null });
+      const fatal = service.lines.filter((l) => l.includes('"level":60'));
+      expect(fatal).toHaveLength(1);
+      expect(fatal[0]).toContain(`cannot open the SQLite file ${file} (DATA_DIR): it can be read but not written by this process`);
+      expect(service.lines.join('\n')).not.toContain('    at ');
+    },
+  );
 });

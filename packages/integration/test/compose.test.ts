@@ -33,7 +33,11 @@ const PUBLISH_ON = '${PUBLISH_ADDRESS:-127.0.0.1}:';
 
 /** Each app service, its folder, and the ports its configuration binds. */
 const APPS: { service: string; app: string; ports: (config: Record<string, unknown>) => number[] }[] = [
-  { service: 'config-server', app: 'config-server', ports: (c) => [c.port as number] },
+  {
+    service: 'config-server',
+    app: 'config-server',
+    ports: (c) => [c.port as number, ...(c.httpsAltPort === undefined ? [] : [c.httpsAltPort as number])],
+  },
   { service: 'rpc-proxy', app: 'rpc-proxy', ports: (c) => [c.port as number] },
   { service: 'silent-payments', app: 'silent-payments', ports: (c) => [c.port as number] },
   { service: 'relay', app: 'relay', ports: (c) => [c.wsPort as number, c.httpPort as number] },

@@ -48,7 +48,7 @@ export interface SpentOutpoint {
   spender: string;
 }
 
-/** Everything the index keeps of one block (docs/silent-payments.md, "The tweak index"). */
+/** Everything the index keeps of one block (docs/silent-payments.md, "The tweak index (light wallets)"). */
 export interface BlockRecord {
   height: number;
   /** hex, as displayed. */

@@ -4,7 +4,7 @@ import { ConfigError, readBool, readInt, readOptional, readPort, type Env } from
 /** The SQLite file of the index under DATA_DIR (when DATABASE_URL is unset). */
 export const INDEX_DATABASE_FILE = 'tweak-index.sqlite';
 
-/** Settings of the light-wallet tweak index and its protocols (docs/silent-payments.md, "The tweak index"). */
+/** Settings of the light-wallet tweak index and its protocols (docs/silent-payments.md, "The tweak index (light wallets)"). */
 export interface TweakIndexConfig {
   /** INDEX_ENABLED (default false). */
   enabled: boolean;

@@ -17,7 +17,7 @@ export interface TweakIndexerEvents {
   rollback: [height: number];
 }
 
-/** Builds the index block by block (the scanner's block pass calls it; docs/silent-payments.md, "The tweak index"). */
+/** Builds the index block by block (the scanner's block pass calls it; docs/silent-payments.md, "The tweak index (light wallets)"). */
 export interface TweakIndexer {
   readonly store: TweakIndexStore;
   readonly events: EventEmitter<TweakIndexerEvents>;

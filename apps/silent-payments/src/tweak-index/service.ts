@@ -29,7 +29,7 @@ export interface TweakIndexServiceDeps {
   logger: Logger;
 }
 
-/** Builds the light-wallet index (docs/silent-payments.md, "The tweak index"); the scanner's block pass feeds `indexer`. */
+/** Builds the light-wallet index (docs/silent-payments.md, "The tweak index (light wallets)"); the scanner's block pass feeds `indexer`. */
 export function createTweakIndexService(config: TweakIndexConfig, deps: TweakIndexServiceDeps): TweakIndexService {
   const store = createTweakIndexStore(config);
   const startHeight = config.startHeight ?? deps.scannerStartHeight ?? 0;

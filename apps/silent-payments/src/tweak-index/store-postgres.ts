@@ -50,7 +50,7 @@ const SQL = {
 
 type Named = keyof typeof SQL;
 
-/** The tweak index in PostgreSQL (`DATABASE_URL`), shared by several servers (docs/silent-payments.md, "The tweak index"). */
+/** The tweak index in PostgreSQL (`DATABASE_URL`), shared by several servers (docs/silent-payments.md, "The tweak index (light wallets)"). */
 export function createPostgresIndexStore(url: string): TweakIndexStore {
   let pool: Pool | undefined;
   const handle = (): Pool => {

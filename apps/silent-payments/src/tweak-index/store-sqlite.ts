@@ -33,7 +33,7 @@ interface BlockRow {
   spent_filter: Buffer;
 }
 
-/** The tweak index in an SQLite file (better-sqlite3, WAL), the default store (docs/silent-payments.md, "The tweak index"). */
+/** The tweak index in an SQLite file (better-sqlite3, WAL), the default store (docs/silent-payments.md, "The tweak index (light wallets)"). */
 export function createSqliteIndexStore(file: string): TweakIndexStore {
   let db: Database.Database | undefined;
   const handle = (): Database.Database => {
