@@ -10,6 +10,11 @@ import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createNoopPublisher, type Publisher } from '../src/publisher';
 import { FETCH_CONCURRENCY, type RpcTransaction } from '../src/scanner';
+import { createPostgresIndexStore } from '../src/tweak-index/store-postgres';
+import { createSqliteIndexStore } from '../src/tweak-index/store-sqlite';
+import { INDEX_DATABASE_FILE } from '../src/tweak-index/config';
+import type { TweakIndexStore } from '../src/tweak-index/store';
+import { startTestPostgres, type TestPostgres } from '../test/tweak-index/support/postgres';
 
 // `npm run bench` (Bitcoin Core 29: BITCOIND or bitcoind on PATH): the scanner's catch-up over
 // dense regtest blocks against the node alone serving the same blocks, alternately in one run.
@@ -24,6 +29,10 @@ import { FETCH_CONCURRENCY, type RpcTransaction } from '../src/scanner';
 // the rounds (1.0: the scanner keeps the node's pace). Beside it, node alone N at a time /
 // catch-up: against the node serving as fast as the service asks it to, what the service's own
 // work costs the catch-up.
+// The catch-up runs three ways in each round: without the light-wallet index, with it on SQLite
+// (DATA_DIR) and with it on PostgreSQL (TEST_DATABASE_URL, or a throwaway cluster from Debian's
+// binaries; without either that row says so), each with the bytes its store holds per indexed
+// transaction.
 // On Linux it also reports the CPU time (from /proc) of bitcoind and of this process in each
 // catch-up, which on a shared machine says more than the wall clock: the catch-up cannot beat
 // (node + scanner CPU) / cores.
@@ -116,8 +125,48 @@ async function scanAlone(node: RegtestNode, chain: DenseChain): Promise<{ cpuMs:
 }
 
 /** The service's catch-up from the first dense block to the tip: wall time, and CPU time of the node and of this process. */
-async function catchUp(node: RegtestNode, chain: DenseChain): Promise<{ ms: number; nodeCpu?: number; ownCpu?: number }> {
+/** Where a catch-up keeps the light-wallet index: nowhere (undefined), SQLite in DATA_DIR (`{}`), or PostgreSQL. */
+type IndexMode = { databaseUrl?: string } | undefined;
+
+/** What one catch-up took. */
+interface CatchUp {
+  ms: number;
+  nodeCpu?: number;
+  ownCpu?: number;
+  /** Bytes the index's store holds per indexed transaction (with the index on). */
+  bytesPerTx?: number;
+}
+
+/** Empties a PostgreSQL index left by an earlier round. */
+async function clearIndex(store: TweakIndexStore): Promise<void> {
+  await store.open();
+  await store.rollback(0);
+  await store.close();
+}
+
+/** What an index's store holds: its indexed transactions and their bytes. */
+async function indexSize(store: TweakIndexStore): Promise<{ txs: number; bytes: number }> {
+  await store.open();
+  try {
+    return await store.size();
+  } finally {
+    await store.close();
+  }
+}
+
+async function catchUp(node: RegtestNode, chain: DenseChain, index: IndexMode = undefined): Promise<CatchUp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sp-catch-up-'));
+  const indexEnv: Record<string, string> =
+    index === undefined
+      ? {}
+      : {
+          INDEX_ENABLED: 'true',
+          SP_INDEX_START_HEIGHT: String(chain.firstHeight),
+          INDEX_GRPC_PORT: '0',
+          ELECTRUM_PORT: '0',
+          ...(index.databaseUrl === undefined ? {} : { DATABASE_URL: index.databaseUrl }),
+        };
+  if (index?.databaseUrl !== undefined) await clearIndex(createPostgresIndexStore(index.databaseUrl));
   // The end: the tip's block stored, told by the service's own BlockScanned event (published right
   // after the block's SQLite transaction). Not by polling the scanner's status: every 2 ms that
   // cost the service's thread a noticeable share of the CPU a catch-up needs.
@@ -141,6 +190,7 @@ async function catchUp(node: RegtestNode, chain: DenseChain): Promise<{ ms: numb
       SCAN_MEMPOOL: 'false',
       SCAN_LONG_POLL: 'false',
       SCAN_POLL_INTERVAL_MS: '60000',
+      ...indexEnv,
     }),
     { logger: createSilentLogger(), publisher },
   );
@@ -158,8 +208,18 @@ async function catchUp(node: RegtestNode, chain: DenseChain): Promise<{ ms: numb
     if (service.scanner.status().scanned_height !== chain.tipHeight) throw new Error('catch-up: the tip was announced, not stored');
     const nodeAfter = cpuMs(node.pid);
     const ownAfter = cpuMs(process.pid);
+    await service.close();
+    const stored =
+      index === undefined
+        ? undefined
+        : await indexSize(
+            index.databaseUrl === undefined
+              ? createSqliteIndexStore(join(dataDir, INDEX_DATABASE_FILE))
+              : createPostgresIndexStore(index.databaseUrl),
+          );
     return {
       ms,
+      bytesPerTx: stored === undefined || stored.txs === 0 ? undefined : stored.bytes / stored.txs,
       nodeCpu: nodeBefore === undefined || nodeAfter === undefined ? undefined : nodeAfter - nodeBefore,
       ownCpu: ownBefore === undefined || ownAfter === undefined ? undefined : ownAfter - ownBefore,
     };
@@ -179,12 +239,24 @@ async function main(): Promise<void> {
   requireBitcoind(process.env);
   const { node, chain } = await startNode();
   const cores = availableParallelism();
+  let pg: TestPostgres | undefined;
   try {
     const load = loadavg();
     const alone: number[] = [];
     const aloneAtOnce: number[] = [];
     const times: number[] = [];
     const cpu: Array<{ nodeCpu?: number; ownCpu?: number }> = [];
+    // The index's rows: the catch-up with it on each backend, paired with the same round's node alone.
+    let pgMissing: string | undefined;
+    try {
+      pg = await startTestPostgres();
+    } catch (err) {
+      pgMissing = (err as Error).message;
+    }
+    const indexed: Record<'SQLite' | 'PostgreSQL', { times: number[]; paired: number[]; bytes: number[] }> = {
+      SQLite: { times: [], paired: [], bytes: [] },
+      PostgreSQL: { times: [], paired: [], bytes: [] },
+    };
     // node alone / catch-up of each pair run one after the other: the load of a shared machine changes between pairs
     const paired: number[] = [];
     const pairedAtOnce: number[] = [];
@@ -201,6 +273,17 @@ async function main(): Promise<void> {
       cpu.push(c);
       paired.push(a.ms / c.ms);
       pairedAtOnce.push(n.ms / c.ms);
+      for (const [name, mode] of [
+        ['SQLite', {}],
+        ['PostgreSQL', pg === undefined ? undefined : { databaseUrl: pg.url }],
+      ] as const) {
+        if (mode === undefined) continue;
+        const withIndex = await catchUp(node, chain, mode);
+        indexed[name].times.push(withIndex.ms);
+        indexed[name].paired.push(a.ms / withIndex.ms);
+        if (withIndex.bytesPerTx !== undefined) indexed[name].bytes.push(withIndex.bytesPerTx);
+        console.error(`round ${round + 1}: catch-up with the index on ${name} ${withIndex.ms.toFixed(0)} ms`);
+      }
       console.error(
         `round ${round + 1}: node alone ${a.ms.toFixed(0)} ms (${n.ms.toFixed(0)} ms ${FETCH_AT_ONCE} at a time), catch-up ${c.ms.toFixed(0)} ms` +
           (c.nodeCpu === undefined ? '' : ` (CPU: node ${c.nodeCpu} ms, service ${c.ownCpu} ms)`),
@@ -229,6 +312,17 @@ async function main(): Promise<void> {
       '|---|---:|---:|---:|---:|---:|:-:|---:|---:|---:|',
       `| main thread | ${median(times).toFixed(0)} | ${range(times, 0)} | ${nodeMs.toFixed(0)} | ${ratio.toFixed(2)} | ${range(paired, 2)} | ${ratio >= 0.9 ? 'yes' : 'no'} | ${median(aloneAtOnce).toFixed(0)} | ${median(pairedAtOnce).toFixed(2)} (${range(pairedAtOnce, 2)}) | ${cpuCell('nodeCpu')} / ${cpuCell('ownCpu')} |`,
       '',
+      'The same catch-up with the light-wallet index on (INDEX_ENABLED, from the first dense block), paired with the same rounds of the node alone:',
+      '',
+      '| index store | catch-up (ms) | range (ms) | node alone / catch-up, paired | range | ≥ 0.90 | bytes stored per indexed transaction |',
+      '|---|---:|---:|---:|---:|:-:|---:|',
+      ...(['SQLite', 'PostgreSQL'] as const).map((name) => {
+        const row = indexed[name];
+        if (row.times.length === 0) return `| ${name} | not run: ${pgMissing ?? 'no server'} | | | | | |`;
+        const r = median(row.paired);
+        return `| ${name} | ${median(row.times).toFixed(0)} | ${range(row.times, 0)} | ${r.toFixed(2)} | ${range(row.paired, 2)} | ${r >= 0.9 ? 'yes' : 'no'} | ${row.bytes.length === 0 ? '–' : median(row.bytes).toFixed(0)} |`;
+      }),
+      '',
       `The floor under any catch-up: the scan alone (${scans[0]!.scanned.toLocaleString('en-US')} transactions with a taproot output, parsed beforehand, scanned on one thread by the native receiver 64 a call as the service does, change label; no HTTP, JSON or storage) took ${scanMs.toFixed(0)} ms of CPU (median of ${ROUNDS}; range ${range(
         scans.map((r) => r.cpuMs),
         0,
@@ -246,6 +340,7 @@ async function main(): Promise<void> {
     console.log(report);
     writeFileSync(join(__dirname, '..', 'bench-report.md'), report);
   } finally {
+    await pg?.stop();
     await node.close();
   }
 }
