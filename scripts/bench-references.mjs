@@ -110,7 +110,21 @@ function silentPaymentsGaps(section) {
   const rows = table(section, CATCH_UP);
   if (rows === undefined) return ['no catch-up table (catch-up, node alone, their ratio)'];
   if (rows.length === 0) return ['no catch-up row'];
-  return rows.flatMap((row) => unreadable(row, CATCH_UP, NUMBER).map((gap) => `catch-up: ${gap}`));
+  return [...rows.flatMap((row) => unreadable(row, CATCH_UP, NUMBER).map((gap) => `catch-up: ${gap}`)), ...indexGaps(section)];
+}
+
+const WITH_INDEX = ['catch-up (ms)', 'node alone / catch-up, paired', 'bytes stored per indexed transaction'];
+
+/** The catch-up with the light-wallet index on: SQLite always, PostgreSQL measured or its "not run" reason. */
+function indexGaps(section) {
+  const rows = table(section, ['index store', ...WITH_INDEX]);
+  if (rows === undefined) return ['no catch-up table with the index on (index store, catch-up, node alone / catch-up, bytes)'];
+  return ['SQLite', 'PostgreSQL'].flatMap((store) => {
+    const row = rows.find((r) => r['index store'] === store);
+    if (row === undefined) return [`index on ${store}: no row`];
+    if (store === 'PostgreSQL' && row['catch-up (ms)'].startsWith('not run')) return [];
+    return unreadable(row, WITH_INDEX, NUMBER).map((gap) => `index on ${store}: ${gap}`);
+  });
 }
 
 const RATE = 'scan (tx/s CPU)';

@@ -53,6 +53,11 @@ const SILENT_PAYMENTS = [
   '| scan | catch-up (ms) | range (ms) | node alone (ms, median of all) | node alone / catch-up, paired | range | ≥ 0.90 |',
   '|---|---:|---:|---:|---:|---:|:-:|',
   '| main thread | 1039 | 1007–1055 | 976 | 0.94 | 0.92–1.02 | yes |',
+  '',
+  '| index store | catch-up (ms) | range (ms) | node alone / catch-up, paired | range | ≥ 0.90 | bytes stored per indexed transaction |',
+  '|---|---:|---:|---:|---:|:-:|---:|',
+  '| SQLite | 1101 | 1050–1130 | 0.91 | 0.88–0.95 | yes | 293 |',
+  '| PostgreSQL | 1290 | 1200–1330 | 0.78 | 0.75–0.80 | no | 541 |',
 ];
 
 const BIP352 = [
@@ -194,6 +199,18 @@ describe("issue 20's bench rows and their references of the same run (scripts/be
       'apps/silent-payments',
       edit(SILENT_PAYMENTS, '| main thread |', () => undefined),
       ['apps/silent-payments: no catch-up row'],
+    ],
+    [
+      'no catch-up with the index on',
+      'apps/silent-payments',
+      SILENT_PAYMENTS.slice(0, 5),
+      ['apps/silent-payments: no catch-up table with the index on (index store, catch-up, node alone / catch-up, bytes)'],
+    ],
+    [
+      'the index on SQLite without its bytes a transaction',
+      'apps/silent-payments',
+      edit(SILENT_PAYMENTS, '| SQLite |', (l) => l.replace('| 293 |', '| – |')),
+      ['apps/silent-payments: index on SQLite: bytes stored per indexed transaction: "–"'],
     ],
     [
       "the catch-up table's ratio column renamed",
