@@ -56,6 +56,14 @@ export interface ElectrumLimits {
   maxConnectionsPerIp: number;
   /** Heights one `blockchain.tweaks.subscribe` may ask (`count`). */
   maxCount: number;
+  /** `blockchain.silentpayments.subscribe` wallets held at once on one connection; past it a `-32602` error (Frigate's). */
+  maxWallets: number;
+  /** Labels one silent-payment subscription may ask; past it a `-32602` error (Frigate's). */
+  maxLabels: number;
+  /** Silent-payment history scans (before `progress` 1.0) running at once on one connection; past it a `-32000` error. */
+  maxScansPerConnection: number;
+  /** Silent-payment history scans running at once from one address, all its connections together; past it a `-32000` error. */
+  maxScansPerIp: number;
 }
 
 /** One client connection as a method sees it. */
@@ -71,6 +79,8 @@ export interface ElectrumContext {
   /** Called when the connection closes: methods drop their subscriptions there. */
   onClose(cleanup: () => void): void;
   readonly closed: boolean;
+  /** The client's address (the per-address limits count by it). */
+  readonly remoteAddress: string;
 }
 
 /** A method: the params array in, the result out (or an {@link ElectrumError}). */
