@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -265,6 +266,51 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
     order.push('bob block');
     await carolDone;
     expect(order).toEqual(['bob block', 'carol 1.0']);
+    await rollback(40);
+  });
+
+  it('follows a found output’s spend through the script-hash methods, and refuses any other script hash', async () => {
+    const dave = newWallet();
+    const c = await client();
+    const paying = payingTx(dave, txidOf(40, 1));
+    await addBlock(blockOf(40, [paying]));
+    await c.call(METHOD, [...dave.params, 40]);
+    expect((await historyOf(c)).history).toEqual([{ height: 40, tx_hash: txidOf(40, 1) }]);
+    const hash = createHash('sha256')
+      .update(Buffer.concat([Buffer.from('5120', 'hex'), paying.outputs[0]!.xonly]))
+      .digest()
+      .reverse()
+      .toString('hex');
+    expect(await c.call('blockchain.scripthash.listunspent', [hash])).toEqual([
+      { tx_hash: txidOf(40, 1), tx_pos: 0, height: 40, value: 1000 },
+    ]);
+    expect(await c.call('blockchain.scripthash.get_balance', [hash])).toEqual({ confirmed: 1000, unconfirmed: 0 });
+    const before = await c.call<string>('blockchain.scripthash.subscribe', [hash]);
+    expect(before).toMatch(/^[0-9a-f]{64}$/);
+
+    // Block 41 spends it: the subscriber is told, the history gains the spender, nothing is left unspent.
+    const spending = blockOf(41, [otherTx(txidOf(41, 1))]);
+    spending.spent = [{ txid: txidOf(40, 1), vout: 0, spender: txidOf(41, 1) }];
+    await addBlock(spending);
+    expect(await c.next('blockchain.scripthash.subscribe')).toBe(hash);
+    expect(await c.call('blockchain.scripthash.get_history', [hash])).toEqual([
+      { tx_hash: txidOf(40, 1), height: 40 },
+      { tx_hash: txidOf(41, 1), height: 41 },
+    ]);
+    expect(await c.call('blockchain.scripthash.get_balance', [hash])).toEqual({ confirmed: 0, unconfirmed: 0 });
+    expect(await c.call('blockchain.scripthash.listunspent', [hash])).toEqual([]);
+
+    await expect(c.call('blockchain.scripthash.get_history', ['ab'.repeat(32)])).rejects.toMatchObject({ code: -32002 });
+    await expect(c.call('blockchain.scripthash.get_history', ['xyz'])).rejects.toMatchObject({ code: -32602 });
+    await expect(c.call('blockchain.transaction.get', [txidOf(40, 1)])).rejects.toMatchObject({
+      code: -32003,
+      message: 'this server has no node configured for wallet methods',
+    });
+    expect(await c.call('blockchain.block.headers', [39, 3])).toEqual({
+      count: 3,
+      hex: [39, 40, 41].map((h) => Buffer.alloc(80, h).toString('hex')).join(''),
+      max: 2016,
+    });
     await rollback(40);
   });
 });

@@ -14,6 +14,10 @@ export const RPC_ERRORS = {
   limit: -32000,
   /** The index has no data for what was asked (a height not indexed). */
   notFound: -32001,
+  /** A script hash that is no output the connection's silent-payment subscriptions found (no general address index). */
+  notServed: -32002,
+  /** The node refused or failed the call (`blockchain.transaction.broadcast`'s rejection, a transaction it does not have). */
+  node: -32003,
 } as const;
 
 /** An error answered to the client as `{code, message}`. */
@@ -26,10 +30,17 @@ export class ElectrumError extends Error {
   }
 }
 
+/** The node calls the wallet methods make (the service's ChainRpcClient is one). */
+export interface NodeCalls {
+  call<T>(method: string, params?: unknown[]): Promise<T>;
+}
+
 /** What the server reads: the index's store and the indexer's events (a {@link TweakIndexer} is one). */
 export interface IndexFeed {
   store: TweakIndexStore;
   events: EventEmitter<TweakIndexerEvents>;
+  /** The node the service talks to: without it the wallet methods answer that no node is configured. */
+  node?: NodeCalls;
 }
 
 /** The server's settings, shared by every connection. */

@@ -6,10 +6,17 @@ import { headerMethods } from './methods/headers';
 import { serverMethods } from './methods/server';
 import { silentPaymentMethods } from './methods/silent-payments';
 import { tweakMethods } from './methods/tweaks';
+import { walletMethods } from './methods/wallet';
 import type { ElectrumMethods, ElectrumSettings, IndexFeed } from './protocol';
 
 /** The method modules served (part 2 adds its own here). */
-export const ELECTRUM_METHOD_MODULES: readonly ElectrumMethods[] = [serverMethods, headerMethods, tweakMethods, silentPaymentMethods];
+export const ELECTRUM_METHOD_MODULES: readonly ElectrumMethods[] = [
+  serverMethods,
+  headerMethods,
+  tweakMethods,
+  silentPaymentMethods,
+  walletMethods,
+];
 
 /** Defaults of the Electrum limits (docs/silent-payments.md, "Electrum": "Limits"). */
 export const ELECTRUM_LIMIT_DEFAULTS = {

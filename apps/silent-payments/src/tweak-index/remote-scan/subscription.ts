@@ -26,6 +26,8 @@ export interface Subscription {
   running: boolean;
   again: boolean;
   cancelled: boolean;
+  /** The transactions found so far that pay the wallet, by txid (the wallet methods serve their outputs). */
+  found: Map<string, RemoteMatch>;
   /** Called once when the history scan ends or is cancelled (frees the scan slot). */
   onHistoryDone: () => void;
 }
@@ -88,7 +90,9 @@ export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription, 
         const rewind = sub.rewindTo;
         sub.rewindTo = undefined;
         sub.next = Math.min(to + 1, rewind ?? Number.POSITIVE_INFINITY);
-        history.push(...found.filter((m) => rewind === undefined || m.height < rewind));
+        const kept = found.filter((m) => rewind === undefined || m.height < rewind);
+        for (const m of kept) sub.found.set(m.txid, m);
+        history.push(...kept);
         await flushFull(ctx, sub, history, (sub.next - sub.startHeight) / Math.max(1, tip - sub.startHeight + 1));
       }
       if (sub.cancelled || ctx.closed) return;

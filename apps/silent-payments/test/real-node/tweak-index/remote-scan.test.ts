@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,7 +85,7 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
     await store.open();
     indexer = createTweakIndexer(store, { startHeight: start });
     electrum = createElectrumServers({
-      feed: indexer,
+      feed: { store: indexer.store, events: indexer.events, node: { call: async (method, args) => node.rpc(method, args) } },
       settings: {
         network: 'regtest',
         serverName: 'silent-payments-electrs test',
@@ -104,6 +105,11 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
     await node?.close();
     rmSync(dir, { recursive: true, force: true });
   });
+
+  let alice: ElectrumTestClient;
+  let fourthPayment: Awaited<ReturnType<typeof makeSilentPayment>>;
+  let fourthHeight: number;
+  let orphaned: Awaited<ReturnType<typeof makeSilentPayment>>;
 
   it('ten wallets at once each get exactly their own payments; then a new block’s payment; then the rescan after a reorg', async () => {
     const receivers = Array.from({ length: 10 }, () => newSilentPaymentReceiver());
@@ -138,7 +144,7 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
     }
 
     // A new block pays wallet 0: only its connection hears of it.
-    const alice = clients[0]!;
+    alice = clients[0]!;
     const third = await makeSilentPayment(node, wallet, { address: receivers[0]!.address, sats: 333_000n, confirmInputs: false });
     const fourth = await makeSilentPayment(node, wallet, { address: receivers[0]!.address, sats: 444_000n, confirmInputs: false });
     const mineOnly = async (txs: string[]): Promise<string> =>
@@ -158,6 +164,9 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
     await mineOnly([fourth.hex]);
     await follow();
     expect((await alice.next<Note>(METHOD)).history).toEqual([{ height, tx_hash: fourth.txid }]);
+    fourthPayment = fourth;
+    orphaned = third;
+    fourthHeight = height;
     // The others heard nothing: a notification sent before the ping's answer would arrive before it.
     for (const c of clients.slice(1)) {
       let heard = false;
@@ -165,5 +174,51 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
       await c.call('server.ping');
       expect(heard).toBe(false);
     }
+  });
+
+  it('serves what the wallet needs next: its transactions, their merkle proofs, fees, headers, broadcast and its outputs’ script hashes', async () => {
+    const fourth = fourthPayment;
+    expect(await alice.call('blockchain.transaction.get', [fourth.txid])).toBe(fourth.hex);
+    expect(await alice.call('blockchain.transaction.get', [fourth.txid, true])).toMatchObject({ txid: fourth.txid, hex: fourth.hex });
+    const proof = await alice.call<{ block_height: number; merkle: string[]; pos: number }>('blockchain.transaction.get_merkle', [
+      fourth.txid,
+      fourthHeight,
+    ]);
+    const header = await node.rpc<{ merkleroot: string }>('getblockheader', [await node.rpc<string>('getblockhash', [fourthHeight])]);
+    const sha256d = (b: Buffer): Buffer => createHash('sha256').update(createHash('sha256').update(b).digest()).digest();
+    let root: Buffer = Buffer.from(fourth.txid, 'hex').reverse();
+    for (const [i, sibling] of proof.merkle.entries()) {
+      const other = Buffer.from(sibling, 'hex').reverse();
+      root = (proof.pos >> i) & 1 ? sha256d(Buffer.concat([other, root])) : sha256d(Buffer.concat([root, other]));
+    }
+    expect(Buffer.from(root).reverse().toString('hex')).toBe(header.merkleroot);
+    expect(proof.block_height).toBe(fourthHeight);
+
+    const headers = await alice.call<{ count: number; hex: string; max: number }>('blockchain.block.headers', [fourthHeight - 1, 5]);
+    expect(headers.count).toBe(2);
+    expect(headers.hex.slice(160)).toBe(
+      await node.rpc<string>('getblockheader', [await node.rpc<string>('getblockhash', [fourthHeight]), false]),
+    );
+    expect(await alice.call('blockchain.relayfee')).toBe((await node.rpc<{ relayfee: number }>('getnetworkinfo', [])).relayfee);
+    expect(typeof (await alice.call('blockchain.estimatefee', [6]))).toBe('number');
+    // The orphaned payment (back in the node's mempool) broadcast again answers its txid; garbage gets the node's refusal.
+    expect(await alice.call('blockchain.transaction.broadcast', [orphaned.hex])).toBe(orphaned.txid);
+    await expect(alice.call('blockchain.transaction.broadcast', ['00'])).rejects.toMatchObject({ code: -32003 });
+
+    // The payment's output, by Electrum's script hash (sha256 of the script, reversed).
+    const hash = createHash('sha256')
+      .update(Buffer.from(`5120${fourth.outputKey}`, 'hex'))
+      .digest()
+      .reverse()
+      .toString('hex');
+    expect(await alice.call('blockchain.scripthash.get_history', [hash])).toEqual([{ tx_hash: fourth.txid, height: fourthHeight }]);
+    expect(await alice.call('blockchain.scripthash.get_balance', [hash])).toEqual({ confirmed: 444_000, unconfirmed: 0 });
+    expect(await alice.call('blockchain.scripthash.listunspent', [hash])).toEqual([
+      { tx_hash: fourth.txid, tx_pos: fourth.vout, height: fourthHeight, value: 444_000 },
+    ]);
+    expect(typeof (await alice.call('blockchain.scripthash.subscribe', [hash]))).toBe('string');
+    // Another connection did not find it; nor is any other script hash served.
+    await expect(clients[1]!.call('blockchain.scripthash.get_history', [hash])).rejects.toMatchObject({ code: -32002 });
+    await expect(alice.call('blockchain.scripthash.get_balance', ['ab'.repeat(32)])).rejects.toMatchObject({ code: -32002 });
   });
 });

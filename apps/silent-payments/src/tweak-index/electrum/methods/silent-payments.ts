@@ -1,4 +1,5 @@
 import { loadSecp256k1Backend, type AnySecp256k1Backend } from '@repo/bip352';
+import type { RemoteMatch } from '../../remote-scan/scan-rows';
 import { pumpSubscription, SP_METHOD, type Subscription } from '../../remote-scan/subscription';
 import { labelsParam, readWalletKeys } from '../../remote-scan/wallet-keys';
 import { ElectrumError, RPC_ERRORS, type ElectrumContext, type ElectrumMethods, type IndexFeed } from '../protocol';
@@ -36,6 +37,7 @@ function subscriptionsOf(ctx: ElectrumContext): Map<string, Subscription> {
     for (const s of subs.values()) {
       s.next = Math.min(s.next, Math.max(height, s.startHeight));
       if (s.running) s.rewindTo = Math.min(s.rewindTo ?? height, height);
+      for (const [txid, m] of s.found) if (m.height >= height) s.found.delete(txid);
     }
   };
   ctx.feed.events.on('block', onBlock);
@@ -49,10 +51,19 @@ function subscriptionsOf(ctx: ElectrumContext): Map<string, Subscription> {
   return subs;
 }
 
+/** The transactions the connection's subscriptions found, by txid. */
+export function foundByConnection(ctx: ElectrumContext): Map<string, RemoteMatch> {
+  const found = new Map<string, RemoteMatch>();
+  const subs = ctx.state.get(STATE) as Map<string, Subscription> | undefined;
+  for (const s of subs?.values() ?? []) for (const [txid, m] of s.found) found.set(txid, m);
+  return found;
+}
+
 /** Cancels a subscription and zeroes its keys. */
 function drop(sub: Subscription): void {
   sub.cancelled = true;
   sub.keys.wipe();
+  sub.found.clear();
   sub.onHistoryDone();
 }
 
@@ -139,6 +150,7 @@ export const silentPaymentMethods: ElectrumMethods = {
       running: false,
       again: false,
       cancelled: false,
+      found: new Map(),
       onHistoryDone: release,
     };
     subs.set(keys.address, sub);
