@@ -313,4 +313,34 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
     });
     await rollback(40);
   });
+
+  it('drops what a running scan read from blocks a reorg orphaned, and scans the new branch instead', async () => {
+    const erin = newWallet();
+    await addBlock(blockOf(40, [payingTx(erin, txidOf(40, 0xa))]));
+    // The scan reads block 40's rows, then waits until released: the reorg happens in between.
+    let reading!: () => void;
+    const read = new Promise<void>((resolve) => (reading = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const gated: TweakIndexStore = Object.create(store, {
+      txs: {
+        value: async (from: number, to: number) => {
+          const rows = await store.txs(from, to);
+          reading();
+          await held;
+          return rows;
+        },
+      },
+    }) as TweakIndexStore;
+    await start({}, gated);
+    const c = await client();
+    await c.call(METHOD, [...erin.params, 40]);
+    await read;
+    await rollback(40);
+    await addBlock(blockOf(40, [payingTx(erin, txidOf(40, 0xb))], 0xee));
+    release();
+    expect((await historyOf(c)).history).toEqual([{ height: 40, tx_hash: txidOf(40, 0xb) }]);
+    await rollback(40);
+    await start();
+  });
 });

@@ -78,28 +78,39 @@ export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription, 
     return;
   }
   sub.running = true;
+  const history: RemoteMatch[] = [];
   try {
     do {
       sub.again = false;
+      sub.rewindTo = undefined;
       const tip = (await ctx.feed.store.tip())?.height ?? -1;
-      const history: RemoteMatch[] = [];
+      let rewound = false;
       while (!sub.cancelled && !ctx.closed && sub.next <= tip) {
-        const from = sub.next;
-        const to = Math.min(from + PAGE_HEIGHTS - 1, tip);
-        const found = await scanPage(backend, sub, ctx, from, to);
-        const rewind = sub.rewindTo;
-        sub.rewindTo = undefined;
-        sub.next = Math.min(to + 1, rewind ?? Number.POSITIVE_INFINITY);
-        const kept = found.filter((m) => rewind === undefined || m.height < rewind);
-        for (const m of kept) sub.found.set(m.txid, m);
-        history.push(...kept);
+        const to = Math.min(sub.next + PAGE_HEIGHTS - 1, tip);
+        const found = await scanPage(backend, sub, ctx, sub.next, to);
+        // A rollback meanwhile (the indexer's, at `rewindTo`) already put `next` back: what was read
+        // from its height on may be orphaned, and the tip is read again before going on.
+        const rewind = sub.rewindTo ?? Number.POSITIVE_INFINITY;
+        if (rewind !== Number.POSITIVE_INFINITY) {
+          rewound = true;
+          history.splice(0, history.length, ...history.filter((m) => m.height < rewind));
+        } else sub.next = to + 1;
+        for (const m of found.filter((f) => f.height < rewind)) {
+          sub.found.set(m.txid, m);
+          history.push(m);
+        }
+        if (rewound) break;
         await flushFull(ctx, sub, history, (sub.next - sub.startHeight) / Math.max(1, tip - sub.startHeight + 1));
       }
       if (sub.cancelled || ctx.closed) return;
+      if (rewound) {
+        sub.again = true;
+        continue;
+      }
       if (!sub.live || history.length > 0) {
         sub.live = true;
         await flushFull(ctx, sub, history, 1);
-        await ctx.notify(SP_METHOD, notification(sub, 1, history));
+        await ctx.notify(SP_METHOD, notification(sub, 1, history.splice(0)));
         sub.onHistoryDone();
       }
     } while (sub.again && !sub.cancelled && !ctx.closed);

@@ -36,7 +36,7 @@ function subscriptionsOf(ctx: ElectrumContext): Map<string, Subscription> {
   const onRollback = (height: number): void => {
     for (const s of subs.values()) {
       s.next = Math.min(s.next, Math.max(height, s.startHeight));
-      if (s.running) s.rewindTo = Math.min(s.rewindTo ?? height, height);
+      s.rewindTo = Math.min(s.rewindTo ?? height, height);
       for (const [txid, m] of s.found) if (m.height >= height) s.found.delete(txid);
     }
   };
