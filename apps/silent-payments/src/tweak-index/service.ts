@@ -4,6 +4,7 @@ import { ServerCredentials } from '@grpc/grpc-js';
 import type { Logger } from '@repo/service';
 import type { IndexNetwork } from './chain-params';
 import type { TweakIndexConfig } from './config';
+import type { NodeCalls } from './electrum/protocol';
 import { createElectrumServers, ELECTRUM_LIMIT_DEFAULTS, type ElectrumServers } from './electrum/server';
 import { createOracleGrpcServer } from './grpc/oracle-service';
 import { createTweakIndexer, type TweakIndexer } from './indexer';
@@ -27,6 +28,8 @@ export interface TweakIndexServiceDeps {
   scannerStartHeight: number | undefined;
   version: string;
   logger: Logger;
+  /** The node the wallet methods call (the service's ChainRpcClient); without it they answer that no node is configured. */
+  node?: NodeCalls;
 }
 
 /** Builds the light-wallet index (docs/silent-payments.md, "The tweak index (light wallets)"); the scanner's block pass feeds `indexer`. */
@@ -35,7 +38,7 @@ export function createTweakIndexService(config: TweakIndexConfig, deps: TweakInd
   const startHeight = config.startHeight ?? deps.scannerStartHeight ?? 0;
   const indexer = createTweakIndexer(store, { startHeight });
   const electrum = createElectrumServers({
-    feed: indexer,
+    feed: { store: indexer.store, events: indexer.events, node: deps.node },
     settings: {
       network: deps.network,
       serverName: `silent-payments-electrs ${deps.version}`,

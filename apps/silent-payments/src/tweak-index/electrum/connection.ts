@@ -68,6 +68,7 @@ export function serveElectrumConnection(
     feed,
     settings,
     state: new Map(),
+    remoteAddress: socket.remoteAddress ?? 'unknown',
     get closed() {
       return closed;
     },

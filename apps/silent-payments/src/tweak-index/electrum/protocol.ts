@@ -14,6 +14,10 @@ export const RPC_ERRORS = {
   limit: -32000,
   /** The index has no data for what was asked (a height not indexed). */
   notFound: -32001,
+  /** A script hash that is no output the connection's silent-payment subscriptions found (no general address index). */
+  notServed: -32002,
+  /** The node refused or failed the call (`blockchain.transaction.broadcast`'s rejection, a transaction it does not have). */
+  node: -32003,
 } as const;
 
 /** An error answered to the client as `{code, message}`. */
@@ -26,10 +30,17 @@ export class ElectrumError extends Error {
   }
 }
 
+/** The node calls the wallet methods make (the service's ChainRpcClient is one). */
+export interface NodeCalls {
+  call<T>(method: string, params?: unknown[]): Promise<T>;
+}
+
 /** What the server reads: the index's store and the indexer's events (a {@link TweakIndexer} is one). */
 export interface IndexFeed {
   store: TweakIndexStore;
   events: EventEmitter<TweakIndexerEvents>;
+  /** The node the service talks to: without it the wallet methods answer that no node is configured. */
+  node?: NodeCalls;
 }
 
 /** The server's settings, shared by every connection. */
@@ -56,6 +67,14 @@ export interface ElectrumLimits {
   maxConnectionsPerIp: number;
   /** Heights one `blockchain.tweaks.subscribe` may ask (`count`). */
   maxCount: number;
+  /** `blockchain.silentpayments.subscribe` wallets held at once on one connection; past it a `-32602` error (Frigate's). */
+  maxWallets: number;
+  /** Labels one silent-payment subscription may ask; past it a `-32602` error (Frigate's). */
+  maxLabels: number;
+  /** Silent-payment history scans (before `progress` 1.0) running at once on one connection; past it a `-32000` error. */
+  maxScansPerConnection: number;
+  /** Silent-payment history scans running at once from one address, all its connections together; past it a `-32000` error. */
+  maxScansPerIp: number;
 }
 
 /** One client connection as a method sees it. */
@@ -71,6 +90,8 @@ export interface ElectrumContext {
   /** Called when the connection closes: methods drop their subscriptions there. */
   onClose(cleanup: () => void): void;
   readonly closed: boolean;
+  /** The client's address (the per-address limits count by it). */
+  readonly remoteAddress: string;
 }
 
 /** A method: the params array in, the result out (or an {@link ElectrumError}). */

@@ -4,11 +4,19 @@ import type { Logger } from '@repo/service';
 import { serveElectrumConnection } from './connection';
 import { headerMethods } from './methods/headers';
 import { serverMethods } from './methods/server';
+import { silentPaymentMethods } from './methods/silent-payments';
 import { tweakMethods } from './methods/tweaks';
+import { walletMethods } from './methods/wallet';
 import type { ElectrumMethods, ElectrumSettings, IndexFeed } from './protocol';
 
 /** The method modules served (part 2 adds its own here). */
-export const ELECTRUM_METHOD_MODULES: readonly ElectrumMethods[] = [serverMethods, headerMethods, tweakMethods];
+export const ELECTRUM_METHOD_MODULES: readonly ElectrumMethods[] = [
+  serverMethods,
+  headerMethods,
+  tweakMethods,
+  silentPaymentMethods,
+  walletMethods,
+];
 
 /** Defaults of the Electrum limits (docs/silent-payments.md, "Electrum": "Limits"). */
 export const ELECTRUM_LIMIT_DEFAULTS = {
@@ -18,6 +26,10 @@ export const ELECTRUM_LIMIT_DEFAULTS = {
   maxBufferedBytes: 8 * 1024 * 1024,
   maxConnectionsPerIp: 16,
   maxCount: 1_000_000,
+  maxWallets: 10,
+  maxLabels: 10,
+  maxScansPerConnection: 2,
+  maxScansPerIp: 4,
 } as const;
 
 /** Options of {@link createElectrumServers}. */

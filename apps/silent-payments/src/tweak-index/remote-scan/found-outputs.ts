@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import type { TweakIndexStore } from '../store';
+import type { RemoteMatch } from './scan-rows';
+
+/** Electrum's script hash: SHA-256 of the output script, bytes reversed, hex. */
+export function scriptHash(script: Uint8Array): string {
+  return createHash('sha256').update(script).digest().reverse().toString('hex');
+}
+
+/** The script hash of a taproot output of x-only key `xonly` (hex): OP_1 PUSH32 key. */
+export function taprootScriptHash(xonly: string): string {
+  return scriptHash(Buffer.from(`5120${xonly}`, 'hex'));
+}
+
+/** One found output as the script-hash methods read it, its spend followed through the index. */
+export interface FoundOutput {
+  txid: string;
+  vout: number;
+  height: number;
+  value: bigint;
+  /** The spending transaction and its height, when an indexed block spent the output. */
+  spent: { txid: string; height: number } | undefined;
+}
+
+/** The outputs of `found` paying to `hash`, each with its spend as the index knows it now. */
+export async function outputsOf(store: TweakIndexStore, found: ReadonlyMap<string, RemoteMatch>, hash: string): Promise<FoundOutput[]> {
+  const outputs: FoundOutput[] = [];
+  for (const m of found.values()) {
+    for (const o of m.outputs) {
+      if (taprootScriptHash(o.xonly) !== hash) continue;
+      const stored = (await store.txs(m.height, m.height)).find((t) => t.txid === m.txid)?.outputs.find((x) => x.vout === o.vout);
+      const spentHeight = stored?.spentHeight ?? null;
+      const spender =
+        spentHeight === null
+          ? undefined
+          : (await store.spent(spentHeight, spentHeight)).find((s) => s.txid === m.txid && s.vout === o.vout);
+      outputs.push({
+        txid: m.txid,
+        vout: o.vout,
+        height: m.height,
+        value: o.value,
+        spent: spender === undefined || spentHeight === null ? undefined : { txid: spender.spender, height: spentHeight },
+      });
+    }
+  }
+  return outputs;
+}
+
+/** Electrum's history of the outputs (funding and spending transactions, by height) and its status hash (null when empty). */
+export function historyOf(outputs: readonly FoundOutput[]): { history: Array<{ tx_hash: string; height: number }>; status: string | null } {
+  const seen = new Map<string, number>();
+  for (const o of outputs) {
+    seen.set(o.txid, o.height);
+    if (o.spent !== undefined) seen.set(o.spent.txid, o.spent.height);
+  }
+  const history = [...seen]
+    .map(([tx_hash, height]) => ({ tx_hash, height }))
+    .sort((a, b) => a.height - b.height || a.tx_hash.localeCompare(b.tx_hash));
+  const status =
+    history.length === 0
+      ? null
+      : createHash('sha256')
+          .update(history.map((h) => `${h.tx_hash}:${h.height}:`).join(''))
+          .digest('hex');
+  return { history, status };
+}

@@ -1,0 +1,121 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { AnySecp256k1Backend } from '@repo/bip352';
+import type { ElectrumContext } from '../electrum/protocol';
+import { scanRows, type RemoteMatch } from './scan-rows';
+import type { WalletKeys } from './wallet-keys';
+
+/** The notification's method (Frigate's README, "Electrum protocol"). */
+export const SP_METHOD = 'blockchain.silentpayments.subscribe';
+/** Heights read from the store at once. */
+const PAGE_HEIGHTS = 20;
+/** Rows scanned between two yields to the event loop (other wallets' new blocks go out between). */
+const ROW_CHUNK = 64;
+/** History entries in one notification at most (Frigate's suggested page). */
+export const HISTORY_PAGE = 100;
+
+/** One wallet subscribed on one connection; its keys live here and nowhere else. */
+export interface Subscription {
+  keys: WalletKeys;
+  startHeight: number;
+  /** The next height to scan. */
+  next: number;
+  /** Set by a reorg under a running page: the scan goes back to it. */
+  rewindTo: number | undefined;
+  /** Whether `progress` 1.0 was sent (the history scan is over). */
+  live: boolean;
+  running: boolean;
+  again: boolean;
+  cancelled: boolean;
+  /** The transactions found so far that pay the wallet, by txid (the wallet methods serve their outputs). */
+  found: Map<string, RemoteMatch>;
+  /** Called once when the history scan ends or is cancelled (frees the scan slot). */
+  onHistoryDone: () => void;
+}
+
+/** What one page of rows found, the page's rows scanned in chunks with a yield between them. */
+async function scanPage(
+  backend: AnySecp256k1Backend,
+  sub: Subscription,
+  ctx: ElectrumContext,
+  from: number,
+  to: number,
+): Promise<RemoteMatch[]> {
+  const txs = await ctx.feed.store.txs(from, to);
+  const found: RemoteMatch[] = [];
+  for (let i = 0; i < txs.length && !sub.cancelled && !ctx.closed; i += ROW_CHUNK) {
+    found.push(...scanRows(backend, sub.keys, txs.slice(i, i + ROW_CHUNK)));
+    await yieldToLoop();
+  }
+  return found;
+}
+
+function notification(sub: Subscription, progress: number, history: readonly RemoteMatch[]): unknown[] {
+  return [
+    {
+      subscription: { address: sub.keys.address, start_height: sub.startHeight },
+      progress,
+      history: history.map((m) => ({ height: m.height, tx_hash: m.txid })),
+    },
+  ];
+}
+
+/** Sends full pages of `history` (progress below 1.0 during the history scan), keeping the rest. */
+async function flushFull(ctx: ElectrumContext, sub: Subscription, history: RemoteMatch[], progress: number): Promise<void> {
+  while (history.length >= HISTORY_PAGE && !sub.cancelled) {
+    await ctx.notify(SP_METHOD, notification(sub, sub.live ? 1 : Math.min(progress, 0.999), history.splice(0, HISTORY_PAGE)));
+  }
+}
+
+/**
+ * Scans the subscription's heights up to the indexed tip and notifies what pays the wallet: during
+ * the history scan pages of at most 100 entries with `progress` < 1.0, then one notification with
+ * `progress` 1.0 (even when empty); afterwards a `progress` 1.0 notification per block that pays it.
+ * A second call while running makes the running one go round again.
+ */
+export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription, backend: AnySecp256k1Backend): Promise<void> {
+  if (sub.running) {
+    sub.again = true;
+    return;
+  }
+  sub.running = true;
+  const history: RemoteMatch[] = [];
+  try {
+    do {
+      sub.again = false;
+      sub.rewindTo = undefined;
+      const tip = (await ctx.feed.store.tip())?.height ?? -1;
+      let rewound = false;
+      while (!sub.cancelled && !ctx.closed && sub.next <= tip) {
+        const to = Math.min(sub.next + PAGE_HEIGHTS - 1, tip);
+        const found = await scanPage(backend, sub, ctx, sub.next, to);
+        // A rollback meanwhile (the indexer's, at `rewindTo`) already put `next` back: what was read
+        // from its height on may be orphaned, and the tip is read again before going on.
+        const rewind = sub.rewindTo ?? Number.POSITIVE_INFINITY;
+        if (rewind !== Number.POSITIVE_INFINITY) {
+          rewound = true;
+          history.splice(0, history.length, ...history.filter((m) => m.height < rewind));
+        } else sub.next = to + 1;
+        for (const m of found.filter((f) => f.height < rewind)) {
+          sub.found.set(m.txid, m);
+          history.push(m);
+        }
+        if (rewound) break;
+        await flushFull(ctx, sub, history, (sub.next - sub.startHeight) / Math.max(1, tip - sub.startHeight + 1));
+      }
+      if (sub.cancelled || ctx.closed) return;
+      if (rewound) {
+        sub.again = true;
+        continue;
+      }
+      if (!sub.live || history.length > 0) {
+        sub.live = true;
+        await flushFull(ctx, sub, history, 1);
+        await ctx.notify(SP_METHOD, notification(sub, 1, history.splice(0)));
+        sub.onHistoryDone();
+      }
+    } while (sub.again && !sub.cancelled && !ctx.closed);
+  } finally {
+    sub.running = false;
+    if (sub.cancelled || ctx.closed) sub.onHistoryDone();
+  }
+}
