@@ -83,6 +83,8 @@ function createTweakIndex(
     scannerStartHeight: config.startHeight,
     version: readVersion(),
     logger,
+    // The wallet methods (transactions, fees, headers, broadcast) go to the node the scanner follows.
+    node: rpc,
   });
   // SP_INDEX_START_HEIGHT, else where the scanner started (known once it has taken its start height).
   const startHeight = () => config.index.startHeight ?? store.progress().startHeight ?? 0;

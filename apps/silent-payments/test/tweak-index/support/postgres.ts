@@ -2,6 +2,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, chownSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import { freePort } from '@repo/regtest';
 
 /** A PostgreSQL server for the contract suite: TEST_DATABASE_URL's, or a throwaway cluster. */
@@ -46,12 +48,43 @@ function ready(child: ChildProcess): Promise<void> {
 }
 
 /**
- * TEST_DATABASE_URL when set (nothing started or stopped); otherwise a cluster made by initdb in a
- * temporary folder, on a free loopback port, stopped by its PID (postmaster.pid) by `stop()`.
+ * A database of its own on TEST_DATABASE_URL's server: suites running at once (turbo runs two
+ * packages' suites side by side, and several files of one) never see each other's index.
+ * Dropped by `stop()`.
+ */
+async function databaseOfItsOwn(serverUrl: string): Promise<TestPostgres> {
+  const name = `sp_index_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async stop() {
+      const dropper = new Client({ connectionString: serverUrl });
+      await dropper.connect();
+      try {
+        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await dropper.end();
+      }
+    },
+  };
+}
+
+/**
+ * TEST_DATABASE_URL when set (a fresh database on that server, dropped by `stop()`); otherwise a
+ * cluster made by initdb in a temporary folder, on a free loopback port, stopped by its PID
+ * (postmaster.pid) by `stop()`.
  */
 export async function startTestPostgres(): Promise<TestPostgres> {
   const given = process.env.TEST_DATABASE_URL;
-  if (given !== undefined && given !== '') return { url: given, stop: async () => undefined };
+  if (given !== undefined && given !== '') return databaseOfItsOwn(given);
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), 'sp-index-pg-'));
   const data = join(dir, 'data');
