@@ -18,6 +18,7 @@ import { createElectrumServers, ELECTRUM_LIMIT_DEFAULTS, type ElectrumServers } 
 import { createOracleGrpcServer } from '../../../src/tweak-index/grpc/oracle-service';
 import { createTweakIndexer, type TweakIndexer } from '../../../src/tweak-index/indexer';
 import { createSqliteIndexStore } from '../../../src/tweak-index/store-sqlite';
+import { blockAt, followNode } from '../../tweak-index/support/follow-node';
 import { connectElectrum } from '../../tweak-index/support/electrum-client';
 import { gcsMatches } from '../../tweak-index/support/gcs-reader';
 import { scanWithTweak } from '../../tweak-index/support/light-client';
@@ -43,18 +44,8 @@ describe('light wallets synced from the tweak index of a real regtest chain', ()
   let start: number;
   const receiver = newSilentPaymentReceiver();
 
-  const block = async (height: number): Promise<RpcBlock> =>
-    node.rpc<RpcBlock>('getblock', [await node.rpc<string>('getblockhash', [height]), 3]);
-  /** Feeds the indexer up to the node's tip, rolling back what the node no longer has (the lead wires this into the scanner). */
-  const follow = async (): Promise<void> => {
-    let tip = await indexer.store.tip();
-    while (tip !== undefined && tip.hash !== (await node.rpc<string>('getblockhash', [tip.height]))) {
-      await indexer.rollback(tip.height);
-      tip = await indexer.store.tip();
-    }
-    const nodeTip = await node.rpc<number>('getblockcount');
-    for (let h = (tip?.height ?? start - 1) + 1; h <= nodeTip; h += 1) await indexer.applyBlock(await block(h), h);
-  };
+  const block = (height: number): Promise<RpcBlock> => blockAt(node, height);
+  const follow = (): Promise<void> => followNode(indexer, node, start);
 
   /** What a full scan of the blocks (every input, with the wallet's keys) finds. */
   const fullScan = async (): Promise<Found[]> => {

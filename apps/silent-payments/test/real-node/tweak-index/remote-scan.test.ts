@@ -18,6 +18,7 @@ import type { RpcBlock } from '../../../src/tweak-index/block-record';
 import { createElectrumServers, ELECTRUM_LIMIT_DEFAULTS, type ElectrumServers } from '../../../src/tweak-index/electrum/server';
 import { createTweakIndexer, type TweakIndexer } from '../../../src/tweak-index/indexer';
 import { createSqliteIndexStore } from '../../../src/tweak-index/store-sqlite';
+import { blockAt, followNode } from '../../tweak-index/support/follow-node';
 import { connectElectrum, type ElectrumTestClient } from '../../tweak-index/support/electrum-client';
 
 const METHOD = 'blockchain.silentpayments.subscribe';
@@ -58,18 +59,8 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
   let start: number;
   const clients: ElectrumTestClient[] = [];
 
-  const block = async (height: number): Promise<RpcBlock> =>
-    node.rpc<RpcBlock>('getblock', [await node.rpc<string>('getblockhash', [height]), 3]);
-  /** Feeds the indexer up to the node's tip, rolling back what the node no longer has. */
-  const follow = async (): Promise<void> => {
-    let tip = await indexer.store.tip();
-    while (tip !== undefined && tip.hash !== (await node.rpc<string>('getblockhash', [tip.height]))) {
-      await indexer.rollback(tip.height);
-      tip = await indexer.store.tip();
-    }
-    const nodeTip = await node.rpc<number>('getblockcount');
-    for (let h = (tip?.height ?? start - 1) + 1; h <= nodeTip; h += 1) await indexer.applyBlock(await block(h), h);
-  };
+  const block = (height: number): Promise<RpcBlock> => blockAt(node, height);
+  const follow = (): Promise<void> => followNode(indexer, node, start);
   const heightOf = async (txid: string): Promise<number> => {
     for (let h = await node.rpc<number>('getblockcount'); h >= start; h -= 1)
       if ((await block(h)).tx.some((t) => t.txid === txid)) return h;

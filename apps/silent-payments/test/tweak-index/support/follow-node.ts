@@ -1,0 +1,23 @@
+import type { RegtestNode } from '@repo/regtest';
+import type { RpcBlock } from '../../../src/tweak-index/block-record';
+import type { TweakIndexer } from '../../../src/tweak-index/indexer';
+
+/** Block `height` of the node's best chain, as `getblock <hash> 3` gives it. */
+export async function blockAt(node: RegtestNode, height: number): Promise<RpcBlock> {
+  return node.rpc<RpcBlock>('getblock', [await node.rpc<string>('getblockhash', [height]), 3]);
+}
+
+/**
+ * Feeds `indexer` up to the node's tip from `start`, rolling back first what the node no longer
+ * has: what the service's block consumer does (src/tweak-index/scanner-consumer.ts), driven here
+ * by the test so that it can look between blocks.
+ */
+export async function followNode(indexer: TweakIndexer, node: RegtestNode, start: number): Promise<void> {
+  let tip = await indexer.store.tip();
+  while (tip !== undefined && tip.hash !== (await node.rpc<string>('getblockhash', [tip.height]))) {
+    await indexer.rollback(tip.height);
+    tip = await indexer.store.tip();
+  }
+  const nodeTip = await node.rpc<number>('getblockcount');
+  for (let h = (tip?.height ?? start - 1) + 1; h <= nodeTip; h += 1) await indexer.applyBlock(await blockAt(node, h), h);
+}
