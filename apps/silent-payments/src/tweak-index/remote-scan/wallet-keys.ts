@@ -10,7 +10,7 @@ const CURVE_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0
 
 /**
  * One wallet's keys as a subscription holds them, in memory for the connection only
- * (docs/silent-payments.md, "Remote scanning"): never written, never logged; `wipe()` zeroes them.
+ * (docs/silent-payments.md, "Remote scanning (Frigate's methods)"): never written, never logged; `wipe()` zeroes them.
  */
 export interface WalletKeys {
   /** b_scan, 32 bytes. */

@@ -90,7 +90,7 @@ function watchScriptHashes(ctx: ElectrumContext): Map<string, string | null> {
 }
 
 /**
- * What a wallet needs after remote scanning (docs/silent-payments.md, "Remote scanning"): the
+ * What a wallet needs after remote scanning (docs/silent-payments.md, "Remote scanning (Frigate's methods)"): the
  * transactions through the node, fees, headers, and the script-hash methods for the outputs the
  * connection's silent-payment subscriptions found (any other script hash is refused).
  */
