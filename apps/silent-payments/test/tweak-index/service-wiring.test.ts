@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { startChainDouble, type ChainDouble } from '@repo/chain-double';
+import { createSilentLogger } from '@repo/service';
+import { createApp, type SilentPaymentsService } from '../../src/app';
+import { loadConfig } from '../../src/config';
+import { waitFor } from '../support/fake-relay';
+
+// INDEX_ENABLED through the service as operators start it (src/app.ts): the index's listeners,
+// GET /info, and the scanner's block pass feeding it (docs/silent-payments.md, "The tweak index
+// (light wallets)"). The consumer itself is tested in scanner-feed.test.ts; this catches a wiring
+// that builds the index but never feeds it.
+describe('the service with INDEX_ENABLED', () => {
+  let node: ChainDouble;
+  let dir: string;
+  let service: SilentPaymentsService | undefined;
+  beforeAll(async () => {
+    node = await startChainDouble({ user: 'u', password: 'p', chain: 'regtest' });
+  });
+  afterAll(() => node.close());
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sp-index-wiring-'));
+  });
+  afterEach(async () => {
+    await service?.close();
+    service = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves GET /info from an index the block pass keeps at the tip, from SP_INDEX_START_HEIGHT', async () => {
+    const indexStart = node.tipHeight() + 1;
+    node.mine(3);
+    const config = loadConfig({
+      DATA_DIR: dir,
+      SP_NETWORK: 'regtest',
+      CHAIN_RPC_URL: node.url,
+      CHAIN_RPC_USER: 'u',
+      CHAIN_RPC_PASSWORD: 'p',
+      SP_START_HEIGHT: String(indexStart + 2),
+      SP_INDEX_START_HEIGHT: String(indexStart),
+      SCAN_MEMPOOL: 'false',
+      SCAN_LONG_POLL: 'false',
+      INDEX_ENABLED: 'true',
+      INDEX_GRPC_PORT: '0',
+      ELECTRUM_PORT: '0',
+    });
+    service = createApp(config, { logger: createSilentLogger() });
+    await service.start();
+    const tip = node.tipHeight();
+    await waitFor(() => service!.scanner.status().scanned_height === tip, 20_000, 'the catch-up');
+    // The scanner started above the index's start: the two blocks below came from the node.
+    const info = await request(service.app).get('/info').expect(200);
+    expect(info.body).toMatchObject({ network: 'regtest', height: tip });
+  });
+});
