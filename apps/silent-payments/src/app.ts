@@ -158,13 +158,6 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   const app = createExpressApp({ trustProxy: config.trustProxy, logger, use: [metrics.middleware()] });
   app.use(overloadGuard(config.limits.maxInFlight));
   app.use(requestTimeout(config.limits.requestTimeoutMs));
-  // Express's routers answer OPTIONS themselves (200, text/plain, the `Allow` of the path); this
-  // API serves no OPTIONS: 404 NOT_FOUND like any other method (docs/silent-payments.md, "Endpoints").
-  const noSuchEndpoint = notFoundHandler();
-  app.use(function refuseOptions(req, res, next) {
-    if (req.method === 'OPTIONS') noSuchEndpoint(req, res, next);
-    else next();
-  });
   app.use(
     createHealthRouter({ version: readVersion(), network: config.network, scanner, publisher, scannerEnabled: config.scanner.enabled }),
   );

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
-import { finalHandler, type ErrorLogger } from '@repo/errors';
+import { finalHandler, notFoundHandler, type ErrorLogger } from '@repo/errors';
 import type { Logger } from 'pino';
 import { refuseDuplicateHost } from './host-header';
 import { requestId } from './request-id';
@@ -21,7 +21,10 @@ export interface ExpressAppOptions {
 /**
  * The express application every service starts from: no `X-Powered-By`, `req.ip` the client
  * behind a trusted proxy, a request id on every request (docs/README.md, "Request ids"), one log
- * line per request, a request with two `Host` fields refused with 400, then `use`.
+ * line per request, a request with two `Host` fields refused with 400, then `use`, then `OPTIONS`
+ * refused as an unknown endpoint (404 with the service's error record): express's routers would
+ * answer it themselves with 200 `text/plain` and the path's `Allow`, and none of the services
+ * serves CORS or OPTIONS.
  */
 export function createExpressApp(options: ExpressAppOptions): Express {
   const app = express();
@@ -32,6 +35,11 @@ export function createExpressApp(options: ExpressAppOptions): Express {
   app.use(requestLogger(options.logger));
   app.use(refuseDuplicateHost());
   for (const handler of options.use ?? []) app.use(handler);
+  const noSuchEndpoint = notFoundHandler();
+  app.use(function refuseOptions(req, res, next) {
+    if (req.method === 'OPTIONS') noSuchEndpoint(req, res, next);
+    else next();
+  });
   return app;
 }
 

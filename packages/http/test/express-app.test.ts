@@ -1,3 +1,4 @@
+import express from 'express';
 import { createServer } from 'node:http';
 import { AppError, errorHandler, notFoundHandler } from '@repo/errors';
 import pino from 'pino';
@@ -54,6 +55,32 @@ describe('createExpressApp', () => {
     } finally {
       await closeGracefully(server, 100);
     }
+  });
+
+  it("answers OPTIONS with the 404 error record, not express's 200 text/plain with Allow, and counts it after `use`", async () => {
+    const seen: string[] = [];
+    const app = createExpressApp({
+      trustProxy: TRUST_NONE,
+      logger: pino({ level: 'silent' }),
+      use: [
+        (req, _res, next) => {
+          seen.push(req.method);
+          next();
+        },
+      ],
+    });
+    const router = express.Router();
+    router.get('/things', (_req, res) => {
+      res.json([]);
+    });
+    app.use(router);
+    app.use(errorHandler());
+    const res = await request(app).options('/things');
+    expect(res.status).toBe(404);
+    expect(res.headers['allow']).toBeUndefined();
+    expect(res.body).toEqual({ error: 'no such endpoint: OPTIONS /things', code: 'NOT_FOUND' });
+    expect(seen).toEqual(['OPTIONS']);
+    await request(app).get('/things').expect(200);
   });
 
   it('drops the automatic ETag when asked, and ignores forwarded headers from untrusted peers', async () => {
