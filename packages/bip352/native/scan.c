@@ -382,6 +382,8 @@ typedef struct {
     size_t table_size;
     uint64_t *filter; /* one bit a table slot, the bit each key's tag selects set (filter_bit): table_find_x */
     int32_t infinite_label; /* the label whose B_m is the point at infinity (L_m = -B_spend), or -2 */
+    int tweaked;            /* during a scanMany(..., tweaked) call: each transaction's one key is its tweak
+                               input_hash * A (a row of a tweak index), and s = b_scan */
     unsigned char *out; /* scratch for results */
     size_t out_cap;
 } scanner;
@@ -552,10 +554,15 @@ static uint64_t outputs_cost(size_t unlifted, size_t remaining) {
 }
 
 /* s = input_hash * b_scan, input_hash = hash_BIP0352/Inputs(outpoint || A) (with `fixed`, those
-   32 bytes instead); 0 when input_hash is not a valid scalar. */
+   32 bytes instead; a tweaked scanner's A is input_hash * A already, and s = b_scan); 0 when
+   input_hash is not a valid scalar. */
 static int ecdh_scalar(secp256k1_scalar *s, const scanner *sc, const unsigned char *outpoint, const unsigned char *a33,
                        const unsigned char *fixed) {
     unsigned char hash[32];
+    if (sc->tweaked) {
+        *s = sc->scan; /* the key is input_hash * A already */
+        return 1;
+    }
     if (fixed) {
         memcpy(hash, fixed, 32);
     } else {
@@ -1227,12 +1234,14 @@ static void lift_output_from(tx_scan *st, size_t j) {
     st->lifted[j].infinity = 0;
 }
 
-/* Keeps the first n transactions of a run whose slot is still open (the others answered). */
-static size_t run_compact(tx_scan *st, unsigned char **slot, size_t n) {
+/* Keeps the first n transactions of a run whose slot is still open (the others answered), with
+   their positions in the call (at). */
+static size_t run_compact(tx_scan *st, unsigned char **slot, size_t *at, size_t n) {
     size_t p, q = 0;
     for (p = 0; p < n; p++) {
         if (slot[p] == NULL) continue;
         st[q] = st[p];
+        at[q] = at[p];
         slot[q++] = slot[p];
     }
     return q;
@@ -1253,11 +1262,14 @@ static void run_fail(tx_scan *st, unsigned char **slot, size_t p, int result) {
  * that many matches. The same answers as scan_tx one by one, in runs of RUN_MAX transactions
  * that share their work: the square roots and exponentiations eight at a time in the lanes where
  * the CPU has them (ecmult-lanes.h), the inversions of A and of the ECDH points of those with
- * several keys one for the run, the multiplications eight at a time in the lanes. Returns 0,
+ * several keys one for the run, the multiplications eight at a time in the lanes. With ecdh_out,
+ * each transaction's ECDH point compressed goes to ecdh_out + 33 i (left as it was for one whose
+ * scan failed before it): with b_scan = 1 and k_max = 0, its tweak input_hash * A. Returns 0,
  * or SCAN_NO_MEMORY.
  */
 static int scan_many(const scanner *sc, size_t count, const unsigned char *keys, const uint32_t *nkeys, const unsigned char *outpoints,
-                     const unsigned char *xs, const uint32_t *nxs, uint32_t k_max, const unsigned char *fixed, unsigned char *out) {
+                     const unsigned char *xs, const uint32_t *nxs, uint32_t k_max, const unsigned char *fixed, unsigned char *out,
+                     unsigned char *ecdh_out) {
     tx_scan st[RUN_MAX];
     secp256k1_ge a[RUN_MAX];
     secp256k1_scalar s[RUN_MAX];
@@ -1267,7 +1279,7 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
     const secp256k1_fe *with_pow[RUN_MAX];  /* one_key_end's power (pow), raised in the run */
     const secp256k1_fe *with_zinv[RUN_MAX]; /* keys_end's 1 / Z (ecdh_zinv), from the run's inversion */
     secp256k1_gej *with_t0[RUN_MAX]; /* t_0 G, computed for the run (in the lanes) */
-    size_t which[RUN_MAX], folded[RUN_MAX], i = 0, p, pending, n, f, c, j, k, fold;
+    size_t which[RUN_MAX], folded[RUN_MAX], at[RUN_MAX], i = 0, p, pending, n, f, c, j, k, fold;
     int result;
     pow_queue queue;
     secp256k1_gej t0[RUN_MAX];
@@ -1278,8 +1290,12 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
         for (pending = 0; pending < RUN_MAX && i < count; i++) {
             result = scan_begin(sc, &st[pending], keys, nkeys[i], outpoints + 36 * i, xs, nxs[i], fixed, 1);
             if (result == SCAN_NO_MEMORY) break;
-            if (result < 0) put_u32(out, (uint32_t)result);
-            else slot[pending++] = out;
+            if (result < 0) {
+                put_u32(out, (uint32_t)result);
+            } else {
+                at[pending] = i;
+                slot[pending++] = out;
+            }
             keys += 33 * (size_t)nkeys[i];
             xs += 32 * (size_t)nxs[i];
             out += 4 + MATCH_BYTES * (size_t)nxs[i];
@@ -1322,7 +1338,7 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
             result = keys_hash(sc, &st[p], &st[p].a, st[p].outpoint, fixed);
             if (result < 0) run_fail(st, slot, p, result);
         }
-        pending = run_compact(st, slot, pending);
+        pending = run_compact(st, slot, at, pending);
         /* the multiplications */
         for (p = 0; p < pending; p++) {
             a[p] = st[p].a;
@@ -1367,6 +1383,8 @@ static int scan_many(const scanner *sc, size_t count, const unsigned char *keys,
             if (result < 0) {
                 put_u32(slot[p], (uint32_t)result);
                 slot[p] = NULL;
+            } else if (ecdh_out != NULL) {
+                memcpy(ecdh_out + 33 * at[p], st[p].ecdh33, 33);
             }
         }
         /* t_0 G of those that look at their outputs (eight at a time in the lanes) */
@@ -1609,17 +1627,20 @@ static uint32_t *u32s_of(napi_env env, napi_value value, size_t *length, const c
 }
 
 /*
- * scanMany(handle, keys, keyCounts: Uint32Array, outpoints, xs, xsCounts: Uint32Array, kMax[, ecOnly])
+ * scanMany(handle, keys, keyCounts: Uint32Array, outpoints, xs, xsCounts: Uint32Array, kMax[, ecOnly[, tweaked]])
  * -> Buffer: for transaction i, at 4 i + 44 (xsCounts[0] + ... + xsCounts[i - 1]), scan's answer
  * for it as a big-endian int32 (matches, 0, or a negative code), then that many 44-byte matches.
+ * tweaked: each transaction's one key is its tweak input_hash * A, as a tweak index serves it
+ * (its outpoint is not read): the ECDH point is b_scan times it.
  */
 static napi_value js_scan_many(napi_env env, napi_callback_info info) {
-    size_t argc = 8, nkeys_bytes, ncounts, nout, nxs_bytes, nxcounts, i, want_keys = 0, want_xs = 0, size;
-    napi_value argv[8], result;
+    size_t argc = 9, nkeys_bytes, ncounts, nout, nxs_bytes, nxcounts, i, want_keys = 0, want_xs = 0, size;
+    napi_value argv[9], result;
     scanner *sc;
     unsigned char *keys, *outpoints, *xs, *out;
     uint32_t *nkeys, *nxs, k_max;
-    bool ec_only = false;
+    bool ec_only = false, tweaked = false;
+    int status;
     void *data;
     NAPI_CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
     if (argc < 7) return throw_type(env, "scanMany(handle, keys, keyCounts, outpoints, xs, xsCounts, kMax[, ecOnly])");
@@ -1631,6 +1652,7 @@ static napi_value js_scan_many(napi_env env, napi_callback_info info) {
     if ((nxs = u32s_of(env, argv[5], &nxcounts, "xsCounts: expected a Uint32Array")) == NULL) return NULL;
     if (napi_get_value_uint32(env, argv[6], &k_max) != napi_ok) return throw_type(env, "kMax: expected an integer");
     if (argc > 7) napi_get_value_bool(env, argv[7], &ec_only);
+    if (argc > 8) napi_get_value_bool(env, argv[8], &tweaked);
     if (nxcounts != ncounts || nout != 36 * ncounts) return throw_type(env, "scanMany: one count of each and one outpoint a transaction");
     for (i = 0; i < ncounts; i++) {
         want_keys += 33 * (size_t)nkeys[i];
@@ -1638,10 +1660,14 @@ static napi_value js_scan_many(napi_env env, napi_callback_info info) {
     }
     if (want_keys != nkeys_bytes) return throw_type(env, "keys: expected 33 bytes for each key counted");
     if (want_xs != nxs_bytes) return throw_type(env, "xs: expected 32 bytes for each output counted");
+    if (tweaked && want_keys != 33 * ncounts) return throw_type(env, "keys: expected one tweak a transaction");
     size = 4 * ncounts + MATCH_BYTES * (want_xs / 32);
     NAPI_CHECK(napi_create_buffer(env, size > 0 ? size : 1, &data, &result));
     out = data;
-    if (scan_many(sc, ncounts, keys, nkeys, outpoints, xs, nxs, k_max, ec_only ? EC_ONLY_HASH : NULL, out) == SCAN_NO_MEMORY) {
+    sc->tweaked = tweaked; /* for this call only: a handle lives on one thread, and the call returns before any other */
+    status = scan_many(sc, ncounts, keys, nkeys, outpoints, xs, nxs, k_max, ec_only ? EC_ONLY_HASH : NULL, out, NULL);
+    sc->tweaked = 0;
+    if (status == SCAN_NO_MEMORY) {
         napi_throw_error(env, NULL, "out of memory");
         return NULL;
     }
@@ -1683,7 +1709,7 @@ static napi_value js_scan_packed(napi_env env, napi_callback_info info) {
         out = malloc(size > 0 ? size : 1);
         if (out == NULL ||
             scan_many(sc, j.count, j.keys.b, (const uint32_t *)(void *)j.nkeys.b, j.outpoints.b, j.xs.b,
-                      (const uint32_t *)(void *)j.nxs.b, k_max, ec_only ? EC_ONLY_HASH : NULL, out) == SCAN_NO_MEMORY)
+                      (const uint32_t *)(void *)j.nxs.b, k_max, ec_only ? EC_ONLY_HASH : NULL, out, NULL) == SCAN_NO_MEMORY)
             failure = "out of memory";
     }
     if (failure != NULL) {
@@ -1927,6 +1953,66 @@ static napi_value js_inverse_self_test(napi_env env, napi_callback_info info) {
     return out;
 }
 
+/* The scanner of tweaks(): b_scan = 1 (the ECDH point is then the tweak), B_spend = G (never
+   looked at: no output is searched). Built once per process on first use (any thread), only
+   read afterwards (scan_many takes a const scanner). */
+static scanner *tweak_sc;
+static void build_tweak_scanner(void) {
+    static const unsigned char one[32] = {[31] = 1};
+    scanner *sc = calloc(1, sizeof(scanner));
+    if (sc == NULL) return;
+    sc->infinite_label = -2;
+    if (!scalar_from(&sc->scan, one) || !scanner_add(sc, &secp256k1_ge_const_g, -1)) {
+        scanner_free(NULL, sc, NULL);
+        return;
+    }
+    tweak_sc = sc;
+}
+static scanner *tweak_scanner(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, build_tweak_scanner);
+    return tweak_sc;
+}
+
+/*
+ * tweaks(keys, keyCounts: Uint32Array, outpoints) -> Buffer: for each transaction (its eligible
+ * input keys and smallest outpoint, as scanMany takes them) its tweak input_hash * A, 33 bytes
+ * compressed, at 33 i; 33 zero bytes for one that has none (no valid key, A at infinity, or
+ * input_hash not a valid scalar). scanMany's runs: the inversions shared, the multiplications
+ * eight at a time in the lanes where the CPU has them.
+ */
+static napi_value js_tweaks(napi_env env, napi_callback_info info) {
+    size_t argc = 3, nkeys_bytes, ncounts, nout, i, want_keys = 0;
+    napi_value argv[3], result;
+    unsigned char *keys, *outpoints, *answers = NULL;
+    uint32_t *nkeys, *nxs = NULL;
+    scanner *sc;
+    void *data;
+    int status = SCAN_NO_MEMORY;
+    NAPI_CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    if (argc < 3) return throw_type(env, "tweaks(keys, keyCounts, outpoints)");
+    if ((keys = bytes_of(env, argv[0], &nkeys_bytes, "keys: expected 33-byte keys")) == NULL) return NULL;
+    if ((nkeys = u32s_of(env, argv[1], &ncounts, "keyCounts: expected a Uint32Array")) == NULL) return NULL;
+    if ((outpoints = bytes_of(env, argv[2], &nout, "outpoints: expected 36 bytes a transaction")) == NULL) return NULL;
+    if (nout != 36 * ncounts) return throw_type(env, "tweaks: one count and one outpoint a transaction");
+    for (i = 0; i < ncounts; i++) want_keys += 33 * (size_t)nkeys[i];
+    if (want_keys != nkeys_bytes) return throw_type(env, "keys: expected 33 bytes for each key counted");
+    NAPI_CHECK(napi_create_buffer(env, ncounts > 0 ? 33 * ncounts : 1, &data, &result));
+    memset(data, 0, ncounts > 0 ? 33 * ncounts : 1);
+    if (!init_tables() || (sc = tweak_scanner()) == NULL) goto done;
+    nxs = calloc(ncounts + 1, sizeof(uint32_t));  /* no outputs */
+    answers = malloc(4 * ncounts + 1);           /* scan_many's answers, not read */
+    if (nxs != NULL && answers != NULL) status = scan_many(sc, ncounts, keys, nkeys, outpoints, (const unsigned char *)"", nxs, 0, NULL, answers, data);
+done:
+    free(nxs);
+    free(answers);
+    if (status == SCAN_NO_MEMORY) {
+        napi_throw_error(env, NULL, "out of memory");
+        return NULL;
+    }
+    return result;
+}
+
 /* rpc-block.c */
 napi_value bip352_pack_block_answer(napi_env env, napi_callback_info info);
 void bip352_rpc_block_init(void);
@@ -1939,6 +2025,7 @@ static napi_value init(napi_env env, napi_value exports) {
         {"scan", NULL, js_scan, NULL, NULL, NULL, napi_default, NULL},
         {"scanMany", NULL, js_scan_many, NULL, NULL, NULL, napi_default, NULL},
         {"scanPacked", NULL, js_scan_packed, NULL, NULL, NULL, napi_default, NULL},
+        {"tweaks", NULL, js_tweaks, NULL, NULL, NULL, napi_default, NULL},
         {"lanes", NULL, js_lanes, NULL, NULL, NULL, napi_default, NULL},
         {"lanesSelfTest", NULL, js_lanes_self_test, NULL, NULL, NULL, napi_default, NULL},
         {"inverseSelfTest", NULL, js_inverse_self_test, NULL, NULL, NULL, napi_default, NULL},

@@ -64,6 +64,12 @@ export interface Secp256k1Backend<P = unknown> {
   scalarNegate(a: Uint8Array): Uint8Array;
   /** A whole-transaction scanner for (b_scan, B_spend), where the backend has one (native). */
   createTransactionScanner?(scanKey: Uint8Array, spend: P): TransactionScanner<P>;
+  /**
+   * The tweaks (input_hash·A, 33 bytes compressed) of many transactions in one call, where the
+   * backend has it (native): for each job its tweak, or null when it has none (no valid key, A at
+   * infinity, input_hash not a valid scalar). `xs` is not read.
+   */
+  tweaks?(jobs: readonly Omit<TransactionScanJob, 'xs'>[]): Array<Uint8Array | null>;
 }
 
 /** One output found by {@link TransactionScanner.scan}. */
@@ -108,6 +114,20 @@ export interface TransactionScanner<P = unknown> {
    * @throws {TypeError} when `jobs` is not whole packed transactions.
    */
   scanPacked?(jobs: Uint8Array, kMax: number, ecOnly?: boolean): PackedMatches[];
+  /**
+   * Scans rows of a tweak index as {@link scanMany} scans transactions: each row's `tweak` is
+   * input_hash·A (33 bytes compressed), so the ECDH point is b_scan·tweak; `xs` its taproot output
+   * keys. null for a row whose tweak is not a curve point.
+   */
+  scanTweaks(rows: readonly TweakScanJob[], kMax: number): Array<TransactionMatch[] | null | SilentPaymentError>;
+}
+
+/** One row for {@link TransactionScanner.scanTweaks}. */
+export interface TweakScanJob {
+  /** input_hash·A, 33 bytes compressed. */
+  tweak: Uint8Array;
+  /** the x-only taproot output keys, 32 bytes each, concatenated. */
+  xs: Uint8Array;
 }
 
 /** A transaction of {@link TransactionScanner.scanPacked}'s answer. */

@@ -25,8 +25,16 @@ export {
 export { isP2trHex, scanInputsFromRpc, scanOutputsFromRpc, type RpcVin, type RpcVout } from './rpc';
 export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
 export { compactSize, readCompactSize, u32le, u64le, concatBytes } from './bytes';
-export { computeTweakData, type TweakData } from './tweak-data';
-export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan, type PackedScan } from './receiver';
+export { computeTweakData, computeTweaks, type TweakData } from './tweak-data';
+export {
+  createReceiver,
+  type Receiver,
+  type ReceiverOptions,
+  type FoundOutput,
+  type TransactionToScan,
+  type PackedScan,
+  type TweakRow,
+} from './receiver';
 export { packTransactions, PackedWriter, readPackedTransaction, readPackedTransactions, type PackedTransaction } from './packed';
 export { createSilentPaymentOutputs, createSilentPaymentGroups, type SendInput, type SendOptions, type SendGroup } from './sender';
 export { loadSecp256k1Backend, isBackendAvailable, DEFAULT_BACKEND } from './load-backend';
@@ -38,5 +46,6 @@ export type {
   TransactionScanner,
   TransactionMatch,
   TransactionScanJob,
+  TweakScanJob,
   PackedMatches,
 } from './backend';

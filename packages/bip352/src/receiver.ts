@@ -61,6 +61,22 @@ export interface Receiver {
    * @throws {TypeError} when `jobs` is not whole packed transactions.
    */
   scanPacked(jobs: Uint8Array): PackedScan;
+  /**
+   * Scans rows of a tweak index (what a light client downloads: BIP-352 "Scanning" from each
+   * transaction's tweak input_hash·A, the ECDH point b_scan·tweak): for each row, the outputs
+   * paying the receiver, `index` their position among the row's `outputs`; [] for a row whose
+   * tweak is not a curve point. With the native backend one call into C for all rows, as
+   * {@link scanTransactions}; labels (change included) as for transactions.
+   */
+  scanTweaks(rows: readonly TweakRow[]): Array<FoundOutput[] | Error>;
+}
+
+/** A row of a tweak index for {@link Receiver.scanTweaks}. */
+export interface TweakRow {
+  /** input_hash·A, 33 bytes compressed. */
+  tweak: Uint8Array;
+  /** the x-only keys of the transaction's taproot outputs, 32 bytes each. */
+  outputs: readonly Uint8Array[];
 }
 
 /** What {@link Receiver.scanPacked} found, in the transactions' order. */
@@ -167,6 +183,10 @@ export function createReceiver<P>(options: ReceiverOptions<P>): Receiver {
     scanPacked(jobs) {
       if (!(jobs instanceof Uint8Array)) throw new TypeError('"jobs" expected a Uint8Array of packed transactions');
       return txScanner?.scanPacked ? scanPackedWhole(state, txScanner, jobs) : scanPackedByParts(state, jobs);
+    },
+    scanTweaks(rows) {
+      if (!Array.isArray(rows)) throw new TypeError('"rows" expected an array of { tweak, outputs }');
+      return scanTweakRows(state, rows);
     },
   };
 }
@@ -301,23 +321,67 @@ function scanAll<P>(state: ReceiverState<P>, txs: readonly TransactionToScan[]):
   });
 }
 
+/** A row's outputs as P2TR outputs numbered by their position among the row's keys. */
+function rowOutputs(row: TweakRow): ScanOutput[] {
+  return row.outputs.map((xonly, index) => {
+    const script = new Uint8Array(34);
+    script[0] = 0x51;
+    script[1] = 0x20;
+    script.set(xonly, 2);
+    return { index, script };
+  });
+}
+
+/** Rows of a tweak index: by the backend's transaction scanner in one call, else step by step. */
+function scanTweakRows<P>(state: ReceiverState<P>, rows: readonly TweakRow[]): Array<FoundOutput[] | Error> {
+  for (const row of rows) {
+    assertBytes(row?.tweak, 'tweak', 33);
+    if (!Array.isArray(row.outputs)) throw new TypeError('"outputs" expected an array of 32-byte x-only keys');
+    for (const x of row.outputs) assertBytes(x, 'output', 32);
+  }
+  const { txScanner, backend, scanKey } = state;
+  if (txScanner) {
+    const jobs = rows.map((row) => {
+      const xs = new Uint8Array(32 * row.outputs.length);
+      row.outputs.forEach((x, i) => xs.set(x, 32 * i));
+      return { tweak: row.tweak, xs };
+    });
+    return txScanner.scanTweaks(jobs, K_MAX).map((matches, i) => {
+      if (matches instanceof Error) return matches;
+      return matches === null || matches.length === 0 ? [] : foundOf(state, rowOutputs(rows[i]!), matches);
+    });
+  }
+  return rows.map((row) => {
+    const tweak = backend.pointFromCompressed(row.tweak);
+    if (tweak === null) return [];
+    try {
+      return searchOutputs(state, backend.toCompressed(backend.mul(tweak, scanKey)), rowOutputs(row));
+    } catch (err) {
+      return asError(err);
+    }
+  });
+}
+
 /** One transaction: by the backend's transaction scanner, else step by step. */
 function scanOne<P>(state: ReceiverState<P>, inputs: readonly ScanInput[], outputs: readonly ScanOutput[]): FoundOutput[] {
   if (state.txScanner) return scanWhole(state, state.txScanner, inputs, outputs);
-  const { backend, spend, scanKey, labels } = state;
+  const { backend, scanKey } = state;
+  if (!outputs.some((output) => isP2tr(output.script))) return [];
+  const data = computeInputData<P>(backend, inputs);
+  if (data === null) return [];
+  // one variable-base multiplication: (input_hash · b_scan) · A
+  const ecdh = backend.mul(data.sum, backend.scalarMul(data.inputHash, scanKey));
+  return searchOutputs(state, backend.toCompressed(ecdh), outputs);
+}
+
+/** For k = 0, 1, … the outputs paying the receiver among the taproot ones of `outputs`, from the ECDH point (compressed). */
+function searchOutputs<P>(state: ReceiverState<P>, ecdhBytes: Uint8Array, outputs: readonly ScanOutput[]): FoundOutput[] {
+  const { backend, spend, labels } = state;
   // outputs_to_check: the taproot output keys
   const remaining: Candidate<P>[] = [];
   for (const output of outputs) {
     if (isP2tr(output.script)) remaining.push({ output, key: key48(output.script, 2) });
   }
-  if (remaining.length === 0) return [];
-  const data = computeInputData<P>(backend, inputs);
-  if (data === null) return [];
-
-  // one variable-base multiplication: (input_hash · b_scan) · A
-  const ecdh = backend.mul(data.sum, backend.scalarMul(data.inputHash, scanKey));
-  const ecdhBytes = backend.toCompressed(ecdh);
-
   const result: FoundOutput[] = [];
   let unlifted = remaining.length;
   for (let k = 0; k < K_MAX && remaining.length > 0; k++) {

@@ -10,7 +10,7 @@ import { labeledSpendPub } from './labels';
 import { packTransactions } from './packed';
 import { createReceiver } from './receiver';
 import { createSilentPaymentGroups, type SendInput } from './sender';
-import { computeTweakData } from './tweak-data';
+import { computeTweakData, computeTweaks } from './tweak-data';
 
 /** One `vin` object of the BIP-352 vector schema (shaped like getrawtransaction verbosity 2, witness serialised). */
 export interface VectorVin {
@@ -150,6 +150,14 @@ function runReceiving(test: VectorCase['receiving'][number], backendName: Backen
   if (expected.tweak !== undefined) {
     if ((tweak?.tweak ?? null) !== expected.tweak) fail(`tweak ${tweak?.tweak} differs from ${expected.tweak}`);
   }
+  // the batch (native: in C, eight at a time) gives each transaction's tweak as computeTweakData
+  for (const batched of computeTweaks(
+    Array.from({ length: 8 }, () => inputs),
+    backend,
+  )) {
+    if ((batched === null ? null : bytesToHex(batched)) !== (tweak?.tweak ?? null))
+      fail(`computeTweaks gave ${String(batched && bytesToHex(batched))}`);
+  }
   if (expected.input_pub_key_sum !== undefined && (tweak?.inputPubKeySum ?? null) !== expected.input_pub_key_sum) {
     fail(`input public key sum ${tweak?.inputPubKeySum} differs`);
   }
@@ -181,6 +189,14 @@ function runReceiving(test: VectorCase['receiving'][number], backendName: Backen
   const packedFound = packed.hits[0]?.found ?? [];
   if (JSON.stringify(packedFound) !== JSON.stringify(found))
     fail(`scanPacked found ${JSON.stringify(packedFound)}, scanTransaction ${JSON.stringify(found)}`);
+  // and from its tweak, as a light client scans an index row (the outputs are all taproot: position = index)
+  if (tweak !== null) {
+    const row = { tweak: hexToBytes(tweak.tweak), outputs: outputs.map(hexToBytes) };
+    for (const answer of receiver.scanTweaks(Array.from({ length: 8 }, () => row))) {
+      if (JSON.stringify(answer) !== JSON.stringify(found))
+        fail(`scanTweaks found ${JSON.stringify(answer)}, scanTransaction ${JSON.stringify(found)}`);
+    }
+  }
   const want = expected.n_outputs ?? expected.outputs?.length ?? 0;
   if (found.length !== want) fail(`found ${found.length} outputs, expected ${want}`);
   for (const out of found) {

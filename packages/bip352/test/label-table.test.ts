@@ -53,6 +53,7 @@ describe('the compact label table with a whole-transaction scanner', () => {
       addSpendKey: (point, slot) => handed.push([Buffer.from(backend.toCompressed(point)).toString('hex'), slot]),
       scan: () => null,
       scanMany: () => [],
+      scanTweaks: () => [],
     };
     const table = createLabelTable(backend, spend, backend.toCompressed(spend), scanner);
     for (const m of [0, 9, 9, 2]) table.add(scanPriv, m);

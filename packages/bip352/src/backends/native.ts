@@ -46,7 +46,10 @@ interface ScanAddon {
     xsCounts: Uint32Array,
     kMax: number,
     ecOnly: boolean,
+    tweaked?: boolean,
   ): Buffer;
+  /** For each transaction (keys and outpoint as scanMany takes them), its tweak input_hash·A at 33 i; 33 zero bytes for none. */
+  tweaks(keys: Uint8Array, keyCounts: Uint32Array, outpoints: Uint8Array): Buffer;
   /**
    * Packed transactions (src/packed.ts) read and scanned in C: for each one with matches or an
    * error, in order, its offset in `jobs` (u32), scan's number for it (i32), then its matches.
@@ -84,40 +87,20 @@ function createTransactionScanner(addon: ScanAddon, scanKey: Uint8Array, spend: 
       return answer;
     },
     scanMany(txs, kMax, ecOnly = false) {
-      let keyBytes = 0;
-      let xsBytes = 0;
-      for (const { keys, xs } of txs) {
-        keyBytes += keys.length;
-        xsBytes += xs.length;
-      }
-      const keys = new Uint8Array(keyBytes);
-      const xs = new Uint8Array(xsBytes);
-      const outpoints = new Uint8Array(36 * txs.length);
-      const keyCounts = new Uint32Array(txs.length);
-      const xsCounts = new Uint32Array(txs.length);
-      let atKeys = 0;
-      let atXs = 0;
-      txs.forEach((tx, i) => {
-        if (tx.keys.length % 33 !== 0) throw new TypeError('keys: expected 33-byte keys');
-        if (tx.xs.length % 32 !== 0) throw new TypeError('xs: expected 32-byte x-only keys');
-        if (tx.outpoint.length !== 36) throw new TypeError('outpoint: expected 36 bytes');
-        keys.set(tx.keys, atKeys);
-        xs.set(tx.xs, atXs);
-        outpoints.set(tx.outpoint, 36 * i);
-        atKeys += tx.keys.length;
-        atXs += tx.xs.length;
-        keyCounts[i] = tx.keys.length / 33;
-        xsCounts[i] = tx.xs.length / 32;
+      const { keys, keyCounts, outpoints } = packKeys(txs);
+      const { xs, xsCounts } = packXs(txs);
+      return readAnswers(addon.scanMany(handle, keys, keyCounts, outpoints, xs, xsCounts, kMax, ecOnly), xsCounts);
+    },
+    scanTweaks(rows, kMax) {
+      const keys = new Uint8Array(33 * rows.length);
+      rows.forEach((row, i) => {
+        if (row.tweak.length !== 33) throw new TypeError('tweak: expected 33 bytes');
+        keys.set(row.tweak, 33 * i);
       });
-      const out = addon.scanMany(handle, keys, keyCounts, outpoints, xs, xsCounts, kMax, ecOnly);
-      const answers: Array<TransactionMatch[] | null | SilentPaymentError> = [];
-      let at = 0;
-      for (let i = 0; i < txs.length; i++) {
-        const count = out.readInt32BE(at);
-        answers.push(count > 0 ? readMatches(out, at + 4, count) : answerOf(count));
-        at += 4 + MATCH_BYTES * (xsCounts[i] as number);
-      }
-      return answers;
+      const { xs, xsCounts } = packXs(rows);
+      const keyCounts = new Uint32Array(rows.length).fill(1);
+      const outpoints = new Uint8Array(36 * rows.length); // not read
+      return readAnswers(addon.scanMany(handle, keys, keyCounts, outpoints, xs, xsCounts, kMax, false, true), xsCounts);
     },
     scanPacked(jobs, kMax, ecOnly = false) {
       const out = addon.scanPacked(handle, jobs, kMax, ecOnly);
@@ -131,6 +114,53 @@ function createTransactionScanner(addon: ScanAddon, scanKey: Uint8Array, spend: 
       return answers;
     },
   };
+}
+
+/** The keys, their counts and the outpoints of `jobs`, one after the other, as the addon takes them. */
+function packKeys(jobs: readonly { keys: Uint8Array; outpoint: Uint8Array }[]) {
+  let keyBytes = 0;
+  for (const job of jobs) keyBytes += job.keys.length;
+  const keys = new Uint8Array(keyBytes);
+  const keyCounts = new Uint32Array(jobs.length);
+  const outpoints = new Uint8Array(36 * jobs.length);
+  let at = 0;
+  jobs.forEach((job, i) => {
+    if (job.keys.length % 33 !== 0) throw new TypeError('keys: expected 33-byte keys');
+    if (job.outpoint.length !== 36) throw new TypeError('outpoint: expected 36 bytes');
+    keys.set(job.keys, at);
+    outpoints.set(job.outpoint, 36 * i);
+    at += job.keys.length;
+    keyCounts[i] = job.keys.length / 33;
+  });
+  return { keys, keyCounts, outpoints };
+}
+
+/** The x-only keys of `jobs` and their counts. */
+function packXs(jobs: readonly { xs: Uint8Array }[]) {
+  let xsBytes = 0;
+  for (const job of jobs) xsBytes += job.xs.length;
+  const xs = new Uint8Array(xsBytes);
+  const xsCounts = new Uint32Array(jobs.length);
+  let at = 0;
+  jobs.forEach((job, i) => {
+    if (job.xs.length % 32 !== 0) throw new TypeError('xs: expected 32-byte x-only keys');
+    xs.set(job.xs, at);
+    at += job.xs.length;
+    xsCounts[i] = job.xs.length / 32;
+  });
+  return { xs, xsCounts };
+}
+
+/** scanMany's answer buffer read: for each transaction its matches, null or the error. */
+function readAnswers(out: Buffer, xsCounts: Uint32Array): Array<TransactionMatch[] | null | SilentPaymentError> {
+  const answers: Array<TransactionMatch[] | null | SilentPaymentError> = [];
+  let at = 0;
+  for (const outputs of xsCounts) {
+    const count = out.readInt32BE(at);
+    answers.push(count > 0 ? readMatches(out, at + 4, count) : answerOf(count));
+    at += 4 + MATCH_BYTES * outputs;
+  }
+  return answers;
 }
 
 /** What scan's number means when it is not a count of matches: none (0), not eligible (null), or an invalid scalar. */
@@ -256,5 +286,10 @@ export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
     },
     scalarNegate: (a) => s.privateKeyNegate(a.slice()),
     createTransactionScanner: (scanKey, spend) => createTransactionScanner(addon, scanKey, spend),
+    tweaks(jobs) {
+      const { keys, keyCounts, outpoints } = packKeys(jobs);
+      const out = addon.tweaks(keys, keyCounts, outpoints);
+      return jobs.map((_, i) => (out[33 * i] === 0 ? null : Uint8Array.prototype.slice.call(out, 33 * i, 33 * i + 33)));
+    },
   };
 }
