@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import { computeTweakData, isP2trHex, scanInputsFromRpc, type AnySecp256k1Backend, type RpcVin, type RpcVout } from '@repo/bip352';
+import {
+  computeTweaks,
+  isP2trHex,
+  scanInputsFromRpc,
+  type AnySecp256k1Backend,
+  type RpcVin,
+  type RpcVout,
+  type ScanInput,
+} from '@repo/bip352';
 import { btcToSats } from '../amount';
 import { buildGcsFilter, filterKey } from './gcs';
 
@@ -130,8 +138,9 @@ function spentTaproot(tx: RpcBlockTx): SpentOutpoint[] {
 
 /**
  * Reads one block of `getblock <hash> 3` into what the index stores: each eligible transaction
- * with a taproot output (tweak computed with `backend`, BIP-352 "Tweak Data"), the taproot
- * outpoints it spends, and BlindBit's two filters.
+ * with a taproot output (tweak computed with `backend`, BIP-352 "Tweak Data": the block's in one
+ * `computeTweaks` call, in C with the native backend), the taproot outpoints it spends, and
+ * BlindBit's two filters.
  * @throws {TypeError} for a block that is not a verbosity-3 answer (the message names the transaction).
  */
 export function readBlock(block: RpcBlock, backend: AnySecp256k1Backend): BlockRecord {
@@ -139,7 +148,7 @@ export function readBlock(block: RpcBlock, backend: AnySecp256k1Backend): BlockR
     throw new TypeError('expected a getblock verbosity 3 answer');
   }
   const header = headerFromRpc(block);
-  const txs: IndexedTx[] = [];
+  const candidates: Array<{ txid: string; outputs: IndexedOutput[]; inputs: ScanInput[] }> = [];
   const spent: SpentOutpoint[] = [];
   const allKeys: Uint8Array[] = [];
   for (const [i, tx] of block.tx.entries()) {
@@ -149,10 +158,15 @@ export function readBlock(block: RpcBlock, backend: AnySecp256k1Backend): BlockR
     for (const o of outputs) allKeys.push(o.xonly);
     spent.push(...spentTaproot(tx));
     if (outputs.length === 0 || i === 0) continue;
-    const data = computeTweakData(scanInputsFromRpc(tx.vin), backend);
-    if (data === null) continue;
-    txs.push({ txid: tx.txid.toLowerCase(), tweak: Uint8Array.from(Buffer.from(data.tweak, 'hex')), outputs });
+    candidates.push({ txid: tx.txid.toLowerCase(), outputs, inputs: scanInputsFromRpc(tx.vin) });
   }
+  const txs: IndexedTx[] = [];
+  computeTweaks(
+    candidates.map((c) => c.inputs),
+    backend,
+  ).forEach((tweak, i) => {
+    if (tweak !== null) txs.push({ txid: candidates[i]!.txid, tweak, outputs: candidates[i]!.outputs });
+  });
   const key = filterKey(block.hash);
   return {
     height: block.height,
