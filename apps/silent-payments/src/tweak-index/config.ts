@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, readBool, readInt, readOptional, readPort, type Env } from '@repo/config';
+import { defaultRemoteScanWorkers } from './remote-scan/scan-pool';
 
 /** The SQLite file of the index under DATA_DIR (when DATABASE_URL is unset). */
 export const INDEX_DATABASE_FILE = 'tweak-index.sqlite';
@@ -21,6 +22,8 @@ export interface TweakIndexConfig {
   /** DATABASE_URL (PostgreSQL); undefined: SQLite at {@link sqliteFile}. */
   databaseUrl: string | undefined;
   sqliteFile: string;
+  /** REMOTE_SCAN_WORKERS (default: one a core): the worker threads of the remote scan (Frigate's methods). */
+  remoteScanWorkers: number;
 }
 
 /** Reads the index's variables from the same environment as the service's `loadConfig`. */
@@ -49,5 +52,6 @@ export function loadTweakIndexConfig(env: Env, dataDir: string): TweakIndexConfi
     tlsKeyFile,
     databaseUrl,
     sqliteFile: join(dataDir, INDEX_DATABASE_FILE),
+    remoteScanWorkers: readInt(env, 'REMOTE_SCAN_WORKERS', defaultRemoteScanWorkers(), { min: 1, max: 64 }),
   };
 }

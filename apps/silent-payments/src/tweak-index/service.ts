@@ -46,6 +46,7 @@ export function createTweakIndexService(config: TweakIndexConfig, deps: TweakInd
       limits: ELECTRUM_LIMIT_DEFAULTS,
     },
     logger: deps.logger,
+    scanWorkers: config.remoteScanWorkers,
     tls:
       config.tlsCertFile === undefined || config.tlsKeyFile === undefined
         ? undefined

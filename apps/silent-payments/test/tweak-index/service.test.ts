@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import { ConfigError } from '@repo/config';
@@ -25,6 +25,7 @@ describe('the tweak index configuration', () => {
       tlsKeyFile: undefined,
       databaseUrl: undefined,
       sqliteFile: join('/data', INDEX_DATABASE_FILE),
+      remoteScanWorkers: availableParallelism(),
     });
   });
 
@@ -38,6 +39,7 @@ describe('the tweak index configuration', () => {
         TLS_CERT_FILE: '/c.pem',
         TLS_KEY_FILE: '/k.pem',
         DATABASE_URL: 'postgres://u@db/index',
+        REMOTE_SCAN_WORKERS: '3',
       },
       '/data',
     );
@@ -48,7 +50,9 @@ describe('the tweak index configuration', () => {
       electrumPort: 50001,
       electrumTlsPort: 60602,
       databaseUrl: 'postgres://u@db/index',
+      remoteScanWorkers: 3,
     });
+    expect(() => loadTweakIndexConfig({ REMOTE_SCAN_WORKERS: '0' }, '/d')).toThrow(/REMOTE_SCAN_WORKERS/);
     expect(() => loadTweakIndexConfig({ DATABASE_URL: 'mysql://x' }, '/d')).toThrow(ConfigError);
     expect(() => loadTweakIndexConfig({ ELECTRUM_TLS_PORT: '60602' }, '/d')).toThrow(
       'ELECTRUM_TLS_PORT needs TLS_CERT_FILE and TLS_KEY_FILE',

@@ -1,6 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import type { TweakIndexerEvents } from '../indexer';
 import type { IndexNetwork } from '../chain-params';
+import type { RemoteScanPool } from '../remote-scan/scan-pool';
 import type { TweakIndexStore } from '../store';
 
 /** JSON-RPC 2.0 error codes the server answers with (docs/silent-payments.md, "Electrum"). */
@@ -51,6 +52,8 @@ export interface ElectrumSettings {
   /** The first height indexed (SP_INDEX_START_HEIGHT). */
   startHeight: number;
   limits: ElectrumLimits;
+  /** The remote scan's worker threads (made by the server, one pool for all its connections). */
+  scanPool: RemoteScanPool;
 }
 
 /** Per-connection and per-address limits (docs/silent-payments.md, "Electrum": "Limits"). */

@@ -7,6 +7,7 @@ import { serverMethods } from './methods/server';
 import { silentPaymentMethods } from './methods/silent-payments';
 import { tweakMethods } from './methods/tweaks';
 import { walletMethods } from './methods/wallet';
+import { createRemoteScanPool, defaultRemoteScanWorkers } from '../remote-scan/scan-pool';
 import type { ElectrumMethods, ElectrumSettings, IndexFeed } from './protocol';
 
 /** The method modules served (part 2 adds its own here). */
@@ -35,8 +36,10 @@ export const ELECTRUM_LIMIT_DEFAULTS = {
 /** Options of {@link createElectrumServers}. */
 export interface ElectrumServerOptions {
   feed: IndexFeed;
-  settings: ElectrumSettings;
+  settings: Omit<ElectrumSettings, 'scanPool'>;
   logger: Logger;
+  /** Worker threads of the remote scan (REMOTE_SCAN_WORKERS); default one a core. */
+  scanWorkers?: number;
   /** The PEM certificate and key (`loadOrCreateTlsCredentials` of TLS_CERT_FILE/TLS_KEY_FILE): with them a second, TLS listener is made. */
   tls?: { cert: string; key: string };
   modules?: readonly ElectrumMethods[];
@@ -54,7 +57,9 @@ export interface ElectrumServers {
  * caller listens on ELECTRUM_PORT / ELECTRUM_TLS_PORT and closes them.
  */
 export function createElectrumServers(options: ElectrumServerOptions): ElectrumServers {
-  const { feed, settings, logger } = options;
+  const { feed, logger } = options;
+  const scanPool = createRemoteScanPool({ workers: options.scanWorkers ?? defaultRemoteScanWorkers() });
+  const settings: ElectrumSettings = { ...options.settings, scanPool };
   const methods = new Map<string, (typeof tweakMethods)[string]>();
   for (const module of options.modules ?? ELECTRUM_METHOD_MODULES)
     for (const [name, method] of Object.entries(module)) methods.set(name, method);
@@ -91,7 +96,7 @@ export function createElectrumServers(options: ElectrumServerOptions): ElectrumS
       );
       // Subscribers would keep the servers open forever: their connections end here.
       for (const socket of sockets) socket.destroy();
-      await Promise.all(closing);
+      await Promise.all([...closing, scanPool.close()]);
     },
   };
 }

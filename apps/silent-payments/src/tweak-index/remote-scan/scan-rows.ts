@@ -1,6 +1,4 @@
-import type { AnySecp256k1Backend } from '@repo/bip352';
 import type { StoredTx } from '../store';
-import { sharedSecretTweak, type WalletKeys } from './wallet-keys';
 
 /** An indexed transaction that pays the wallet: Frigate's history entry, with the outputs found. */
 export interface RemoteMatch {
@@ -11,35 +9,52 @@ export interface RemoteMatch {
 }
 
 /**
- * Scans index rows with one wallet's keys (BIP-352 "Scanning" from the served tweak): ecdh =
- * b_scan·tweak, then for k = 0, 1, … P_k = B + t_k·G for B_spend and each labelled B_m, while
- * some output's x-only key equals one of them. Rows whose tweak is no curve point are skipped.
+ * Index rows as a scan job carries them to a worker, in three buffers it can move without a copy:
+ * each row's tweak (33 bytes), its output keys (32 bytes each) one row after the other, and each
+ * row's count of outputs.
  */
-export function scanRows(backend: AnySecp256k1Backend, keys: WalletKeys, txs: readonly StoredTx[]): RemoteMatch[] {
-  const matches: RemoteMatch[] = [];
-  for (const tx of txs) {
-    const tweak: unknown = backend.pointFromCompressed(tx.tweak);
-    if (tweak === null || keys.spendPoints.length === 0) continue;
-    const ecdh = backend.toCompressed(backend.mul(tweak, keys.scanPriv));
-    const left = new Set(tx.outputs);
-    const found: RemoteMatch['outputs'] = [];
-    for (let k = 0; left.size > 0; k += 1) {
-      const tG: unknown = backend.baseMul(sharedSecretTweak(ecdh, k));
-      let hit = false;
-      for (const spend of keys.spendPoints) {
-        const p: unknown = backend.add(spend, tG);
-        if (p === null) continue;
-        for (const o of left) {
-          if (!backend.xEquals(p, o.xonly)) continue;
-          found.push({ vout: o.vout, xonly: Buffer.from(o.xonly).toString('hex'), value: o.value });
-          left.delete(o);
-          hit = true;
-          break;
-        }
-      }
-      if (!hit) break;
+export interface PackedRows {
+  tweaks: Uint8Array<ArrayBuffer>;
+  xs: Uint8Array<ArrayBuffer>;
+  counts: Uint32Array<ArrayBuffer>;
+}
+
+/** Packs `rows` for a worker. */
+export function packRows(rows: readonly StoredTx[]): PackedRows {
+  let outputs = 0;
+  for (const row of rows) outputs += row.outputs.length;
+  const tweaks = new Uint8Array(33 * rows.length);
+  const xs = new Uint8Array(32 * outputs);
+  const counts = new Uint32Array(rows.length);
+  let at = 0;
+  rows.forEach((row, i) => {
+    tweaks.set(row.tweak, 33 * i);
+    counts[i] = row.outputs.length;
+    for (const o of row.outputs) {
+      xs.set(o.xonly, at);
+      at += 32;
     }
-    if (found.length > 0) matches.push({ height: tx.height, txid: tx.txid, outputs: found.sort((a, b) => a.vout - b.vout) });
+  });
+  return { tweaks, xs, counts };
+}
+
+/**
+ * What a worker found, as pairs (row, output position among the row's outputs), back into the
+ * transactions that pay the wallet, in the rows' order, each with its outputs by vout.
+ */
+export function matchesOf(rows: readonly StoredTx[], hits: Uint32Array): RemoteMatch[] {
+  const byRow = new Map<number, RemoteMatch>();
+  for (let i = 0; i + 1 < hits.length; i += 2) {
+    const row = rows[hits[i]!]!;
+    const output = row.outputs[hits[i + 1]!]!;
+    let match = byRow.get(hits[i]!);
+    if (match === undefined) {
+      match = { height: row.height, txid: row.txid, outputs: [] };
+      byRow.set(hits[i]!, match);
+    }
+    match.outputs.push({ vout: output.vout, xonly: Buffer.from(output.xonly).toString('hex'), value: output.value });
   }
+  const matches = [...byRow.entries()].sort((a, b) => a[0] - b[0]).map(([, m]) => m);
+  for (const m of matches) m.outputs.sort((a, b) => a.vout - b.vout);
   return matches;
 }

@@ -1,15 +1,16 @@
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { AnySecp256k1Backend } from '@repo/bip352';
 import type { ElectrumContext } from '../electrum/protocol';
-import { scanRows, type RemoteMatch } from './scan-rows';
+import type { RemoteMatch } from './scan-rows';
 import type { WalletKeys } from './wallet-keys';
 
 /** The notification's method (Frigate's README, "Electrum protocol"). */
 export const SP_METHOD = 'blockchain.silentpayments.subscribe';
 /** Heights read from the store at once. */
 const PAGE_HEIGHTS = 20;
-/** Rows scanned between two yields to the event loop (other wallets' new blocks go out between). */
-const ROW_CHUNK = 64;
+/**
+ * Rows of one job of the scan pool: the unit the workers are shared by (another wallet's new
+ * block waits for at most one job a worker, tens of milliseconds).
+ */
+const ROW_CHUNK = 512;
 /** History entries in one notification at most (Frigate's suggested page). */
 export const HISTORY_PAGE = 100;
 
@@ -32,21 +33,14 @@ export interface Subscription {
   onHistoryDone: () => void;
 }
 
-/** What one page of rows found, the page's rows scanned in chunks with a yield between them. */
-async function scanPage(
-  backend: AnySecp256k1Backend,
-  sub: Subscription,
-  ctx: ElectrumContext,
-  from: number,
-  to: number,
-): Promise<RemoteMatch[]> {
+/** What one page of rows found: its rows in jobs of the scan pool, all queued at once (the workers take them in turn with other wallets'). */
+async function scanPage(sub: Subscription, ctx: ElectrumContext, from: number, to: number): Promise<RemoteMatch[]> {
   const txs = await ctx.feed.store.txs(from, to);
-  const found: RemoteMatch[] = [];
-  for (let i = 0; i < txs.length && !sub.cancelled && !ctx.closed; i += ROW_CHUNK) {
-    found.push(...scanRows(backend, sub.keys, txs.slice(i, i + ROW_CHUNK)));
-    await yieldToLoop();
-  }
-  return found;
+  if (sub.cancelled || ctx.closed) return [];
+  const jobs: Array<Promise<RemoteMatch[]>> = [];
+  for (let i = 0; i < txs.length; i += ROW_CHUNK)
+    jobs.push(ctx.settings.scanPool.scan(sub, sub.keys, txs.slice(i, i + ROW_CHUNK), sub.live));
+  return (await Promise.all(jobs)).flat();
 }
 
 function notification(sub: Subscription, progress: number, history: readonly RemoteMatch[]): unknown[] {
@@ -72,7 +66,7 @@ async function flushFull(ctx: ElectrumContext, sub: Subscription, history: Remot
  * `progress` 1.0 (even when empty); afterwards a `progress` 1.0 notification per block that pays it.
  * A second call while running makes the running one go round again.
  */
-export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription, backend: AnySecp256k1Backend): Promise<void> {
+export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription): Promise<void> {
   if (sub.running) {
     sub.again = true;
     return;
@@ -87,7 +81,7 @@ export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription, 
       let rewound = false;
       while (!sub.cancelled && !ctx.closed && sub.next <= tip) {
         const to = Math.min(sub.next + PAGE_HEIGHTS - 1, tip);
-        const found = await scanPage(backend, sub, ctx, sub.next, to);
+        const found = await scanPage(sub, ctx, sub.next, to);
         // A rollback meanwhile (the indexer's, at `rewindTo`) already put `next` back: what was read
         // from its height on may be orphaned, and the tip is read again before going on.
         const rewind = sub.rewindTo ?? Number.POSITIVE_INFINITY;

@@ -1,39 +1,27 @@
-import { createHash } from 'node:crypto';
 import { encodeSilentPaymentAddress, type AnySecp256k1Backend } from '@repo/bip352';
 import type { IndexNetwork } from '../chain-params';
 import { ElectrumError, RPC_ERRORS } from '../electrum/protocol';
 
-/** Labels a subscription may ask, 1 to 2^31 - 1 (0 is the change label, asked like any other). */
+/** Labels a subscription may ask, 0 to 2^31 - 1 (0, the change label, is scanned anyway). */
 const MAX_LABEL = 0x7fffffff;
 /** secp256k1's group order n. */
 const CURVE_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
 /**
  * One wallet's keys as a subscription holds them, in memory for the connection only
- * (docs/silent-payments.md, "Remote scanning (Frigate's methods)"): never written, never logged; `wipe()` zeroes them.
+ * (docs/silent-payments.md, "Remote scanning (Frigate's methods)"): never written, never logged;
+ * a scan takes a copy to its worker for the job's length; `wipe()` zeroes them.
  */
 export interface WalletKeys {
   /** b_scan, 32 bytes. */
   readonly scanPriv: Uint8Array;
-  /** B_spend, then B_m = B_spend + hash_BIP0352/Label(b_scan || m)·G for each label, as backend points. */
-  readonly spendPoints: readonly unknown[];
+  /** B_spend, 33 bytes compressed. */
+  readonly spendPub: Uint8Array;
+  /** The labels m asked besides the change label (m = 0, always scanned). */
+  readonly labels: readonly number[];
   /** The silent-payment address of (B_scan, B_spend): what the methods answer with. */
   readonly address: string;
   wipe(): void;
-}
-
-function taggedHash(tag: string, ...parts: Uint8Array[]): Buffer {
-  const t = createHash('sha256').update(tag).digest();
-  const h = createHash('sha256').update(t).update(t);
-  for (const p of parts) h.update(p);
-  return h.digest();
-}
-
-/** BIP-352's t_k = hash_BIP0352/SharedSecret(ser_P(ecdh) || ser_32(k)). */
-export function sharedSecretTweak(ecdh: Uint8Array, k: number): Uint8Array {
-  const ser = Buffer.alloc(4);
-  ser.writeUInt32BE(k, 0);
-  return taggedHash('BIP0352/SharedSecret', ecdh, ser);
 }
 
 function hexParam(value: unknown, chars: number, name: string): Buffer {
@@ -66,28 +54,20 @@ export function readWalletKeys(
   backend: AnySecp256k1Backend,
 ): WalletKeys {
   const scanPriv = hexParam(params[0], 64, 'scan_private_key');
-  const spendBytes = hexParam(params[1], 66, 'spend_public_key');
-  const b = backend;
-  const spend: unknown = b.pointFromCompressed(spendBytes);
-  if (spend === null) throw new ElectrumError(RPC_ERRORS.invalidParams, 'spend_public_key is not a curve point');
+  const spendPub = hexParam(params[1], 66, 'spend_public_key');
+  if (backend.pointFromCompressed(spendPub) === null)
+    throw new ElectrumError(RPC_ERRORS.invalidParams, 'spend_public_key is not a curve point');
   const scalar = BigInt(`0x${scanPriv.toString('hex')}`);
   if (scalar === 0n || scalar >= CURVE_ORDER) throw new ElectrumError(RPC_ERRORS.invalidParams, 'scan_private_key is not a valid scalar');
-  const scanPub = b.toCompressed(b.baseMul(scanPriv));
-  const spendPoints: unknown[] = [spend];
-  for (const m of labels) {
-    const ser = Buffer.alloc(4);
-    ser.writeUInt32BE(m, 0);
-    const point = b.addTweak(spend, taggedHash('BIP0352/Label', scanPriv, ser));
-    if (point !== null) spendPoints.push(point);
-  }
+  const scanPub = backend.toCompressed(backend.baseMul(scanPriv));
   return {
     scanPriv,
-    spendPoints,
-    address: encodeSilentPaymentAddress(scanPub, spendBytes, network),
+    spendPub,
+    labels: labels.filter((m) => m !== 0),
+    address: encodeSilentPaymentAddress(scanPub, spendPub, network),
     wipe() {
       scanPriv.fill(0);
-      spendBytes.fill(0);
-      spendPoints.length = 0;
+      spendPub.fill(0);
     },
   };
 }

@@ -30,7 +30,7 @@ function subscriptionsOf(ctx: ElectrumContext): Map<string, Subscription> {
   const subs = new Map<string, Subscription>();
   ctx.state.set(STATE, subs);
   const onBlock = (): void => {
-    for (const s of subs.values()) void pumpSubscription(ctx, s, scanBackend()).catch(() => undefined);
+    for (const s of subs.values()) void pumpSubscription(ctx, s).catch(() => undefined);
   };
   // A reorg: every subscription scans again from the fork (the blocks of the new branch follow).
   const onRollback = (height: number): void => {
@@ -45,7 +45,7 @@ function subscriptionsOf(ctx: ElectrumContext): Map<string, Subscription> {
   ctx.onClose(() => {
     ctx.feed.events.off('block', onBlock);
     ctx.feed.events.off('rollback', onRollback);
-    for (const s of subs.values()) drop(s);
+    for (const s of subs.values()) drop(ctx, s);
     subs.clear();
   });
   return subs;
@@ -59,9 +59,10 @@ export function foundByConnection(ctx: ElectrumContext): Map<string, RemoteMatch
   return found;
 }
 
-/** Cancels a subscription and zeroes its keys. */
-function drop(sub: Subscription): void {
+/** Cancels a subscription, drops its jobs not yet started and zeroes its keys. */
+function drop(ctx: ElectrumContext, sub: Subscription): void {
   sub.cancelled = true;
+  ctx.settings.scanPool.forget(sub);
   sub.keys.wipe();
   sub.found.clear();
   sub.onHistoryDone();
@@ -129,7 +130,7 @@ export const silentPaymentMethods: ElectrumMethods = {
       throw new ElectrumError(RPC_ERRORS.invalidParams, `more than ${limits.maxWallets} silent-payment subscriptions on this connection`);
     }
     if (previous !== undefined) {
-      drop(previous);
+      drop(ctx, previous);
       subs.delete(keys.address);
     }
     let release: () => void;
@@ -154,7 +155,7 @@ export const silentPaymentMethods: ElectrumMethods = {
       onHistoryDone: release,
     };
     subs.set(keys.address, sub);
-    ctx.afterReply(() => void pumpSubscription(ctx, sub, scanBackend()).catch(() => undefined));
+    ctx.afterReply(() => void pumpSubscription(ctx, sub).catch(() => undefined));
     return keys.address;
   },
   'blockchain.silentpayments.unsubscribe': async (ctx, params) => {
@@ -164,7 +165,7 @@ export const silentPaymentMethods: ElectrumMethods = {
     const subs = subscriptionsOf(ctx);
     const sub = subs.get(address);
     if (sub !== undefined) {
-      drop(sub);
+      drop(ctx, sub);
       subs.delete(address);
     }
     return Promise.resolve(address);
