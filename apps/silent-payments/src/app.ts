@@ -59,6 +59,8 @@ export interface SilentPaymentsService extends ServiceApp<{ http: Server }> {
   keys: ServiceKeys;
   publisher: Publisher;
   metrics: ServiceMetrics;
+  /** The light-wallet index and its servers (INDEX_ENABLED); undefined when off. */
+  tweakIndex: TweakIndexService | undefined;
 }
 
 function readVersion(): string {
@@ -194,6 +196,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     keys,
     publisher,
     metrics,
+    tweakIndex: tweakIndex?.service,
     async start() {
       metrics.start();
       persistKeys();

@@ -85,6 +85,11 @@ export const COMMAND: CommandSpec = {
     { name: 'TLS_CERT_FILE, TLS_KEY_FILE', default: 'unset', description: 'PEM certificate and key of the Electrum TLS port' },
     { name: 'DATABASE_URL', default: 'unset', description: 'PostgreSQL of the index (postgres://…); unset: SQLite in DATA_DIR' },
     {
+      name: 'REMOTE_SCAN_WORKERS',
+      default: 'one a core',
+      description: 'worker threads of the remote scan (Frigate methods), shared by the subscriptions in turn',
+    },
+    {
       name: 'SCAN_MEMPOOL_INTERVAL_MS',
       default: '250',
       description: "the mempool (and the tip's height) is read at this interval between block polls",

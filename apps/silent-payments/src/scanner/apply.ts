@@ -1,6 +1,7 @@
 import type { BlockTransaction } from '../store';
 import type { ScanContext } from './context';
 import type { ScannedBlock } from './scan-block';
+import type { RpcTransaction } from './types';
 
 /** What a consumer does once the block's transaction has committed (publish its events); nothing when it has nothing to say. */
 export type AfterCommit = (() => void) | void;
@@ -31,6 +32,21 @@ export interface BlockConsumer {
   prepare?(block: ScannedBlock, height: number): Promise<void>;
   /** Forgets, in a store of its own, everything above `height`, before the rollback's transaction. */
   unwind?(height: number): Promise<void>;
+  /** New mempool transactions with a taproot output, each input's `prevout` known (the scanner's mempool pass). */
+  mempool?(txs: readonly RpcTransaction[]): void;
+  /** The node's mempool now (each pass, before its new transactions): what is not in it left. */
+  mempoolNow?(txids: ReadonlySet<string>): void;
+}
+
+/** Tells each consumer of the mempool what `tell` says; a consumer's failure is logged, never the pass's. */
+export function tellMempool(ctx: ScanContext, tell: (consumer: BlockConsumer) => void): void {
+  for (const consumer of ctx.consumers) {
+    try {
+      tell(consumer);
+    } catch (err) {
+      ctx.logger.error({ consumer: consumer.name, err }, 'mempool consumer failed');
+    }
+  }
 }
 
 /** Runs each consumer's part inside one store transaction, then what they return once it committed. */

@@ -1,6 +1,7 @@
 import { RpcError } from '@repo/errors';
 import { isP2trHex } from '@repo/bip352';
 import { satsToBtc } from '../amount';
+import { tellMempool } from './apply';
 import { yieldToEventLoop, type ScanContext } from './context';
 import { paymentsOf, publishSpent, spendsOfOurs } from './payments';
 import { RPC_BATCH, resolvePrevouts } from './prevouts';
@@ -47,6 +48,7 @@ async function scanChunk(ctx: ScanContext, chunk: string[]): Promise<void> {
     ctx.logger.debug({ txid: tx.txid }, 'mempool transaction left for its block: spent scripts unknown (no txindex?)');
     return false;
   });
+  tellMempool(ctx, (consumer) => consumer.mempool?.(resolved));
   const { hits, skipped } = scanTransactions(ctx, resolved);
   for (const s of skipped) ctx.logger.error({ txid: s.txid, err: s.error }, 'transaction skipped: cannot be scanned');
   const found = hits.flatMap((hit) => paymentsOf(ctx, hit));
@@ -62,6 +64,7 @@ export async function pollMempool(ctx: ScanContext, txids?: string[]): Promise<v
   txids ??= await ctx.rpc.call<string[]>('getrawmempool', []);
   const current = new Set(txids);
   for (const txid of ctx.mempoolSeen) if (!current.has(txid)) ctx.mempoolSeen.delete(txid);
+  tellMempool(ctx, (consumer) => consumer.mempoolNow?.(current));
   await dropGone(ctx, current);
   const fresh = txids.filter((txid) => !ctx.mempoolSeen.has(txid));
   for (let i = 0; i < fresh.length && !ctx.stopped; i += RPC_BATCH) {

@@ -109,7 +109,8 @@ export function spentOutpointHash(txid: string, vout: number, blockHash: string)
   return Uint8Array.from(digest.subarray(0, 8));
 }
 
-function taprootOutputs(tx: RpcBlockTx, where: string): IndexedOutput[] {
+/** The taproot outputs of a transaction; `where` names it in the error. @throws {TypeError} for a value that is not an amount. */
+export function readTaprootOutputs(tx: RpcBlockTx, where: string): IndexedOutput[] {
   const outputs: IndexedOutput[] = [];
   for (const o of tx.vout) {
     const hex = o.scriptPubKey?.hex;
@@ -154,7 +155,7 @@ export function readBlock(block: RpcBlock, backend: AnySecp256k1Backend): BlockR
   for (const [i, tx] of block.tx.entries()) {
     const where = `tx ${i} (${String(tx?.txid)})`;
     if (!Array.isArray(tx?.vin) || !Array.isArray(tx.vout)) throw new TypeError(`${where}: no vin or vout`);
-    const outputs = taprootOutputs(tx, where);
+    const outputs = readTaprootOutputs(tx, where);
     for (const o of outputs) allKeys.push(o.xonly);
     spent.push(...spentTaproot(tx));
     if (outputs.length === 0 || i === 0) continue;

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { loadSecp256k1Backend, type AnySecp256k1Backend, type BackendName } from '@repo/bip352';
-import { readBlock, type RpcBlock } from './block-record';
+import { readBlock, type RpcBlock, type RpcBlockTx } from './block-record';
+import { createMempoolIndex, type MempoolIndex } from './mempool';
 import type { TweakIndexStore } from './store';
 
 /** Options of {@link createTweakIndexer}. */
@@ -11,16 +12,26 @@ export interface TweakIndexerOptions {
   backend?: BackendName;
 }
 
-/** What {@link TweakIndexer.events} emits: `block` (height, hash) after a block is stored, `rollback` (height) after one is removed. */
+/**
+ * What {@link TweakIndexer.events} emits: `block` (height, hash) after a block is stored,
+ * `rollback` (height) after one is removed, `mempool` (txids) after mempool transactions are indexed.
+ */
 export interface TweakIndexerEvents {
   block: [height: number, hash: string];
   rollback: [height: number];
+  mempool: [txids: string[]];
 }
 
 /** Builds the index block by block (the scanner's block pass calls it; docs/silent-payments.md, "The tweak index (light wallets)"). */
 export interface TweakIndexer {
   readonly store: TweakIndexStore;
   readonly events: EventEmitter<TweakIndexerEvents>;
+  /** The mempool's eligible transactions, in memory. */
+  readonly mempool: MempoolIndex;
+  /** Indexes transactions seen in the mempool (with their inputs' prevouts) and emits `mempool` with those added. */
+  addMempool(txs: readonly RpcBlockTx[]): void;
+  /** Keeps only the mempool transactions still in the node's mempool (`current`). */
+  keepMempool(current: ReadonlySet<string>): void;
   /**
    * Indexes one block of `getblock <hash> 3` at `height`, atomically. A block below the start
    * height is ignored; a block at the height already indexed with the same hash is a no-op.
@@ -36,6 +47,8 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
   const startHeight = options.startHeight ?? 0;
   const events = new EventEmitter<TweakIndexerEvents>();
   let backend: AnySecp256k1Backend | undefined;
+  const tweakBackend = (): AnySecp256k1Backend => (backend ??= loadSecp256k1Backend(options.backend));
+  const mempool = createMempoolIndex(tweakBackend);
   // One write at a time, in call order: a rollback never interleaves with a block.
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
@@ -55,14 +68,20 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
         throw new Error(`block ${block.hash} at ${height} does not extend the indexed tip ${tip.hash} at ${tip.height}`);
       }
     }
-    backend ??= loadSecp256k1Backend(options.backend);
-    await store.applyBlock(readBlock(block, backend));
+    await store.applyBlock(readBlock(block, tweakBackend()));
+    mempool.mined(block.tx.map((tx) => tx.txid));
     events.emit('block', height, block.hash.toLowerCase());
   };
 
   return {
     store,
     events,
+    mempool,
+    addMempool(txs) {
+      const added = mempool.add(txs);
+      if (added.length > 0) events.emit('mempool', added);
+    },
+    keepMempool: (current) => mempool.keep(current),
     applyBlock: (block, height) => serial(() => apply(block, height)),
     rollback: (height) =>
       serial(async () => {

@@ -30,6 +30,8 @@ export function tweakIndexConsumer(options: TweakIndexConsumerOptions): BlockCon
       await catchUp(options, height - 1, block.previousblockhash);
       await indexer.applyBlock(block.answer as unknown as RpcBlock, height);
     },
+    mempool: (txs) => indexer.addMempool(txs),
+    mempoolNow: (txids) => indexer.keepMempool(txids),
     async unwind(height) {
       // The scanner keeps `height` and drops what is above it; the indexer's rollback drops its argument too.
       const tip = await indexer.store.tip();

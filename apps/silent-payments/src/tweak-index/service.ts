@@ -38,7 +38,7 @@ export function createTweakIndexService(config: TweakIndexConfig, deps: TweakInd
   const startHeight = config.startHeight ?? deps.scannerStartHeight ?? 0;
   const indexer = createTweakIndexer(store, { startHeight });
   const electrum = createElectrumServers({
-    feed: { store: indexer.store, events: indexer.events, node: deps.node },
+    feed: { store: indexer.store, events: indexer.events, node: deps.node, mempool: indexer.mempool },
     settings: {
       network: deps.network,
       serverName: `silent-payments-electrs ${deps.version}`,

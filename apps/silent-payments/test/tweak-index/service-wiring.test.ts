@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { startChainDouble, type ChainDouble } from '@repo/chain-double';
+import { buildSilentPayment, plainScript, startChainDouble, type ChainDouble } from '@repo/chain-double';
 import { createSilentLogger } from '@repo/service';
 import { createApp, type SilentPaymentsService } from '../../src/app';
 import { loadConfig } from '../../src/config';
@@ -53,5 +53,33 @@ describe('the service with INDEX_ENABLED', () => {
     // The scanner started above the index's start: the two blocks below came from the node.
     const info = await request(service.app).get('/info').expect(200);
     expect(info.body).toMatchObject({ network: 'regtest', height: tip });
+  });
+
+  it('indexes the mempool from the scanner’s mempool pass, and forgets a transaction once mined', async () => {
+    const config = loadConfig({
+      DATA_DIR: dir,
+      SP_NETWORK: 'regtest',
+      CHAIN_RPC_URL: node.url,
+      CHAIN_RPC_USER: 'u',
+      CHAIN_RPC_PASSWORD: 'p',
+      SP_START_HEIGHT: String(node.tipHeight()),
+      SCAN_LONG_POLL: 'false',
+      SCAN_POLL_INTERVAL_MS: '50',
+      INDEX_ENABLED: 'true',
+      INDEX_GRPC_PORT: '0',
+      ELECTRUM_PORT: '0',
+    });
+    service = createApp(config, { logger: createSilentLogger() });
+    await service.start();
+    const index = service.tweakIndex!.indexer;
+    const paying = buildSilentPayment([node.fund('p2wpkh')], [{ address: service.book.baseAddress, sats: 50_000n }], plainScript(3));
+    node.sendRawTransaction(paying.hex);
+    await waitFor(() => index.mempool.has(paying.txid), 20_000, 'the transaction in the mempool index');
+    expect(index.mempool.rows([paying.txid])[0]).toMatchObject({ height: 0, txid: paying.txid });
+    node.mine(1);
+    const tip = node.tipHeight();
+    // The scanner's progress commits only after the index took the block (its consumer's prepare).
+    await waitFor(() => service!.scanner.status().scanned_height === tip && !index.mempool.has(paying.txid), 20_000, 'the block indexed');
+    expect((await index.store.txs(tip, tip)).map((t) => t.txid)).toContain(paying.txid);
   });
 });

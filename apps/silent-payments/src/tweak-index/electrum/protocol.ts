@@ -1,6 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import type { TweakIndexerEvents } from '../indexer';
 import type { IndexNetwork } from '../chain-params';
+import type { MempoolIndex } from '../mempool';
 import type { RemoteScanPool } from '../remote-scan/scan-pool';
 import type { TweakIndexStore } from '../store';
 
@@ -42,6 +43,8 @@ export interface IndexFeed {
   events: EventEmitter<TweakIndexerEvents>;
   /** The node the service talks to: without it the wallet methods answer that no node is configured. */
   node?: NodeCalls;
+  /** The mempool's eligible transactions (the indexer's): without it no mempool match is sent. */
+  mempool?: MempoolIndex;
 }
 
 /** The server's settings, shared by every connection. */

@@ -27,8 +27,10 @@ export interface Subscription {
   running: boolean;
   again: boolean;
   cancelled: boolean;
-  /** The transactions found so far that pay the wallet, by txid (the wallet methods serve their outputs). */
+  /** The transactions found so far that pay the wallet, by txid (the wallet methods serve their outputs); height 0: in the mempool. */
   found: Map<string, RemoteMatch>;
+  /** The mempool transactions scanned already (each is scanned, and a match sent, once). */
+  mempoolSeen: Set<string>;
   /** Called once when the history scan ends or is cancelled (frees the scan slot). */
   onHistoryDone: () => void;
 }
@@ -53,6 +55,31 @@ function notification(sub: Subscription, progress: number, history: readonly Rem
   ];
 }
 
+/**
+ * The mempool transactions not scanned yet that pay the wallet (height 0), once the history is
+ * complete; those found in a block meanwhile are not repeated.
+ */
+async function scanMempool(ctx: ElectrumContext, sub: Subscription): Promise<RemoteMatch[]> {
+  const { mempool } = ctx.feed;
+  if (mempool === undefined || !sub.live) return [];
+  for (const txid of sub.mempoolSeen) if (!mempool.has(txid)) sub.mempoolSeen.delete(txid);
+  const rows = mempool.rows().filter((row) => !sub.mempoolSeen.has(row.txid));
+  for (const row of rows) sub.mempoolSeen.add(row.txid);
+  const jobs: Array<Promise<RemoteMatch[]>> = [];
+  for (let i = 0; i < rows.length; i += ROW_CHUNK) jobs.push(ctx.settings.scanPool.scan(sub, sub.keys, rows.slice(i, i + ROW_CHUNK), true));
+  const found = (await Promise.all(jobs)).flat().filter((m) => !sub.found.has(m.txid));
+  for (const m of found) sub.found.set(m.txid, m);
+  return found;
+}
+
+/** Sends the mempool's new matches (height 0) in notifications of `progress` 1.0. */
+async function notifyMempool(ctx: ElectrumContext, sub: Subscription): Promise<void> {
+  const pending = await scanMempool(ctx, sub);
+  if (pending.length === 0 || sub.cancelled || ctx.closed) return;
+  await flushFull(ctx, sub, pending, 1);
+  if (pending.length > 0) await ctx.notify(SP_METHOD, notification(sub, 1, pending));
+}
+
 /** Sends full pages of `history` (progress below 1.0 during the history scan), keeping the rest. */
 async function flushFull(ctx: ElectrumContext, sub: Subscription, history: RemoteMatch[], progress: number): Promise<void> {
   while (history.length >= HISTORY_PAGE && !sub.cancelled) {
@@ -63,7 +90,8 @@ async function flushFull(ctx: ElectrumContext, sub: Subscription, history: Remot
 /**
  * Scans the subscription's heights up to the indexed tip and notifies what pays the wallet: during
  * the history scan pages of at most 100 entries with `progress` < 1.0, then one notification with
- * `progress` 1.0 (even when empty); afterwards a `progress` 1.0 notification per block that pays it.
+ * `progress` 1.0 (even when empty); afterwards a `progress` 1.0 notification per block that pays it,
+ * and for the mempool's transactions that pay it, each once (height 0), after the history.
  * A second call while running makes the running one go round again.
  */
 export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription): Promise<void> {
@@ -107,6 +135,7 @@ export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription):
         await ctx.notify(SP_METHOD, notification(sub, 1, history.splice(0)));
         sub.onHistoryDone();
       }
+      await notifyMempool(ctx, sub);
     } while (sub.again && !sub.cancelled && !ctx.closed);
   } finally {
     sub.running = false;

@@ -18,7 +18,7 @@ import type { RpcBlock } from '../../../src/tweak-index/block-record';
 import { createElectrumServers, ELECTRUM_LIMIT_DEFAULTS, type ElectrumServers } from '../../../src/tweak-index/electrum/server';
 import { createTweakIndexer, type TweakIndexer } from '../../../src/tweak-index/indexer';
 import { createSqliteIndexStore } from '../../../src/tweak-index/store-sqlite';
-import { blockAt, followNode } from '../../tweak-index/support/follow-node';
+import { blockAt, followMempool, followNode } from '../../tweak-index/support/follow-node';
 import { connectElectrum, type ElectrumTestClient } from '../../tweak-index/support/electrum-client';
 
 const METHOD = 'blockchain.silentpayments.subscribe';
@@ -76,7 +76,12 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
     await store.open();
     indexer = createTweakIndexer(store, { startHeight: start });
     electrum = createElectrumServers({
-      feed: { store: indexer.store, events: indexer.events, node: { call: async (method, args) => node.rpc(method, args) } },
+      feed: {
+        store: indexer.store,
+        events: indexer.events,
+        node: { call: async (method, args) => node.rpc(method, args) },
+        mempool: indexer.mempool,
+      },
       settings: {
         network: 'regtest',
         serverName: 'silent-payments-electrs test',
@@ -133,6 +138,20 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
       expect(h.map((e) => e.height)).toEqual([...h.map((e) => e.height)].sort((a, b) => a - b));
       expect(h).toHaveLength(own.length);
     }
+
+    // A payment to wallet 1 in the mempool: sent once at height 0, then again at its block's height.
+    const pending = await makeSilentPayment(node, wallet, { address: receivers[1]!.address, sats: 77_000n });
+    await follow();
+    await followMempool(indexer, node);
+    expect(await clients[1]!.next<Note>(METHOD)).toEqual({
+      subscription: { address: receivers[1]!.address, start_height: start },
+      progress: 1,
+      history: [{ height: 0, tx_hash: pending.txid }],
+    });
+    await followMempool(indexer, node); // seen already: not sent again
+    await wallet.mine(1);
+    await follow();
+    expect((await clients[1]!.next<Note>(METHOD)).history).toEqual([{ height: await heightOf(pending.txid), tx_hash: pending.txid }]);
 
     // A new block pays wallet 0: only its connection hears of it.
     alice = clients[0]!;

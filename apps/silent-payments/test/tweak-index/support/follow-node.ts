@@ -1,5 +1,5 @@
 import type { RegtestNode } from '@repo/regtest';
-import type { RpcBlock } from '../../../src/tweak-index/block-record';
+import type { RpcBlock, RpcBlockTx } from '../../../src/tweak-index/block-record';
 import type { TweakIndexer } from '../../../src/tweak-index/indexer';
 
 /** Block `height` of the node's best chain, as `getblock <hash> 3` gives it. */
@@ -20,4 +20,22 @@ export async function followNode(indexer: TweakIndexer, node: RegtestNode, start
   }
   const nodeTip = await node.rpc<number>('getblockcount');
   for (let h = (tip?.height ?? start - 1) + 1; h <= nodeTip; h += 1) await indexer.applyBlock(await blockAt(node, h), h);
+}
+
+/**
+ * Gives the indexer the node's mempool as the scanner's mempool pass does: what left it, then its
+ * transactions, each input's `prevout` read from its parent (Core gives none for a mempool
+ * transaction; the node runs with -txindex).
+ */
+export async function followMempool(indexer: TweakIndexer, node: RegtestNode): Promise<void> {
+  const txids = await node.rpc<string[]>('getrawmempool');
+  indexer.keepMempool(new Set(txids));
+  const txs = await Promise.all(txids.map((txid) => node.rpc<RpcBlockTx>('getrawtransaction', [txid, 1])));
+  for (const tx of txs) {
+    for (const vin of tx.vin) {
+      const parent = await node.rpc<RpcBlockTx>('getrawtransaction', [vin.txid, 1]);
+      vin.prevout = { scriptPubKey: { hex: parent.vout[vin.vout!]!.scriptPubKey.hex } };
+    }
+  }
+  indexer.addMempool(txs);
 }

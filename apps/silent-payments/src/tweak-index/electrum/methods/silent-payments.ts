@@ -41,9 +41,11 @@ function subscriptionsOf(ctx: ElectrumContext): Map<string, Subscription> {
     }
   };
   ctx.feed.events.on('block', onBlock);
+  ctx.feed.events.on('mempool', onBlock);
   ctx.feed.events.on('rollback', onRollback);
   ctx.onClose(() => {
     ctx.feed.events.off('block', onBlock);
+    ctx.feed.events.off('mempool', onBlock);
     ctx.feed.events.off('rollback', onRollback);
     for (const s of subs.values()) drop(ctx, s);
     subs.clear();
@@ -152,6 +154,7 @@ export const silentPaymentMethods: ElectrumMethods = {
       again: false,
       cancelled: false,
       found: new Map(),
+      mempoolSeen: new Set(),
       onHistoryDone: release,
     };
     subs.set(keys.address, sub);
