@@ -137,6 +137,26 @@ function spentTaproot(tx: RpcBlockTx): SpentOutpoint[] {
   return spent;
 }
 
+/** A transaction that may go into the index: its taproot outputs (none empty) and its scan inputs. */
+export interface IndexCandidate {
+  txid: string;
+  outputs: IndexedOutput[];
+  inputs: ScanInput[];
+}
+
+/** The candidates that are eligible, with their tweaks (one `computeTweaks` call for all of them). */
+export function withTweaks(candidates: readonly IndexCandidate[], backend: AnySecp256k1Backend): IndexedTx[] {
+  const txs: IndexedTx[] = [];
+  computeTweaks(
+    candidates.map((c) => c.inputs),
+    backend,
+  ).forEach((tweak, i) => {
+    const { txid, outputs } = candidates[i]!;
+    if (tweak !== null) txs.push({ txid, tweak, outputs });
+  });
+  return txs;
+}
+
 /**
  * Reads one block of `getblock <hash> 3` into what the index stores: each eligible transaction
  * with a taproot output (tweak computed with `backend`, BIP-352 "Tweak Data": the block's in one
@@ -149,7 +169,7 @@ export function readBlock(block: RpcBlock, backend: AnySecp256k1Backend): BlockR
     throw new TypeError('expected a getblock verbosity 3 answer');
   }
   const header = headerFromRpc(block);
-  const candidates: Array<{ txid: string; outputs: IndexedOutput[]; inputs: ScanInput[] }> = [];
+  const candidates: IndexCandidate[] = [];
   const spent: SpentOutpoint[] = [];
   const allKeys: Uint8Array[] = [];
   for (const [i, tx] of block.tx.entries()) {
@@ -161,13 +181,7 @@ export function readBlock(block: RpcBlock, backend: AnySecp256k1Backend): BlockR
     if (outputs.length === 0 || i === 0) continue;
     candidates.push({ txid: tx.txid.toLowerCase(), outputs, inputs: scanInputsFromRpc(tx.vin) });
   }
-  const txs: IndexedTx[] = [];
-  computeTweaks(
-    candidates.map((c) => c.inputs),
-    backend,
-  ).forEach((tweak, i) => {
-    if (tweak !== null) txs.push({ txid: candidates[i]!.txid, tweak, outputs: candidates[i]!.outputs });
-  });
+  const txs = withTweaks(candidates, backend);
   const key = filterKey(block.hash);
   return {
     height: block.height,

@@ -1,5 +1,5 @@
-import { computeTweaks, scanInputsFromRpc, type AnySecp256k1Backend } from '@repo/bip352';
-import { readTaprootOutputs, type RpcBlockTx } from './block-record';
+import { scanInputsFromRpc, type AnySecp256k1Backend } from '@repo/bip352';
+import { readTaprootOutputs, withTweaks, type IndexCandidate, type RpcBlockTx } from './block-record';
 import type { StoredTx } from './store';
 
 /** Mempool transactions the index holds at most; past it new ones are not indexed until some leave. */
@@ -22,10 +22,9 @@ export interface MempoolIndex {
   keep(current: ReadonlySet<string>): void;
   /** Forgets the transactions of a block just indexed (mined). */
   mined(txids: Iterable<string>): void;
-  /** The rows of `txids` still held, or of every transaction held. */
-  rows(txids?: Iterable<string>): StoredTx[];
+  /** Every transaction held, as index rows at height 0. */
+  rows(): StoredTx[];
   has(txid: string): boolean;
-  readonly size: number;
 }
 
 /** The mempool index; `backend` computes the tweaks. */
@@ -33,31 +32,23 @@ export function createMempoolIndex(backend: () => AnySecp256k1Backend): MempoolI
   const held = new Map<string, StoredTx>();
   return {
     add(txs) {
-      const fresh = txs.filter((tx) => !held.has(tx.txid.toLowerCase()) && Array.isArray(tx?.vin) && Array.isArray(tx.vout));
-      const candidates: Array<{ tx: RpcBlockTx; outputs: StoredTx['outputs'] }> = [];
-      for (const tx of fresh) {
+      const candidates: IndexCandidate[] = [];
+      for (const tx of txs) {
+        const txid = typeof tx?.txid === 'string' ? tx.txid.toLowerCase() : undefined;
+        if (txid === undefined || held.has(txid) || !Array.isArray(tx.vin) || !Array.isArray(tx.vout)) continue;
         try {
-          const outputs = readTaprootOutputs(tx, `mempool tx ${tx.txid}`).map((o) => ({ ...o, spentHeight: null }));
-          if (outputs.length > 0 && tx.vin.every((vin) => typeof vin.coinbase !== 'string')) candidates.push({ tx, outputs });
+          const outputs = readTaprootOutputs(tx, `mempool tx ${txid}`);
+          if (outputs.length > 0) candidates.push({ txid, outputs, inputs: scanInputsFromRpc(tx.vin) });
         } catch {
-          // an output whose value is no amount: not a transaction a node relays
+          // an output whose value is no amount, or an input's prevout unknown: left for its block
         }
       }
-      const inputs = candidates.map(({ tx }) => {
-        try {
-          return scanInputsFromRpc(tx.vin);
-        } catch {
-          return []; // a prevout missing: not eligible as far as the index can tell
-        }
-      });
       const added: string[] = [];
-      computeTweaks(inputs, backend()).forEach((tweak, i) => {
-        if (tweak === null || held.size >= MEMPOOL_MAX_TXS) return;
-        const { tx, outputs } = candidates[i]!;
-        const txid = tx.txid.toLowerCase();
-        held.set(txid, { height: 0, txid, tweak, outputs });
-        added.push(txid);
-      });
+      for (const tx of withTweaks(candidates, backend())) {
+        if (held.size >= MEMPOOL_MAX_TXS) break;
+        held.set(tx.txid, { height: 0, ...tx, outputs: tx.outputs.map((o) => ({ ...o, spentHeight: null })) });
+        added.push(tx.txid);
+      }
       return added;
     },
     keep(current) {
@@ -66,18 +57,7 @@ export function createMempoolIndex(backend: () => AnySecp256k1Backend): MempoolI
     mined(txids) {
       for (const txid of txids) held.delete(txid.toLowerCase());
     },
-    rows(txids) {
-      if (txids === undefined) return [...held.values()];
-      const rows: StoredTx[] = [];
-      for (const txid of txids) {
-        const row = held.get(txid);
-        if (row !== undefined) rows.push(row);
-      }
-      return rows;
-    },
+    rows: () => [...held.values()],
     has: (txid) => held.has(txid),
-    get size() {
-      return held.size;
-    },
   };
 }
