@@ -1,4 +1,5 @@
 import { loadSecp256k1Backend } from '@repo/bip352';
+import { createMemoryLogger } from '@repo/service';
 import { createRemoteScanPool, type RemoteScanPool } from '../../src/tweak-index/remote-scan/scan-pool';
 import { readWalletKeys, type WalletKeys } from '../../src/tweak-index/remote-scan/wallet-keys';
 import type { StoredTx } from '../../src/tweak-index/store';
@@ -80,11 +81,15 @@ describe('the remote scan pool', () => {
     await expect(p.scan(owner, keysOf(alice), rows, false)).rejects.toThrow('the remote scan pool is closed');
   });
 
-  it('rejects the job of a worker that cannot start, naming why', async () => {
+  it('rejects the job of a worker that cannot start, naming why, and logs it without the keys', async () => {
     const alice = newWallet();
-    const p = pool(1, 'no-such-backend');
+    const memory = createMemoryLogger();
+    const p = createRemoteScanPool({ workers: 1, backend: 'no-such-backend', logger: memory.logger });
+    pools.push(p);
     await expect(p.scan({}, keysOf(alice), [stored(1, payingTx(alice, txidOf(1, 1)))], false)).rejects.toThrow(
       /remote scan failed: .*backend/i,
     );
+    expect(memory.lines.map((l) => l.msg)).toContain('remote scan job failed: the subscription waits for the next block');
+    expect(JSON.stringify(memory.lines)).not.toContain(alice.params[0]);
   });
 });

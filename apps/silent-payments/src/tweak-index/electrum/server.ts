@@ -58,7 +58,7 @@ export interface ElectrumServers {
  */
 export function createElectrumServers(options: ElectrumServerOptions): ElectrumServers {
   const { feed, logger } = options;
-  const scanPool = createRemoteScanPool({ workers: options.scanWorkers ?? defaultRemoteScanWorkers() });
+  const scanPool = createRemoteScanPool({ workers: options.scanWorkers ?? defaultRemoteScanWorkers(), logger });
   const settings: ElectrumSettings = { ...options.settings, scanPool };
   const methods = new Map<string, (typeof tweakMethods)[string]>();
   for (const module of options.modules ?? ELECTRUM_METHOD_MODULES)

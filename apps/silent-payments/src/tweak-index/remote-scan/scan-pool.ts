@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { Logger } from '@repo/service';
 import type { StoredTx } from '../store';
 import { matchesOf, packRows, type PackedRows, type RemoteMatch } from './scan-rows';
 import type { WalletKeys } from './wallet-keys';
@@ -80,6 +81,8 @@ export interface RemoteScanPoolOptions {
   workers: number;
   /** The `@repo/bip352` backend of the workers; default its own (native). */
   backend?: string;
+  /** Where a failed job is logged (its reason only: never a key). */
+  logger?: Logger;
 }
 
 /** Jobs waiting, by owner; taking one moves its owner to the end of the turn. */
@@ -129,7 +132,11 @@ export function createRemoteScanPool(options: RemoteScanPoolOptions): RemoteScan
     slot.worker.unref(); // an idle worker keeps no process alive
     if (job !== undefined) {
       if (answer.hits !== undefined) job.resolve(matchesOf(job.rows, answer.hits));
-      else job.reject(new Error(`remote scan failed: ${answer.error ?? 'no answer'}`));
+      else {
+        const reason = answer.error ?? 'no answer';
+        options.logger?.error({ reason, rows: job.rows.length }, 'remote scan job failed: the subscription waits for the next block');
+        job.reject(new Error(`remote scan failed: ${reason}`));
+      }
     }
     dispatch();
   };
