@@ -24,6 +24,8 @@ export interface MempoolIndex {
   mined(txids: Iterable<string>): void;
   /** Every transaction held, as index rows at height 0. */
   rows(): StoredTx[];
+  /** The transaction's row (height 0), or undefined when it is not held. */
+  get(txid: string): StoredTx | undefined;
   has(txid: string): boolean;
 }
 
@@ -58,6 +60,7 @@ export function createMempoolIndex(backend: () => AnySecp256k1Backend): MempoolI
       for (const txid of txids) held.delete(txid.toLowerCase());
     },
     rows: () => [...held.values()],
+    get: (txid) => held.get(txid),
     has: (txid) => held.has(txid),
   };
 }

@@ -78,6 +78,7 @@ describe('the Electrum server (blockchain.tweaks.subscribe as Cake Wallet reads 
     expect(version).toBe('1.4');
     expect(await c.call('server.features')).toMatchObject({
       genesis_hash: '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206',
+      silent_payments: [0],
     });
     expect(await c.call('server.ping')).toBeNull();
   });

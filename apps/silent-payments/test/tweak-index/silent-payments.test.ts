@@ -10,24 +10,55 @@ import { createMemoryLogger, type LogRecord } from '@repo/service';
 import type { TweakIndexerEvents } from '../../src/tweak-index/indexer';
 import { createElectrumServers, ELECTRUM_LIMIT_DEFAULTS, type ElectrumServers } from '../../src/tweak-index/electrum/server';
 import type { ElectrumLimits } from '../../src/tweak-index/electrum/protocol';
-import type { BlockRecord } from '../../src/tweak-index/block-record';
+import type { BlockRecord, IndexedTx } from '../../src/tweak-index/block-record';
 import { createSqliteIndexStore } from '../../src/tweak-index/store-sqlite';
-import type { TweakIndexStore } from '../../src/tweak-index/store';
+import type { StoredTx, TweakIndexStore } from '../../src/tweak-index/store';
+import type { MempoolIndex } from '../../src/tweak-index/mempool';
 import { connectElectrum, type ElectrumTestClient } from './support/electrum-client';
 import { blockOf, newWallet, otherTx, payingTx, txidOf, type TestWallet } from './support/sp-wallets';
 
 const METHOD = 'blockchain.silentpayments.subscribe';
+interface Subscribed {
+  address: string;
+  labels: number[];
+  start_height: number;
+}
 interface Note {
-  subscription: { address: string; start_height: number };
+  subscription: Subscribed;
   progress: number;
   history: Array<{ height: number; tx_hash: string }>;
+}
+
+/** The tweak (hex) of each transaction made by the tests, by txid: what `tweak_key` must say. */
+const tweaks = new Map<string, string>();
+/** {@link payingTx}, its tweak remembered. */
+function paying(...args: Parameters<typeof payingTx>): IndexedTx {
+  const tx = payingTx(...args);
+  tweaks.set(tx.txid, Buffer.from(tx.tweak).toString('hex'));
+  return tx;
+}
+
+/**
+ * The next notification as Frigate's README gives it: params `[subscription, progress, history]`,
+ * each history entry `{height, tx_hash, tweak_key}` with the transaction's tweak; returned with the
+ * entries' tweak checked and left out.
+ */
+async function nextNote(c: ElectrumTestClient): Promise<Note> {
+  const params = await c.nextParams(METHOD);
+  expect(params).toHaveLength(3);
+  const [subscription, progress, history] = params as [Subscribed, number, Array<{ height: number; tx_hash: string; tweak_key: string }>];
+  for (const entry of history) {
+    expect(Object.keys(entry).sort()).toEqual(['height', 'tweak_key', 'tx_hash']);
+    expect(entry.tweak_key).toBe(tweaks.get(entry.tx_hash));
+  }
+  return { subscription, progress, history: history.map(({ height, tx_hash }) => ({ height, tx_hash })) };
 }
 
 /** Reads notifications up to the first with progress 1.0: each page at most 100 entries, the earlier ones below 1.0. */
 async function historyOf(c: ElectrumTestClient): Promise<{ notes: Note[]; history: Note['history'] }> {
   const notes: Note[] = [];
   for (;;) {
-    const note = await c.next<Note>(METHOD);
+    const note = await nextNote(c);
     notes.push(note);
     expect(note.history.length).toBeLessThanOrEqual(100);
     if (note.progress === 1) break;
@@ -50,19 +81,28 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
   const bob = newWallet();
   const expectedAlice: Array<{ height: number; tx_hash: string }> = [];
 
-  const start = async (limits: Partial<ElectrumLimits> = {}, feedStore: TweakIndexStore = store): Promise<void> => {
+  interface StartOptions {
+    limits?: Partial<ElectrumLimits>;
+    store?: TweakIndexStore;
+    mempool?: MempoolIndex;
+    progressIntervalMs?: number;
+    scanWorkers?: number;
+  }
+  const start = async (opts: StartOptions = {}): Promise<void> => {
     await servers?.close();
     const memory = createMemoryLogger();
     log = memory.lines;
     servers = createElectrumServers({
-      feed: { store: feedStore, events },
+      feed: { store: opts.store ?? store, events, ...(opts.mempool === undefined ? {} : { mempool: opts.mempool }) },
       settings: {
         network: 'regtest',
         serverName: 'silent-payments-electrs test',
         startHeight: 10,
-        limits: { ...ELECTRUM_LIMIT_DEFAULTS, ...limits },
+        limits: { ...ELECTRUM_LIMIT_DEFAULTS, ...opts.limits },
+        ...(opts.progressIntervalMs === undefined ? {} : { progressIntervalMs: opts.progressIntervalMs }),
       },
       logger: memory.logger,
+      ...(opts.scanWorkers === undefined ? {} : { scanWorkers: opts.scanWorkers }),
     });
     await new Promise<void>((resolve) => servers.tcp.listen(0, '127.0.0.1', resolve));
     port = (servers.tcp.address() as AddressInfo).port;
@@ -91,10 +131,10 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
       const txs = [otherTx(txidOf(h, 0))];
       for (let i = 1; i <= 5; i += 1) {
         const txid = txidOf(h, i);
-        txs.push(payingTx(alice, txid, { count: i === 2 ? 2 : 1, label: h === 20 && i === 1 ? 1 : undefined }));
+        txs.push(paying(alice, txid, { count: i === 2 ? 2 : 1, label: h === 20 && i === 1 ? 1 : undefined }));
         if (!(h === 20 && i === 1)) expectedAlice.push({ height: h, tx_hash: txid });
       }
-      if (h === 15 || h === 30) txs.push(payingTx(bob, txidOf(h, 9)));
+      if (h === 15 || h === 30) txs.push(paying(bob, txidOf(h, 9)));
       await store.applyBlock(blockOf(h, txs));
     }
     await start();
@@ -110,23 +150,26 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
 
   it('answers the address, then sends the history in blockchain order, 100 entries at most a page, before progress 1.0', async () => {
     const c = await client();
-    expect(await c.call(METHOD, [...alice.params, 10])).toBe(addressOf(alice));
+    expect(await c.call(METHOD, [...alice.params, 10])).toEqual({ address: addressOf(alice), labels: [0], start_height: 10 });
     const { notes, history } = await historyOf(c);
     expect(notes.length).toBeGreaterThanOrEqual(2);
-    for (const n of notes) expect(n.subscription).toEqual({ address: addressOf(alice), start_height: 10 });
+    for (const n of notes) expect(n.subscription).toEqual({ address: addressOf(alice), labels: [0], start_height: 10 });
     expect(history).toEqual(expectedAlice);
   });
 
   it('finds labelled payments with the fourth parameter, starts at a height or a timestamp', async () => {
     const c = await client();
-    expect(await c.call(METHOD, [...alice.params, 20, [1]])).toBe(addressOf(alice));
+    expect(await c.call(METHOD, [...alice.params, 20, [1]])).toEqual({ address: addressOf(alice), labels: [0, 1], start_height: 20 });
     const { history } = await historyOf(c);
     expect(history.filter((h) => h.height === 20).map((h) => h.tx_hash)).toEqual([1, 2, 3, 4, 5].map((i) => txidOf(20, i)));
     expect(history[0]!.height).toBe(20);
 
     const b = await client();
     // The first block at or after the time of height 30.
-    expect(await b.call(METHOD, [...bob.params, 1_700_000_000 + 30 * 600 - 1])).toBe(addressOf(bob));
+    expect(await b.call(METHOD, [...bob.params, 1_700_000_000 + 30 * 600 - 1])).toMatchObject({
+      address: addressOf(bob),
+      start_height: 30,
+    });
     const bobs = await historyOf(b);
     expect(bobs.notes[0]!.subscription.start_height).toBe(30);
     expect(bobs.history).toEqual([{ height: 30, tx_hash: txidOf(30, 9) }]);
@@ -139,31 +182,54 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
       { height: 15, tx_hash: txidOf(15, 9) },
       { height: 30, tx_hash: txidOf(30, 9) },
     ]);
-    await addBlock(blockOf(40, [payingTx(bob, txidOf(40, 1)), otherTx(txidOf(40, 2))]));
-    expect(await c.next<Note>(METHOD)).toEqual({
-      subscription: { address: addressOf(bob), start_height: 10 },
+    await addBlock(blockOf(40, [paying(bob, txidOf(40, 1)), otherTx(txidOf(40, 2))]));
+    expect(await nextNote(c)).toEqual({
+      subscription: { address: addressOf(bob), labels: [0], start_height: 10 },
       progress: 1,
       history: [{ height: 40, tx_hash: txidOf(40, 1) }],
     });
     // Block 40 is replaced by one paying Bob in another transaction.
     await rollback(40);
-    await addBlock(blockOf(40, [otherTx(txidOf(40, 3)), payingTx(bob, txidOf(40, 4))], 0xee));
-    expect((await c.next<Note>(METHOD)).history).toEqual([{ height: 40, tx_hash: txidOf(40, 4) }]);
+    await addBlock(blockOf(40, [otherTx(txidOf(40, 3)), paying(bob, txidOf(40, 4))], 0xee));
+    expect((await nextNote(c)).history).toEqual([{ height: 40, tx_hash: txidOf(40, 4) }]);
 
     // Unsubscribed, Bob hears nothing more; Alice, subscribed on the same connection, does.
     expect(await c.call('blockchain.silentpayments.unsubscribe', bob.params)).toBe(addressOf(bob));
     await c.call(METHOD, [...alice.params, 41]);
-    expect((await c.next<Note>(METHOD)).history).toEqual([]);
-    await addBlock(blockOf(41, [payingTx(bob, txidOf(41, 1)), payingTx(alice, txidOf(41, 2))]));
-    const note = await c.next<Note>(METHOD);
+    expect((await nextNote(c)).history).toEqual([]);
+    await addBlock(blockOf(41, [paying(bob, txidOf(41, 1)), paying(alice, txidOf(41, 2))]));
+    const note = await nextNote(c);
     expect(note.subscription.address).toBe(addressOf(alice));
     expect(note.history).toEqual([{ height: 41, tx_hash: txidOf(41, 2) }]);
     // Nothing more: a notification sent before the ping's answer would arrive before it.
     let heard = false;
-    void c.next(METHOD).then(() => (heard = true));
+    void nextNote(c).then(() => (heard = true));
     await c.call('server.ping');
     expect(heard).toBe(false);
     await rollback(40);
+  });
+
+  it('scans a closed "FROM-TO" range and nothing after it; a re-subscription never narrows the coverage', async () => {
+    // One worker: jobs run in the order queued, so a scan of Bob's after his range would be notified before Alice's.
+    await start({ scanWorkers: 1 });
+    const c = await client();
+    expect(await c.call(METHOD, [...bob.params, '10-20'])).toEqual({ address: addressOf(bob), labels: [0], start_height: 10 });
+    expect((await historyOf(c)).history).toEqual([{ height: 15, tx_hash: txidOf(15, 9) }]);
+    await c.call(METHOD, [...alice.params, 40]);
+    expect((await historyOf(c)).history).toEqual([]);
+    await addBlock(blockOf(40, [paying(bob, txidOf(40, 1)), paying(alice, txidOf(40, 2))]));
+    const note = await nextNote(c);
+    expect([note.subscription.address, note.history]).toEqual([addressOf(alice), [{ height: 40, tx_hash: txidOf(40, 2) }]]);
+    // Again from 30, open: the wider start (10) is kept and answered, and everything is sent again.
+    expect(await c.call(METHOD, [...bob.params, 30])).toEqual({ address: addressOf(bob), labels: [0], start_height: 10 });
+    expect((await historyOf(c)).history).toEqual([
+      { height: 15, tx_hash: txidOf(15, 9) },
+      { height: 30, tx_hash: txidOf(30, 9) },
+      { height: 40, tx_hash: txidOf(40, 1) },
+    ]);
+    await expect(c.call(METHOD, [...bob.params, '20-10'])).rejects.toMatchObject({ code: -32602 });
+    await rollback(40);
+    await start();
   });
 
   it('answers bad keys, labels and starts with invalid-params errors that never echo the key', async () => {
@@ -194,7 +260,7 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
     const gated: TweakIndexStore = Object.create(store, {
       txs: { value: async (from: number, to: number) => held.then(() => store.txs(from, to)) },
     }) as TweakIndexStore;
-    await start({ maxWallets: 2, maxScansPerConnection: 1, maxScansPerIp: 1 }, gated);
+    await start({ limits: { maxWallets: 2, maxScansPerConnection: 1, maxScansPerIp: 1 }, store: gated });
     const c = await client();
     await c.call(METHOD, [...alice.params, 10]);
     await expect(c.call(METHOD, [...bob.params, 10])).rejects.toMatchObject({
@@ -222,8 +288,8 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
     const c = await client();
     await c.call(METHOD, [...secret.params, 10, [1, 2]]);
     await historyOf(c);
-    await addBlock(blockOf(40, [payingTx(secret, txidOf(40, 7))]));
-    expect((await c.next<Note>(METHOD)).history).toEqual([{ height: 40, tx_hash: txidOf(40, 7) }]);
+    await addBlock(blockOf(40, [paying(secret, txidOf(40, 7))]));
+    expect((await nextNote(c)).history).toEqual([{ height: 40, tx_hash: txidOf(40, 7) }]);
     await c.call('blockchain.silentpayments.unsubscribe', secret.params);
     c.writeRaw(`{"id":9,"method":"${METHOD}","params":["${secret.params[0]}"]}\n`);
     c.close();
@@ -261,8 +327,8 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
     await c.call(METHOD, [...carol.params, 10]);
     const order: string[] = [];
     const carolDone = historyOf(c).then(() => order.push('carol 1.0'));
-    await addBlock(blockOf(44, [payingTx(bob, txidOf(44, 1))]));
-    expect((await b.next<Note>(METHOD)).history).toEqual([{ height: 44, tx_hash: txidOf(44, 1) }]);
+    await addBlock(blockOf(44, [paying(bob, txidOf(44, 1))]));
+    expect((await nextNote(b)).history).toEqual([{ height: 44, tx_hash: txidOf(44, 1) }]);
     order.push('bob block');
     await carolDone;
     expect(order).toEqual(['bob block', 'carol 1.0']);
@@ -272,12 +338,12 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
   it('follows a found output’s spend through the script-hash methods, and refuses any other script hash', async () => {
     const dave = newWallet();
     const c = await client();
-    const paying = payingTx(dave, txidOf(40, 1));
-    await addBlock(blockOf(40, [paying]));
+    const payment = paying(dave, txidOf(40, 1));
+    await addBlock(blockOf(40, [payment]));
     await c.call(METHOD, [...dave.params, 40]);
     expect((await historyOf(c)).history).toEqual([{ height: 40, tx_hash: txidOf(40, 1) }]);
     const hash = createHash('sha256')
-      .update(Buffer.concat([Buffer.from('5120', 'hex'), paying.outputs[0]!.xonly]))
+      .update(Buffer.concat([Buffer.from('5120', 'hex'), payment.outputs[0]!.xonly]))
       .digest()
       .reverse()
       .toString('hex');
@@ -316,7 +382,7 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
 
   it('drops what a running scan read from blocks a reorg orphaned, and scans the new branch instead', async () => {
     const erin = newWallet();
-    await addBlock(blockOf(40, [payingTx(erin, txidOf(40, 0xa))]));
+    await addBlock(blockOf(40, [paying(erin, txidOf(40, 0xa))]));
     // The scan reads block 40's rows, then waits until released: the reorg happens in between.
     let reading!: () => void;
     const read = new Promise<void>((resolve) => (reading = resolve));
@@ -332,14 +398,100 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
         },
       },
     }) as TweakIndexStore;
-    await start({}, gated);
+    await start({ store: gated });
     const c = await client();
     await c.call(METHOD, [...erin.params, 40]);
     await read;
     await rollback(40);
-    await addBlock(blockOf(40, [payingTx(erin, txidOf(40, 0xb))], 0xee));
+    await addBlock(blockOf(40, [paying(erin, txidOf(40, 0xb))], 0xee));
     release();
     expect((await historyOf(c)).history).toEqual([{ height: 40, tx_hash: txidOf(40, 0xb) }]);
+    await rollback(40);
+    await start();
+  });
+
+  it('notifies the progress of a restore that finds nothing, a page at a time, before progress 1.0', async () => {
+    await start({ progressIntervalMs: 0 });
+    const c = await client();
+    const nobody = newWallet();
+    await c.call(METHOD, [...nobody.params, 10]);
+    const { notes } = await historyOf(c);
+    // Heights 10…39 in pages of 20: the first page's progress, then 1.0 (no second note just before it).
+    expect(notes.map((n) => [n.progress, n.history.length])).toEqual([
+      [20 / 30, 0],
+      [1, 0],
+    ]);
+    // Alice's history arrives whole and in order however it is cut.
+    await c.call(METHOD, [...alice.params, 10]);
+    expect((await historyOf(c)).history).toEqual(expectedAlice);
+    await start();
+  });
+
+  it('sends each mempool payment once, scanning only what each mempool event adds; its confirmation comes by script hash', async () => {
+    const frank = newWallet();
+    const held = new Map<string, StoredTx>();
+    let wholeReads = 0;
+    const mempool: MempoolIndex = {
+      add: () => [],
+      keep: () => undefined,
+      mined: (txids) => {
+        for (const txid of txids) held.delete(txid);
+      },
+      rows: () => {
+        wholeReads += 1;
+        return [...held.values()];
+      },
+      get: (txid) => held.get(txid),
+      has: (txid) => held.has(txid),
+    };
+    const enter = (...txs: IndexedTx[]): void => {
+      for (const tx of txs) held.set(tx.txid, { height: 0, ...tx, outputs: tx.outputs.map((o) => ({ ...o, spentHeight: null })) });
+      events.emit(
+        'mempool',
+        txs.map((tx) => tx.txid),
+      );
+    };
+    const early = paying(frank, txidOf(0, 1));
+    held.set(early.txid, { height: 0, ...early, outputs: early.outputs.map((o) => ({ ...o, spentHeight: null })) });
+    await start({ mempool });
+    const c = await client();
+    await c.call(METHOD, [...frank.params, 10]);
+    expect((await historyOf(c)).history).toEqual([]);
+    expect(await nextNote(c)).toMatchObject({ progress: 1, history: [{ height: 0, tx_hash: early.txid }] });
+
+    const late = paying(frank, txidOf(0, 2));
+    enter(late, otherTx(txidOf(0, 3)));
+    expect((await nextNote(c)).history).toEqual([{ height: 0, tx_hash: late.txid }]);
+    // Told again of a transaction already sent, and of one paying nobody: nothing is sent.
+    enter(late, otherTx(txidOf(0, 4)));
+    let heard = false;
+    const after = nextNote(c).then((note) => {
+      heard = true;
+      return note;
+    });
+    await c.call('server.ping');
+    expect(heard).toBe(false);
+    // The whole mempool was read once, for the first scan; the events gave their own rows.
+    expect(wholeReads).toBe(1);
+
+    // The wallet follows the output by script hash (Frigate's README): its confirmation comes there.
+    const hash = createHash('sha256')
+      .update(Buffer.concat([Buffer.from('5120', 'hex'), late.outputs[0]!.xonly]))
+      .digest()
+      .reverse()
+      .toString('hex');
+    const pending = await c.call<string>('blockchain.scripthash.subscribe', [hash]);
+    expect(pending).toBe(createHash('sha256').update(`${late.txid}:0:`).digest('hex'));
+    held.delete(late.txid);
+    await addBlock(blockOf(40, [late]));
+    expect(await c.nextParams('blockchain.scripthash.subscribe')).toEqual([
+      hash,
+      createHash('sha256').update(`${late.txid}:40:`).digest('hex'),
+    ]);
+    // Mined, it is not sent again on the silent-payment subscription: a notification sent before the status would have arrived first.
+    expect(heard).toBe(false);
+    expect(await c.call('blockchain.scripthash.listunspent', [hash])).toEqual([{ tx_hash: late.txid, tx_pos: 0, height: 40, value: 1000 }]);
+    void after;
     await rollback(40);
     await start();
   });

@@ -57,6 +57,8 @@ export interface ElectrumSettings {
   limits: ElectrumLimits;
   /** The remote scan's worker threads (made by the server, one pool for all its connections). */
   scanPool: RemoteScanPool;
+  /** A history scan notifies its progress at least this often (ms); default `PROGRESS_INTERVAL_MS` (1 s). */
+  progressIntervalMs?: number;
 }
 
 /** Per-connection and per-address limits (docs/silent-payments.md, "Electrum": "Limits"). */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ElectrumContext } from '../electrum/protocol';
 import type { TweakIndexStore } from '../store';
 import type { RemoteMatch } from './scan-rows';
 
@@ -63,4 +64,17 @@ export function historyOf(outputs: readonly FoundOutput[]): { history: Array<{ t
           .update(history.map((h) => `${h.tx_hash}:${h.height}:`).join(''))
           .digest('hex');
   return { history, status };
+}
+
+/** Where a connection keeps what to run when its subscriptions' found transactions changed (the script-hash watch). */
+const FOUND_CHANGED = 'found-changed';
+
+/** Registers `check` to run whenever the connection's found transactions may have changed. */
+export function onFoundChanged(ctx: ElectrumContext, check: () => void): void {
+  ctx.state.set(FOUND_CHANGED, check);
+}
+
+/** Tells the connection its found transactions may have changed (a subscription's scan round ended). */
+export function foundChanged(ctx: ElectrumContext): void {
+  (ctx.state.get(FOUND_CHANGED) as (() => void) | undefined)?.();
 }

@@ -4,6 +4,8 @@ import type { StoredTx } from '../store';
 export interface RemoteMatch {
   height: number;
   txid: string;
+  /** The transaction's tweak (input_hash·A, 33 bytes compressed, hex): Frigate's `tweak_key`. */
+  tweak: string;
   /** The outputs of the transaction that pay the wallet (vout, x-only key hex, sats). */
   outputs: Array<{ vout: number; xonly: string; value: bigint }>;
 }
@@ -49,7 +51,7 @@ export function matchesOf(rows: readonly StoredTx[], hits: Uint32Array): RemoteM
     const output = row.outputs[hits[i + 1]!]!;
     let match = byRow.get(hits[i]!);
     if (match === undefined) {
-      match = { height: row.height, txid: row.txid, outputs: [] };
+      match = { height: row.height, txid: row.txid, tweak: Buffer.from(row.tweak).toString('hex'), outputs: [] };
       byRow.set(hits[i]!, match);
     }
     match.outputs.push({ vout: output.vout, xonly: Buffer.from(output.xonly).toString('hex'), value: output.value });

@@ -1,4 +1,5 @@
 import type { ElectrumContext } from '../electrum/protocol';
+import { foundChanged } from './found-outputs';
 import type { RemoteMatch } from './scan-rows';
 import type { WalletKeys } from './wallet-keys';
 
@@ -13,11 +14,30 @@ const PAGE_HEIGHTS = 20;
 const ROW_CHUNK = 512;
 /** History entries in one notification at most (Frigate's suggested page). */
 export const HISTORY_PAGE = 100;
+/**
+ * During a history scan, a notification goes out at least this often (with what was found since
+ * the last one, or none): the wallet sees the progress of a long restore, as Frigate's is sent.
+ */
+export const PROGRESS_INTERVAL_MS = 1_000;
+/** Mempool txids a subscription keeps to scan; past it the whole mempool is read instead. */
+const MEMPOOL_NEW_MAX = 100_000;
+
+/** The subscribe result, repeated byte for byte in each notification (Frigate's README, "blockchain.silentpayments.subscribe"). */
+export interface SubscriptionInfo {
+  address: string;
+  /** The labels scanned, ascending: the change label 0 and those asked. */
+  labels: number[];
+  start_height: number;
+}
 
 /** One wallet subscribed on one connection; its keys live here and nowhere else. */
 export interface Subscription {
   keys: WalletKeys;
+  /** What the subscribe answered. */
+  info: SubscriptionInfo;
   startHeight: number;
+  /** The last height of a closed range (`start` "FROM-TO"): nothing above it is scanned, nor the mempool; undefined: open. */
+  endHeight: number | undefined;
   /** The next height to scan. */
   next: number;
   /** Set by a reorg under a running page: the scan goes back to it. */
@@ -29,8 +49,13 @@ export interface Subscription {
   cancelled: boolean;
   /** The transactions found so far that pay the wallet, by txid (the wallet methods serve their outputs); height 0: in the mempool. */
   found: Map<string, RemoteMatch>;
-  /** The mempool transactions scanned already (each is scanned, and a match sent, once). */
-  mempoolSeen: Set<string>;
+  /**
+   * The mempool transactions to scan next: `all` until the first mempool scan (after the history),
+   * then those the indexer added since (its `mempool` events), so an event costs its own rows only.
+   */
+  mempoolNew: Set<string> | 'all';
+  /** When the last notification was sent (`Date.now()`): the history scan sends one at least every {@link PROGRESS_INTERVAL_MS}. */
+  notedAt: number;
   /** Called once when the history scan ends or is cancelled (frees the scan slot). */
   onHistoryDone: () => void;
 }
@@ -45,26 +70,30 @@ async function scanPage(sub: Subscription, ctx: ElectrumContext, from: number, t
   return (await Promise.all(jobs)).flat();
 }
 
+/** A notification's params, positional as Electrum's are: `[subscription, progress, history]`. */
 function notification(sub: Subscription, progress: number, history: readonly RemoteMatch[]): unknown[] {
-  return [
-    {
-      subscription: { address: sub.keys.address, start_height: sub.startHeight },
-      progress,
-      history: history.map((m) => ({ height: m.height, tx_hash: m.txid })),
-    },
-  ];
+  sub.notedAt = Date.now();
+  return [sub.info, progress, history.map((m) => ({ height: m.height, tx_hash: m.txid, tweak_key: m.tweak }))];
+}
+
+/** Tells a subscription of mempool transactions the indexer added (its `mempool` event). */
+export function mempoolAdded(sub: Subscription, txids: readonly string[]): void {
+  if (sub.mempoolNew === 'all') return;
+  for (const txid of txids) sub.mempoolNew.add(txid);
+  if (sub.mempoolNew.size > MEMPOOL_NEW_MAX) sub.mempoolNew = 'all';
 }
 
 /**
  * The mempool transactions not scanned yet that pay the wallet (height 0), once the history is
- * complete; those found in a block meanwhile are not repeated.
+ * complete: the whole mempool the first time, then the transactions added since; a transaction
+ * already found (in the mempool or in a block) is not repeated.
  */
 async function scanMempool(ctx: ElectrumContext, sub: Subscription): Promise<RemoteMatch[]> {
   const { mempool } = ctx.feed;
-  if (mempool === undefined || !sub.live) return [];
-  for (const txid of sub.mempoolSeen) if (!mempool.has(txid)) sub.mempoolSeen.delete(txid);
-  const rows = mempool.rows().filter((row) => !sub.mempoolSeen.has(row.txid));
-  for (const row of rows) sub.mempoolSeen.add(row.txid);
+  if (mempool === undefined || !sub.live || sub.endHeight !== undefined) return [];
+  const wanted = sub.mempoolNew;
+  sub.mempoolNew = new Set();
+  const rows = wanted === 'all' ? mempool.rows() : [...wanted].flatMap((txid) => mempool.get(txid) ?? []);
   const jobs: Array<Promise<RemoteMatch[]>> = [];
   for (let i = 0; i < rows.length; i += ROW_CHUNK) jobs.push(ctx.settings.scanPool.scan(sub, sub.keys, rows.slice(i, i + ROW_CHUNK), true));
   const found = (await Promise.all(jobs)).flat().filter((m) => !sub.found.has(m.txid));
@@ -87,9 +116,16 @@ async function flushFull(ctx: ElectrumContext, sub: Subscription, history: Remot
   }
 }
 
+/** During the history scan, what was found since the last notification (maybe nothing) once {@link PROGRESS_INTERVAL_MS} passed. */
+async function notifyProgress(ctx: ElectrumContext, sub: Subscription, history: RemoteMatch[], progress: number): Promise<void> {
+  if (sub.live || sub.cancelled || Date.now() - sub.notedAt < (ctx.settings.progressIntervalMs ?? PROGRESS_INTERVAL_MS)) return;
+  await ctx.notify(SP_METHOD, notification(sub, Math.min(progress, 0.999), history.splice(0)));
+}
+
 /**
  * Scans the subscription's heights up to the indexed tip and notifies what pays the wallet: during
- * the history scan pages of at most 100 entries with `progress` < 1.0, then one notification with
+ * the history scan pages of at most 100 entries with `progress` < 1.0, and at least every second
+ * the progress with what was found since (maybe nothing), then one notification with
  * `progress` 1.0 (even when empty); afterwards a `progress` 1.0 notification per block that pays it,
  * and for the mempool's transactions that pay it, each once (height 0), after the history.
  * A second call while running makes the running one go round again.
@@ -105,7 +141,7 @@ export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription):
     do {
       sub.again = false;
       sub.rewindTo = undefined;
-      const tip = (await ctx.feed.store.tip())?.height ?? -1;
+      const tip = Math.min((await ctx.feed.store.tip())?.height ?? -1, sub.endHeight ?? Number.POSITIVE_INFINITY);
       let rewound = false;
       while (!sub.cancelled && !ctx.closed && sub.next <= tip) {
         const to = Math.min(sub.next + PAGE_HEIGHTS - 1, tip);
@@ -118,11 +154,15 @@ export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription):
           history.splice(0, history.length, ...history.filter((m) => m.height < rewind));
         } else sub.next = to + 1;
         for (const m of found.filter((f) => f.height < rewind)) {
+          const sentFromMempool = sub.found.get(m.txid)?.height === 0;
           sub.found.set(m.txid, m);
-          history.push(m);
+          // A mempool transaction already sent is not sent again when it confirms (the wallet follows it by script hash).
+          if (!sentFromMempool) history.push(m);
         }
         if (rewound) break;
-        await flushFull(ctx, sub, history, (sub.next - sub.startHeight) / Math.max(1, tip - sub.startHeight + 1));
+        const progress = (sub.next - sub.startHeight) / Math.max(1, tip - sub.startHeight + 1);
+        await flushFull(ctx, sub, history, progress);
+        if (sub.next <= tip) await notifyProgress(ctx, sub, history, progress);
       }
       if (sub.cancelled || ctx.closed) return;
       if (rewound) {
@@ -136,6 +176,7 @@ export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription):
         sub.onHistoryDone();
       }
       await notifyMempool(ctx, sub);
+      foundChanged(ctx);
     } while (sub.again && !sub.cancelled && !ctx.closed);
   } finally {
     sub.running = false;

@@ -22,11 +22,29 @@ import { blockAt, followMempool, followNode } from '../../tweak-index/support/fo
 import { connectElectrum, type ElectrumTestClient } from '../../tweak-index/support/electrum-client';
 
 const METHOD = 'blockchain.silentpayments.subscribe';
-/** A notification as Frigate's README ("Electrum protocol") gives it. */
+/** A notification as Frigate's README ("Electrum protocol") gives it: params `[subscription, progress, history]`. */
 interface Note {
-  subscription: { address: string; start_height: number };
+  subscription: { address: string; labels: number[]; start_height: number };
   progress: number;
   history: Array<{ height: number; tx_hash: string }>;
+}
+/** Each notified transaction's `tweak_key`, by txid (checked against the index in the test). */
+const tweakKeys = new Map<string, string>();
+
+/** The next notification, its entries' `tweak_key` kept aside. */
+async function nextNote(c: ElectrumTestClient): Promise<Note> {
+  const params = await c.nextParams(METHOD);
+  expect(params).toHaveLength(3);
+  const [subscription, progress, entries] = params as [
+    Note['subscription'],
+    number,
+    Array<{ height: number; tx_hash: string; tweak_key: string }>,
+  ];
+  for (const e of entries) {
+    expect(e.tweak_key).toMatch(/^0[23][0-9a-f]{64}$/);
+    tweakKeys.set(e.tx_hash, e.tweak_key);
+  }
+  return { subscription, progress, history: entries.map(({ height, tx_hash }) => ({ height, tx_hash })) };
 }
 type Receiver = ReturnType<typeof newSilentPaymentReceiver>;
 const params = (r: Receiver): [string, string] => [Buffer.from(r.scanPriv).toString('hex'), Buffer.from(r.spendPub).toString('hex')];
@@ -37,7 +55,7 @@ const labelled = (r: Receiver, m: number): string =>
 async function history(c: ElectrumTestClient): Promise<Note['history']> {
   const entries: Note['history'] = [];
   for (;;) {
-    const note = await c.next<Note>(METHOD);
+    const note = await nextNote(c);
     expect(note.history.length).toBeLessThanOrEqual(100);
     entries.push(...note.history);
     if (note.progress === 1) return entries;
@@ -107,7 +125,7 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
   let fourthHeight: number;
   let orphaned: Awaited<ReturnType<typeof makeSilentPayment>>;
 
-  it('ten wallets at once each get exactly their own payments; then a new block’s payment; then the rescan after a reorg', async () => {
+  it('ten wallets at once each get exactly their own payments; a mempool payment once, its confirmation by script hash; a new block’s; the rescan after a reorg', async () => {
     const receivers = Array.from({ length: 10 }, () => newSilentPaymentReceiver());
     const paid = new Map<number, string[]>();
     for (const [i, r] of receivers.entries()) {
@@ -130,7 +148,7 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
     // All ten subscribe before any history is read.
     for (let i = 0; i < receivers.length; i += 1) clients.push(await connectElectrum(port));
     const results = await Promise.all(receivers.map((r, i) => clients[i]!.call(METHOD, [...params(r), start, i % 2 === 0 ? [1] : []])));
-    expect(results).toEqual(receivers.map((r) => r.address));
+    expect(results).toEqual(receivers.map((r, i) => ({ address: r.address, labels: i % 2 === 0 ? [0, 1] : [0], start_height: start })));
     const histories = await Promise.all(clients.map((c) => history(c)));
     for (const [i, h] of histories.entries()) {
       const own = i % 2 === 0 ? expected[i]! : expected[i]!.filter((e) => e.tx_hash === paid.get(i)![0]);
@@ -139,19 +157,37 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
       expect(h).toHaveLength(own.length);
     }
 
-    // A payment to wallet 1 in the mempool: sent once at height 0, then again at its block's height.
+    // Each tweak_key is the index's tweak of its transaction (input_hash·A, compressed).
+    for (const h of histories.flat()) {
+      const row = (await indexer.store.txs(h.height, h.height)).find((t) => t.txid === h.tx_hash);
+      expect(tweakKeys.get(h.tx_hash)).toBe(Buffer.from(row!.tweak).toString('hex'));
+    }
+
+    // A payment to wallet 1 in the mempool: sent once at height 0; its confirmation comes by script hash.
     const pending = await makeSilentPayment(node, wallet, { address: receivers[1]!.address, sats: 77_000n });
     await follow();
     await followMempool(indexer, node);
-    expect(await clients[1]!.next<Note>(METHOD)).toEqual({
-      subscription: { address: receivers[1]!.address, start_height: start },
+    expect(await nextNote(clients[1]!)).toEqual({
+      subscription: { address: receivers[1]!.address, labels: [0], start_height: start },
       progress: 1,
       history: [{ height: 0, tx_hash: pending.txid }],
     });
+    expect(tweakKeys.get(pending.txid)).toBe(Buffer.from(indexer.mempool.get(pending.txid)!.tweak).toString('hex'));
+    const pendingHash = createHash('sha256')
+      .update(Buffer.from(`5120${pending.outputKey}`, 'hex'))
+      .digest()
+      .reverse()
+      .toString('hex');
+    const statusAt = (height: number): string => createHash('sha256').update(`${pending.txid}:${height}:`).digest('hex');
+    expect(await clients[1]!.call('blockchain.scripthash.subscribe', [pendingHash])).toBe(statusAt(0));
     await followMempool(indexer, node); // seen already: not sent again
     await wallet.mine(1);
     await follow();
-    expect((await clients[1]!.next<Note>(METHOD)).history).toEqual([{ height: await heightOf(pending.txid), tx_hash: pending.txid }]);
+    const confirmedAt = await heightOf(pending.txid);
+    expect(await clients[1]!.nextParams('blockchain.scripthash.subscribe')).toEqual([pendingHash, statusAt(confirmedAt)]);
+    expect(await clients[1]!.call('blockchain.scripthash.listunspent', [pendingHash])).toEqual([
+      { tx_hash: pending.txid, tx_pos: pending.vout, height: confirmedAt, value: 77_000 },
+    ]);
 
     // A new block pays wallet 0: only its connection hears of it.
     alice = clients[0]!;
@@ -163,8 +199,8 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
     const orphan = await mineOnly([third.hex]);
     await follow();
     const height = await node.rpc<number>('getblockcount');
-    expect(await alice.next<Note>(METHOD)).toEqual({
-      subscription: { address: receivers[0]!.address, start_height: start },
+    expect(await nextNote(alice)).toEqual({
+      subscription: { address: receivers[0]!.address, labels: [0, 1], start_height: start },
       progress: 1,
       history: [{ height, tx_hash: third.txid }],
     });
@@ -173,14 +209,14 @@ describe('remote scanning (Frigate’s methods) on a real regtest chain', () => 
     await node.rpc('invalidateblock', [orphan]);
     await mineOnly([fourth.hex]);
     await follow();
-    expect((await alice.next<Note>(METHOD)).history).toEqual([{ height, tx_hash: fourth.txid }]);
+    expect((await nextNote(alice)).history).toEqual([{ height, tx_hash: fourth.txid }]);
     fourthPayment = fourth;
     orphaned = third;
     fourthHeight = height;
     // The others heard nothing: a notification sent before the ping's answer would arrive before it.
     for (const c of clients.slice(1)) {
       let heard = false;
-      void c.next(METHOD).then(() => (heard = true));
+      void c.nextParams(METHOD).then(() => (heard = true));
       await c.call('server.ping');
       expect(heard).toBe(false);
     }

@@ -19,6 +19,8 @@ export interface ElectrumTestClient {
   call<T = unknown>(method: string, params?: unknown[]): Promise<T>;
   /** The next notification of `method` (its params[0]), waiting for it if none is queued. */
   next<T = unknown>(method: string): Promise<T>;
+  /** The next notification of `method`, all its params. */
+  nextParams(method: string): Promise<unknown[]>;
   /** Raw lines written as they are (a client that misbehaves). */
   writeRaw(text: string): void;
   /** Every line received that was no answer to a call and no notification (errors with id null). */
@@ -65,13 +67,18 @@ export async function connectElectrum(port: number, tls?: { ca: string }): Promi
         if (message.error) call.reject(new RpcFailure(message.error.code, message.error.message));
         else call.resolve(message.result);
       } else if (typeof message.method === 'string') {
-        const value = message.params?.[0];
+        const value = message.params ?? [];
         const waiter = waiting.get(message.method)?.shift();
         if (waiter) waiter(value);
         else queued.set(message.method, [...(queued.get(message.method) ?? []), value]);
       } else stray.push(message);
     }
   });
+  const nextParams = (method: string): Promise<unknown[]> => {
+    const list = queued.get(method);
+    if (list !== undefined && list.length > 0) return Promise.resolve(list.shift() as unknown[]);
+    return new Promise<unknown[]>((resolve) => waiting.set(method, [...(waiting.get(method) ?? []), resolve as (v: unknown) => void]));
+  };
   return {
     socket,
     stray,
@@ -81,11 +88,10 @@ export async function connectElectrum(port: number, tls?: { ca: string }): Promi
       socket.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
       return new Promise<T>((resolve, reject) => calls.set(id, { resolve: resolve as (v: unknown) => void, reject }));
     },
-    next<T>(method: string) {
-      const list = queued.get(method);
-      if (list !== undefined && list.length > 0) return Promise.resolve(list.shift() as T);
-      return new Promise<T>((resolve) => waiting.set(method, [...(waiting.get(method) ?? []), resolve as (v: unknown) => void]));
+    async next<T>(method: string) {
+      return (await nextParams(method))[0] as T;
     },
+    nextParams,
     writeRaw(text: string) {
       socket.write(text);
     },

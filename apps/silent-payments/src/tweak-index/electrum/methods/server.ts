@@ -16,7 +16,8 @@ export const serverMethods: ElectrumMethods = {
       server_version: ctx.settings.serverName,
       hash_function: 'sha256',
       pruning: null,
-      silent_payments: true,
+      // The silent-payment protocol versions served (Frigate's README: BIP-352 is version 0).
+      silent_payments: [0],
     }),
   'server.ping': async () => Promise.resolve(null),
 };

@@ -1,6 +1,6 @@
 import { loadSecp256k1Backend, type AnySecp256k1Backend } from '@repo/bip352';
 import type { RemoteMatch } from '../../remote-scan/scan-rows';
-import { pumpSubscription, SP_METHOD, type Subscription } from '../../remote-scan/subscription';
+import { mempoolAdded, pumpSubscription, SP_METHOD, type Subscription } from '../../remote-scan/subscription';
 import { labelsParam, readWalletKeys } from '../../remote-scan/wallet-keys';
 import { ElectrumError, RPC_ERRORS, type ElectrumContext, type ElectrumMethods, type IndexFeed } from '../protocol';
 
@@ -32,6 +32,10 @@ function subscriptionsOf(ctx: ElectrumContext): Map<string, Subscription> {
   const onBlock = (): void => {
     for (const s of subs.values()) void pumpSubscription(ctx, s).catch(() => undefined);
   };
+  const onMempool = (txids: string[]): void => {
+    for (const s of subs.values()) mempoolAdded(s, txids);
+    onBlock();
+  };
   // A reorg: every subscription scans again from the fork (the blocks of the new branch follow).
   const onRollback = (height: number): void => {
     for (const s of subs.values()) {
@@ -41,11 +45,11 @@ function subscriptionsOf(ctx: ElectrumContext): Map<string, Subscription> {
     }
   };
   ctx.feed.events.on('block', onBlock);
-  ctx.feed.events.on('mempool', onBlock);
+  ctx.feed.events.on('mempool', onMempool);
   ctx.feed.events.on('rollback', onRollback);
   ctx.onClose(() => {
     ctx.feed.events.off('block', onBlock);
-    ctx.feed.events.off('mempool', onBlock);
+    ctx.feed.events.off('mempool', onMempool);
     ctx.feed.events.off('rollback', onRollback);
     for (const s of subs.values()) drop(ctx, s);
     subs.clear();
@@ -70,16 +74,32 @@ function drop(ctx: ElectrumContext, sub: Subscription): void {
   sub.onHistoryDone();
 }
 
-/** The first indexed height of `start`: a height, or (above 500,000,000) the first block at or after that time. */
-async function resolveStart(ctx: ElectrumContext, start: unknown): Promise<number> {
+/** The heights a subscription scans: from `start`, up to `end` (a closed range) or on with the chain. */
+interface ScanRange {
+  start: number;
+  end: number | undefined;
+}
+
+const RANGE = /^(\d{1,10})-(\d{1,10})$/;
+const BAD_START = 'start must be a block height, a timestamp above 500000000, or a "FROM-TO" range of heights';
+
+/**
+ * `start` as Frigate reads it: a height; above 500,000,000 a time (the first indexed block at or
+ * after it); or a string "FROM-TO", a closed range of heights. Never below the first indexed height.
+ */
+async function resolveStart(ctx: ElectrumContext, start: unknown): Promise<ScanRange> {
   const first = ctx.settings.startHeight;
-  if (start === undefined || start === null) return first;
-  if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) {
-    throw new ElectrumError(RPC_ERRORS.invalidParams, 'start must be a block height or a timestamp above 500000000');
+  if (start === undefined || start === null) return { start: first, end: undefined };
+  if (typeof start === 'string') {
+    const range = RANGE.exec(start);
+    const [from, to] = [Number(range?.[1]), Number(range?.[2])];
+    if (range === null || from > to) throw new ElectrumError(RPC_ERRORS.invalidParams, BAD_START);
+    return { start: Math.max(from, first), end: to };
   }
-  if (start <= TIMESTAMP_FROM) return Math.max(start, first);
+  if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) throw new ElectrumError(RPC_ERRORS.invalidParams, BAD_START);
+  if (start <= TIMESTAMP_FROM) return { start: Math.max(start, first), end: undefined };
   const tip = (await ctx.feed.store.tip())?.height;
-  if (tip === undefined) return first;
+  if (tip === undefined) return { start: first, end: undefined };
   let [lo, hi] = [first, tip + 1];
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
@@ -87,7 +107,12 @@ async function resolveStart(ctx: ElectrumContext, start: unknown): Promise<numbe
     if (block !== undefined && block.time >= start) hi = mid;
     else lo = mid + 1;
   }
-  return lo;
+  return { start: lo, end: undefined };
+}
+
+/** The wider of two range ends (undefined: open, the widest). */
+function widerEnd(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined ? undefined : Math.max(a, b);
 }
 
 /** Takes a history-scan slot of the connection and of its address, or refuses with a limit error. */
@@ -116,14 +141,14 @@ function takeScanSlot(ctx: ElectrumContext, subs: Map<string, Subscription>): ()
 /**
  * Frigate's remote scanning (docs/silent-payments.md, "Remote scanning (Frigate's methods)"):
  * `blockchain.silentpayments.subscribe(scan_private_key, spend_public_key, start, labels)` answers
- * the address, then notifies the history and each new block's payments;
+ * `{address, labels, start_height}`, then notifies the history and each new block's payments;
  * `blockchain.silentpayments.unsubscribe(scan_private_key, spend_public_key)` drops the keys.
  */
 export const silentPaymentMethods: ElectrumMethods = {
   [SP_METHOD]: async (ctx, params) => {
     const { limits, network } = ctx.settings;
     const labels = labelsParam(params[3], limits.maxLabels);
-    const startHeight = await resolveStart(ctx, params[2]);
+    const range = await resolveStart(ctx, params[2]);
     const keys = readWalletKeys(params, labels, network, scanBackend());
     const subs = subscriptionsOf(ctx);
     const previous = subs.get(keys.address);
@@ -142,11 +167,15 @@ export const silentPaymentMethods: ElectrumMethods = {
       keys.wipe();
       throw error;
     }
-    // Never narrow a wallet's coverage: a re-subscription keeps the lower start, and scans it again.
-    const start = Math.min(startHeight, previous?.startHeight ?? startHeight);
+    // Never narrow a wallet's coverage: a re-subscription keeps the lower start (and the wider end), and scans it all again.
+    const start = Math.min(range.start, previous?.startHeight ?? range.start);
+    const end = previous === undefined ? range.end : widerEnd(range.end, previous.endHeight);
+    const info = { address: keys.address, labels: [0, ...keys.labels].sort((a, b) => a - b), start_height: start };
     const sub: Subscription = {
       keys,
+      info,
       startHeight: start,
+      endHeight: end,
       next: start,
       rewindTo: undefined,
       live: false,
@@ -154,12 +183,13 @@ export const silentPaymentMethods: ElectrumMethods = {
       again: false,
       cancelled: false,
       found: new Map(),
-      mempoolSeen: new Set(),
+      mempoolNew: 'all',
+      notedAt: Date.now(),
       onHistoryDone: release,
     };
     subs.set(keys.address, sub);
     ctx.afterReply(() => void pumpSubscription(ctx, sub).catch(() => undefined));
-    return keys.address;
+    return info;
   },
   'blockchain.silentpayments.unsubscribe': async (ctx, params) => {
     const keys = readWalletKeys(params, [], ctx.settings.network, scanBackend());

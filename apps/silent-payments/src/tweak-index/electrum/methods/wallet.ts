@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { historyOf, outputsOf } from '../../remote-scan/found-outputs';
+import { historyOf, onFoundChanged, outputsOf } from '../../remote-scan/found-outputs';
 import { ElectrumError, intParam, RPC_ERRORS, type ElectrumContext, type ElectrumMethods, type NodeCalls } from '../protocol';
 import { foundByConnection } from './silent-payments';
 
@@ -68,22 +68,30 @@ async function served(ctx: ElectrumContext, params: unknown[]): Promise<Awaited<
   return outputs;
 }
 
-/** Pushes the status of each subscribed script hash whose status changed (after each block or rollback). */
+/**
+ * Pushes the status of each subscribed script hash whose status changed: after each block (a spend)
+ * and after each scan round of the connection's silent-payment subscriptions (an output found, or
+ * found again at its block's height once its mempool transaction confirmed). Checks run one after
+ * the other, so statuses go out in order.
+ */
 function watchScriptHashes(ctx: ElectrumContext): Map<string, string | null> {
   const existing = ctx.state.get(SCRIPTHASHES) as Map<string, string | null> | undefined;
   if (existing !== undefined) return existing;
   const statuses = new Map<string, string | null>();
   ctx.state.set(SCRIPTHASHES, statuses);
-  const onChange = (): void => {
-    void (async () => {
-      for (const [hash, before] of statuses) {
-        const { status } = historyOf(await outputsOf(ctx.feed.store, foundByConnection(ctx), hash));
-        if (status === before) continue;
-        statuses.set(hash, status);
-        await ctx.notify('blockchain.scripthash.subscribe', [hash, status]);
-      }
-    })().catch(() => undefined);
+  const check = async (): Promise<void> => {
+    for (const hash of [...statuses.keys()]) {
+      const { status } = historyOf(await outputsOf(ctx.feed.store, foundByConnection(ctx), hash));
+      if (ctx.closed || status === statuses.get(hash)) continue;
+      statuses.set(hash, status);
+      await ctx.notify('blockchain.scripthash.subscribe', [hash, status]);
+    }
   };
+  let checks = Promise.resolve();
+  const onChange = (): void => {
+    checks = checks.then(check).catch(() => undefined);
+  };
+  onFoundChanged(ctx, onChange);
   ctx.feed.events.on('block', onChange);
   ctx.onClose(() => ctx.feed.events.off('block', onChange));
   return statuses;
