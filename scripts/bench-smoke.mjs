@@ -39,6 +39,7 @@ const SHORT = {
   BENCH_PAYMENTS: '5', // silent-payments detection
   BENCH_DENSE_BLOCKS: '2', // silent-payments catch-up: a chain of its own, cached in bench/data
   BENCH_DENSE_TXS: '40',
+  REMOTE_SCAN_ROWS: '2000', // silent-payments remote scan
 };
 
 /** The folders whose reports `pnpm bench` writes: the root and each package with a bench script. */

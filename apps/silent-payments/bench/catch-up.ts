@@ -1,11 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createReceiver, loadSecp256k1Backend, scanInputsFromRpc } from '@repo/bip352';
 import { processCpuMicros } from '@repo/metrics';
 import { createSilentLogger } from '@repo/service';
-import { buildDenseChain, requireBitcoind, startRegtestNode, type DenseChain, type RegtestNode } from '@repo/regtest';
+import { requireBitcoind, type DenseChain, type RegtestNode } from '@repo/regtest';
+import { startDenseNode } from './dense-chain';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createNoopPublisher, type Publisher } from '../src/publisher';
@@ -18,8 +19,7 @@ import { startTestPostgres, type TestPostgres } from '../test/tweak-index/suppor
 
 // `npm run bench` (Bitcoin Core 29: BITCOIND or bitcoind on PATH): the scanner's catch-up over
 // dense regtest blocks against the node alone serving the same blocks, alternately in one run.
-// The chain (BENCH_DENSE_BLOCKS blocks of BENCH_DENSE_TXS transactions, built with Core's wallets
-// by @repo/regtest's buildDenseChain) is cached in BENCH_DENSE_DIR (default
+// The chain (BENCH_DENSE_BLOCKS blocks of BENCH_DENSE_TXS transactions, bench/dense-chain.ts) is cached in BENCH_DENSE_DIR (default
 // bench/data/dense-<blocks>x<txs>: a bitcoind datadir with chain.json beside the chain) so reruns reuse it.
 //   node alone: getblockhash + getblock <hash> 3 for each block, one after the other, the body read
 //   node alone, N at a time: the same with N blocks requested at once (N = FETCH_CONCURRENCY, as
@@ -37,25 +37,7 @@ import { startTestPostgres, type TestPostgres } from '../test/tweak-index/suppor
 // catch-up, which on a shared machine says more than the wall clock: the catch-up cannot beat
 // (node + scanner CPU) / cores.
 
-const BLOCKS = Number(process.env.BENCH_DENSE_BLOCKS ?? 10);
-const TXS = Number(process.env.BENCH_DENSE_TXS ?? 2_500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CACHE = process.env.BENCH_DENSE_DIR || join(__dirname, 'data', `dense-${BLOCKS}x${TXS}`);
-
-async function startNode(): Promise<{ node: RegtestNode; chain: DenseChain }> {
-  const marker = join(CACHE, 'chain.json');
-  if (existsSync(marker)) {
-    const node = await startRegtestNode({ datadir: CACHE, args: ['-rpcthreads=4'] });
-    return { node, chain: JSON.parse(readFileSync(marker, 'utf8')) as DenseChain };
-  }
-  rmSync(CACHE, { recursive: true, force: true });
-  const node = await startRegtestNode({ datadir: CACHE, args: ['-rpcthreads=4', '-maxmempool=1000'] });
-  const started = Date.now();
-  const chain = await buildDenseChain(node, { blocks: BLOCKS, txsPerBlock: TXS, log: (line) => console.error(line) });
-  console.error(`chain built in ${((Date.now() - started) / 1000).toFixed(0)} s, cached in ${CACHE}`);
-  writeFileSync(marker, JSON.stringify(chain));
-  return { node, chain };
-}
 
 /** CPU time (ms) of process `pid` so far, every thread included; undefined where there is no /proc. */
 function cpuMs(pid: number | undefined): number | undefined {
@@ -237,7 +219,7 @@ function median(values: number[]): number {
 
 async function main(): Promise<void> {
   requireBitcoind(process.env);
-  const { node, chain } = await startNode();
+  const { node, chain } = await startDenseNode();
   const cores = availableParallelism();
   let pg: TestPostgres | undefined;
   try {

@@ -46,6 +46,7 @@ export interface TweakIndexer {
 export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexerOptions = {}): TweakIndexer {
   const startHeight = options.startHeight ?? 0;
   const events = new EventEmitter<TweakIndexerEvents>();
+  events.setMaxListeners(0); // each Electrum connection listens: no cap to warn at
   let backend: AnySecp256k1Backend | undefined;
   const tweakBackend = (): AnySecp256k1Backend => (backend ??= loadSecp256k1Backend(options.backend));
   const mempool = createMempoolIndex(tweakBackend);

@@ -14,6 +14,7 @@ import type { BlockRecord, IndexedTx } from '../../src/tweak-index/block-record'
 import { createSqliteIndexStore } from '../../src/tweak-index/store-sqlite';
 import type { StoredTx, TweakIndexStore } from '../../src/tweak-index/store';
 import type { MempoolIndex } from '../../src/tweak-index/mempool';
+import { PAGE_HEIGHTS } from '../../src/tweak-index/remote-scan/subscription';
 import { connectElectrum, type ElectrumTestClient } from './support/electrum-client';
 import { blockOf, newWallet, otherTx, payingTx, txidOf, type TestWallet } from './support/sp-wallets';
 
@@ -232,6 +233,49 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
     await start();
   });
 
+  it('reads a new block’s rows once for all the live wallets, and again after a reorg', async () => {
+    const reads: string[] = [];
+    const counting: TweakIndexStore = Object.create(store, {
+      txs: {
+        value: async (from: number, to: number) => {
+          reads.push(`${from}-${to}`);
+          return store.txs(from, to);
+        },
+      },
+    }) as TweakIndexStore;
+    await start({ store: counting });
+    const wallets = [newWallet(), newWallet(), newWallet()];
+    const c = await client();
+    for (const w of wallets) {
+      await c.call(METHOD, [...w.params, 40]);
+      await historyOf(c);
+    }
+    reads.length = 0;
+    await addBlock(
+      blockOf(
+        40,
+        wallets.map((w, i) => paying(w, txidOf(40, i))),
+      ),
+    );
+    const notes = await Promise.all(wallets.map(() => nextNote(c)));
+    expect(notes.map((n) => n.history[0]!.tx_hash).sort()).toEqual(wallets.map((_, i) => txidOf(40, i)).sort());
+    expect(reads).toEqual(['40-40']);
+    // A reorg: the replaced block's rows are read anew (what was kept of the old one is dropped).
+    await rollback(40);
+    await addBlock(
+      blockOf(
+        40,
+        wallets.map((w, i) => paying(w, txidOf(40, 8 + i))),
+        0xee,
+      ),
+    );
+    const again = await Promise.all(wallets.map(() => nextNote(c)));
+    expect(again.map((n) => n.history[0]!.tx_hash).sort()).toEqual(wallets.map((_, i) => txidOf(40, 8 + i)).sort());
+    expect(reads).toEqual(['40-40', '40-40']);
+    await rollback(40);
+    await start();
+  });
+
   it('answers bad keys, labels and starts with invalid-params errors that never echo the key', async () => {
     const c = await client();
     const [scan, spend] = alice.params;
@@ -416,9 +460,11 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
     const nobody = newWallet();
     await c.call(METHOD, [...nobody.params, 10]);
     const { notes } = await historyOf(c);
-    // Heights 10…39 in pages of 20: the first page's progress, then 1.0 (no second note just before it).
+    // Heights 10…39 in pages: each page's progress but the last's, then 1.0 (no note just before it).
+    const pages = Math.ceil(30 / PAGE_HEIGHTS);
+    expect(pages).toBeGreaterThan(1);
     expect(notes.map((n) => [n.progress, n.history.length])).toEqual([
-      [20 / 30, 0],
+      ...Array.from({ length: pages - 1 }, (_, i) => [((i + 1) * PAGE_HEIGHTS) / 30, 0]),
       [1, 0],
     ]);
     // Alice's history arrives whole and in order however it is cut.

@@ -3,6 +3,7 @@ import type { TweakIndexerEvents } from '../indexer';
 import type { IndexNetwork } from '../chain-params';
 import type { MempoolIndex } from '../mempool';
 import type { RemoteScanPool } from '../remote-scan/scan-pool';
+import type { SharedRows } from '../remote-scan/shared-rows';
 import type { TweakIndexStore } from '../store';
 
 /** JSON-RPC 2.0 error codes the server answers with (docs/silent-payments.md, "Electrum"). */
@@ -57,6 +58,8 @@ export interface ElectrumSettings {
   limits: ElectrumLimits;
   /** The remote scan's worker threads (made by the server, one pool for all its connections). */
   scanPool: RemoteScanPool;
+  /** The rows live subscriptions scan, read once for all of them (made by the server). */
+  sharedRows: SharedRows;
   /** A history scan notifies its progress at least this often (ms); default `PROGRESS_INTERVAL_MS` (1 s). */
   progressIntervalMs?: number;
 }

@@ -8,6 +8,7 @@ import { silentPaymentMethods } from './methods/silent-payments';
 import { tweakMethods } from './methods/tweaks';
 import { walletMethods } from './methods/wallet';
 import { createRemoteScanPool, defaultRemoteScanWorkers } from '../remote-scan/scan-pool';
+import { createSharedRows } from '../remote-scan/shared-rows';
 import type { ElectrumMethods, ElectrumSettings, IndexFeed } from './protocol';
 
 /** The method modules served (part 2 adds its own here). */
@@ -36,7 +37,7 @@ export const ELECTRUM_LIMIT_DEFAULTS = {
 /** Options of {@link createElectrumServers}. */
 export interface ElectrumServerOptions {
   feed: IndexFeed;
-  settings: Omit<ElectrumSettings, 'scanPool'>;
+  settings: Omit<ElectrumSettings, 'scanPool' | 'sharedRows'>;
   logger: Logger;
   /** Worker threads of the remote scan (REMOTE_SCAN_WORKERS); default one a core. */
   scanWorkers?: number;
@@ -59,7 +60,8 @@ export interface ElectrumServers {
 export function createElectrumServers(options: ElectrumServerOptions): ElectrumServers {
   const { feed, logger } = options;
   const scanPool = createRemoteScanPool({ workers: options.scanWorkers ?? defaultRemoteScanWorkers(), logger });
-  const settings: ElectrumSettings = { ...options.settings, scanPool };
+  const sharedRows = createSharedRows(feed.store, feed.events);
+  const settings: ElectrumSettings = { ...options.settings, scanPool, sharedRows };
   const methods = new Map<string, (typeof tweakMethods)[string]>();
   for (const module of options.modules ?? ELECTRUM_METHOD_MODULES)
     for (const [name, method] of Object.entries(module)) methods.set(name, method);
@@ -96,6 +98,7 @@ export function createElectrumServers(options: ElectrumServerOptions): ElectrumS
       );
       // Subscribers would keep the servers open forever: their connections end here.
       for (const socket of sockets) socket.destroy();
+      sharedRows.close();
       await Promise.all([...closing, scanPool.close()]);
     },
   };

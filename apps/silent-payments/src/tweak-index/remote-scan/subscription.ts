@@ -1,12 +1,18 @@
 import type { ElectrumContext } from '../electrum/protocol';
 import { foundChanged } from './found-outputs';
+import type { StoredTx } from '../store';
 import type { RemoteMatch } from './scan-rows';
 import type { WalletKeys } from './wallet-keys';
 
 /** The notification's method (Frigate's README, "Electrum protocol"). */
 export const SP_METHOD = 'blockchain.silentpayments.subscribe';
-/** Heights read from the store at once. */
-const PAGE_HEIGHTS = 20;
+/**
+ * Heights read from the store at once: the store's read runs on the main thread (SQLite's
+ * synchronously), so a page is kept small enough that it never holds the other connections back
+ * long (5 dense blocks of 2,500 transactions: about 0.2 s); the next page is read while the
+ * workers scan this one.
+ */
+export const PAGE_HEIGHTS = 5;
 /**
  * Rows of one job of the scan pool: the unit the workers are shared by (another wallet's new
  * block waits for at most one job a worker, tens of milliseconds).
@@ -60,13 +66,26 @@ export interface Subscription {
   onHistoryDone: () => void;
 }
 
-/** What one page of rows found: its rows in jobs of the scan pool, all queued at once (the workers take them in turn with other wallets'). */
-async function scanPage(sub: Subscription, ctx: ElectrumContext, from: number, to: number): Promise<RemoteMatch[]> {
-  const txs = await ctx.feed.store.txs(from, to);
+/** A page of index rows being read. */
+interface Page {
+  from: number;
+  to: number;
+  rows: Promise<StoredTx[]>;
+}
+
+/** Starts reading `from`…`to`: a live subscription's from the shared rows (a new block's, the same for every live wallet). */
+function readPage(sub: Subscription, ctx: ElectrumContext, from: number, to: number): Page {
+  const rows = (sub.live ? ctx.settings.sharedRows : ctx.feed.store).txs(from, to);
+  rows.catch(() => undefined); // a page read ahead and left (a reorg, a cancel) fails unheard; the one awaited throws
+  return { from, to, rows };
+}
+
+/** What `rows` hold that pays the wallet: the rows in jobs of the scan pool, all queued at once (the workers take them in turn with other wallets'). */
+async function scanRows(sub: Subscription, ctx: ElectrumContext, rows: readonly StoredTx[]): Promise<RemoteMatch[]> {
   if (sub.cancelled || ctx.closed) return [];
   const jobs: Array<Promise<RemoteMatch[]>> = [];
-  for (let i = 0; i < txs.length; i += ROW_CHUNK)
-    jobs.push(ctx.settings.scanPool.scan(sub, sub.keys, txs.slice(i, i + ROW_CHUNK), sub.live));
+  for (let i = 0; i < rows.length; i += ROW_CHUNK)
+    jobs.push(ctx.settings.scanPool.scan(sub, sub.keys, rows.slice(i, i + ROW_CHUNK), sub.live));
   return (await Promise.all(jobs)).flat();
 }
 
@@ -143,9 +162,14 @@ export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription):
       sub.rewindTo = undefined;
       const tip = Math.min((await ctx.feed.store.tip())?.height ?? -1, sub.endHeight ?? Number.POSITIVE_INFINITY);
       let rewound = false;
+      let ahead: Page | undefined;
       while (!sub.cancelled && !ctx.closed && sub.next <= tip) {
         const to = Math.min(sub.next + PAGE_HEIGHTS - 1, tip);
-        const found = await scanPage(sub, ctx, sub.next, to);
+        const page = ahead?.from === sub.next && ahead.to === to ? ahead : readPage(sub, ctx, sub.next, to);
+        const scanning = scanRows(sub, ctx, await page.rows);
+        // The next page is read while the workers scan this one.
+        ahead = to < tip && !sub.cancelled ? readPage(sub, ctx, to + 1, Math.min(to + PAGE_HEIGHTS, tip)) : undefined;
+        const found = await scanning;
         // A rollback meanwhile (the indexer's, at `rewindTo`) already put `next` back: what was read
         // from its height on may be orphaned, and the tip is read again before going on.
         const rewind = sub.rewindTo ?? Number.POSITIVE_INFINITY;
