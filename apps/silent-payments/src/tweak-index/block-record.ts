@@ -144,13 +144,18 @@ export interface IndexCandidate {
   inputs: ScanInput[];
 }
 
-/** The candidates that are eligible, with their tweaks (one `computeTweaks` call for all of them). */
-export function withTweaks(candidates: readonly IndexCandidate[], backend: AnySecp256k1Backend): IndexedTx[] {
+/** `computeTweaks` of `@repo/bip352` for many transactions' inputs, wherever it runs (a worker thread: tweak-worker.ts). */
+export type ComputeTweaks = (inputs: ScanInput[][]) => Promise<Array<Uint8Array | null>>;
+
+/** `computeTweaks` on this thread with `backend`. */
+export function tweaksHere(backend: AnySecp256k1Backend): ComputeTweaks {
+  return async (inputs) => Promise.resolve(computeTweaks(inputs, backend));
+}
+
+/** The candidates that are eligible (`tweaks[i]` of candidate i not null: computeTweaks of their inputs), with their tweaks. */
+export function withTweaks(candidates: readonly IndexCandidate[], tweaks: ReadonlyArray<Uint8Array | null>): IndexedTx[] {
   const txs: IndexedTx[] = [];
-  computeTweaks(
-    candidates.map((c) => c.inputs),
-    backend,
-  ).forEach((tweak, i) => {
+  tweaks.forEach((tweak, i) => {
     const { txid, outputs } = candidates[i]!;
     if (tweak !== null) txs.push({ txid, tweak, outputs });
   });
@@ -159,12 +164,11 @@ export function withTweaks(candidates: readonly IndexCandidate[], backend: AnySe
 
 /**
  * Reads one block of `getblock <hash> 3` into what the index stores: each eligible transaction
- * with a taproot output (tweak computed with `backend`, BIP-352 "Tweak Data": the block's in one
- * `computeTweaks` call, in C with the native backend), the taproot outpoints it spends, and
- * BlindBit's two filters.
+ * with a taproot output (its tweak, BIP-352 "Tweak Data": the block's in one `compute` call, in C
+ * with the native backend), the taproot outpoints it spends, and BlindBit's two filters.
  * @throws {TypeError} for a block that is not a verbosity-3 answer (the message names the transaction).
  */
-export function readBlock(block: RpcBlock, backend: AnySecp256k1Backend): BlockRecord {
+export async function readBlock(block: RpcBlock, compute: ComputeTweaks): Promise<BlockRecord> {
   if (block === null || typeof block !== 'object' || !Array.isArray(block.tx) || typeof block.hash !== 'string') {
     throw new TypeError('expected a getblock verbosity 3 answer');
   }
@@ -181,8 +185,15 @@ export function readBlock(block: RpcBlock, backend: AnySecp256k1Backend): BlockR
     if (outputs.length === 0 || i === 0) continue;
     candidates.push({ txid: tx.txid.toLowerCase(), outputs, inputs: scanInputsFromRpc(tx.vin) });
   }
-  const txs = withTweaks(candidates, backend);
+  // The tweaks (the costly part) are computed while the filters are built.
+  const tweaks = compute(candidates.map((c) => c.inputs));
   const key = filterKey(block.hash);
+  const newOutputsFilter = buildGcsFilter(key, allKeys);
+  const spentFilter = buildGcsFilter(
+    key,
+    spent.map((s) => spentOutpointHash(s.txid, s.vout, block.hash)),
+  );
+  const txs = withTweaks(candidates, await tweaks);
   return {
     height: block.height,
     hash: block.hash.toLowerCase(),
@@ -190,10 +201,7 @@ export function readBlock(block: RpcBlock, backend: AnySecp256k1Backend): BlockR
     time: block.time,
     txs,
     spent,
-    newOutputsFilter: buildGcsFilter(key, allKeys),
-    spentFilter: buildGcsFilter(
-      key,
-      spent.map((s) => spentOutpointHash(s.txid, s.vout, block.hash)),
-    ),
+    newOutputsFilter,
+    spentFilter,
   };
 }

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { loadSecp256k1Backend, type AnySecp256k1Backend, type BackendName } from '@repo/bip352';
 import { readBlock, type RpcBlock, type RpcBlockTx } from './block-record';
 import { createMempoolIndex, type MempoolIndex } from './mempool';
+import { createTweakWorker } from './tweak-worker';
 import type { TweakIndexStore } from './store';
 
 /** Options of {@link createTweakIndexer}. */
@@ -40,6 +41,8 @@ export interface TweakIndexer {
   applyBlock(block: RpcBlock, height: number): Promise<void>;
   /** Removes the block at `height` and everything above it, atomically (a reorg). */
   rollback(height: number): Promise<void>;
+  /** Ends the worker thread of the tweaks (the store is the caller's). */
+  close(): Promise<void>;
 }
 
 /** Creates the indexer writing to `store` (opened by the caller). */
@@ -50,6 +53,7 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
   let backend: AnySecp256k1Backend | undefined;
   const tweakBackend = (): AnySecp256k1Backend => (backend ??= loadSecp256k1Backend(options.backend));
   const mempool = createMempoolIndex(tweakBackend);
+  const tweaks = createTweakWorker(options.backend);
   // One write at a time, in call order: a rollback never interleaves with a block.
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
@@ -69,7 +73,7 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
         throw new Error(`block ${block.hash} at ${height} does not extend the indexed tip ${tip.hash} at ${tip.height}`);
       }
     }
-    await store.applyBlock(readBlock(block, tweakBackend()));
+    await store.applyBlock(await readBlock(block, tweaks.compute));
     mempool.mined(block.tx.map((tx) => tx.txid));
     events.emit('block', height, block.hash.toLowerCase());
   };
@@ -89,5 +93,6 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
         await store.rollback(height);
         events.emit('rollback', height);
       }),
+    close: () => tweaks.close(),
   };
 }

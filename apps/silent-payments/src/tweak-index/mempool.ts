@@ -1,4 +1,4 @@
-import { scanInputsFromRpc, type AnySecp256k1Backend } from '@repo/bip352';
+import { computeTweaks, scanInputsFromRpc, type AnySecp256k1Backend } from '@repo/bip352';
 import { readTaprootOutputs, withTweaks, type IndexCandidate, type RpcBlockTx } from './block-record';
 import type { StoredTx } from './store';
 
@@ -46,7 +46,12 @@ export function createMempoolIndex(backend: () => AnySecp256k1Backend): MempoolI
         }
       }
       const added: string[] = [];
-      for (const tx of withTweaks(candidates, backend())) {
+      // On this thread: a pass brings a few new transactions, not a block's thousands.
+      const tweaks = computeTweaks(
+        candidates.map((c) => c.inputs),
+        backend(),
+      );
+      for (const tx of withTweaks(candidates, tweaks)) {
         if (held.size >= MEMPOOL_MAX_TXS) break;
         held.set(tx.txid, { height: 0, ...tx, outputs: tx.outputs.map((o) => ({ ...o, spentHeight: null })) });
         added.push(tx.txid);

@@ -81,6 +81,7 @@ export function createTweakIndexService(config: TweakIndexConfig, deps: TweakInd
     },
     async close() {
       await electrum.close();
+      await indexer.close();
       await new Promise<void>((resolve) => grpc.tryShutdown(() => resolve()));
       await store.close();
     },

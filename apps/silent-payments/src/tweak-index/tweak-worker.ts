@@ -1,0 +1,80 @@
+import { Worker } from 'node:worker_threads';
+import type { ScanInput } from '@repo/bip352';
+import type { ComputeTweaks } from './block-record';
+
+/**
+ * A block's tweaks computed on a worker thread (docs/silent-payments.md, "The tweak index (light
+ * wallets)"): the one variable-base multiplication a transaction costs the index runs beside the
+ * scanner's main thread, which meanwhile scans the next block for the service's own keys. Calls
+ * are answered in order; the worker is started on the first and keeps no process alive while idle.
+ */
+export interface TweakWorker {
+  readonly compute: ComputeTweaks;
+  /** Ends the worker; calls not answered reject. */
+  close(): Promise<void>;
+}
+
+// The worker: `computeTweaks` of @repo/bip352 (built) with the backend asked, per message.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { computeTweaks, loadSecp256k1Backend } = require(workerData.bip352);
+const backend = loadSecp256k1Backend(workerData.backend);
+parentPort.on('message', (inputs) => {
+  try {
+    parentPort.postMessage({ tweaks: computeTweaks(inputs, backend) });
+  } catch (error) {
+    parentPort.postMessage({ error: error instanceof Error ? error.message : String(error) });
+  }
+});
+`;
+
+interface Call {
+  resolve: (tweaks: Array<Uint8Array | null>) => void;
+  reject: (error: Error) => void;
+}
+
+/** The worker of `backend` (a `@repo/bip352` backend name; default its own, native). */
+export function createTweakWorker(backend?: string): TweakWorker {
+  let worker: Worker | undefined;
+  const waiting: Call[] = [];
+  let closed = false;
+
+  const failAll = (reason: string): void => {
+    worker = undefined;
+    for (const call of waiting.splice(0)) call.reject(new Error(`tweak worker: ${reason}`));
+  };
+  const start = (): Worker => {
+    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { bip352: require.resolve('@repo/bip352'), backend } });
+    w.on('message', (answer: { tweaks?: Array<Uint8Array | null>; error?: string }) => {
+      const call = waiting.shift();
+      if (waiting.length === 0) w.unref();
+      if (answer.tweaks !== undefined) call?.resolve(answer.tweaks);
+      else call?.reject(new Error(`tweak worker: ${answer.error ?? 'no answer'}`));
+    });
+    w.once('error', (error) => failAll(error.message));
+    w.once('exit', (code) => {
+      if (worker === w) failAll(`exited with code ${code}`);
+    });
+    return w;
+  };
+
+  return {
+    compute(inputs: ScanInput[][]) {
+      if (closed) return Promise.reject(new Error('tweak worker: closed'));
+      if (inputs.length === 0) return Promise.resolve([]);
+      worker ??= start();
+      const w = worker;
+      return new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        w.ref(); // a call in flight keeps the process
+        w.postMessage(inputs);
+      });
+    },
+    async close() {
+      closed = true;
+      const w = worker;
+      failAll('closed');
+      await w?.terminate();
+    },
+  };
+}
