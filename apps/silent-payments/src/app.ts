@@ -110,15 +110,10 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     spendPubkeyHex: config.spendPubkeyHex,
     logger,
   });
-  const store = createStore(join(config.dataDir, DATABASE_FILE), logger);
-  // Only the label indexes are kept in memory, loaded by start(): texts and addresses stay in
-  // SQLite (docs/silent-payments.md, "Limits").
-  const book = createAddressBook({
-    keys,
-    network: config.network,
-    lookupAddress: (m) => store.labelByIndex(m)?.address,
-    backend: config.scanner.backend,
-  });
+  // Only the label indexes are kept in memory, loaded by start(): texts stay in the store
+  // (docs/silent-payments.md, "Limits"); a label's address is computed when a payment to it is found.
+  const book = createAddressBook({ keys, network: config.network, backend: config.scanner.backend });
+  const store = createStore({ sqliteFile: join(config.dataDir, DATABASE_FILE) }, logger);
 
   let publisher: Publisher;
   if (deps.publisher !== undefined) publisher = deps.publisher;
@@ -200,9 +195,9 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     async start() {
       metrics.start();
       persistKeys();
-      store.open();
-      store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
-      book.loadLabels(store.labelIndexes());
+      await store.open();
+      await store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
+      book.loadLabels(await store.labelIndexes());
       logger.info(
         {
           network: config.network,
@@ -217,10 +212,9 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       }
       publisher.start();
       await tweakIndex?.service.start(config.host);
-      logger.info({ network: config.network, data_dir: config.dataDir }, 'silent-payments starting');
+      logger.info({ network: config.network, data_dir: config.dataDir, store: store.kind }, 'silent-payments starting');
       if (config.scanner.enabled) scanner.start();
       else logger.warn('SCANNER_ENABLED=false: the chain is not scanned');
-      await Promise.resolve();
     },
     close: once(async () => {
       await closeServers(servers);
@@ -231,7 +225,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       await stopping;
       if (deps.publisher === undefined) await publisher.close();
       await tweakIndex?.service.close();
-      store.close();
+      await store.close();
     }),
   };
 }

@@ -57,7 +57,7 @@ export function useScannerParts(prefix: string): ScannerParts {
     await scanner?.stop();
     scanner = undefined;
     rpc?.close();
-    store?.close();
+    await store?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
   return {
