@@ -1,5 +1,6 @@
 import { AppError } from '@repo/errors';
 import type { Logger } from '@repo/service';
+import { openPostgresStore } from './store-postgres';
 import { openStore } from './store-sqlite';
 
 export { openStore, SCHEMA_VERSION } from './store-sqlite';
@@ -186,8 +187,9 @@ export interface StoreLocation {
 
 /** Opens the store of `location`: PostgreSQL when DATABASE_URL is set, else SQLite (as the index's open-store.ts chooses). */
 export async function openStoreAt(location: StoreLocation, logger?: Logger): Promise<Store> {
-  if (location.databaseUrl !== undefined) throw new Error('the service store has no PostgreSQL backend yet');
-  return Promise.resolve(openStore(location.sqliteFile, logger));
+  if (location.databaseUrl === undefined) return openStore(location.sqliteFile, logger);
+  if (location.wallet === undefined) throw new Error('a PostgreSQL store needs the wallet its rows belong to');
+  return openPostgresStore(location.databaseUrl, location.wallet);
 }
 
 /** A store built without touching the disk or the network: `open()` (the app's `start()`) opens it. */
@@ -247,6 +249,7 @@ export function createStore(location: StoreLocation | string, logger?: Logger): 
       details: closed ? 'the database is closed' : 'the database is not open yet',
     });
   };
+  // An async function: a refusal of current() becomes a rejection, never a throw.
   // An async function: a refusal of current() becomes a rejection, never a throw.
   const via =
     (method: DatabaseMethod) =>

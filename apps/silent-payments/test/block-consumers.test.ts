@@ -2,7 +2,7 @@ import { buildSilentPayment, plainScript } from '@repo/chain-double';
 import type { BlockConsumer } from '../src/scanner';
 import type { BlockTransaction, NewPayment } from '../src/store';
 import { waitFor } from './support/fake-relay';
-import { randomAddressBook, useScannerParts } from './support/scanner-parts';
+import { randomAddressBook, useScannerParts, type StoreBackend } from './support/scanner-parts';
 
 /** A payment no block holds, written by a consumer through the block's transaction. */
 function stray(height: number): NewPayment {
@@ -55,8 +55,8 @@ function recordingConsumer(
   return consumer;
 }
 
-describe('block consumers beside the payments', () => {
-  const t = useScannerParts('sp-consumers-');
+describe.each<StoreBackend>(['sqlite', 'postgres'])('block consumers beside the payments (%s)', (backend) => {
+  const t = useScannerParts(`sp-consumers-${backend}-`, backend);
   let consumer: ReturnType<typeof recordingConsumer>;
   const seen = () => [...consumer.rows].sort(([a], [b]) => a - b).map(([height, hash]) => ({ height, hash }));
   const heights = () => seen().map((row) => row.height);

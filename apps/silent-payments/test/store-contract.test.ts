@@ -13,6 +13,7 @@ import {
   type Store,
   type StoreLocation,
 } from '../src/store';
+import { startTestPostgres, type TestPostgres } from './tweak-index/support/postgres';
 
 function payment(txid: string, vout: number, amountSats = 1000n): NewPayment {
   return {
@@ -28,14 +29,17 @@ function payment(txid: string, vout: number, amountSats = 1000n): NewPayment {
 
 /** One backend of the contract: each test gets a store of its own (a SQLite file in a new folder, or a new wallet in the PostgreSQL database). */
 interface Backend {
-  name: 'sqlite';
+  name: 'sqlite' | 'postgres';
   setUp(): Promise<void>;
   tearDown(): Promise<void>;
   /** Where the test's store lives (a new one for each test). */
   location(): StoreLocation;
 }
 
+let pg: TestPostgres | undefined;
 let dir: string;
+let wallet: string;
+let tests = 0;
 
 const backends: Backend[] = [
   {
@@ -43,6 +47,16 @@ const backends: Backend[] = [
     setUp: () => Promise.resolve(),
     tearDown: () => Promise.resolve(),
     location: () => ({ sqliteFile: join(dir, 'data', 'db.sqlite') }),
+  },
+  {
+    name: 'postgres',
+    setUp: async () => {
+      pg = await startTestPostgres();
+    },
+    tearDown: async () => {
+      await pg?.stop();
+    },
+    location: () => ({ sqliteFile: join(dir, 'data', 'db.sqlite'), databaseUrl: pg!.url, wallet }),
   },
 ];
 
@@ -52,6 +66,7 @@ describe.each(backends)('the service store ($name)', (backend) => {
   afterAll(() => backend.tearDown(), 60_000);
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'sp-store-'));
+    wallet = `tsp1wallet${process.pid}x${++tests}`;
   });
   afterEach(() => {
     rmSync(dir, { recursive: true, force: true });
@@ -321,6 +336,83 @@ describe.each(backends)('the service store ($name)', (backend) => {
       expect(existsSync(join(dir, 'data'))).toBe(false);
       await expect(store.open()).rejects.toThrow(/was closed/);
     });
+  });
+});
+
+describe('the service store in a PostgreSQL database shared by several servers', () => {
+  let shared: TestPostgres;
+  beforeAll(async () => {
+    shared = await startTestPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await shared.stop();
+  }, 60_000);
+  const at = (walletOf: string) =>
+    openStoreAt({ sqliteFile: join(tmpdir(), 'never-written.sqlite'), databaseUrl: shared.url, wallet: walletOf });
+
+  it('keeps each identity to its own labels, payments, progress and blocks', async () => {
+    const [a, b] = await Promise.all([at('tsp1alice'), at('tsp1bob')]);
+    try {
+      await a.assertIdentity({ network: 'regtest', scanPub: 'a1', spendPub: 'a2' });
+      await b.assertIdentity({ network: 'regtest', scanPub: 'b1', spendPub: 'b2' });
+      await a.initProgress(10, '09'.repeat(32));
+      await a.applyBlock({ height: 10, hash: '10'.repeat(32) }, [payment('a0'.repeat(32), 0, 5_000n)]);
+      await a.addPending([payment('a1'.repeat(32), 0, 7_000n)]);
+      await a.createLabel('order-1', 1n, (m) => `alice-${m}`);
+      expect(b.progress()).toEqual({ startHeight: undefined, scannedHeight: undefined });
+      expect(await b.countPayments()).toBe(0);
+      expect(await b.listPayments(10, 0)).toEqual([]);
+      expect(await b.balance()).toEqual({ confirmed: 0n, pending: 0n, spentPending: 0n, utxoCount: 0 });
+      expect(await b.pendingTxids()).toEqual([]);
+      expect(await b.blockHash(10)).toBeUndefined();
+      expect(await b.findLabel('order-1')).toBeUndefined();
+      // the same payment (a transaction paying both) and the same label text, each its own row
+      await b.initProgress(20, '19'.repeat(32));
+      await b.applyBlock({ height: 20, hash: '20'.repeat(32) }, [payment('a0'.repeat(32), 0, 9_000n)]);
+      expect((await b.createLabel('order-1', 2n, (m) => `bob-${m}`)).m).toBe(1);
+      expect(await b.rollbackAbove(19)).toMatchObject({ unspent: 0 });
+      expect(await a.getPayment(`${'a0'.repeat(32)}:0`)).toMatchObject({ amountSats: 5_000n, blockHeight: 10 });
+      expect(await a.balance()).toEqual({ confirmed: 5_000n, pending: 7_000n, spentPending: 0n, utxoCount: 2 });
+      expect(a.progress()).toEqual({ startHeight: 10, scannedHeight: 10 });
+      expect((await a.findLabel('order-1'))?.address).toBe('alice-1');
+      // a rollback of one never touches the other's
+      await a.rollbackAbove(9);
+      expect(await b.countPayments()).toBe(0);
+      expect(await b.blockHash(19)).toBe('19'.repeat(32));
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+    // a server opened again on the same wallet finds its own data, and refuses another network for it
+    const again = await at('tsp1alice');
+    try {
+      expect(again.progress()).toEqual({ startHeight: 10, scannedHeight: 9 });
+      expect(await again.countPayments()).toBe(1);
+      await expect(again.assertIdentity({ network: 'regtest', scanPub: 'a1', spendPub: 'a2' })).resolves.toBeUndefined();
+      await expect(again.assertIdentity({ network: 'signet', scanPub: 'a1', spendPub: 'a2' })).rejects.toThrow('network (SP_NETWORK)');
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('keeps its tables apart from the tweak index and hands out labels one at a time under concurrency', async () => {
+    const store = await at('tsp1carol');
+    try {
+      const made = await Promise.all(Array.from({ length: 8 }, (_, i) => store.createLabel(`order-${i}`, 1n, (m) => `carol-${m}`)));
+      expect(made.map((l) => l.m).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      const { Client } = await import('pg');
+      const client = new Client({ connectionString: shared.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ tablename: string }>(
+          "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+        );
+        expect(rows.map((r) => r.tablename)).toEqual(['sp_blocks', 'sp_labels', 'sp_meta', 'sp_payments']);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await store.close();
+    }
   });
 });
 
