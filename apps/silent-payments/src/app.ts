@@ -95,8 +95,9 @@ function createTweakIndex(
 
 /**
  * Builds the silent-payment service: keys (from the environment or DATA_DIR, generated on
- * first start), the SQLite store, the BIP-352 address book, the relay publisher, the chain
- * scanner and the HTTP API with its limits (docs/silent-payments.md, "Limits"). Never listens,
+ * first start), the store (SQLite under DATA_DIR, or PostgreSQL with DATABASE_URL), the
+ * BIP-352 address book, the relay publisher, the chain scanner and the HTTP API with its
+ * limits (docs/silent-payments.md, "Limits"). Never listens,
  * never reads `process.env`, writes nothing and opens no connection: `start()` writes a generated
  * key set, opens the database (rejecting one that belongs to other keys) and starts the
  * background work. Throws a ConfigError for bad keys, or the bip352 library's error when the
@@ -113,7 +114,11 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
   // Only the label indexes are kept in memory, loaded by start(): texts stay in the store
   // (docs/silent-payments.md, "Limits"); a label's address is computed when a payment to it is found.
   const book = createAddressBook({ keys, network: config.network, backend: config.scanner.backend });
-  const store = createStore({ sqliteFile: join(config.dataDir, DATABASE_FILE) }, logger);
+  // PostgreSQL when DATABASE_URL is set (the service's rows under its base address), else SQLite under DATA_DIR.
+  const store = createStore(
+    { sqliteFile: join(config.dataDir, DATABASE_FILE), databaseUrl: config.index.databaseUrl, wallet: book.baseAddress },
+    logger,
+  );
 
   let publisher: Publisher;
   if (deps.publisher !== undefined) publisher = deps.publisher;
