@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { Express } from 'express';
@@ -201,6 +201,14 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       metrics.start();
       persistKeys();
       await store.open();
+      const sqliteFile = join(config.dataDir, DATABASE_FILE);
+      if (store.kind === 'postgres' && existsSync(sqliteFile)) {
+        // Not migrated: said once at each start, so an operator who set DATABASE_URL on a service that has history knows where it stayed.
+        logger.warn(
+          { file: sqliteFile },
+          'DATABASE_URL is set: the service keeps its data in PostgreSQL; the labels and payments of this SQLite file are not read',
+        );
+      }
       await store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
       book.loadLabels(await store.labelIndexes());
       logger.info(

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
 import { buildSilentPayment, plainScript, startChainDouble, type ChainDouble } from '@repo/chain-double';
-import { createSilentLogger } from '@repo/service';
+import { createMemoryLogger, createSilentLogger } from '@repo/service';
 import { satsToBtc } from '../src/amount';
 import { createApp, DATABASE_FILE, type SilentPaymentsService } from '../src/app';
 import { loadConfig } from '../src/config';
@@ -122,5 +122,15 @@ describe('the service with DATABASE_URL', () => {
       service = undefined;
       rmSync(otherDir, { recursive: true, force: true });
     }
+  });
+
+  it('warns at start that a silent-payments.sqlite left in DATA_DIR is not read', async () => {
+    writeFileSync(join(dir, DATABASE_FILE), '');
+    const memory = createMemoryLogger('info');
+    service = createApp(loadConfig(env()), { logger: memory.logger });
+    await service.start();
+    expect(memory.lines.filter((l) => l.level === 40 && String(l.msg).startsWith('DATABASE_URL is set'))).toEqual([
+      expect.objectContaining({ file: join(dir, DATABASE_FILE) }),
+    ]);
   });
 });
