@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { Express } from 'express';
@@ -95,8 +95,9 @@ function createTweakIndex(
 
 /**
  * Builds the silent-payment service: keys (from the environment or DATA_DIR, generated on
- * first start), the SQLite store, the BIP-352 address book, the relay publisher, the chain
- * scanner and the HTTP API with its limits (docs/silent-payments.md, "Limits"). Never listens,
+ * first start), the store (SQLite under DATA_DIR, or PostgreSQL with DATABASE_URL), the
+ * BIP-352 address book, the relay publisher, the chain scanner and the HTTP API with its
+ * limits (docs/silent-payments.md, "Limits"). Never listens,
  * never reads `process.env`, writes nothing and opens no connection: `start()` writes a generated
  * key set, opens the database (rejecting one that belongs to other keys) and starts the
  * background work. Throws a ConfigError for bad keys, or the bip352 library's error when the
@@ -110,15 +111,14 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     spendPubkeyHex: config.spendPubkeyHex,
     logger,
   });
-  const store = createStore(join(config.dataDir, DATABASE_FILE), logger);
-  // Only the label indexes are kept in memory, loaded by start(): texts and addresses stay in
-  // SQLite (docs/silent-payments.md, "Limits").
-  const book = createAddressBook({
-    keys,
-    network: config.network,
-    lookupAddress: (m) => store.labelByIndex(m)?.address,
-    backend: config.scanner.backend,
-  });
+  // Only the label indexes are kept in memory, loaded by start(): texts stay in the store
+  // (docs/silent-payments.md, "Limits"); a label's address is computed when a payment to it is found.
+  const book = createAddressBook({ keys, network: config.network, backend: config.scanner.backend });
+  // PostgreSQL when DATABASE_URL is set (the service's rows under its base address), else SQLite under DATA_DIR.
+  const store = createStore(
+    { sqliteFile: join(config.dataDir, DATABASE_FILE), databaseUrl: config.index.databaseUrl, wallet: book.baseAddress },
+    logger,
+  );
 
   let publisher: Publisher;
   if (deps.publisher !== undefined) publisher = deps.publisher;
@@ -200,9 +200,17 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
     async start() {
       metrics.start();
       persistKeys();
-      store.open();
-      store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
-      book.loadLabels(store.labelIndexes());
+      await store.open();
+      const sqliteFile = join(config.dataDir, DATABASE_FILE);
+      if (store.kind === 'postgres' && existsSync(sqliteFile)) {
+        // Not migrated: said once at each start, so an operator who set DATABASE_URL on a service that has history knows where it stayed.
+        logger.warn(
+          { file: sqliteFile },
+          'DATABASE_URL is set: the service keeps its data in PostgreSQL; the labels and payments of this SQLite file are not read',
+        );
+      }
+      await store.assertIdentity({ network: config.network, scanPub: bytesToHex(keys.scanPub), spendPub: bytesToHex(keys.spendPub) });
+      book.loadLabels(await store.labelIndexes());
       logger.info(
         {
           network: config.network,
@@ -217,10 +225,9 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       }
       publisher.start();
       await tweakIndex?.service.start(config.host);
-      logger.info({ network: config.network, data_dir: config.dataDir }, 'silent-payments starting');
+      logger.info({ network: config.network, data_dir: config.dataDir, store: store.kind }, 'silent-payments starting');
       if (config.scanner.enabled) scanner.start();
       else logger.warn('SCANNER_ENABLED=false: the chain is not scanned');
-      await Promise.resolve();
     },
     close: once(async () => {
       await closeServers(servers);
@@ -231,7 +238,7 @@ export function createApp(config: SilentPaymentsConfig, deps: SilentPaymentsDeps
       await stopping;
       if (deps.publisher === undefined) await publisher.close();
       await tweakIndex?.service.close();
-      store.close();
+      await store.close();
     }),
   };
 }

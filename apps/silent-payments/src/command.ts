@@ -83,7 +83,11 @@ export const COMMAND: CommandSpec = {
       description: 'Electrum over TLS; 60602 when TLS_CERT_FILE and TLS_KEY_FILE are set, which it needs',
     },
     { name: 'TLS_CERT_FILE, TLS_KEY_FILE', default: 'unset', description: 'PEM certificate and key of the Electrum TLS port' },
-    { name: 'DATABASE_URL', default: 'unset', description: 'PostgreSQL of the index (postgres://…); unset: SQLite in DATA_DIR' },
+    {
+      name: 'DATABASE_URL',
+      default: 'unset',
+      description: "PostgreSQL of the index and the service's payments (postgres://…); unset: SQLite in DATA_DIR",
+    },
     {
       name: 'REMOTE_SCAN_WORKERS',
       default: 'one a core',

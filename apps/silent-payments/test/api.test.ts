@@ -139,16 +139,16 @@ describe('silent-payments HTTP API', () => {
   });
 
   describe('GET /payments', () => {
-    function seed(count: number): void {
-      service.store.initProgress(100, 'ff'.repeat(32));
+    async function seed(count: number): Promise<void> {
+      await service.store.initProgress(100, 'ff'.repeat(32));
       for (let i = 0; i < count; i++) {
         const txid = i.toString(16).padStart(64, '0');
-        service.store.applyBlock({ height: 100 + i, hash: txid }, [newPayment(txid, i % 3, `tsp1address${i}`, BigInt(1000 + i))]);
+        await service.store.applyBlock({ height: 100 + i, hash: txid }, [newPayment(txid, i % 3, `tsp1address${i}`, BigInt(1000 + i))]);
       }
     }
 
     it('answers the first 10 payments, newest block first, with total, limit and offset', async () => {
-      seed(12);
+      await seed(12);
       const res = await request(contract.server(service.app)).get('/payments');
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ total: 12, limit: 10, offset: 0 });
@@ -181,14 +181,14 @@ describe('silent-payments HTTP API', () => {
   describe('GET /payments filters, GET /balance', () => {
     it('filters by status, spent and label, and totals the balance', async () => {
       const order = (await request(contract.server(service.app)).post('/generate-address').send({ label: 'order-1', amount: 0.0001 })).body;
-      service.store.initProgress(10, 'ee'.repeat(32));
+      await service.store.initProgress(10, 'ee'.repeat(32));
       // m = 1 is order-1 (newPayment's label index).
-      service.store.applyBlock({ height: 10, hash: '10'.repeat(32) }, [
+      await service.store.applyBlock({ height: 10, hash: '10'.repeat(32) }, [
         newPayment('01'.repeat(32), 0, order.address, 10_000n),
         { ...newPayment('02'.repeat(32), 0, 'tsp1base', 20_000n), labelM: null },
       ]);
-      service.store.addPending([newPayment('03'.repeat(32), 0, order.address, 5_000n)]);
-      service.store.markSpentPending([{ id: `${'02'.repeat(32)}:0`, spentTxid: '04'.repeat(32) }]);
+      await service.store.addPending([newPayment('03'.repeat(32), 0, order.address, 5_000n)]);
+      await service.store.markSpentPending([{ id: `${'02'.repeat(32)}:0`, spentTxid: '04'.repeat(32) }]);
       const ids = async (query: string) =>
         ((await request(contract.server(service.app)).get(`/payments?${query}`)).body.payments as { id: string }[]).map((p) =>
           p.id.slice(0, 2),
@@ -249,14 +249,14 @@ describe('silent-payments HTTP API', () => {
         created_at: expect.any(String),
         payments: [],
       });
-      service.store.initProgress(5, 'ee'.repeat(32));
-      service.store.addPending([newPayment('01'.repeat(32), 0, address, 10_000n)]);
+      await service.store.initProgress(5, 'ee'.repeat(32));
+      await service.store.addPending([newPayment('01'.repeat(32), 0, address, 10_000n)]);
       expect(await get()).toMatchObject({ received: 0, pending: 0.0001, status: 'pending', payments: [`${'01'.repeat(32)}:0`] });
-      service.store.applyBlock({ height: 5, hash: '05'.repeat(32) }, [newPayment('01'.repeat(32), 0, address, 10_000n)]);
+      await service.store.applyBlock({ height: 5, hash: '05'.repeat(32) }, [newPayment('01'.repeat(32), 0, address, 10_000n)]);
       expect(await get()).toMatchObject({ received: 0.0001, pending: 0, status: 'partial' });
-      service.store.applyBlock({ height: 6, hash: '06'.repeat(32) }, [newPayment('02'.repeat(32), 0, address, 20_000n)]);
+      await service.store.applyBlock({ height: 6, hash: '06'.repeat(32) }, [newPayment('02'.repeat(32), 0, address, 20_000n)]);
       expect(await get()).toMatchObject({ received: 0.0003, status: 'paid' });
-      service.store.applyBlock({ height: 7, hash: '07'.repeat(32) }, [newPayment('03'.repeat(32), 0, address, 1n)]);
+      await service.store.applyBlock({ height: 7, hash: '07'.repeat(32) }, [newPayment('03'.repeat(32), 0, address, 1n)]);
       expect(await get()).toMatchObject({ received: 0.00030001, status: 'overpaid' });
 
       const missing = await request(contract.server(service.app)).get('/labels/nope');
@@ -281,32 +281,32 @@ describe('silent-payments HTTP API', () => {
       await service.close();
       service = await build(dir, { INVOICE_TOLERANCE_SATS: '100' });
       const address = await invoice('tolerant', 0.001);
-      service.store.initProgress(5, 'ee'.repeat(32));
-      service.store.applyBlock({ height: 5, hash: '05'.repeat(32) }, [newPayment('01'.repeat(32), 0, address, 99_900n)]);
+      await service.store.initProgress(5, 'ee'.repeat(32));
+      await service.store.applyBlock({ height: 5, hash: '05'.repeat(32) }, [newPayment('01'.repeat(32), 0, address, 99_900n)]);
       expect((await request(contract.server(service.app)).get('/labels/tolerant')).body).toMatchObject({
         status: 'paid',
         received: 0.000999,
       });
       // 99,900 + 201 = 100,101 sats: past 100,000 + 100.
-      service.store.applyBlock({ height: 6, hash: '06'.repeat(32) }, [newPayment('02'.repeat(32), 0, address, 201n)]);
+      await service.store.applyBlock({ height: 6, hash: '06'.repeat(32) }, [newPayment('02'.repeat(32), 0, address, 201n)]);
       expect((await request(contract.server(service.app)).get('/labels/tolerant')).body).toMatchObject({ status: 'overpaid' });
     });
   });
 
   describe('POST /psbt', () => {
     const to = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
-    function seed(): string[] {
-      service.store.initProgress(10, 'ee'.repeat(32));
-      service.store.applyBlock({ height: 10, hash: '10'.repeat(32) }, [
+    async function seed(): Promise<string[]> {
+      await service.store.initProgress(10, 'ee'.repeat(32));
+      await service.store.applyBlock({ height: 10, hash: '10'.repeat(32) }, [
         newPayment('01'.repeat(32), 0, 'tsp1a', 100_000n),
         newPayment('02'.repeat(32), 1, 'tsp1b', 50_000n),
       ]);
-      service.store.addPending([newPayment('03'.repeat(32), 0, 'tsp1c', 70_000n)]);
+      await service.store.addPending([newPayment('03'.repeat(32), 0, 'tsp1c', 70_000n)]);
       return [`${'01'.repeat(32)}:0`, `${'02'.repeat(32)}:1`];
     }
 
     it('answers a base64 PSBT spending every confirmed unspent output by default, with the fee for the signed size', async () => {
-      const ids = seed();
+      const ids = await seed();
       const res = await request(contract.server(service.app)).post('/psbt').send({ to, fee_rate: 2 });
       expect(res.status).toBe(200);
       // 2 taproot key-path inputs and one P2WPKH output: 123 non-witness and 134 witness bytes, 626 WU: 157 vB.
@@ -338,19 +338,19 @@ describe('silent-payments HTTP API', () => {
       [{ to, fee_rate: 1, ids: [] }, 'ids must be a non-empty array of payment ids (<txid>:<vout>)'],
       [{ to, fee_rate: 1000 }, 'the outputs (150000 sats) are worth less than the fee (157000 sats) plus dust (294 sats)'],
     ])('answers 400 for %j', async (body, error) => {
-      seed();
+      await seed();
       const res = await request(contract.server(service.app)).post('/psbt').send(body);
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ error });
     });
 
     it('answers 400 for a spent output and when nothing is left to sweep', async () => {
-      const ids = seed();
-      service.store.applyBlock({ height: 11, hash: '11'.repeat(32) }, [], [{ id: ids[0]!, spentTxid: 'ab'.repeat(32) }]);
+      const ids = await seed();
+      await service.store.applyBlock({ height: 11, hash: '11'.repeat(32) }, [], [{ id: ids[0]!, spentTxid: 'ab'.repeat(32) }]);
       const spent = await request(contract.server(service.app)).post('/psbt').send({ to, fee_rate: 1, ids });
       expect(spent.status).toBe(400);
       expect(spent.body.error).toBe(`payment ${ids[0]} is already spent by ${'ab'.repeat(32)}`);
-      service.store.applyBlock({ height: 12, hash: '12'.repeat(32) }, [], [{ id: ids[1]!, spentTxid: 'ab'.repeat(32) }]);
+      await service.store.applyBlock({ height: 12, hash: '12'.repeat(32) }, [], [{ id: ids[1]!, spentTxid: 'ab'.repeat(32) }]);
       const none = await request(contract.server(service.app)).post('/psbt').send({ to, fee_rate: 1 });
       expect(none.body).toMatchObject({ code: 'INVALID_REQUEST', error: 'nothing to sweep: no confirmed unspent output' });
     });
@@ -358,10 +358,10 @@ describe('silent-payments HTTP API', () => {
 
   describe('GET /payments/:id', () => {
     it('answers the detail with confirmations and status', async () => {
-      service.store.initProgress(200, 'ee'.repeat(32));
+      await service.store.initProgress(200, 'ee'.repeat(32));
       const txid = 'cd'.repeat(32);
-      service.store.applyBlock({ height: 200, hash: '01'.repeat(32) }, [newPayment(txid, 1, 'tsp1paid', 150_000_000n)]);
-      service.store.applyBlock({ height: 201, hash: '02'.repeat(32) }, []);
+      await service.store.applyBlock({ height: 200, hash: '01'.repeat(32) }, [newPayment(txid, 1, 'tsp1paid', 150_000_000n)]);
+      await service.store.applyBlock({ height: 201, hash: '02'.repeat(32) }, []);
       const res = await request(contract.server(service.app)).get(`/payments/${txid}:1`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
@@ -382,7 +382,7 @@ describe('silent-payments HTTP API', () => {
         spent_height: null,
       });
       // Spent in a block: spent, with the spending txid and height.
-      service.store.applyBlock({ height: 202, hash: '03'.repeat(32) }, [], [{ id: `${txid}:1`, spentTxid: 'ef'.repeat(32) }]);
+      await service.store.applyBlock({ height: 202, hash: '03'.repeat(32) }, [], [{ id: `${txid}:1`, spentTxid: 'ef'.repeat(32) }]);
       expect((await request(contract.server(service.app)).get(`/payments/${txid}:1`)).body).toMatchObject({
         spent: true,
         spent_txid: 'ef'.repeat(32),
@@ -391,7 +391,7 @@ describe('silent-payments HTTP API', () => {
     });
 
     it('answers pending payments with 0 confirmations', async () => {
-      service.store.addPending([newPayment('ab'.repeat(32), 0, 'tsp1pending', 5000n)]);
+      await service.store.addPending([newPayment('ab'.repeat(32), 0, 'tsp1pending', 5000n)]);
       const res = await request(contract.server(service.app)).get(`/payments/${'ab'.repeat(32)}:0`);
       expect(res.body).toMatchObject({ status: 'pending', confirmations: 0, block_height: null });
     });

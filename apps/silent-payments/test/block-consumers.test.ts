@@ -1,48 +1,65 @@
 import { buildSilentPayment, plainScript } from '@repo/chain-double';
 import type { BlockConsumer } from '../src/scanner';
-import type { BlockTransaction } from '../src/store';
+import type { BlockTransaction, NewPayment } from '../src/store';
 import { waitFor } from './support/fake-relay';
-import { randomAddressBook, useScannerParts } from './support/scanner-parts';
+import { randomAddressBook, useScannerParts, type StoreBackend } from './support/scanner-parts';
+
+/** A payment no block holds, written by a consumer through the block's transaction. */
+function stray(height: number): NewPayment {
+  return {
+    txid: height.toString(16).padStart(64, 'e'),
+    vout: 7,
+    address: 'tsp1stray',
+    labelM: null,
+    amountSats: 1n,
+    outputKey: 'aa'.repeat(32),
+    tweak: 'bb'.repeat(32),
+  };
+}
 
 /**
  * A consumer attached beside the service's payments (src/scanner/apply.ts), as the light-wallet
- * index will be: it keeps each block's height, hash and transaction count in a table of its own,
- * written through the store's transaction of the block.
+ * index could be: inside the block's transaction it reads, through `tx`, the block's hash the
+ * payments consumer wrote just before it (not committed yet: the transaction is shared), and
+ * keeps each block's height and hash once the transaction committed. At `failAt` it writes a
+ * stray pending payment through `tx` and throws: that write must go with the block.
  */
-function blockTable(tx: BlockTransaction): void {
-  tx.db.exec('CREATE TABLE IF NOT EXISTS seen_blocks (height INTEGER PRIMARY KEY, hash TEXT NOT NULL, txs INTEGER NOT NULL)');
-}
-
-function recordingConsumer(options: { failAt?: number } = {}): BlockConsumer & { committed: number[]; failed: number } {
+function recordingConsumer(
+  options: { failAt?: number } = {},
+): BlockConsumer & { committed: number[]; failed: number; rows: Map<number, string>; unseen: number[] } {
   const consumer = {
     name: 'recording',
     committed: [] as number[],
     failed: 0,
-    apply(block: Parameters<BlockConsumer['apply']>[0], height: number, tx: BlockTransaction) {
-      blockTable(tx);
-      tx.db.prepare('INSERT INTO seen_blocks (height, hash, txs) VALUES (?, ?, ?)').run(height, block.hash, block.tx.length);
+    rows: new Map<number, string>(),
+    // heights whose hash the payments consumer's write was not visible through tx
+    unseen: [] as number[],
+    async apply(block: Parameters<BlockConsumer['apply']>[0], height: number, tx: BlockTransaction) {
+      if ((await tx.blockHash(height)) !== block.hash || tx.progress().scannedHeight !== height) consumer.unseen.push(height);
       if (height === options.failAt && consumer.failed === 0) {
         consumer.failed++;
+        await tx.addPending([stray(height)]);
         throw new Error('the index could not store the block');
       }
-      return () => consumer.committed.push(height);
+      return () => {
+        consumer.rows.set(height, block.hash);
+        consumer.committed.push(height);
+      };
     },
-    rollback(height: number, tx: BlockTransaction) {
-      blockTable(tx);
-      tx.db.prepare('DELETE FROM seen_blocks WHERE height > ?').run(height);
+    rollback(height: number) {
+      return () => {
+        for (const h of [...consumer.rows.keys()]) if (h > height) consumer.rows.delete(h);
+      };
     },
   };
   return consumer;
 }
 
-describe('block consumers beside the payments', () => {
-  const t = useScannerParts('sp-consumers-');
-  const seen = () =>
-    t.store.transaction((tx) => {
-      blockTable(tx);
-      return tx.db.prepare('SELECT height, hash FROM seen_blocks ORDER BY height').all() as Array<{ height: bigint; hash: string }>;
-    });
-  const heights = () => seen().map((row) => Number(row.height));
+describe.each<StoreBackend>(['sqlite', 'postgres'])('block consumers beside the payments (%s)', (backend) => {
+  const t = useScannerParts(`sp-consumers-${backend}-`, backend);
+  let consumer: ReturnType<typeof recordingConsumer>;
+  const seen = () => [...consumer.rows].sort(([a], [b]) => a - b).map(([height, hash]) => ({ height, hash }));
+  const heights = () => seen().map((row) => row.height);
 
   it('applies every block to each consumer in the store transaction of its payments, and rolls them back together on a reorg', async () => {
     const { node, store } = t;
@@ -50,7 +67,7 @@ describe('block consumers beside the payments', () => {
     const paid = buildSilentPayment([node.fund('p2wpkh')], [{ address: book.baseAddress, sats: 2_000_000n }], plainScript(1));
     const first = node.tipHeight() + 1;
     node.mine(3, [paid.hex]);
-    const consumer = recordingConsumer();
+    consumer = recordingConsumer();
     const scanner = t.start({ book, startHeight: first, mempool: false, consumers: [consumer] });
     await waitFor(
       () => scanner.status().state === 'synced' && scanner.status().scanned_height === node.tipHeight(),
@@ -59,8 +76,10 @@ describe('block consumers beside the payments', () => {
     );
     expect(heights()).toEqual([first, first + 1, first + 2]);
     expect(consumer.committed).toEqual(heights());
-    for (const row of seen()) expect(row.hash).toBe(store.blockHash(Number(row.height)));
-    expect(store.getPayment(`${paid.txid}:0`)).toMatchObject({ blockHeight: first });
+    // inside the shared transaction, it saw the block hash and progress the payments consumer had just written
+    expect(consumer.unseen).toEqual([]);
+    for (const row of seen()) expect(row.hash).toBe(await store.blockHash(row.height));
+    expect(await store.getPayment(`${paid.txid}:0`)).toMatchObject({ blockHeight: first });
 
     // the three blocks leave the chain (the payment back to the mempool), four others take their place
     const orphaned = seen().map((row) => row.hash);
@@ -69,14 +88,14 @@ describe('block consumers beside the payments', () => {
     await waitFor(() => scanner.status().scanned_height === node.tipHeight(), 20_000, 'the new chain');
     expect(heights()).toEqual([first, first + 1, first + 2, first + 3]);
     for (const row of seen()) {
-      expect(row.hash).toBe(store.blockHash(Number(row.height)));
+      expect(row.hash).toBe(await store.blockHash(row.height));
       expect(orphaned).not.toContain(row.hash);
     }
-    expect(store.getPayment(`${paid.txid}:0`)).toBeUndefined();
+    expect(await store.getPayment(`${paid.txid}:0`)).toBeUndefined();
     node.mine(1);
     scanner.wake();
     await waitFor(() => scanner.status().scanned_height === first + 4, 20_000, 'the block of the payment');
-    expect(store.getPayment(`${paid.txid}:0`)).toMatchObject({ blockHeight: first + 4 });
+    expect(await store.getPayment(`${paid.txid}:0`)).toMatchObject({ blockHeight: first + 4 });
     expect(heights()).toEqual([first, first + 1, first + 2, first + 3, first + 4]);
   });
 
@@ -88,7 +107,7 @@ describe('block consumers beside the payments', () => {
     node.mine(1);
     node.mine(1, [paid.hex]);
     node.mine(1);
-    const consumer = recordingConsumer({ failAt: first + 1 });
+    consumer = recordingConsumer({ failAt: first + 1 });
     // the retry waits for wake(): what the failure left can be read first
     const scanner = t.start({
       book,
@@ -101,15 +120,18 @@ describe('block consumers beside the payments', () => {
     await waitFor(() => scanner.status().state === 'retrying', 20_000, 'the failure');
     expect(consumer.failed).toBe(1);
     expect(scanner.status().last_error).toBe('the index could not store the block');
-    // the failed block is stored for no one: not its payment, not the progress, not the consumer's row
+    // the failed block is stored for no one: not its payment, not the progress, not what the consumer wrote
     expect(store.progress().scannedHeight).toBe(first);
-    expect(store.getPayment(`${paid.txid}:0`)).toBeUndefined();
+    expect(await store.blockHash(first + 1)).toBeUndefined();
+    expect(await store.pendingTxids()).toEqual([]);
+    expect(await store.getPayment(`${stray(first + 1).txid}:7`)).toBeUndefined();
+    expect(await store.getPayment(`${paid.txid}:0`)).toBeUndefined();
     expect(heights()).toEqual([first]);
     scanner.wake();
     await waitFor(() => scanner.status().scanned_height === first + 2, 20_000, 'the retry');
     expect(heights()).toEqual([first, first + 1, first + 2]);
     expect(consumer.committed).toEqual([first, first + 1, first + 2]);
-    expect(store.getPayment(`${paid.txid}:0`)).toMatchObject({ blockHeight: first + 1 });
+    expect(await store.getPayment(`${paid.txid}:0`)).toMatchObject({ blockHeight: first + 1 });
   });
 
   it('awaits the prepare and unwind of a consumer with a store of its own before the transaction, never leaving it behind the payments', async () => {
@@ -157,13 +179,13 @@ describe('block consumers beside the payments', () => {
     scanner.wake();
     await waitFor(() => scanner.status().scanned_height === first + 2, 20_000, 'the retry');
     expect(calls).toEqual([`prepare ${first}`, `prepare ${first + 1}`, `prepare ${first + 1}`, `prepare ${first + 2}`]);
-    for (const [h, hash] of own) expect(store.blockHash(h)).toBe(hash);
+    for (const [h, hash] of own) expect(await store.blockHash(h)).toBe(hash);
 
     node.reorg(2);
     scanner.wake();
     await waitFor(() => scanner.status().scanned_height === node.tipHeight(), 20_000, 'the new chain');
     expect(calls).toContain(`unwind ${first}`);
     expect([...own.keys()].sort((a, b) => a - b)).toEqual([first, first + 1, first + 2, first + 3]);
-    for (const [h, hash] of own) expect(store.blockHash(h)).toBe(hash);
+    for (const [h, hash] of own) expect(await store.blockHash(h)).toBe(hash);
   });
 });

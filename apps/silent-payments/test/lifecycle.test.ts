@@ -153,7 +153,8 @@ describe('silent-payments entry point', () => {
     'exits 1 with one fatal line saying the database is read-only, instead of serving and failing every scan',
     async (user) => {
       const { dir, file } = dataDirWith((path) => {
-        openStore(path).close();
+        // SQLite's close runs at once (its promise is settled)
+        void openStore(path).close();
         chmodSync(path, 0o444);
       });
       expect(await runMain({ DATA_DIR: dir }, user)).toMatchObject(

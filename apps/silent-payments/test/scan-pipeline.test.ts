@@ -32,8 +32,12 @@ describe('scanner catch-up pipeline', () => {
     });
   });
 
-  /** Records BlockScanned events and checks, as each is published, that its block is stored whole and nothing above it. */
-  function checkingPublisher(events: number[], problems: string[]): Publisher {
+  /**
+   * Records BlockScanned events and checks, as each is published, that its block is stored whole
+   * and nothing above it: the store is read when the event is published (SQLite's reads run at
+   * once), the answers are compared when they arrive, pushed to `checks` for the test to await.
+   */
+  function checkingPublisher(events: number[], problems: string[], checks: Array<Promise<void>> = []): Publisher {
     const noop = createNoopPublisher();
     const { store } = t;
     return {
@@ -44,8 +48,13 @@ describe('scanner catch-up pipeline', () => {
           events.push(height);
           if (store.progress().scannedHeight !== height) problems.push(`${height}: scanned_height ${store.progress().scannedHeight}`);
           for (const [h, txid] of paid) {
-            const stored = store.getPayment(`${txid}:0`) !== undefined;
-            if (stored !== h <= height) problems.push(`at ${height}: the payment of ${h} ${stored ? 'stored' : 'missing'}`);
+            const read = store.getPayment(`${txid}:0`);
+            checks.push(
+              read.then((payment) => {
+                const stored = payment !== undefined;
+                if (stored !== h <= height) problems.push(`at ${height}: the payment of ${h} ${stored ? 'stored' : 'missing'}`);
+              }),
+            );
           }
         }
         return noop.publish(type, data);
@@ -64,8 +73,9 @@ describe('scanner catch-up pipeline', () => {
       const order: number[] = [];
       const events: number[] = [];
       const problems: string[] = [];
+      const checks: Array<Promise<void>> = [];
       const { rpc, store } = t;
-      const publisher = checkingPublisher(events, problems);
+      const publisher = checkingPublisher(events, problems, checks);
       // counts the blocks asked of the node that are not applied yet
       let inFlight = 0;
       let most = 0;
@@ -114,17 +124,19 @@ describe('scanner catch-up pipeline', () => {
       if (atOnce > 1) expect(order).not.toEqual(heights);
       expect([...order].sort((a, b) => a - b)).toEqual(heights);
       expect(events).toEqual(heights);
+      await Promise.all(checks);
       expect(problems).toEqual([]);
       expect(most).toBeLessThanOrEqual(prefetch); // fetched ahead, never further than the bound
       expect(mostAtOnce).toBe(atOnce); // blocks asked of the node at once, never more
       for (const [h, txid] of paid)
-        expect(store.getPayment(`${txid}:0`)).toMatchObject({ blockHeight: h, amountSats: BigInt(h - first + 1) * 1_000_000n });
+        expect(await store.getPayment(`${txid}:0`)).toMatchObject({ blockHeight: h, amountSats: BigInt(h - first + 1) * 1_000_000n });
     },
   );
 
   it('stores nothing of a block whose fetch failed, and retries it', async () => {
     const events: number[] = [];
     const problems: string[] = [];
+    const checks: Array<Promise<void>> = [];
     let failed = false;
     const { rpc } = t;
     const failing: ChainRpcClient = {
@@ -141,7 +153,7 @@ describe('scanner catch-up pipeline', () => {
     const scanner = t.start({
       rpc: failing,
       book,
-      publisher: checkingPublisher(events, problems),
+      publisher: checkingPublisher(events, problems, checks),
       startHeight: first,
       mempool: false,
       minBackoffMs: 10,
@@ -150,6 +162,7 @@ describe('scanner catch-up pipeline', () => {
     await waitFor(() => scanner.status().state === 'synced', 20_000, 'the catch-up');
     expect(failed).toBe(true);
     expect(events).toEqual(Array.from({ length: BLOCKS }, (_, i) => first + i));
+    await Promise.all(checks);
     expect(problems).toEqual([]);
   });
 
@@ -172,8 +185,8 @@ describe('scanner catch-up pipeline', () => {
     await waitFor(() => scanner.status().state === 'synced', 20_000, 'the catch-up');
     expect(scanner.status().scanned_height).toBe(last);
     for (const [h, txid] of paid)
-      expect(store.getPayment(`${txid}:0`)).toMatchObject({ blockHeight: h, amountSats: BigInt(h - first + 1) * 1_000_000n });
-    expect(store.getPayment(`${twoKeys.txid}:0`)).toMatchObject({ blockHeight: last, amountSats: 7_000_000n });
-    expect(store.getPayment(`${other.txid}:0`)).toBeUndefined();
+      expect(await store.getPayment(`${txid}:0`)).toMatchObject({ blockHeight: h, amountSats: BigInt(h - first + 1) * 1_000_000n });
+    expect(await store.getPayment(`${twoKeys.txid}:0`)).toMatchObject({ blockHeight: last, amountSats: 7_000_000n });
+    expect(await store.getPayment(`${other.txid}:0`)).toBeUndefined();
   });
 });

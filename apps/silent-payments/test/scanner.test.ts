@@ -118,7 +118,7 @@ describe('scanner against the chain double', () => {
     // In the mempool first: pending, 0 confirmations.
     for (const tx of txs) node.sendRawTransaction(tx.hex);
     await synced();
-    await waitFor(() => running!.service.store.countPayments() === expected.length, 10_000, 'pending payments');
+    await waitFor(async () => (await running!.service.store.countPayments()) === expected.length, 10_000, 'pending payments');
     const pending = await payment(expected[0]!.id);
     expect(pending.body).toMatchObject({ status: 'pending', confirmations: 0, block_height: null });
 
@@ -212,8 +212,8 @@ describe('scanner against the chain double', () => {
       confirmations: 0,
       created_at: first.created_at,
     });
-    expect(running.service.store.blockHash(firstHeight)).not.toBe(orphaned);
-    expect(running.service.store.blockHash(firstHeight + 1)).toBe(node.tipHash());
+    expect(await running.service.store.blockHash(firstHeight)).not.toBe(orphaned);
+    expect(await running.service.store.blockHash(firstHeight + 1)).toBe(node.tipHash());
 
     node.mine(1);
     await synced();
@@ -253,7 +253,7 @@ describe('scanner against the chain double', () => {
     const paid = buildSilentPayment([node.fund('p2wpkh')], [{ address: invoice, sats: 30_000_000n }], plainScript(11));
     const id = `${paid.txid}:0`;
     node.sendRawTransaction(paid.hex);
-    await waitFor(() => running!.service.store.getPayment(id) !== undefined, 10_000, 'the pending payment');
+    await waitFor(async () => (await running!.service.store.getPayment(id)) !== undefined, 10_000, 'the pending payment');
     expect((await getJson(running.url, '/labels/sweep-me')).body).toMatchObject({ status: 'pending', pending: 0.3, received: 0 });
     node.mine(1);
     await synced();
@@ -283,7 +283,7 @@ describe('scanner against the chain double', () => {
     });
     expect({ code, err: out.err }).toEqual({ code: 0, err: '' });
     const sweepTxid = node.sendRawTransaction(out.text.trim());
-    await waitFor(() => running!.service.store.getPayment(id)?.spentTxid === sweepTxid, 10_000, 'the spend in the mempool');
+    await waitFor(async () => (await running!.service.store.getPayment(id))?.spentTxid === sweepTxid, 10_000, 'the spend in the mempool');
     expect((await payment(id)).body).toMatchObject({ spent: true, spent_txid: sweepTxid, spent_height: null });
     expect((await getJson(running.url, '/balance')).body).toEqual({ confirmed: 0, pending: 0, spent_pending: 0.3, utxo_count: 0 });
 
@@ -298,9 +298,13 @@ describe('scanner against the chain double', () => {
     // The spending block leaves the chain, the spend goes back to the mempool: pending-spent.
     node.reorg(1);
     await synced();
-    await waitFor(() => running!.service.store.getPayment(id)?.spentTxid === sweepTxid, 10_000, 'the spend back in the mempool');
+    await waitFor(
+      async () => (await running!.service.store.getPayment(id))?.spentTxid === sweepTxid,
+      10_000,
+      'the spend back in the mempool',
+    );
     expect((await payment(id)).body).toMatchObject({ spent: true, spent_txid: sweepTxid, spent_height: null, status: 'confirmed' });
-    expect(running.service.store.blockHash(spendHeight)).not.toBe(spendBlock);
+    expect(await running.service.store.blockHash(spendHeight)).not.toBe(spendBlock);
 
     // Mined again on the new branch: spent at the new height.
     node.mine(1);
@@ -365,7 +369,7 @@ describe('scanner against the chain double', () => {
     await waitFor(() => (scanned() ?? 0) >= start + 5, 15_000, 'some progress');
     await running.close();
     // Stopped between two blocks, with blocks left to scan.
-    const stoppedAt = scannedAfterClose(dir);
+    const stoppedAt = await scannedAfterClose(dir);
     expect(stoppedAt).toBeLessThan(node.tipHeight());
     node.setLatency(0);
     running = await startService(env({ SP_START_HEIGHT: String(start + 10) }));
@@ -408,8 +412,8 @@ describe('scanner against the chain double', () => {
       cookieNode.mine(4);
       await waitFor(() => scanned() === cookieNode.tipHeight(), 10_000, 'scan');
       expect(running.service.scanner.status()).toMatchObject({ start_height: start, scanned_height: start + 1 });
-      expect(running.service.store.blockHash(start - 1)).toBeDefined();
-      expect(running.service.store.blockHash(start - 2)).toBeUndefined();
+      expect(await running.service.store.blockHash(start - 1)).toBeDefined();
+      expect(await running.service.store.blockHash(start - 2)).toBeUndefined();
     } finally {
       await running?.close();
       running = undefined;
@@ -495,12 +499,12 @@ describe('scanner against the chain double', () => {
   });
 });
 
-function scannedAfterClose(dataDir: string): number {
+async function scannedAfterClose(dataDir: string): Promise<number> {
   // Read the stored progress the way the next start will.
   const store = openStore(join(dataDir, 'silent-payments.sqlite'));
   try {
     return store.progress().scannedHeight ?? -1;
   } finally {
-    store.close();
+    await store.close();
   }
 }

@@ -56,7 +56,7 @@ function toResponse(record: LabelRecord) {
 export function createAddressRouter(options: AddressRouterDeps): Router {
   const { store, book, logger, maxLabels } = options;
   const router = Router();
-  router.post('/generate-address', function generateAddress(req, res) {
+  router.post('/generate-address', async function generateAddress(req, res) {
     const body: unknown = req.body;
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw invalid('body must be a JSON object', 'send Content-Type: application/json with {"label": string, "amount": number}');
@@ -67,19 +67,19 @@ export function createAddressRouter(options: AddressRouterDeps): Router {
       throw new AppError('MISSING_PARAMETER', { message: 'amount is required', details: 'a positive number of BTC' });
     const amount = parseBtcAmount(rawAmount);
     if (typeof amount === 'string') throw invalid(amount);
-    const existing = store.findLabel(label);
+    const existing = await store.findLabel(label);
     if (existing !== undefined) {
       res.status(200).json(toResponse(existing));
       return;
     }
     // A documented cap (docs/silent-payments.md, "Limits"): every label is scanned for in every block.
-    if (store.countLabels() >= maxLabels) {
+    if ((await store.countLabels()) >= maxLabels) {
       throw new AppError('CONFLICT', {
         message: 'label limit reached',
         details: `this service hands out at most ${maxLabels} labels (MAX_LABELS); reuse an existing label`,
       });
     }
-    const record = store.createLabel(label, amount, (m) => book.labelAddress(m));
+    const record = await store.createLabel(label, amount, (m) => book.labelAddress(m));
     book.addLabel(record.m, record.address);
     logger.info({ m: record.m, address: record.address }, 'address generated');
     res.status(201).json(toResponse(record));

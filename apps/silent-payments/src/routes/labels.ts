@@ -21,8 +21,8 @@ export function createLabelRouter(options: LabelRouterDeps): Router {
   const { store, toleranceSats } = options;
   const router = Router();
 
-  function invoice(label: LabelRecord) {
-    const totals = store.labelTotals(label.m);
+  async function invoice(label: LabelRecord) {
+    const totals = await store.labelTotals(label.m);
     return {
       label: label.label,
       address: label.address,
@@ -35,16 +35,17 @@ export function createLabelRouter(options: LabelRouterDeps): Router {
     };
   }
 
-  router.get('/labels', function listLabels(req, res) {
+  router.get('/labels', async function listLabels(req, res) {
     const { limit, offset } = readPage(req.query);
-    res.json({ labels: store.listLabels(limit, offset).map(invoice), total: store.countLabels(), limit, offset });
+    const labels = await store.listLabels(limit, offset);
+    res.json({ labels: await Promise.all(labels.map(invoice)), total: await store.countLabels(), limit, offset });
   });
-  router.get('/labels/:label', function getLabel(req, res) {
-    const label = store.findLabel(req.params.label);
+  router.get('/labels/:label', async function getLabel(req, res) {
+    const label = await store.findLabel(req.params.label);
     if (label === undefined) {
       throw new AppError('NOT_FOUND', { message: 'label not found', details: `no label ${JSON.stringify(req.params.label.slice(0, 80))}` });
     }
-    res.json(invoice(label));
+    res.json(await invoice(label));
   });
   return router;
 }

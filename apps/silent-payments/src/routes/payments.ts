@@ -28,7 +28,7 @@ function invalidFilter(message: string): AppError {
  * The filters of `GET /payments`: `status` (`pending`, `confirmed`), `spent` (`true`, `false`),
  * `label` (a label string). Returns undefined when the label is unknown (nothing can match).
  */
-function readFilter(query: Record<string, unknown>, store: Store): PaymentFilter | undefined {
+async function readFilter(query: Record<string, unknown>, store: Store): Promise<PaymentFilter | undefined> {
   const filter: PaymentFilter = {};
   const { status, spent, label } = query;
   if (status !== undefined) {
@@ -43,7 +43,7 @@ function readFilter(query: Record<string, unknown>, store: Store): PaymentFilter
     if (typeof label !== 'string' || label.trim() === '' || [...label].length > LABEL_MAX_LENGTH) {
       throw invalidFilter(`label must be a non-empty string of at most ${LABEL_MAX_LENGTH} characters`);
     }
-    const record = store.findLabel(label);
+    const record = await store.findLabel(label);
     if (record === undefined) return undefined;
     filter.labelM = record.m;
   }
@@ -79,18 +79,19 @@ function listItem(p: PaymentRecord) {
 export function createPaymentRouter(options: PaymentRouterDeps): Router {
   const { store } = options;
   const router = Router();
-  router.get('/payments', function listPayments(req, res) {
+  router.get('/payments', async function listPayments(req, res) {
     const query = req.query as Record<string, unknown>;
     const { limit, offset } = readPage(query);
-    const filter = readFilter(query, store);
+    const filter = await readFilter(query, store);
     if (filter === undefined) {
       res.json({ payments: [], total: 0, limit, offset });
       return;
     }
-    res.json({ payments: store.listPayments(limit, offset, filter).map(listItem), total: store.countPayments(filter), limit, offset });
+    const [payments, total] = await Promise.all([store.listPayments(limit, offset, filter), store.countPayments(filter)]);
+    res.json({ payments: payments.map(listItem), total, limit, offset });
   });
-  router.get('/balance', function getBalance(_req, res) {
-    const b = store.balance();
+  router.get('/balance', async function getBalance(_req, res) {
+    const b = await store.balance();
     res.json({
       confirmed: satsToBtc(b.confirmed),
       pending: satsToBtc(b.pending),
@@ -98,8 +99,8 @@ export function createPaymentRouter(options: PaymentRouterDeps): Router {
       utxo_count: b.utxoCount,
     });
   });
-  router.get('/payments/:id', function getPayment(req, res) {
-    const payment = store.getPayment(req.params.id);
+  router.get('/payments/:id', async function getPayment(req, res) {
+    const payment = await store.getPayment(req.params.id);
     if (payment === undefined)
       throw new AppError('NOT_FOUND', { message: 'payment not found', details: `no payment with id ${req.params.id.slice(0, 80)}` });
     let confirmations = 0;
@@ -107,7 +108,8 @@ export function createPaymentRouter(options: PaymentRouterDeps): Router {
       const tip = Math.max(options.tipHeight() ?? payment.blockHeight, payment.blockHeight);
       confirmations = tip - payment.blockHeight + 1;
     }
-    const label = payment.labelM === null || payment.labelM === CHANGE_LABEL ? null : (store.labelByIndex(payment.labelM)?.label ?? null);
+    const label =
+      payment.labelM === null || payment.labelM === CHANGE_LABEL ? null : ((await store.labelByIndex(payment.labelM))?.label ?? null);
     res.json({
       ...listItem(payment),
       confirmations,

@@ -30,7 +30,7 @@ function invalid(message: string, details?: string): AppError {
 export function createPsbtRouter(options: PsbtRouterDeps): Router {
   const { store, network, spendPub, logger } = options;
   const router = Router();
-  router.post('/psbt', function createPsbt(req, res) {
+  router.post('/psbt', async function createPsbt(req, res) {
     const body: unknown = req.body;
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw invalid('body must be a JSON object', 'send {"to": address, "fee_rate": sat/vB, "ids"?: [payment ids]}');
@@ -44,7 +44,7 @@ export function createPsbtRouter(options: PsbtRouterDeps): Router {
     }
     let payments: PaymentRecord[];
     if (ids === undefined) {
-      payments = store.listPayments(PSBT_MAX_INPUTS, 0, { status: 'confirmed', spent: false });
+      payments = await store.listPayments(PSBT_MAX_INPUTS, 0, { status: 'confirmed', spent: false });
       if (payments.length === 0) throw invalid('nothing to sweep: no confirmed unspent output');
     } else {
       if (!Array.isArray(ids) || ids.length === 0 || ids.some((id) => typeof id !== 'string')) {
@@ -52,8 +52,9 @@ export function createPsbtRouter(options: PsbtRouterDeps): Router {
       }
       if (ids.length > PSBT_MAX_INPUTS) throw invalid(`ids must hold at most ${PSBT_MAX_INPUTS} payment ids`);
       if (new Set(ids).size !== ids.length) throw invalid('ids must not repeat a payment id');
-      payments = (ids as string[]).map((id) => {
-        const p = store.getPayment(id);
+      const found = await Promise.all((ids as string[]).map((id) => store.getPayment(id)));
+      payments = (ids as string[]).map((id, i) => {
+        const p = found[i];
         if (p === undefined) throw invalid(`unknown payment id ${id.slice(0, 80)}`);
         if (p.spentTxid !== null) throw invalid(`payment ${id} is already spent by ${p.spentTxid}`);
         if (p.status !== 'confirmed') throw invalid(`payment ${id} is not confirmed yet`);

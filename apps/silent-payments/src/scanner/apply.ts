@@ -11,8 +11,12 @@ export type AfterCommit = (() => void) | void;
  * service's own payments are the first; a light-wallet index can be attached beside them
  * (`ScannerOptions.consumers`). Each block is applied, and each reorg rolled back, in ONE store
  * transaction shared by every consumer and the scan progress: a restart or a failure finds all
- * of them at the same block. Both calls run synchronously inside the transaction (throwing rolls
- * back the block for every consumer, and the scanner retries it); what must wait for the commit
+ * of them at the same block. The transaction is the store's, on either backend
+ * (`Store.transaction`: SQLite's one connection, or one PostgreSQL client between BEGIN and
+ * COMMIT): `apply` and `rollback` are called in turn inside it, each awaited, and write through
+ * the store's operations on `tx` (never on the store itself, whose calls wait for the
+ * transaction's end on SQLite and do not see it on PostgreSQL). Throwing (or rejecting) rolls
+ * back the block for every consumer, and the scanner retries it; what must wait for the commit
  * (events, logs) goes in the function they return.
  *
  * A consumer whose data lives in a store of its own (PostgreSQL) cannot join that transaction: it
@@ -24,10 +28,10 @@ export type AfterCommit = (() => void) | void;
 export interface BlockConsumer {
   /** A name for logs. */
   readonly name: string;
-  /** Stores what it keeps of `block` (the block at `height`, already scanned for the service's keys). */
-  apply(block: ScannedBlock, height: number, tx: BlockTransaction): AfterCommit;
-  /** Forgets everything it stored above `height` (those blocks left the best chain). */
-  rollback(height: number, tx: BlockTransaction): AfterCommit;
+  /** Stores what it keeps of `block` (the block at `height`, already scanned for the service's keys), through `tx`. */
+  apply(block: ScannedBlock, height: number, tx: BlockTransaction): AfterCommit | Promise<AfterCommit>;
+  /** Forgets everything it stored above `height` (those blocks left the best chain), through `tx`. */
+  rollback(height: number, tx: BlockTransaction): AfterCommit | Promise<AfterCommit>;
   /** Work in a store of its own for `block`, before the block's transaction (idempotent). */
   prepare?(block: ScannedBlock, height: number): Promise<void>;
   /** Forgets, in a store of its own, everything above `height`, before the rollback's transaction. */
@@ -49,9 +53,16 @@ export function tellMempool(ctx: ScanContext, tell: (consumer: BlockConsumer) =>
   }
 }
 
-/** Runs each consumer's part inside one store transaction, then what they return once it committed. */
-function inOneTransaction(ctx: ScanContext, part: (consumer: BlockConsumer, tx: BlockTransaction) => AfterCommit): void {
-  const after = ctx.store.transaction((tx) => ctx.consumers.map((consumer) => part(consumer, tx)));
+/** Runs each consumer's part in turn inside one store transaction, then what they return once it committed. */
+async function inOneTransaction(
+  ctx: ScanContext,
+  part: (consumer: BlockConsumer, tx: BlockTransaction) => AfterCommit | Promise<AfterCommit>,
+): Promise<void> {
+  const after = await ctx.store.transaction(async (tx) => {
+    const then: AfterCommit[] = [];
+    for (const consumer of ctx.consumers) then.push(await part(consumer, tx));
+    return then;
+  });
   for (const then of after) then?.();
 }
 
@@ -62,7 +73,7 @@ export async function applyBlock(ctx: ScanContext, block: ScannedBlock): Promise
     // A transaction the library cannot parse cannot pay us by BIP-352 rules; never stall on it.
     ctx.logger.error({ txid: s.txid, err: s.error }, 'transaction skipped: cannot be scanned');
   }
-  inOneTransaction(ctx, (consumer, tx) => consumer.apply(block, block.height, tx));
+  await inOneTransaction(ctx, (consumer, tx) => consumer.apply(block, block.height, tx));
   ctx.blocksApplied++;
   const now = Date.now();
   ctx.recent.push(now);
@@ -74,5 +85,5 @@ export async function applyBlock(ctx: ScanContext, block: ScannedBlock): Promise
 /** Rolls every consumer back to `height` (their `unwind` first, then one transaction): the blocks above it left the best chain. */
 export async function rollbackTo(ctx: ScanContext, height: number): Promise<void> {
   for (const consumer of ctx.consumers) await consumer.unwind?.(height);
-  inOneTransaction(ctx, (consumer, tx) => consumer.rollback(height, tx));
+  await inOneTransaction(ctx, (consumer, tx) => consumer.rollback(height, tx));
 }

@@ -15,19 +15,19 @@ import type { RpcTransaction } from './types';
  */
 async function dropGone(ctx: ScanContext, current: Set<string>): Promise<void> {
   const { store, logger } = ctx;
-  const pendingGone = store.pendingTxids().filter((txid) => !current.has(txid));
-  const spendsLeft = store.pendingSpendTxids().filter((txid) => !current.has(txid));
+  const pendingGone = (await store.pendingTxids()).filter((txid) => !current.has(txid));
+  const spendsLeft = (await store.pendingSpendTxids()).filter((txid) => !current.has(txid));
   if (pendingGone.length === 0 && spendsLeft.length === 0) return;
   if ((await ctx.rpc.call<number>('getblockcount', [])) !== ctx.tip) {
     ctx.blockSignal = true;
     return;
   }
   if (pendingGone.length > 0) {
-    const removed = store.removePending(pendingGone);
+    const removed = await store.removePending(pendingGone);
     logger.info({ txids: pendingGone, payments_removed: removed }, 'pending payments left the mempool unconfirmed');
   }
   if (spendsLeft.length > 0) {
-    const unspent = store.clearPendingSpends(spendsLeft);
+    const unspent = await store.clearPendingSpends(spendsLeft);
     logger.info({ txids: spendsLeft, outputs_unspent: unspent }, 'spends left the mempool unconfirmed: outputs unspent again');
   }
 }
@@ -52,11 +52,11 @@ async function scanChunk(ctx: ScanContext, chunk: string[]): Promise<void> {
   const { hits, skipped } = scanTransactions(ctx, resolved);
   for (const s of skipped) ctx.logger.error({ txid: s.txid, err: s.error }, 'transaction skipped: cannot be scanned');
   const found = hits.flatMap((hit) => paymentsOf(ctx, hit));
-  for (const p of ctx.store.addPending(found)) {
+  for (const p of await ctx.store.addPending(found)) {
     ctx.logger.info({ id: p.id, txid: p.txid, amount: satsToBtc(p.amountSats), address: p.address }, 'pending payment seen in the mempool');
   }
   // Every transaction, taproot output or not, may spend one of ours.
-  publishSpent(ctx, ctx.store.markSpentPending(spendsOfOurs(ctx, txs.flatMap(spendsOf), found)), null);
+  publishSpent(ctx, await ctx.store.markSpentPending(await spendsOfOurs(ctx, txs.flatMap(spendsOf), found)), null);
 }
 
 /** One pass over the mempool (`txids`: its `getrawmempool`, when already fetched). */

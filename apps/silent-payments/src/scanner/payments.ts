@@ -1,8 +1,8 @@
 import { satsToBtc, btcToSats } from '../amount';
-import type { NewPayment, PaymentRecord, SpendSeen } from '../store';
+import type { BlockTransaction, NewPayment, PaymentRecord, SpendSeen } from '../store';
 import type { BlockConsumer } from './apply';
 import type { ScanContext } from './context';
-import { invoiceStatuses, publishInvoicesPaid } from './invoices';
+import { invoicesPaid, invoiceStatuses, publishInvoicesPaid } from './invoices';
 import type { Hit, ScannedBlock } from './scan-block';
 
 /** Payments read at a time when the scanner lists the stored payments' txids. */
@@ -29,11 +29,16 @@ export function paymentsOf(ctx: ScanContext, hit: Hit): NewPayment[] {
 }
 
 /** The spends among `spends` that may concern a stored payment or one of `found` (stored with them). */
-export function spendsOfOurs(ctx: ScanContext, spends: SpendSeen[], found: NewPayment[]): SpendSeen[] {
+export async function spendsOfOurs(
+  ctx: ScanContext,
+  spends: SpendSeen[],
+  found: NewPayment[],
+  store: Pick<BlockTransaction, 'listPayments'> = ctx.store,
+): Promise<SpendSeen[]> {
   if (ctx.paymentTxids === undefined) {
     const txids = new Set<string>();
     for (let offset = 0; ; offset += PAYMENT_PAGE) {
-      const page = ctx.store.listPayments(PAYMENT_PAGE, offset);
+      const page = await store.listPayments(PAYMENT_PAGE, offset);
       for (const p of page) txids.add(p.txid);
       if (page.length < PAYMENT_PAGE) break;
     }
@@ -56,13 +61,15 @@ export function publishSpent(ctx: ScanContext, spent: PaymentRecord[], blockHeig
   }
 }
 
-/** Stores a block's payments and the spends of ours among its inputs, with the new progress; returns the events to publish. */
-function applyPayments(ctx: ScanContext, block: ScannedBlock, height: number): () => void {
+/** Stores a block's payments and the spends of ours among its inputs, with the new progress, in `tx`; returns the events to publish. */
+async function applyPayments(ctx: ScanContext, block: ScannedBlock, height: number, tx: BlockTransaction): Promise<() => void> {
   const found = block.hits.flatMap((hit) => paymentsOf(ctx, hit));
-  const ours = spendsOfOurs(ctx, block.spends, found);
+  const ours = await spendsOfOurs(ctx, block.spends, found, tx);
   const labelsTouched = new Set(found.map((p) => p.labelM).filter((m): m is number => m !== null && m > 0));
-  const invoicesBefore = invoiceStatuses(ctx, labelsTouched);
-  const applied = ctx.store.applyBlock({ height, hash: block.hash }, found, ours);
+  const invoicesBefore = await invoiceStatuses(tx, ctx, labelsTouched);
+  const applied = await tx.applyBlock({ height, hash: block.hash }, found, ours);
+  // Read inside the transaction too: the statuses after the block, published once it committed.
+  const paid = await invoicesPaid(tx, ctx, invoicesBefore);
   return () => {
     const confirmations = Math.max(1, (ctx.tip ?? height) - height + 1);
     for (const p of applied.payments) {
@@ -79,7 +86,7 @@ function applyPayments(ctx: ScanContext, block: ScannedBlock, height: number): (
       });
     }
     publishSpent(ctx, applied.spent, height);
-    publishInvoicesPaid(ctx, invoicesBefore);
+    publishInvoicesPaid(ctx, paid);
     ctx.publisher.publish('BlockScanned', {
       block_height: height,
       block_hash: block.hash,
@@ -90,9 +97,9 @@ function applyPayments(ctx: ScanContext, block: ScannedBlock, height: number): (
 }
 
 /** Removes the payments and confirmed spends above `height`; returns the logs and `PaymentReorged` events. */
-function rollbackPayments(ctx: ScanContext, height: number): () => void {
-  const scanned = ctx.store.progress().scannedHeight!;
-  const { removed, unspent } = ctx.store.rollbackAbove(height);
+async function rollbackPayments(ctx: ScanContext, height: number, tx: BlockTransaction): Promise<() => void> {
+  const scanned = tx.progress().scannedHeight!;
+  const { removed, unspent } = await tx.rollbackAbove(height);
   return () => {
     ctx.logger.warn(
       { from_height: scanned, fork_height: height, payments_removed: removed.length, spends_undone: unspent },
@@ -121,7 +128,7 @@ function rollbackPayments(ctx: ScanContext, height: number): () => void {
 export function paymentsConsumer(ctx: ScanContext): BlockConsumer {
   return {
     name: 'payments',
-    apply: (block, height) => applyPayments(ctx, block, height),
-    rollback: (height) => rollbackPayments(ctx, height),
+    apply: (block, height, tx) => applyPayments(ctx, block, height, tx),
+    rollback: (height, tx) => rollbackPayments(ctx, height, tx),
   };
 }

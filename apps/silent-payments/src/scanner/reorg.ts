@@ -20,7 +20,7 @@ async function nodeHashAt(ctx: ScanContext, height: number): Promise<string | un
 export async function followReorg(ctx: ScanContext, scanned: number): Promise<number> {
   let height = scanned;
   for (;;) {
-    const stored = ctx.store.blockHash(height);
+    const stored = await ctx.store.blockHash(height);
     if (stored === undefined) break; // below the first block kept: nothing older to compare
     const current = await nodeHashAt(ctx, height);
     if (current === stored) break;

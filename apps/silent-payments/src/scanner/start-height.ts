@@ -67,7 +67,7 @@ export async function takeStartHeight(ctx: ScanContext): Promise<ScanProgress | 
     return undefined;
   }
   const anchor = start > 0 ? await ctx.rpc.call<string>('getblockhash', [start - 1]) : undefined;
-  ctx.store.initProgress(start, anchor);
+  await ctx.store.initProgress(start, anchor);
   ctx.logger.info({ start_height: start, tip }, 'scanner initialised');
   return ctx.store.progress();
 }

@@ -108,9 +108,9 @@ export async function startFakeRelay(token: string, port = 0): Promise<FakeRelay
 }
 
 /** Waits until `predicate` holds (polling), or fails after `timeoutMs`. */
-export async function waitFor(predicate: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
   const start = Date.now();
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }

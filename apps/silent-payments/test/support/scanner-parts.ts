@@ -8,7 +8,8 @@ import { createAddressBook, type AddressBook } from '../../src/address-book';
 import { createChainRpcClient, type ChainRpcClient } from '../../src/chain-rpc';
 import { createNoopPublisher } from '../../src/publisher';
 import { createScanner, type Scanner, type ScannerOptions } from '../../src/scanner';
-import { openStore, type Store } from '../../src/store';
+import { openStore, openStoreAt, type Store } from '../../src/store';
+import { startTestPostgres, type TestPostgres } from '../tweak-index/support/postgres';
 
 const USER = 'scanner';
 const PASSWORD = 'scannerpass';
@@ -17,7 +18,7 @@ const PASSWORD = 'scannerpass';
 export interface ScannerParts {
   /** The chain double, one for the describe block. */
   readonly node: ChainDouble;
-  /** A fresh SQLite file for each test. */
+  /** A fresh store for each test: a SQLite file, or a wallet of its own in the PostgreSQL database. */
   readonly store: Store;
   /** A client toward the double, for each test. */
   readonly rpc: ChainRpcClient;
@@ -27,12 +28,19 @@ export interface ScannerParts {
   start(options: Omit<ScannerOptions, 'rpc' | 'store' | 'logger' | 'publisher'> & Partial<ScannerOptions>): Scanner;
 }
 
+/** The store backend of {@link useScannerParts}: SQLite (the default) or PostgreSQL. */
+export type StoreBackend = 'sqlite' | 'postgres';
+
 /**
  * For a describe block of scanner tests: the chain double (started before all, closed after
- * all), and for each test a store in a directory of its own and a client toward the double,
- * closed and removed after it with the scanner the test started.
+ * all), and for each test a store (a SQLite file in a directory of its own, or, with
+ * `backend` postgres, a wallet of its own in a throwaway PostgreSQL server started for the
+ * block) and a client toward the double, closed and removed after it with the scanner the test
+ * started.
  */
-export function useScannerParts(prefix: string): ScannerParts {
+export function useScannerParts(prefix: string, backend: StoreBackend = 'sqlite'): ScannerParts {
+  let pg: TestPostgres | undefined;
+  let tests = 0;
   let node: ChainDouble | undefined;
   let store: Store | undefined;
   let rpc: ChainRpcClient | undefined;
@@ -44,20 +52,24 @@ export function useScannerParts(prefix: string): ScannerParts {
   };
   beforeAll(async () => {
     node = await startChainDouble({ port: 0, host: '127.0.0.1', user: USER, password: PASSWORD, chain: 'regtest' });
-  });
+    if (backend === 'postgres') pg = await startTestPostgres();
+  }, 60_000);
   afterAll(async () => {
     await node?.close();
-  });
-  beforeEach(() => {
+    await pg?.stop();
+  }, 60_000);
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), prefix));
-    store = openStore(join(dir, 'sp.sqlite'));
+    const sqliteFile = join(dir, 'sp.sqlite');
+    store =
+      pg === undefined ? openStore(sqliteFile) : await openStoreAt({ sqliteFile, databaseUrl: pg.url, wallet: `${prefix}test-${++tests}` });
     rpc = createChainRpcClient({ url: defined(node, 'the node').url, user: USER, password: PASSWORD });
   });
   afterEach(async () => {
     await scanner?.stop();
     scanner = undefined;
     rpc?.close();
-    store?.close();
+    await store?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
   return {
