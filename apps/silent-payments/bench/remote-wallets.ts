@@ -62,18 +62,25 @@ async function untilComplete(c: ElectrumTestClient): Promise<void> {
   }
 }
 
-/** Restore time of a fresh wallet from `start` to the tip (ms). */
-async function restore(port: number, start: number): Promise<number> {
-  const c = await connectElectrum(port);
-  try {
-    const started = performance.now();
-    await c.call(METHOD, [...newWallet().params, start]);
-    await untilComplete(c);
-    return ms(started);
-  } finally {
-    c.close();
-  }
+/** A fresh wallet's restore from `start` to the tip: `subscribed` once answered (its scan running), `done` with its time (ms). */
+function startRestore(port: number, start: number): { subscribed: Promise<void>; done: Promise<number> } {
+  let answered!: () => void;
+  const subscribed = new Promise<void>((resolve) => (answered = resolve));
+  const done = (async () => {
+    const c = await connectElectrum(port);
+    try {
+      const started = performance.now();
+      await c.call(METHOD, [...newWallet().params, start]);
+      answered();
+      await untilComplete(c);
+      return ms(started);
+    } finally {
+      c.close();
+    }
+  })();
+  return { subscribed, done };
 }
+const restore = (port: number, start: number): Promise<number> => startRestore(port, start).done;
 
 interface Delays {
   /** Each wallet's notification after the block's store (ms). */
@@ -82,8 +89,18 @@ interface Delays {
   headers: number[];
 }
 
-/** `count` wallets live, then `block` stored with a payment to each: the delays. The block is rolled back after. */
-async function newBlock(indexer: TweakIndexer, port: number, block: RpcBlock, height: number, count: number): Promise<Delays> {
+/**
+ * `count` wallets live, then `block` stored with a payment to each: the delays. With `restoreFrom`,
+ * another wallet's restore from that height runs meanwhile. The block is rolled back after.
+ */
+async function newBlock(
+  indexer: TweakIndexer,
+  port: number,
+  block: RpcBlock,
+  height: number,
+  count: number,
+  restoreFrom?: number,
+): Promise<Delays> {
   const wallets = Array.from({ length: count }, () => newWallet());
   const clients: ElectrumTestClient[] = [];
   try {
@@ -106,10 +123,13 @@ async function newBlock(indexer: TweakIndexer, port: number, block: RpcBlock, he
         .slice(i * WALLETS_PER_CONNECTION, (i + 1) * WALLETS_PER_CONNECTION)
         .map(() => c.nextParams(METHOD).then(() => delays.wallets.push(ms(stored)))),
     ]);
+    const restoring = restoreFrom === undefined ? undefined : startRestore(port, restoreFrom);
+    await restoring?.subscribed;
     await indexer.store.applyBlock(record);
     stored = performance.now();
     indexer.events.emit('block', height, record.hash);
     await Promise.all(heard);
+    await restoring?.done;
     return delays;
   } finally {
     for (const c of clients) c.close();
@@ -166,17 +186,21 @@ async function main(): Promise<void> {
     }
 
     const blockRows: string[] = [];
-    for (const count of WALLET_COUNTS) {
+    const cases = [
+      ...WALLET_COUNTS.map((count) => ({ count, label: String(count), restoreFrom: undefined as number | undefined })),
+      { count: 10, label: `10, while another wallet restores all ${indexed} blocks`, restoreFrom: chain.firstHeight },
+    ];
+    for (const { count, label, restoreFrom } of cases) {
       const p50: number[] = [];
       const worst: number[] = [];
       const headers: number[] = [];
       for (let r = 0; r < ROUNDS; r += 1) {
-        const d = await newBlock(indexer, port, lastBlock, last, count);
+        const d = await newBlock(indexer, port, lastBlock, last, count, restoreFrom);
         p50.push(median(d.wallets));
         worst.push(Math.max(...d.wallets));
         headers.push(Math.max(...d.headers));
       }
-      blockRows.push(`| ${count} | ${median(p50).toFixed(1)} | ${median(worst).toFixed(1)} | ${median(headers).toFixed(1)} |`);
+      blockRows.push(`| ${label} | ${median(p50).toFixed(1)} | ${median(worst).toFixed(1)} | ${median(headers).toFixed(1)} |`);
     }
 
     const report = [
