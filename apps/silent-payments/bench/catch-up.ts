@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import { createReceiver, loadSecp256k1Backend, scanInputsFromRpc } from '@repo/bip352';
 import { processCpuMicros } from '@repo/metrics';
 import { createSilentLogger } from '@repo/service';
@@ -120,10 +121,23 @@ interface CatchUp {
 }
 
 /** Empties a PostgreSQL index left by an earlier round. */
-async function clearIndex(store: TweakIndexStore): Promise<void> {
+/**
+ * Empties the PostgreSQL index before a catch-up, then compacts its tables: the rows of the round
+ * before would otherwise stay as dead space in them, and the bytes per transaction (their total
+ * size) would grow with each round.
+ */
+async function clearIndex(databaseUrl: string): Promise<void> {
+  const store = createPostgresIndexStore(databaseUrl);
   await store.open();
   await store.rollback(0);
   await store.close();
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('VACUUM FULL idx_blocks, idx_txs, idx_outputs, idx_spent');
+  } finally {
+    await client.end();
+  }
 }
 
 /** What an index's store holds: its indexed transactions and their bytes. */
@@ -148,7 +162,7 @@ async function catchUp(node: RegtestNode, chain: DenseChain, index: IndexMode = 
           ELECTRUM_PORT: '0',
           ...(index.databaseUrl === undefined ? {} : { DATABASE_URL: index.databaseUrl }),
         };
-  if (index?.databaseUrl !== undefined) await clearIndex(createPostgresIndexStore(index.databaseUrl));
+  if (index?.databaseUrl !== undefined) await clearIndex(index.databaseUrl);
   // The end: the tip's block stored, told by the service's own BlockScanned event (published right
   // after the block's SQLite transaction). Not by polling the scanner's status: every 2 ms that
   // cost the service's thread a noticeable share of the CPU a catch-up needs.
