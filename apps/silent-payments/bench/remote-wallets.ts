@@ -4,10 +4,10 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import secp from 'secp256k1';
-import { loadSecp256k1Backend } from '@repo/bip352';
+import { computeTweaks, loadSecp256k1Backend } from '@repo/bip352';
 import { createSilentLogger } from '@repo/service';
 import { requireBitcoind } from '@repo/regtest';
-import { readBlock, tweaksHere, type RpcBlock } from '../src/tweak-index/block-record';
+import { readBlock, type RpcBlock } from '../src/tweak-index/block-record';
 import { createElectrumServers, ELECTRUM_LIMIT_DEFAULTS, type ElectrumServers } from '../src/tweak-index/electrum/server';
 import { createTweakIndexer, type TweakIndexer } from '../src/tweak-index/indexer';
 import { createSqliteIndexStore } from '../src/tweak-index/store-sqlite';
@@ -113,7 +113,7 @@ async function newBlock(
         await untilComplete(c);
       }
     }
-    const record = await readBlock(block, tweaksHere(loadSecp256k1Backend()));
+    const record = await readBlock(block, async (inputs) => Promise.resolve(computeTweaks(inputs, loadSecp256k1Backend())));
     record.txs.push(...wallets.map((w, i) => payingTx(w, randomBytes(32).toString('hex'), { count: 1 + (i % 2) })));
     const delays: Delays = { wallets: [], headers: [] };
     let stored = 0;

@@ -250,7 +250,6 @@ export function createStore(location: StoreLocation | string, logger?: Logger): 
     });
   };
   // An async function: a refusal of current() becomes a rejection, never a throw.
-  // An async function: a refusal of current() becomes a rejection, never a throw.
   const via =
     (method: DatabaseMethod) =>
     async (...args: unknown[]): Promise<unknown> =>

@@ -9,6 +9,7 @@ import { satsToBtc } from '../src/amount';
 import { createApp, DATABASE_FILE, type SilentPaymentsService } from '../src/app';
 import { loadConfig } from '../src/config';
 import { waitFor } from './support/fake-relay';
+import { chainDoubleEnv } from './support/service';
 import { startTestPostgres, type TestPostgres } from './tweak-index/support/postgres';
 
 // DATABASE_URL through the service as operators start it (src/app.ts): the service's own labels,
@@ -36,12 +37,7 @@ describe('the service with DATABASE_URL', () => {
   });
 
   const env = (extra: Record<string, string> = {}): Record<string, string> => ({
-    DATA_DIR: dir,
-    SP_NETWORK: 'regtest',
-    CHAIN_RPC_URL: node.url,
-    CHAIN_RPC_USER: 'u',
-    CHAIN_RPC_PASSWORD: 'p',
-    SCAN_LONG_POLL: 'false',
+    ...chainDoubleEnv(node.url, dir),
     SCAN_MEMPOOL: 'false',
     SCAN_POLL_INTERVAL_MS: '50',
     DATABASE_URL: pg.url,

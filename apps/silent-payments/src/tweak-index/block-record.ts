@@ -1,13 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  computeTweaks,
-  isP2trHex,
-  scanInputsFromRpc,
-  type AnySecp256k1Backend,
-  type RpcVin,
-  type RpcVout,
-  type ScanInput,
-} from '@repo/bip352';
+import { isP2trHex, scanInputsFromRpc, type RpcVin, type RpcVout, type ScanInput } from '@repo/bip352';
 import { btcToSats } from '../amount';
 import { buildGcsFilter, filterKey } from './gcs';
 
@@ -146,11 +138,6 @@ export interface IndexCandidate {
 
 /** `computeTweaks` of `@repo/bip352` for many transactions' inputs, wherever it runs (a worker thread: tweak-worker.ts). */
 export type ComputeTweaks = (inputs: ScanInput[][]) => Promise<Array<Uint8Array | null>>;
-
-/** `computeTweaks` on this thread with `backend`. */
-export function tweaksHere(backend: AnySecp256k1Backend): ComputeTweaks {
-  return async (inputs) => Promise.resolve(computeTweaks(inputs, backend));
-}
 
 /** The candidates that are eligible (`tweaks[i]` of candidate i not null: computeTweaks of their inputs), with their tweaks. */
 export function withTweaks(candidates: readonly IndexCandidate[], tweaks: ReadonlyArray<Uint8Array | null>): IndexedTx[] {

@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startBip352Worker } from './bip352-worker';
 import type { ScanInput } from '@repo/bip352';
 import type { ComputeTweaks } from './block-record';
 
@@ -44,7 +45,7 @@ export function createTweakWorker(backend?: string): TweakWorker {
     for (const call of waiting.splice(0)) call.reject(new Error(`tweak worker: ${reason}`));
   };
   const start = (): Worker => {
-    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { bip352: require.resolve('@repo/bip352'), backend } });
+    const w = startBip352Worker(WORKER_SOURCE, backend);
     w.on('message', (answer: { tweaks?: Array<Uint8Array | null>; error?: string }) => {
       const call = waiting.shift();
       if (waiting.length === 0) w.unref();

@@ -8,6 +8,18 @@ import { loadConfig } from '../../src/config';
 import { contract } from './contract';
 import { startFakeRelay, waitFor, type FakeRelay } from './fake-relay';
 
+/** The environment of a service against `@repo/chain-double` (user `u`, password `p`) keeping its data in `dataDir`; no long poll. */
+export function chainDoubleEnv(nodeUrl: string, dataDir: string): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    SP_NETWORK: 'regtest',
+    CHAIN_RPC_URL: nodeUrl,
+    CHAIN_RPC_USER: 'u',
+    CHAIN_RPC_PASSWORD: 'p',
+    SCAN_LONG_POLL: 'false',
+  };
+}
+
 /** A running service on port 0, for tests. */
 export interface RunningService {
   service: SilentPaymentsService;

@@ -7,6 +7,7 @@ import { createSilentLogger } from '@repo/service';
 import { createApp, type SilentPaymentsService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { waitFor } from '../support/fake-relay';
+import { chainDoubleEnv } from '../support/service';
 
 // INDEX_ENABLED through the service as operators start it (src/app.ts): the index's listeners,
 // GET /info, and the scanner's block pass feeding it (docs/silent-payments.md, "The tweak index
@@ -26,12 +27,7 @@ describe('the service with INDEX_ENABLED', () => {
   /** The service as operators start it with the index on, against the double; `extra` on top. */
   const indexedConfig = (extra: Record<string, string>) =>
     loadConfig({
-      DATA_DIR: dir,
-      SP_NETWORK: 'regtest',
-      CHAIN_RPC_URL: node.url,
-      CHAIN_RPC_USER: 'u',
-      CHAIN_RPC_PASSWORD: 'p',
-      SCAN_LONG_POLL: 'false',
+      ...chainDoubleEnv(node.url, dir),
       INDEX_ENABLED: 'true',
       INDEX_GRPC_PORT: '0',
       ELECTRUM_PORT: '0',

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from '@repo/service';
+import { startBip352Worker } from '../bip352-worker';
 import type { StoredTx } from '../store';
 import { matchesOf, packRows, type PackedRows, type RemoteMatch } from './scan-rows';
 import type { WalletKeys } from './wallet-keys';
@@ -142,10 +143,7 @@ export function createRemoteScanPool(options: RemoteScanPoolOptions): RemoteScan
   };
 
   const spawn = (): Slot => {
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { bip352: require.resolve('@repo/bip352'), backend: options.backend },
-    });
+    const worker = startBip352Worker(WORKER_SOURCE, options.backend);
     const slot: Slot = { worker, job: undefined };
     worker.on('message', (answer: { hits?: Uint32Array; error?: string }) => finish(slot, answer));
     const gone = (reason: string): void => {

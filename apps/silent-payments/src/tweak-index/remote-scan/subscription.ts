@@ -1,5 +1,6 @@
 import type { ElectrumContext } from '../electrum/protocol';
 import { foundChanged } from './found-outputs';
+import { MEMPOOL_MAX_TXS } from '../mempool';
 import type { StoredTx } from '../store';
 import type { RemoteMatch } from './scan-rows';
 import type { WalletKeys } from './wallet-keys';
@@ -25,8 +26,6 @@ export const HISTORY_PAGE = 100;
  * the last one, or none): the wallet sees the progress of a long restore, as Frigate's is sent.
  */
 export const PROGRESS_INTERVAL_MS = 1_000;
-/** Mempool txids a subscription keeps to scan; past it the whole mempool is read instead. */
-const MEMPOOL_NEW_MAX = 100_000;
 
 /** The subscribe result, repeated byte for byte in each notification (Frigate's README, "blockchain.silentpayments.subscribe"). */
 export interface SubscriptionInfo {
@@ -39,9 +38,8 @@ export interface SubscriptionInfo {
 /** One wallet subscribed on one connection; its keys live here and nowhere else. */
 export interface Subscription {
   keys: WalletKeys;
-  /** What the subscribe answered. */
+  /** What the subscribe answered (`start_height`: the first height scanned). */
   info: SubscriptionInfo;
-  startHeight: number;
   /** The last height of a closed range (`start` "FROM-TO"): nothing above it is scanned, nor the mempool; undefined: open. */
   endHeight: number | undefined;
   /** The next height to scan. */
@@ -99,7 +97,8 @@ function notification(sub: Subscription, progress: number, history: readonly Rem
 export function mempoolAdded(sub: Subscription, txids: readonly string[]): void {
   if (sub.mempoolNew === 'all') return;
   for (const txid of txids) sub.mempoolNew.add(txid);
-  if (sub.mempoolNew.size > MEMPOOL_NEW_MAX) sub.mempoolNew = 'all';
+  // More than the mempool index holds: reading it whole is cheaper.
+  if (sub.mempoolNew.size > MEMPOOL_MAX_TXS) sub.mempoolNew = 'all';
 }
 
 /**
@@ -113,9 +112,7 @@ async function scanMempool(ctx: ElectrumContext, sub: Subscription): Promise<Rem
   const wanted = sub.mempoolNew;
   sub.mempoolNew = new Set();
   const rows = wanted === 'all' ? mempool.rows() : [...wanted].flatMap((txid) => mempool.get(txid) ?? []);
-  const jobs: Array<Promise<RemoteMatch[]>> = [];
-  for (let i = 0; i < rows.length; i += ROW_CHUNK) jobs.push(ctx.settings.scanPool.scan(sub, sub.keys, rows.slice(i, i + ROW_CHUNK), true));
-  const found = (await Promise.all(jobs)).flat().filter((m) => !sub.found.has(m.txid));
+  const found = (await scanRows(sub, ctx, rows)).filter((m) => !sub.found.has(m.txid));
   for (const m of found) sub.found.set(m.txid, m);
   return found;
 }
@@ -184,7 +181,7 @@ export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription):
           if (!sentFromMempool) history.push(m);
         }
         if (rewound) break;
-        const progress = (sub.next - sub.startHeight) / Math.max(1, tip - sub.startHeight + 1);
+        const progress = (sub.next - sub.info.start_height) / Math.max(1, tip - sub.info.start_height + 1);
         await flushFull(ctx, sub, history, progress);
         if (sub.next <= tip) await notifyProgress(ctx, sub, history, progress);
       }

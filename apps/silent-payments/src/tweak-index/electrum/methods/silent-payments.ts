@@ -39,7 +39,7 @@ function subscriptionsOf(ctx: ElectrumContext): Map<string, Subscription> {
   // A reorg: every subscription scans again from the fork (the blocks of the new branch follow).
   const onRollback = (height: number): void => {
     for (const s of subs.values()) {
-      s.next = Math.min(s.next, Math.max(height, s.startHeight));
+      s.next = Math.min(s.next, Math.max(height, s.info.start_height));
       s.rewindTo = Math.min(s.rewindTo ?? height, height);
       for (const [txid, m] of s.found) if (m.height >= height) s.found.delete(txid);
     }
@@ -168,13 +168,12 @@ export const silentPaymentMethods: ElectrumMethods = {
       throw error;
     }
     // Never narrow a wallet's coverage: a re-subscription keeps the lower start (and the wider end), and scans it all again.
-    const start = Math.min(range.start, previous?.startHeight ?? range.start);
+    const start = Math.min(range.start, previous?.info.start_height ?? range.start);
     const end = previous === undefined ? range.end : widerEnd(range.end, previous.endHeight);
     const info = { address: keys.address, labels: [0, ...keys.labels].sort((a, b) => a - b), start_height: start };
     const sub: Subscription = {
       keys,
       info,
-      startHeight: start,
       endHeight: end,
       next: start,
       rewindTo: undefined,

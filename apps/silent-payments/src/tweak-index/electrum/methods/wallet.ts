@@ -72,7 +72,7 @@ async function served(ctx: ElectrumContext, params: unknown[]): Promise<Awaited<
  * Pushes the status of each subscribed script hash whose status changed: after each block (a spend)
  * and after each scan round of the connection's silent-payment subscriptions (an output found, or
  * found again at its block's height once its mempool transaction confirmed). Checks run one after
- * the other, so statuses go out in order.
+ * the other, so statuses go out in order, and the asks that come while one waits share it.
  */
 function watchScriptHashes(ctx: ElectrumContext): Map<string, string | null> {
   const existing = ctx.state.get(SCRIPTHASHES) as Map<string, string | null> | undefined;
@@ -87,9 +87,18 @@ function watchScriptHashes(ctx: ElectrumContext): Map<string, string | null> {
       await ctx.notify('blockchain.scripthash.subscribe', [hash, status]);
     }
   };
+  // A block and each subscription's scan round after it ask at once: one check waiting is enough.
   let checks = Promise.resolve();
+  let waiting = false;
   const onChange = (): void => {
-    checks = checks.then(check).catch(() => undefined);
+    if (waiting) return;
+    waiting = true;
+    checks = checks
+      .then(() => {
+        waiting = false;
+        return check();
+      })
+      .catch(() => undefined);
   };
   onFoundChanged(ctx, onChange);
   ctx.feed.events.on('block', onChange);
