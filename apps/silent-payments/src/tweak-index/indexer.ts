@@ -15,12 +15,15 @@ export interface TweakIndexerOptions {
 
 /**
  * What {@link TweakIndexer.events} emits: `block` (height, hash) after a block is stored,
- * `rollback` (height) after one is removed, `mempool` (txids) after mempool transactions are indexed.
+ * `rollback` (height) after one is removed, `mempool` (txids) after mempool transactions are
+ * indexed, `mempool-gone` (txids) after indexed ones left the node's mempool unmined (replaced,
+ * evicted, or mined in a block not indexed yet).
  */
 export interface TweakIndexerEvents {
   block: [height: number, hash: string];
   rollback: [height: number];
   mempool: [txids: string[]];
+  'mempool-gone': [txids: string[]];
 }
 
 /** Builds the index block by block (the scanner's block pass calls it; docs/silent-payments.md, "The tweak index (light wallets)"). */
@@ -31,7 +34,7 @@ export interface TweakIndexer {
   readonly mempool: MempoolIndex;
   /** Indexes transactions seen in the mempool (with their inputs' prevouts) and emits `mempool` with those added. */
   addMempool(txs: readonly RpcBlockTx[]): void;
-  /** Keeps only the mempool transactions still in the node's mempool (`current`). */
+  /** Keeps only the mempool transactions still in the node's mempool (`current`) and emits `mempool-gone` with the others. */
   keepMempool(current: ReadonlySet<string>): void;
   /**
    * Indexes one block of `getblock <hash> 3` at `height`, atomically. A block below the start
@@ -86,7 +89,10 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
       const added = mempool.add(txs);
       if (added.length > 0) events.emit('mempool', added);
     },
-    keepMempool: (current) => mempool.keep(current),
+    keepMempool(current) {
+      const gone = mempool.keep(current);
+      if (gone.length > 0) events.emit('mempool-gone', gone);
+    },
     applyBlock: (block, height) => serial(() => apply(block, height)),
     rollback: (height) =>
       serial(async () => {

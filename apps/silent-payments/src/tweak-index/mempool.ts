@@ -18,8 +18,8 @@ export interface MempoolIndex {
    * left out. Returns the txids added.
    */
   add(txs: readonly RpcBlockTx[]): string[];
-  /** Keeps only the transactions in `current` (the node's mempool now): the others were mined, replaced or evicted. */
-  keep(current: ReadonlySet<string>): void;
+  /** Keeps only the transactions in `current` (the node's mempool now): the others were mined, replaced or evicted. Returns the txids dropped. */
+  keep(current: ReadonlySet<string>): string[];
   /** Forgets the transactions of a block just indexed (mined). */
   mined(txids: Iterable<string>): void;
   /** Every transaction held, as index rows at height 0. */
@@ -59,7 +59,9 @@ export function createMempoolIndex(backend: () => AnySecp256k1Backend): MempoolI
       return added;
     },
     keep(current) {
-      for (const txid of held.keys()) if (!current.has(txid)) held.delete(txid);
+      const gone = [...held.keys()].filter((txid) => !current.has(txid));
+      for (const txid of gone) held.delete(txid);
+      return gone;
     },
     mined(txids) {
       for (const txid of txids) held.delete(txid.toLowerCase());

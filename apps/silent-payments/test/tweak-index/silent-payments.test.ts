@@ -68,6 +68,69 @@ async function historyOf(c: ElectrumTestClient): Promise<{ notes: Note[]; histor
   return { notes, history: notes.flatMap((n) => n.history) };
 }
 
+/** The script hash Electrum gives the taproot output of x-only key `xonly`. */
+const taprootHash = (xonly: Uint8Array): string =>
+  createHash('sha256')
+    .update(Buffer.concat([Buffer.from('5120', 'hex'), xonly]))
+    .digest()
+    .reverse()
+    .toString('hex');
+
+/** A status hash as Electrum computes it from `tx:height:` entries in history order. */
+const statusOf = (...entries: Array<[string, number]>): string =>
+  createHash('sha256')
+    .update(entries.map(([txid, height]) => `${txid}:${height}:`).join(''))
+    .digest('hex');
+
+/** A mempool index in memory whose transactions the test puts in (`enter`, with the indexer's event) and takes out (`leave`). */
+function testMempool(events: EventEmitter<TweakIndexerEvents>) {
+  const held = new Map<string, StoredTx>();
+  const counts = { wholeReads: 0 };
+  const mempool: MempoolIndex = {
+    add: () => [],
+    keep: () => [],
+    mined: (txids) => {
+      for (const txid of txids) held.delete(txid);
+    },
+    rows: () => {
+      counts.wholeReads += 1;
+      return [...held.values()];
+    },
+    get: (txid) => held.get(txid),
+    has: (txid) => held.has(txid),
+  };
+  const hold = (tx: IndexedTx): void => {
+    held.set(tx.txid, { height: 0, ...tx, outputs: tx.outputs.map((o) => ({ ...o, spentHeight: null })) });
+  };
+  return {
+    mempool,
+    counts,
+    hold,
+    enter(...txs: IndexedTx[]): void {
+      txs.forEach(hold);
+      events.emit(
+        'mempool',
+        txs.map((tx) => tx.txid),
+      );
+    },
+    /** The transaction left unmined (replaced or evicted): the indexer's `mempool-gone`. */
+    leave(tx: IndexedTx): void {
+      held.delete(tx.txid);
+      events.emit('mempool-gone', [tx.txid]);
+    },
+    /** Mined in the block that follows: out of the mempool with no event. */
+    mined(tx: IndexedTx): void {
+      held.delete(tx.txid);
+    },
+  };
+}
+
+/** Whether a notification of `method` arrived before the answer to a ping sent now (the server writes in order). */
+async function notifiedBeforePing(c: ElectrumTestClient, method: string): Promise<boolean> {
+  await c.call('server.ping');
+  return c.queued(method) > 0;
+}
+
 const addressOf = (w: TestWallet): string => encodeSilentPaymentAddress(secp256k1.getPublicKey(w.scanPriv, true), w.spendPub, 'regtest');
 
 describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Frigate’s methods)', () => {
@@ -386,11 +449,7 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
     await addBlock(blockOf(40, [payment]));
     await c.call(METHOD, [...dave.params, 40]);
     expect((await historyOf(c)).history).toEqual([{ height: 40, tx_hash: txidOf(40, 1) }]);
-    const hash = createHash('sha256')
-      .update(Buffer.concat([Buffer.from('5120', 'hex'), payment.outputs[0]!.xonly]))
-      .digest()
-      .reverse()
-      .toString('hex');
+    const hash = taprootHash(payment.outputs[0]!.xonly);
     expect(await c.call('blockchain.scripthash.listunspent', [hash])).toEqual([
       { tx_hash: txidOf(40, 1), tx_pos: 0, height: 40, value: 1000 },
     ]);
@@ -475,69 +534,66 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
 
   it('sends each mempool payment once, scanning only what each mempool event adds; its confirmation comes by script hash', async () => {
     const frank = newWallet();
-    const held = new Map<string, StoredTx>();
-    let wholeReads = 0;
-    const mempool: MempoolIndex = {
-      add: () => [],
-      keep: () => undefined,
-      mined: (txids) => {
-        for (const txid of txids) held.delete(txid);
-      },
-      rows: () => {
-        wholeReads += 1;
-        return [...held.values()];
-      },
-      get: (txid) => held.get(txid),
-      has: (txid) => held.has(txid),
-    };
-    const enter = (...txs: IndexedTx[]): void => {
-      for (const tx of txs) held.set(tx.txid, { height: 0, ...tx, outputs: tx.outputs.map((o) => ({ ...o, spentHeight: null })) });
-      events.emit(
-        'mempool',
-        txs.map((tx) => tx.txid),
-      );
-    };
+    const pool = testMempool(events);
     const early = paying(frank, txidOf(0, 1));
-    held.set(early.txid, { height: 0, ...early, outputs: early.outputs.map((o) => ({ ...o, spentHeight: null })) });
-    await start({ mempool });
+    pool.hold(early);
+    await start({ mempool: pool.mempool });
     const c = await client();
     await c.call(METHOD, [...frank.params, 10]);
     expect((await historyOf(c)).history).toEqual([]);
     expect(await nextNote(c)).toMatchObject({ progress: 1, history: [{ height: 0, tx_hash: early.txid }] });
 
     const late = paying(frank, txidOf(0, 2));
-    enter(late, otherTx(txidOf(0, 3)));
+    pool.enter(late, otherTx(txidOf(0, 3)));
     expect((await nextNote(c)).history).toEqual([{ height: 0, tx_hash: late.txid }]);
     // Told again of a transaction already sent, and of one paying nobody: nothing is sent.
-    enter(late, otherTx(txidOf(0, 4)));
-    let heard = false;
-    const after = nextNote(c).then((note) => {
-      heard = true;
-      return note;
-    });
-    await c.call('server.ping');
-    expect(heard).toBe(false);
+    pool.enter(late, otherTx(txidOf(0, 4)));
+    expect(await notifiedBeforePing(c, METHOD)).toBe(false);
     // The whole mempool was read once, for the first scan; the events gave their own rows.
-    expect(wholeReads).toBe(1);
+    expect(pool.counts.wholeReads).toBe(1);
 
     // The wallet follows the output by script hash (Frigate's README): its confirmation comes there.
-    const hash = createHash('sha256')
-      .update(Buffer.concat([Buffer.from('5120', 'hex'), late.outputs[0]!.xonly]))
-      .digest()
-      .reverse()
-      .toString('hex');
-    const pending = await c.call<string>('blockchain.scripthash.subscribe', [hash]);
-    expect(pending).toBe(createHash('sha256').update(`${late.txid}:0:`).digest('hex'));
-    held.delete(late.txid);
+    const hash = taprootHash(late.outputs[0]!.xonly);
+    expect(await c.call<string>('blockchain.scripthash.subscribe', [hash])).toBe(statusOf([late.txid, 0]));
+    pool.mined(late);
     await addBlock(blockOf(40, [late]));
-    expect(await c.nextParams('blockchain.scripthash.subscribe')).toEqual([
-      hash,
-      createHash('sha256').update(`${late.txid}:40:`).digest('hex'),
-    ]);
-    // Mined, it is not sent again on the silent-payment subscription: a notification sent before the status would have arrived first.
-    expect(heard).toBe(false);
+    expect(await c.nextParams('blockchain.scripthash.subscribe')).toEqual([hash, statusOf([late.txid, 40])]);
+    // Mined, it is not sent again on the silent-payment subscription.
+    expect(await notifiedBeforePing(c, METHOD)).toBe(false);
     expect(await c.call('blockchain.scripthash.listunspent', [hash])).toEqual([{ tx_hash: late.txid, tx_pos: 0, height: 40, value: 1000 }]);
-    void after;
+    await rollback(40);
+    await start();
+  });
+
+  it('forgets a mempool payment that left the mempool unmined, never sends it twice, and empties the statuses on unsubscribe', async () => {
+    const gina = newWallet();
+    const pool = testMempool(events);
+    await start({ mempool: pool.mempool });
+    const c = await client();
+    await c.call(METHOD, [...gina.params, 10]);
+    expect((await historyOf(c)).history).toEqual([]);
+    const payment = paying(gina, txidOf(0, 7));
+    pool.enter(payment);
+    expect((await nextNote(c)).history).toEqual([{ height: 0, tx_hash: payment.txid }]);
+    const hash = taprootHash(payment.outputs[0]!.xonly);
+    expect(await c.call<string>('blockchain.scripthash.subscribe', [hash])).toBe(statusOf([payment.txid, 0]));
+
+    // Replaced or evicted: its script hash goes empty and is served no more.
+    pool.leave(payment);
+    expect(await c.nextParams('blockchain.scripthash.subscribe')).toEqual([hash, null]);
+    await expect(c.call('blockchain.scripthash.get_history', [hash])).rejects.toMatchObject({ code: -32002 });
+
+    // Broadcast again, then mined: served again by script hash, never notified a second time.
+    pool.enter(payment);
+    expect(await c.nextParams('blockchain.scripthash.subscribe')).toEqual([hash, statusOf([payment.txid, 0])]);
+    pool.mined(payment);
+    await addBlock(blockOf(40, [payment]));
+    expect(await c.nextParams('blockchain.scripthash.subscribe')).toEqual([hash, statusOf([payment.txid, 40])]);
+    expect(await notifiedBeforePing(c, METHOD)).toBe(false);
+
+    // Unsubscribed: the outputs it found are no longer this connection's.
+    await c.call('blockchain.silentpayments.unsubscribe', gina.params);
+    expect(await c.nextParams('blockchain.scripthash.subscribe')).toEqual([hash, null]);
     await rollback(40);
     await start();
   });

@@ -47,16 +47,20 @@ export async function outputsOf(store: TweakIndexStore, found: ReadonlyMap<strin
   return outputs;
 }
 
-/** Electrum's history of the outputs (funding and spending transactions, by height) and its status hash (null when empty). */
+/** Electrum's order of a history: confirmed transactions by height, then the mempool's (height 0). */
+function historyOrder(a: { tx_hash: string; height: number }, b: { tx_hash: string; height: number }): number {
+  const [ha, hb] = [a.height > 0 ? a.height : Number.MAX_SAFE_INTEGER, b.height > 0 ? b.height : Number.MAX_SAFE_INTEGER];
+  return ha - hb || a.tx_hash.localeCompare(b.tx_hash);
+}
+
+/** Electrum's history of the outputs (funding and spending transactions; confirmed by height, then the mempool's) and its status hash (null when empty). */
 export function historyOf(outputs: readonly FoundOutput[]): { history: Array<{ tx_hash: string; height: number }>; status: string | null } {
   const seen = new Map<string, number>();
   for (const o of outputs) {
     seen.set(o.txid, o.height);
     if (o.spent !== undefined) seen.set(o.spent.txid, o.spent.height);
   }
-  const history = [...seen]
-    .map(([tx_hash, height]) => ({ tx_hash, height }))
-    .sort((a, b) => a.height - b.height || a.tx_hash.localeCompare(b.tx_hash));
+  const history = [...seen].map(([tx_hash, height]) => ({ tx_hash, height })).sort(historyOrder);
   const status =
     history.length === 0
       ? null

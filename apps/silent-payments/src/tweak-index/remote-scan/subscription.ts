@@ -54,6 +54,11 @@ export interface Subscription {
   /** The transactions found so far that pay the wallet, by txid (the wallet methods serve their outputs); height 0: in the mempool. */
   found: Map<string, RemoteMatch>;
   /**
+   * The mempool transactions notified (height 0) and not seen in a block since: one that confirms
+   * is not notified again, nor one that left the mempool and came back.
+   */
+  sentMempool: Set<string>;
+  /**
    * The mempool transactions to scan next: `all` until the first mempool scan (after the history),
    * then those the indexer added since (its `mempool` events), so an event costs its own rows only.
    */
@@ -112,9 +117,29 @@ async function scanMempool(ctx: ElectrumContext, sub: Subscription): Promise<Rem
   const wanted = sub.mempoolNew;
   sub.mempoolNew = new Set();
   const rows = wanted === 'all' ? mempool.rows() : [...wanted].flatMap((txid) => mempool.get(txid) ?? []);
-  const found = (await scanRows(sub, ctx, rows)).filter((m) => !sub.found.has(m.txid));
-  for (const m of found) sub.found.set(m.txid, m);
-  return found;
+  const fresh: RemoteMatch[] = [];
+  for (const m of await scanRows(sub, ctx, rows)) {
+    if (sub.found.has(m.txid)) continue;
+    sub.found.set(m.txid, m);
+    if (sub.sentMempool.has(m.txid)) continue;
+    sub.sentMempool.add(m.txid);
+    fresh.push(m);
+  }
+  return fresh;
+}
+
+/**
+ * Forgets the mempool matches that left the node's mempool unmined (the indexer's `mempool-gone`):
+ * the script-hash methods stop serving them. Returns whether any was found.
+ */
+export function mempoolGone(sub: Subscription, txids: readonly string[]): boolean {
+  let dropped = false;
+  for (const txid of txids) {
+    if (sub.found.get(txid)?.height !== 0) continue;
+    sub.found.delete(txid);
+    dropped = true;
+  }
+  return dropped;
 }
 
 /** Sends the mempool's new matches (height 0) in notifications of `progress` 1.0. */
@@ -175,7 +200,7 @@ export async function pumpSubscription(ctx: ElectrumContext, sub: Subscription):
           history.splice(0, history.length, ...history.filter((m) => m.height < rewind));
         } else sub.next = to + 1;
         for (const m of found.filter((f) => f.height < rewind)) {
-          const sentFromMempool = sub.found.get(m.txid)?.height === 0;
+          const sentFromMempool = sub.sentMempool.delete(m.txid);
           sub.found.set(m.txid, m);
           // A mempool transaction already sent is not sent again when it confirms (the wallet follows it by script hash).
           if (!sentFromMempool) history.push(m);

@@ -21,6 +21,8 @@ export interface ElectrumTestClient {
   next<T = unknown>(method: string): Promise<T>;
   /** The next notification of `method`, all its params. */
   nextParams(method: string): Promise<unknown[]>;
+  /** Notifications of `method` received and not yet taken by `next`/`nextParams`. */
+  queued(method: string): number;
   /** Raw lines written as they are (a client that misbehaves). */
   writeRaw(text: string): void;
   /** Every line received that was no answer to a call and no notification (errors with id null). */
@@ -92,6 +94,7 @@ export async function connectElectrum(port: number, tls?: { ca: string }): Promi
       return (await nextParams(method))[0] as T;
     },
     nextParams,
+    queued: (method: string) => queued.get(method)?.length ?? 0,
     writeRaw(text: string) {
       socket.write(text);
     },

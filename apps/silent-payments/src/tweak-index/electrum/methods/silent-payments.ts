@@ -1,6 +1,7 @@
 import { loadSecp256k1Backend, type AnySecp256k1Backend } from '@repo/bip352';
 import type { RemoteMatch } from '../../remote-scan/scan-rows';
-import { mempoolAdded, pumpSubscription, SP_METHOD, type Subscription } from '../../remote-scan/subscription';
+import { foundChanged } from '../../remote-scan/found-outputs';
+import { mempoolAdded, mempoolGone, pumpSubscription, SP_METHOD, type Subscription } from '../../remote-scan/subscription';
 import { labelsParam, readWalletKeys } from '../../remote-scan/wallet-keys';
 import { ElectrumError, RPC_ERRORS, type ElectrumContext, type ElectrumMethods, type IndexFeed } from '../protocol';
 
@@ -36,6 +37,11 @@ function subscriptionsOf(ctx: ElectrumContext): Map<string, Subscription> {
     for (const s of subs.values()) mempoolAdded(s, txids);
     onBlock();
   };
+  const onMempoolGone = (txids: string[]): void => {
+    let dropped = false;
+    for (const s of subs.values()) dropped = mempoolGone(s, txids) || dropped;
+    if (dropped) foundChanged(ctx);
+  };
   // A reorg: every subscription scans again from the fork (the blocks of the new branch follow).
   const onRollback = (height: number): void => {
     for (const s of subs.values()) {
@@ -46,10 +52,12 @@ function subscriptionsOf(ctx: ElectrumContext): Map<string, Subscription> {
   };
   ctx.feed.events.on('block', onBlock);
   ctx.feed.events.on('mempool', onMempool);
+  ctx.feed.events.on('mempool-gone', onMempoolGone);
   ctx.feed.events.on('rollback', onRollback);
   ctx.onClose(() => {
     ctx.feed.events.off('block', onBlock);
     ctx.feed.events.off('mempool', onMempool);
+    ctx.feed.events.off('mempool-gone', onMempoolGone);
     ctx.feed.events.off('rollback', onRollback);
     for (const s of subs.values()) drop(ctx, s);
     subs.clear();
@@ -71,6 +79,7 @@ function drop(ctx: ElectrumContext, sub: Subscription): void {
   ctx.settings.scanPool.forget(sub);
   sub.keys.wipe();
   sub.found.clear();
+  sub.sentMempool.clear();
   sub.onHistoryDone();
 }
 
@@ -182,6 +191,7 @@ export const silentPaymentMethods: ElectrumMethods = {
       again: false,
       cancelled: false,
       found: new Map(),
+      sentMempool: new Set(),
       mempoolNew: 'all',
       notedAt: Date.now(),
       onHistoryDone: release,
@@ -199,6 +209,8 @@ export const silentPaymentMethods: ElectrumMethods = {
     if (sub !== undefined) {
       drop(ctx, sub);
       subs.delete(address);
+      // The script hashes it served go empty: their subscribers get a null status.
+      foundChanged(ctx);
     }
     return Promise.resolve(address);
   },
