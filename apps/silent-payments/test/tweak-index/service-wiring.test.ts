@@ -71,4 +71,20 @@ describe('the service with INDEX_ENABLED', () => {
     await waitFor(() => service!.scanner.status().scanned_height === tip && !index.mempool.has(paying.txid), 20_000, 'the block indexed');
     expect((await index.store.txs(tip, tip)).map((t) => t.txid)).toContain(paying.txid);
   });
+
+  it('tells the index’s listeners of a mempool transaction that left unmined (a conflicting one was mined)', async () => {
+    const config = indexedConfig({ SP_START_HEIGHT: String(node.tipHeight()), SCAN_POLL_INTERVAL_MS: '50' });
+    service = createApp(config, { logger: createSilentLogger() });
+    await service.start();
+    const index = service.tweakIndex!.indexer;
+    const coin = node.fund('p2wpkh');
+    const paying = buildSilentPayment([coin], [{ address: service.book.baseAddress, sats: 50_000n }], plainScript(3));
+    node.sendRawTransaction(paying.hex);
+    await waitFor(() => index.mempool.has(paying.txid), 20_000, 'the transaction in the mempool index');
+    const gone = new Promise<string[]>((resolve) => index.events.once('mempool-gone', resolve));
+    const rival = buildSilentPayment([coin], [{ address: service.book.baseAddress, sats: 40_000n }], plainScript(3));
+    node.mine(1, [rival.hex]);
+    expect(await gone).toEqual([paying.txid]);
+    expect(index.mempool.has(paying.txid)).toBe(false);
+  });
 });
