@@ -134,7 +134,7 @@ async function clearIndex(databaseUrl: string): Promise<void> {
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query('VACUUM FULL idx_blocks, idx_txs, idx_outputs, idx_spent');
+    await client.query('VACUUM FULL idx_blocks, idx_spends');
   } finally {
     await client.end();
   }

@@ -29,6 +29,8 @@ export interface ScannedBlock {
   hits: Hit[];
   /** Every outpoint the block spends, with the spending txid. */
   spends: SpendSeen[];
+  /** The scan inputs read of each transaction that can pay us, for consumers that read them too (the tweak index). */
+  inputs: Map<RpcTransaction, ScanInput[]>;
   /** Transactions the library refused (they cannot pay us by BIP-352 rules), and why. */
   skipped: Array<{ txid: string; error: string }>;
 }
@@ -88,9 +90,14 @@ export function spendsOf(tx: RpcTransaction): SpendSeen[] {
 
 /**
  * What the receiver finds in each of `txs` (a mempool pass): the hits, and the transactions the
- * library refused. Transactions that cannot pay us are left out.
+ * library refused. Transactions that cannot pay us are left out. The scan inputs read go to
+ * `inputsRead` when given.
  */
-export function scanTransactions(ctx: ScanContext, txs: RpcTransaction[]): { hits: Hit[]; skipped: ScannedBlock['skipped'] } {
+export function scanTransactions(
+  ctx: ScanContext,
+  txs: RpcTransaction[],
+  inputsRead?: Map<RpcTransaction, ScanInput[]>,
+): { hits: Hit[]; skipped: ScannedBlock['skipped'] } {
   const hits: Hit[] = [];
   const skipped: ScannedBlock['skipped'] = [];
   const run: Array<{ tx: RpcTransaction; inputs: ScanInput[]; outputs: ScanOutput[] }> = [];
@@ -98,7 +105,10 @@ export function scanTransactions(ctx: ScanContext, txs: RpcTransaction[]): { hit
     const input = scanInputOf(tx);
     if (input === undefined) continue;
     if ('error' in input) skipped.push({ txid: tx.txid, error: input.error });
-    else run.push({ tx, ...input });
+    else {
+      run.push({ tx, ...input });
+      inputsRead?.set(tx, input.inputs);
+    }
   }
   // one call of the receiver for all of them: its native scanner multiplies several at once
   ctx.book.receiver.scanTransactions(run).forEach((found, i) => {
@@ -123,12 +133,13 @@ export async function scanBlock(ctx: ScanContext, block: RpcBlock): Promise<Scan
     answer: block,
     hits: [],
     spends: [],
+    inputs: new Map(),
     skipped: [],
   };
   for (let start = 0; start < block.tx.length; start += YIELD_EVERY) {
     const txs = block.tx.slice(start, start + YIELD_EVERY);
     for (const tx of txs) scanned.spends.push(...spendsOf(tx));
-    const { hits, skipped } = scanTransactions(ctx, txs);
+    const { hits, skipped } = scanTransactions(ctx, txs, scanned.inputs);
     scanned.hits.push(...hits);
     scanned.skipped.push(...skipped);
     if (start + YIELD_EVERY < block.tx.length) await yieldToEventLoop();

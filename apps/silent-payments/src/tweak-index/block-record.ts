@@ -41,11 +41,12 @@ export interface IndexedTx {
   outputs: IndexedOutput[];
 }
 
-/** A taproot output spent in the block: the outpoint, and the spending transaction. */
+/** A taproot output spent in the block: the outpoint, the spending transaction, and the height of the block that created the output. */
 export interface SpentOutpoint {
   txid: string;
   vout: number;
   spender: string;
+  outHeight: number;
 }
 
 /** Everything the index keeps of one block (docs/silent-payments.md, "The tweak index (light wallets)"). */
@@ -118,12 +119,16 @@ export function readTaprootOutputs(tx: RpcBlockTx, where: string): IndexedOutput
   return outputs;
 }
 
-function spentTaproot(tx: RpcBlockTx): SpentOutpoint[] {
+function spentTaproot(tx: RpcBlockTx, where: string): SpentOutpoint[] {
   const spent: SpentOutpoint[] = [];
   for (const input of tx.vin) {
     if (typeof input.coinbase === 'string') continue;
     if (isP2trHex(input.prevout?.scriptPubKey?.hex) && typeof input.txid === 'string' && typeof input.vout === 'number') {
-      spent.push({ txid: input.txid.toLowerCase(), vout: input.vout, spender: tx.txid });
+      const outHeight = input.prevout?.height;
+      if (typeof outHeight !== 'number' || !Number.isSafeInteger(outHeight) || outHeight < 0) {
+        throw new TypeError(`${where}: a prevout without its height`);
+      }
+      spent.push({ txid: input.txid.toLowerCase(), vout: input.vout, spender: tx.txid, outHeight });
     }
   }
   return spent;
@@ -153,9 +158,15 @@ export function withTweaks(candidates: readonly IndexCandidate[], tweaks: Readon
  * Reads one block of `getblock <hash> 3` into what the index stores: each eligible transaction
  * with a taproot output (its tweak, BIP-352 "Tweak Data": the block's in one `compute` call, in C
  * with the native backend), the taproot outpoints it spends, and BlindBit's two filters.
+ * `inputsRead`: the scan inputs the scanner already read of the block's transactions (the same
+ * objects), read again for any other.
  * @throws {TypeError} for a block that is not a verbosity-3 answer (the message names the transaction).
  */
-export async function readBlock(block: RpcBlock, compute: ComputeTweaks): Promise<BlockRecord> {
+export async function readBlock(
+  block: RpcBlock,
+  compute: ComputeTweaks,
+  inputsRead?: ReadonlyMap<object, ScanInput[]>,
+): Promise<BlockRecord> {
   if (block === null || typeof block !== 'object' || !Array.isArray(block.tx) || typeof block.hash !== 'string') {
     throw new TypeError('expected a getblock verbosity 3 answer');
   }
@@ -168,9 +179,9 @@ export async function readBlock(block: RpcBlock, compute: ComputeTweaks): Promis
     if (!Array.isArray(tx?.vin) || !Array.isArray(tx.vout)) throw new TypeError(`${where}: no vin or vout`);
     const outputs = readTaprootOutputs(tx, where);
     for (const o of outputs) allKeys.push(o.xonly);
-    spent.push(...spentTaproot(tx));
+    spent.push(...spentTaproot(tx, where));
     if (outputs.length === 0 || i === 0) continue;
-    candidates.push({ txid: tx.txid.toLowerCase(), outputs, inputs: scanInputsFromRpc(tx.vin) });
+    candidates.push({ txid: tx.txid.toLowerCase(), outputs, inputs: inputsRead?.get(tx) ?? scanInputsFromRpc(tx.vin) });
   }
   // The tweaks (the costly part) are computed while the filters are built.
   const tweaks = compute(candidates.map((c) => c.inputs));

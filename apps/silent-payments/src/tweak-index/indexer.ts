@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { loadSecp256k1Backend, type AnySecp256k1Backend, type BackendName } from '@repo/bip352';
+import { loadSecp256k1Backend, type AnySecp256k1Backend, type BackendName, type ScanInput } from '@repo/bip352';
 import { readBlock, type RpcBlock, type RpcBlockTx } from './block-record';
 import { createMempoolIndex, type MempoolIndex } from './mempool';
 import { createTweakWorker } from './tweak-worker';
@@ -39,9 +39,10 @@ export interface TweakIndexer {
   /**
    * Indexes one block of `getblock <hash> 3` at `height`, atomically. A block below the start
    * height is ignored; a block at the height already indexed with the same hash is a no-op.
+   * `inputsRead`: the scan inputs the scanner already read of its transactions (not read again).
    * @throws {Error} when the block does not extend the indexed tip (roll back first), or is not a verbosity-3 answer.
    */
-  applyBlock(block: RpcBlock, height: number): Promise<void>;
+  applyBlock(block: RpcBlock, height: number, inputsRead?: ReadonlyMap<object, ScanInput[]>): Promise<void>;
   /** Removes the block at `height` and everything above it, atomically (a reorg). */
   rollback(height: number): Promise<void>;
   /** Ends the worker thread of the tweaks (the store is the caller's). */
@@ -65,7 +66,7 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
     return next;
   };
 
-  const apply = async (block: RpcBlock, height: number): Promise<void> => {
+  const apply = async (block: RpcBlock, height: number, inputsRead?: ReadonlyMap<object, ScanInput[]>): Promise<void> => {
     if (height < startHeight) return;
     if (block?.height !== height) throw new Error(`block ${String(block?.hash)} is at height ${String(block?.height)}, not ${height}`);
     const tip = await store.tip();
@@ -76,7 +77,7 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
         throw new Error(`block ${block.hash} at ${height} does not extend the indexed tip ${tip.hash} at ${tip.height}`);
       }
     }
-    await store.applyBlock(await readBlock(block, tweaks.compute));
+    await store.applyBlock(await readBlock(block, tweaks.compute, inputsRead));
     mempool.mined(block.tx.map((tx) => tx.txid));
     events.emit('block', height, block.hash.toLowerCase());
   };
@@ -93,7 +94,7 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
       const gone = mempool.keep(current);
       if (gone.length > 0) events.emit('mempool-gone', gone);
     },
-    applyBlock: (block, height) => serial(() => apply(block, height)),
+    applyBlock: (block, height, inputsRead) => serial(() => apply(block, height, inputsRead)),
     rollback: (height) =>
       serial(async () => {
         await store.rollback(height);

@@ -28,7 +28,7 @@ export function tweakIndexConsumer(options: TweakIndexConsumerOptions): BlockCon
     async prepare(block, height) {
       if (height < options.startHeight()) return;
       await catchUp(options, height - 1, block.previousblockhash);
-      await indexer.applyBlock(block.answer as unknown as RpcBlock, height);
+      await indexer.applyBlock(block.answer as unknown as RpcBlock, height, block.inputs);
     },
     mempool: (txs) => indexer.addMempool(txs),
     mempoolNow: (txids) => indexer.keepMempool(txids),

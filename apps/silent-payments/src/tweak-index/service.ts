@@ -66,7 +66,13 @@ export function createTweakIndexService(config: TweakIndexConfig, deps: TweakInd
     electrum,
     grpc,
     async start(host) {
-      await store.open();
+      const { rebuilt } = await store.open();
+      if (rebuilt) {
+        deps.logger.warn(
+          { store: store.kind, start_height: startHeight },
+          'tweak index: the tables of an earlier layout were dropped; the index is built again from the node',
+        );
+      }
       const grpcPort = await new Promise<number>((resolve, reject) =>
         grpc.bindAsync(`${host}:${config.grpcPort}`, ServerCredentials.createInsecure(), (error, port) =>
           error ? reject(error) : resolve(port),

@@ -1,51 +1,49 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
 import type { BlockRecord } from './block-record';
-import { groupOutputs, hexBytes, type StoredBlock, type StoredSpent, type StoredTx, type StoreSize, type TweakIndexStore } from './store';
+import { packSpent, packTxs, unpackBlocks, unpackSpent } from './packed-block';
+import {
+  hexBytes,
+  OLD_LAYOUT_TABLES,
+  type StoredBlock,
+  type StoredSpent,
+  type StoredTx,
+  type StoreSize,
+  type TweakIndexStore,
+} from './store';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS idx_blocks (
   height INTEGER PRIMARY KEY, hash BYTEA NOT NULL, header BYTEA NOT NULL, time BIGINT NOT NULL,
-  new_filter BYTEA NOT NULL, spent_filter BYTEA NOT NULL
+  new_filter BYTEA NOT NULL, spent_filter BYTEA NOT NULL, tx_count INTEGER NOT NULL, txs BYTEA NOT NULL, spent BYTEA NOT NULL
 );
-CREATE TABLE IF NOT EXISTS idx_txs (
-  height INTEGER NOT NULL, pos INTEGER NOT NULL, txid BYTEA NOT NULL, tweak BYTEA NOT NULL, PRIMARY KEY (height, pos)
-);
-CREATE TABLE IF NOT EXISTS idx_outputs (
-  txid BYTEA NOT NULL, vout INTEGER NOT NULL, height INTEGER NOT NULL, value BIGINT NOT NULL, xonly BYTEA NOT NULL,
-  spent_height INTEGER, PRIMARY KEY (txid, vout)
-);
-CREATE INDEX IF NOT EXISTS idx_outputs_height ON idx_outputs (height);
-CREATE INDEX IF NOT EXISTS idx_outputs_spent ON idx_outputs (spent_height) WHERE spent_height IS NOT NULL;
-CREATE TABLE IF NOT EXISTS idx_spent (
-  height INTEGER NOT NULL, pos INTEGER NOT NULL, txid BYTEA NOT NULL, vout INTEGER NOT NULL, spender BYTEA NOT NULL,
-  PRIMARY KEY (height, pos)
+CREATE TABLE IF NOT EXISTS idx_spends (
+  out_height INTEGER NOT NULL, txid BYTEA NOT NULL, vout INTEGER NOT NULL, height INTEGER NOT NULL,
+  PRIMARY KEY (out_height, txid, vout)
 );
 `;
+
+/** An advisory lock key: servers opening the index at once (creating or replacing its tables) wait for each other. */
+const SCHEMA_LOCK = 352_002;
 
 /** Connections the pool opens at most (reads of the protocols and the indexer's writes share it). */
 export const POSTGRES_POOL_SIZE = 8;
 
 /** Named statements: prepared once per connection by node-postgres, then executed by name. */
 const SQL = {
-  block: 'INSERT INTO idx_blocks (height, hash, header, time, new_filter, spent_filter) VALUES ($1, $2, $3, $4, $5, $6)',
-  txs: 'INSERT INTO idx_txs (height, pos, txid, tweak) SELECT $1, p, t, w FROM unnest($2::int[], $3::bytea[], $4::bytea[]) AS u(p, t, w)',
-  outputs:
-    'INSERT INTO idx_outputs (txid, vout, height, value, xonly) SELECT t, v, $1, a, x FROM unnest($2::bytea[], $3::int[], $4::bigint[], $5::bytea[]) AS u(t, v, a, x) ' +
-    'ON CONFLICT (txid, vout) DO UPDATE SET height = EXCLUDED.height, value = EXCLUDED.value, xonly = EXCLUDED.xonly, spent_height = NULL',
-  spent:
-    'INSERT INTO idx_spent (height, pos, txid, vout, spender) SELECT $1, p, t, v, s FROM unnest($2::int[], $3::bytea[], $4::int[], $5::bytea[]) AS u(p, t, v, s)',
-  mark: 'UPDATE idx_outputs o SET spent_height = $1 FROM unnest($2::bytea[], $3::int[]) AS u(t, v) WHERE o.txid = u.t AND o.vout = u.v',
-  dropOutputs: 'DELETE FROM idx_outputs WHERE height >= $1',
-  unspend: 'UPDATE idx_outputs SET spent_height = NULL WHERE spent_height >= $1',
-  dropTxs: 'DELETE FROM idx_txs WHERE height >= $1',
-  dropSpent: 'DELETE FROM idx_spent WHERE height >= $1',
+  block:
+    'INSERT INTO idx_blocks (height, hash, header, time, new_filter, spent_filter, tx_count, txs, spent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+  spends:
+    'INSERT INTO idx_spends (out_height, txid, vout, height) SELECT o, t, v, $1 FROM unnest($2::int[], $3::bytea[], $4::int[]) AS u(o, t, v)',
+  spentAbove: 'SELECT height, spent FROM idx_blocks WHERE height >= $1',
+  unspend:
+    'DELETE FROM idx_spends s USING unnest($1::int[], $2::bytea[], $3::int[]) AS u(o, t, v) WHERE s.out_height = u.o AND s.txid = u.t AND s.vout = u.v',
   dropBlocks: 'DELETE FROM idx_blocks WHERE height >= $1',
   tip: 'SELECT height, hash FROM idx_blocks ORDER BY height DESC LIMIT 1',
   first: 'SELECT MIN(height) AS h FROM idx_blocks',
-  blocks: 'SELECT * FROM idx_blocks WHERE height BETWEEN $1 AND $2 ORDER BY height',
-  txRows: 'SELECT height, pos, txid, tweak FROM idx_txs WHERE height BETWEEN $1 AND $2 ORDER BY height, pos',
-  outRows: 'SELECT txid, vout, value, xonly, spent_height FROM idx_outputs WHERE height BETWEEN $1 AND $2 ORDER BY height, txid, vout',
-  spentRows: 'SELECT height, txid, vout, spender FROM idx_spent WHERE height BETWEEN $1 AND $2 ORDER BY height, pos',
+  blocks: 'SELECT height, hash, header, time, new_filter, spent_filter FROM idx_blocks WHERE height BETWEEN $1 AND $2 ORDER BY height',
+  txBlobs: 'SELECT height, txs FROM idx_blocks WHERE height BETWEEN $1 AND $2 ORDER BY height',
+  spendsOf: 'SELECT txid, vout, height FROM idx_spends WHERE out_height BETWEEN $1 AND $2',
+  spentBlobs: 'SELECT height, spent FROM idx_blocks WHERE height BETWEEN $1 AND $2 ORDER BY height',
 } as const;
 
 type Named = keyof typeof SQL;
@@ -82,20 +80,20 @@ export function createPostgresIndexStore(url: string): TweakIndexStore {
       r.time,
       Buffer.from(r.newOutputsFilter),
       Buffer.from(r.spentFilter),
+      r.txs.length,
+      packTxs(r.txs),
+      packSpent(r.spent),
     ]);
-    await run(c, 'txs', [r.height, r.txs.map((_, i) => i), r.txs.map((t) => hexBytes(t.txid)), r.txs.map((t) => Buffer.from(t.tweak))]);
-    const outs = r.txs.flatMap((t) => t.outputs.map((o) => ({ txid: hexBytes(t.txid), ...o })));
-    await run(c, 'outputs', [
-      r.height,
-      outs.map((o) => o.txid),
-      outs.map((o) => o.vout),
-      outs.map((o) => o.value.toString()),
-      outs.map((o) => Buffer.from(o.xonly)),
-    ]);
-    const spentTxids = r.spent.map((s) => hexBytes(s.txid));
-    const spentVouts = r.spent.map((s) => s.vout);
-    await run(c, 'spent', [r.height, r.spent.map((_, i) => i), spentTxids, spentVouts, r.spent.map((s) => hexBytes(s.spender))]);
-    await run(c, 'mark', [r.height, spentTxids, spentVouts]);
+    if (r.spent.length === 0) return;
+    await run(c, 'spends', [r.height, r.spent.map((s) => s.outHeight), r.spent.map((s) => hexBytes(s.txid)), r.spent.map((s) => s.vout)]);
+  };
+
+  const rollback = async (c: PoolClient, height: number): Promise<void> => {
+    const spent = (await run<{ height: number; spent: Buffer }>(c, 'spentAbove', [height])).flatMap((r) => unpackSpent(r.height, r.spent));
+    if (spent.length > 0) {
+      await run(c, 'unspend', [spent.map((s) => s.outHeight), spent.map((s) => hexBytes(s.txid)), spent.map((s) => s.vout)]);
+    }
+    await run(c, 'dropBlocks', [height]);
   };
 
   return {
@@ -104,15 +102,21 @@ export function createPostgresIndexStore(url: string): TweakIndexStore {
       pool = new Pool({ connectionString: url, max: POSTGRES_POOL_SIZE });
       // A connection that fails while idle must not crash the process; the next query reports it.
       pool.on('error', () => undefined);
-      await pool.query(SCHEMA);
+      let rebuilt = false;
+      await inTransaction(async (c) => {
+        await c.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+        // The row-per-transaction layout of earlier versions: dropped, the index is built again from the node.
+        rebuilt = (await c.query<{ old: string | null }>("SELECT to_regclass('idx_txs') AS old")).rows[0]?.old != null;
+        if (rebuilt) await c.query(`DROP TABLE IF EXISTS ${OLD_LAYOUT_TABLES.join(', ')}`);
+        await c.query(SCHEMA);
+      });
+      return { rebuilt };
     },
     async applyBlock(record) {
       await inTransaction((c) => apply(c, record));
     },
     async rollback(height) {
-      await inTransaction(async (c) => {
-        for (const name of ['dropOutputs', 'unspend', 'dropTxs', 'dropSpent', 'dropBlocks'] as const) await run(c, name, [height]);
-      });
+      await inTransaction((c) => rollback(c, height));
     },
     async tip() {
       const [row] = await run<{ height: number; hash: Buffer }>(handle(), 'tip', []);
@@ -138,23 +142,20 @@ export function createPostgresIndexStore(url: string): TweakIndexStore {
       }));
     },
     async txs(from, to): Promise<StoredTx[]> {
-      const [txRows, outRows] = await Promise.all([
-        run<{ height: number; pos: number; txid: Buffer; tweak: Buffer }>(handle(), 'txRows', [from, to]),
-        run<{ txid: Buffer; vout: number; value: string; xonly: Buffer; spent_height: number | null }>(handle(), 'outRows', [from, to]),
+      const [blocks, spends] = await Promise.all([
+        run<{ height: number; txs: Buffer }>(handle(), 'txBlobs', [from, to]),
+        run<{ txid: Buffer; vout: number; height: number }>(handle(), 'spendsOf', [from, to]),
       ]);
-      return groupOutputs(
-        txRows,
-        outRows.map((o) => ({ txid: o.txid, vout: o.vout, value: BigInt(o.value), xonly: o.xonly, spentHeight: o.spent_height })),
-      );
+      return unpackBlocks(blocks, spends);
     },
     async spent(from, to): Promise<StoredSpent[]> {
-      const rows = await run<{ height: number; txid: Buffer; vout: number; spender: Buffer }>(handle(), 'spentRows', [from, to]);
-      return rows.map((r) => ({ height: r.height, txid: r.txid.toString('hex'), vout: r.vout, spender: r.spender.toString('hex') }));
+      const rows = await run<{ height: number; spent: Buffer }>(handle(), 'spentBlobs', [from, to]);
+      return rows.flatMap((r) => unpackSpent(r.height, r.spent));
     },
     async size(): Promise<StoreSize> {
       const { rows } = await handle().query<{ blocks: string; txs: string; bytes: string }>(
-        `SELECT (SELECT COUNT(*) FROM idx_blocks) AS blocks, (SELECT COUNT(*) FROM idx_txs) AS txs,
-         (SELECT SUM(pg_total_relation_size(t)) FROM unnest(ARRAY['idx_blocks','idx_txs','idx_outputs','idx_spent']) AS t) AS bytes`,
+        `SELECT COUNT(*) AS blocks, COALESCE(SUM(tx_count), 0) AS txs,
+         pg_total_relation_size('idx_blocks') + pg_total_relation_size('idx_spends') AS bytes FROM idx_blocks`,
       );
       const row = rows[0]!;
       return { blocks: Number(row.blocks), txs: Number(row.txs), bytes: Number(row.bytes) };

@@ -2,25 +2,25 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { BlockRecord } from './block-record';
-import { groupOutputs, hexBytes, type StoredBlock, type StoredSpent, type StoredTx, type StoreSize, type TweakIndexStore } from './store';
+import { packSpent, packTxs, unpackBlocks, unpackSpent } from './packed-block';
+import {
+  hexBytes,
+  OLD_LAYOUT_TABLES,
+  type StoredBlock,
+  type StoredSpent,
+  type StoredTx,
+  type StoreSize,
+  type TweakIndexStore,
+} from './store';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS idx_blocks (
   height INTEGER PRIMARY KEY, hash BLOB NOT NULL, header BLOB NOT NULL, time INTEGER NOT NULL,
-  new_filter BLOB NOT NULL, spent_filter BLOB NOT NULL
+  new_filter BLOB NOT NULL, spent_filter BLOB NOT NULL, tx_count INTEGER NOT NULL, txs BLOB NOT NULL, spent BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS idx_txs (
-  height INTEGER NOT NULL, pos INTEGER NOT NULL, txid BLOB NOT NULL, tweak BLOB NOT NULL, PRIMARY KEY (height, pos)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS idx_outputs (
-  txid BLOB NOT NULL, vout INTEGER NOT NULL, height INTEGER NOT NULL, value INTEGER NOT NULL, xonly BLOB NOT NULL,
-  spent_height INTEGER, PRIMARY KEY (txid, vout)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS idx_outputs_height ON idx_outputs (height);
-CREATE INDEX IF NOT EXISTS idx_outputs_spent ON idx_outputs (spent_height) WHERE spent_height IS NOT NULL;
-CREATE TABLE IF NOT EXISTS idx_spent (
-  height INTEGER NOT NULL, pos INTEGER NOT NULL, txid BLOB NOT NULL, vout INTEGER NOT NULL, spender BLOB NOT NULL,
-  PRIMARY KEY (height, pos)
+CREATE TABLE IF NOT EXISTS idx_spends (
+  out_height INTEGER NOT NULL, txid BLOB NOT NULL, vout INTEGER NOT NULL, height INTEGER NOT NULL,
+  PRIMARY KEY (out_height, txid, vout)
 ) WITHOUT ROWID;
 `;
 
@@ -51,35 +51,31 @@ export function createSqliteIndexStore(file: string): TweakIndexStore {
   };
 
   const apply = (r: BlockRecord): void => {
-    stmt('INSERT INTO idx_blocks (height, hash, header, time, new_filter, spent_filter) VALUES (?, ?, ?, ?, ?, ?)').run(
+    stmt(
+      'INSERT INTO idx_blocks (height, hash, header, time, new_filter, spent_filter, tx_count, txs, spent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(
       r.height,
       hexBytes(r.hash),
       Buffer.from(r.header),
       r.time,
       Buffer.from(r.newOutputsFilter),
       Buffer.from(r.spentFilter),
+      r.txs.length,
+      packTxs(r.txs),
+      packSpent(r.spent),
     );
-    const tx = stmt('INSERT INTO idx_txs (height, pos, txid, tweak) VALUES (?, ?, ?, ?)');
-    const out = stmt('INSERT OR REPLACE INTO idx_outputs (txid, vout, height, value, xonly, spent_height) VALUES (?, ?, ?, ?, ?, NULL)');
-    for (const [pos, t] of r.txs.entries()) {
-      const txid = hexBytes(t.txid);
-      tx.run(r.height, pos, txid, Buffer.from(t.tweak));
-      for (const o of t.outputs) out.run(txid, o.vout, r.height, o.value, Buffer.from(o.xonly));
-    }
-    const spent = stmt('INSERT INTO idx_spent (height, pos, txid, vout, spender) VALUES (?, ?, ?, ?, ?)');
-    const mark = stmt('UPDATE idx_outputs SET spent_height = ? WHERE txid = ? AND vout = ?');
-    for (const [pos, s] of r.spent.entries()) {
-      const txid = hexBytes(s.txid);
-      spent.run(r.height, pos, txid, s.vout, hexBytes(s.spender));
-      mark.run(r.height, txid, s.vout);
-    }
+    const spend = stmt('INSERT INTO idx_spends (out_height, txid, vout, height) VALUES (?, ?, ?, ?)');
+    for (const s of r.spent) spend.run(s.outHeight, hexBytes(s.txid), s.vout, r.height);
   };
 
   const rollback = (height: number): void => {
-    stmt('DELETE FROM idx_outputs WHERE height >= ?').run(height);
-    stmt('UPDATE idx_outputs SET spent_height = NULL WHERE spent_height >= ?').run(height);
-    stmt('DELETE FROM idx_txs WHERE height >= ?').run(height);
-    stmt('DELETE FROM idx_spent WHERE height >= ?').run(height);
+    const unspend = stmt('DELETE FROM idx_spends WHERE out_height = ? AND txid = ? AND vout = ?');
+    for (const row of stmt('SELECT height, spent FROM idx_blocks WHERE height >= ?').all(height) as Array<{
+      height: number;
+      spent: Buffer;
+    }>) {
+      for (const s of unpackSpent(row.height, row.spent)) unspend.run(s.outHeight, hexBytes(s.txid), s.vout);
+    }
     stmt('DELETE FROM idx_blocks WHERE height >= ?').run(height);
   };
 
@@ -90,8 +86,17 @@ export function createSqliteIndexStore(file: string): TweakIndexStore {
       db = new Database(file);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
-      db.exec(SCHEMA);
-      await Promise.resolve();
+      const d = db;
+      // The row-per-transaction layout of earlier versions: dropped, the index is built again from the node.
+      const rebuilt = d
+        .transaction(() => {
+          const old = d.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'idx_txs'").get() !== undefined;
+          if (old) d.exec(`DROP TABLE IF EXISTS ${OLD_LAYOUT_TABLES.join('; DROP TABLE IF EXISTS ')}`);
+          d.exec(SCHEMA);
+          return old;
+        })
+        .immediate();
+      return Promise.resolve({ rebuilt });
     },
     async applyBlock(record) {
       handle().transaction(apply).immediate(record);
@@ -111,7 +116,9 @@ export function createSqliteIndexStore(file: string): TweakIndexStore {
       return Promise.resolve(row.h ?? undefined);
     },
     async blocks(from, to): Promise<StoredBlock[]> {
-      const rows = stmt('SELECT * FROM idx_blocks WHERE height BETWEEN ? AND ? ORDER BY height').all(from, to) as BlockRow[];
+      const rows = stmt(
+        'SELECT height, hash, header, time, new_filter, spent_filter FROM idx_blocks WHERE height BETWEEN ? AND ? ORDER BY height',
+      ).all(from, to) as BlockRow[];
       return Promise.resolve(
         rows.map((r) => ({
           height: r.height,
@@ -124,44 +131,29 @@ export function createSqliteIndexStore(file: string): TweakIndexStore {
       );
     },
     async txs(from, to): Promise<StoredTx[]> {
-      const txRows = stmt('SELECT height, pos, txid, tweak FROM idx_txs WHERE height BETWEEN ? AND ? ORDER BY height, pos').all(
-        from,
-        to,
-      ) as Array<{
+      const blocks = stmt('SELECT height, txs FROM idx_blocks WHERE height BETWEEN ? AND ? ORDER BY height').all(from, to) as Array<{
         height: number;
-        pos: number;
-        txid: Buffer;
-        tweak: Buffer;
+        txs: Buffer;
       }>;
-      const outRows = stmt(
-        'SELECT txid, vout, value, xonly, spent_height AS spentHeight FROM idx_outputs WHERE height BETWEEN ? AND ? ORDER BY height, txid, vout',
-      ).all(from, to) as Array<{ txid: Buffer; vout: number; value: number; xonly: Buffer; spentHeight: number | null }>;
-      return Promise.resolve(
-        groupOutputs(
-          txRows,
-          outRows.map((o) => ({ ...o, value: BigInt(o.value) })),
-        ),
-      );
-    },
-    async spent(from, to): Promise<StoredSpent[]> {
-      const rows = stmt('SELECT height, txid, vout, spender FROM idx_spent WHERE height BETWEEN ? AND ? ORDER BY height, pos').all(
-        from,
-        to,
-      ) as Array<{
-        height: number;
+      const spends = stmt('SELECT txid, vout, height FROM idx_spends WHERE out_height BETWEEN ? AND ?').all(from, to) as Array<{
         txid: Buffer;
         vout: number;
-        spender: Buffer;
+        height: number;
       }>;
-      return Promise.resolve(
-        rows.map((r) => ({ height: r.height, txid: r.txid.toString('hex'), vout: r.vout, spender: r.spender.toString('hex') })),
-      );
+      return Promise.resolve(unpackBlocks(blocks, spends));
+    },
+    async spent(from, to): Promise<StoredSpent[]> {
+      const rows = stmt('SELECT height, spent FROM idx_blocks WHERE height BETWEEN ? AND ? ORDER BY height').all(from, to) as Array<{
+        height: number;
+        spent: Buffer;
+      }>;
+      return Promise.resolve(rows.flatMap((r) => unpackSpent(r.height, r.spent)));
     },
     async size(): Promise<StoreSize> {
-      const count = (table: string): number => (stmt(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+      const counts = stmt('SELECT COUNT(*) AS blocks, COALESCE(SUM(tx_count), 0) AS txs FROM idx_blocks').get() as StoreSize;
       const pages = Number(handle().pragma('page_count', { simple: true }));
       const pageSize = Number(handle().pragma('page_size', { simple: true }));
-      return Promise.resolve({ blocks: count('idx_blocks'), txs: count('idx_txs'), bytes: pages * pageSize });
+      return Promise.resolve({ blocks: counts.blocks, txs: counts.txs, bytes: pages * pageSize });
     },
     async close() {
       prepared.clear();

@@ -41,9 +41,17 @@ export interface StoreSize {
  */
 export interface TweakIndexStore {
   readonly kind: 'sqlite' | 'postgres';
-  /** Opens the database and creates the tables when missing. */
-  open(): Promise<void>;
-  /** Adds one block: its transactions, their outputs, its spent outpoints (marking the outputs they spend) and filters. */
+  /**
+   * Opens the database and creates the tables when missing. `rebuilt`: it held the index in the
+   * row-per-transaction layout of earlier versions, which is dropped (the index is built again
+   * from the node, from its start height).
+   */
+  open(): Promise<{ rebuilt: boolean }>;
+  /**
+   * Adds one block: its transactions with their outputs and its spent outpoints, each packed in
+   * one value (packed-block.ts), the spends also by outpoint (what gives an output its spent
+   * height), and its filters.
+   */
   applyBlock(record: BlockRecord): Promise<void>;
   /** Removes the block at `height` and every block above it, and un-spends what they spent. */
   rollback(height: number): Promise<void>;
@@ -67,30 +75,5 @@ export function hexBytes(hex: string): Buffer {
   return Buffer.from(hex, 'hex');
 }
 
-/** Groups output rows under their transactions (rows ordered by height, pos, vout). */
-export function groupOutputs(
-  txRows: ReadonlyArray<{ height: number; pos: number; txid: Uint8Array; tweak: Uint8Array }>,
-  outputRows: ReadonlyArray<{ txid: Uint8Array; vout: number; value: bigint; xonly: Uint8Array; spentHeight: number | null }>,
-): StoredTx[] {
-  const byTxid = new Map<string, StoredTx>();
-  const txs = txRows.map((row) => {
-    const tx: StoredTx = {
-      height: row.height,
-      txid: Buffer.from(row.txid).toString('hex'),
-      tweak: Uint8Array.from(row.tweak),
-      outputs: [],
-    };
-    byTxid.set(tx.txid, tx);
-    return tx;
-  });
-  for (const o of outputRows) {
-    byTxid.get(Buffer.from(o.txid).toString('hex'))?.outputs.push({
-      vout: o.vout,
-      value: o.value,
-      xonly: Uint8Array.from(o.xonly),
-      spentHeight: o.spentHeight,
-    });
-  }
-  for (const tx of txs) tx.outputs.sort((a, b) => a.vout - b.vout);
-  return txs;
-}
+/** The tables of the row-per-transaction layout of earlier versions (`open` drops them). */
+export const OLD_LAYOUT_TABLES = ['idx_txs', 'idx_outputs', 'idx_spent', 'idx_blocks'] as const;

@@ -49,7 +49,7 @@ describe('the Electrum server (blockchain.tweaks.subscribe as Cake Wallet reads 
     clients.push(c);
     return c;
   };
-  const addBlock = async (height: number, spends: Array<{ txid: string; vout: number }> = []): Promise<void> => {
+  const addBlock = async (height: number, spends: Array<{ txid: string; vout: number; outHeight: number }> = []): Promise<void> => {
     await store.applyBlock(record(height, spends));
     events.emit('block', height, hex(32, height));
   };
@@ -59,7 +59,7 @@ describe('the Electrum server (blockchain.tweaks.subscribe as Cake Wallet reads 
     store = createSqliteIndexStore(join(dir, 'index.sqlite'));
     await store.open();
     events = new EventEmitter();
-    for (const h of [10, 11, 12]) await store.applyBlock(record(h, h === 12 ? [{ txid: hex(32, 110), vout: 0 }] : []));
+    for (const h of [10, 11, 12]) await store.applyBlock(record(h, h === 12 ? [{ txid: hex(32, 110), vout: 0, outHeight: 10 }] : []));
     await start();
   });
   afterEach(() => {
@@ -146,7 +146,7 @@ describe('the Electrum server (blockchain.tweaks.subscribe as Cake Wallet reads 
     expect(await c.next('blockchain.tweaks.subscribe')).toEqual({ message: 'done' });
     await store.rollback(12);
     events.emit('rollback', 12);
-    await store.applyBlock(record(12, [{ txid: hex(32, 110), vout: 0 }]));
+    await store.applyBlock(record(12, [{ txid: hex(32, 110), vout: 0, outHeight: 10 }]));
   });
 
   it('answers bad requests with JSON-RPC errors and keeps the connection', async () => {

@@ -42,8 +42,8 @@ describe('the BlindBit OracleService over gRPC', () => {
     // Block 12 spends both outputs of the first transaction of block 10.
     await store.applyBlock(
       record(12, [
-        { txid: hex(32, 110), vout: 0 },
-        { txid: hex(32, 110), vout: 2 },
+        { txid: hex(32, 110), vout: 0, outHeight: 10 },
+        { txid: hex(32, 110), vout: 2, outHeight: 10 },
       ]),
     );
     for (let h = 13; h <= 35; h += 1) await store.applyBlock(record(h));

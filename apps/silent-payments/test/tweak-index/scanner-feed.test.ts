@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import { computeTweakData, loadSecp256k1Backend, scanInputsFromRpc } from '@repo/bip352';
 import { buildSilentPayment, plainScript } from '@repo/chain-double';
+import type { RpcBlock } from '../../src/tweak-index/block-record';
 import { createTweakIndexer } from '../../src/tweak-index/indexer';
 import { createTweakIndexStore } from '../../src/tweak-index/open-store';
 import { tweakIndexConsumer } from '../../src/tweak-index/scanner-consumer';
@@ -32,10 +34,11 @@ describe('the tweak index as a consumer of the block pass', () => {
     const { node, rpc } = t;
     const { book } = randomAddressBook();
     const paid = buildSilentPayment([node.fund('p2wpkh')], [{ address: book.baseAddress, sats: 2_000_000n }], plainScript(1));
+    const other = buildSilentPayment([node.fund('p2tr')], [{ address: book.baseAddress, sats: 3_000_000n }], plainScript(2));
     const indexStart = node.tipHeight() + 1;
     node.mine(2);
     const first = node.tipHeight() + 1;
-    node.mine(2, [paid.hex]);
+    node.mine(2, [paid.hex, other.hex]);
     index = createTweakIndexStore({ databaseUrl: undefined, sqliteFile: join(t.dir, 'tweak-index.sqlite') });
     await index.open();
     const indexer = createTweakIndexer(index, { backend: 'native' });
@@ -46,7 +49,13 @@ describe('the tweak index as a consumer of the block pass', () => {
     // The two blocks below the scanner's start came from the node; the payment's block is indexed.
     expect(await indexed(index, indexStart)).toEqual(await nodeBlocks(indexStart));
     const txs = await index.txs(first, node.tipHeight());
-    expect(txs.map((tx) => tx.txid)).toContain(paid.txid);
+    expect(txs.map((tx) => tx.txid)).toEqual(expect.arrayContaining([paid.txid, other.txid]));
+    // Each tweak from its own transaction's inputs (the scanner's, handed to the index, not read again).
+    const block = await rpc.call<RpcBlock>('getblock', [await rpc.call<string>('getblockhash', [first]), 3]);
+    for (const tx of block.tx.filter((b) => b.txid === paid.txid || b.txid === other.txid)) {
+      const expected = computeTweakData(scanInputsFromRpc(tx.vin), loadSecp256k1Backend('noble'))!.tweak;
+      expect(Buffer.from(txs.find((t) => t.txid === tx.txid)!.tweak).toString('hex')).toBe(expected);
+    }
 
     node.reorg(2);
     scanner.wake();

@@ -459,7 +459,7 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
 
     // Block 41 spends it: the subscriber is told, the history gains the spender, nothing is left unspent.
     const spending = blockOf(41, [otherTx(txidOf(41, 1))]);
-    spending.spent = [{ txid: txidOf(40, 1), vout: 0, spender: txidOf(41, 1) }];
+    spending.spent = [{ txid: txidOf(40, 1), vout: 0, spender: txidOf(41, 1), outHeight: 40 }];
     await addBlock(spending);
     expect(await c.next('blockchain.scripthash.subscribe')).toBe(hash);
     expect(await c.call('blockchain.scripthash.get_history', [hash])).toEqual([

@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Client } from 'pg';
 import type { TweakIndexStore } from '../../src/tweak-index/store';
 import { createPostgresIndexStore } from '../../src/tweak-index/store-postgres';
 import { createSqliteIndexStore } from '../../src/tweak-index/store-sqlite';
@@ -10,9 +12,23 @@ import { bytes, hex, record } from './support/records';
 interface Backend {
   name: string;
   make(): TweakIndexStore;
+  /** Replaces the index's tables with those of the row-per-transaction layout of earlier versions, one block in them. */
+  oldLayout(): Promise<void>;
   setUp(): Promise<void>;
   tearDown(): Promise<void>;
 }
+
+/** The tables of the row-per-transaction layout (SQLite's types; BYTEA for PostgreSQL), one block in them. */
+const OLD_LAYOUT_SQL = `
+CREATE TABLE idx_blocks (height INTEGER PRIMARY KEY, hash BLOB NOT NULL, header BLOB NOT NULL, time INTEGER NOT NULL,
+  new_filter BLOB NOT NULL, spent_filter BLOB NOT NULL);
+CREATE TABLE idx_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, txid BLOB NOT NULL, tweak BLOB NOT NULL, PRIMARY KEY (height, pos));
+CREATE TABLE idx_outputs (txid BLOB NOT NULL, vout INTEGER NOT NULL, height INTEGER NOT NULL, value INTEGER NOT NULL,
+  xonly BLOB NOT NULL, spent_height INTEGER, PRIMARY KEY (txid, vout));
+CREATE TABLE idx_spent (height INTEGER NOT NULL, pos INTEGER NOT NULL, txid BLOB NOT NULL, vout INTEGER NOT NULL,
+  spender BLOB NOT NULL, PRIMARY KEY (height, pos));
+INSERT INTO idx_blocks VALUES (7, '\\x00', '\\x00', 0, '\\x00', '\\x00');
+`;
 
 let pg: TestPostgres | undefined;
 let dir: string;
@@ -21,6 +37,12 @@ const backends: Backend[] = [
   {
     name: 'sqlite',
     make: () => createSqliteIndexStore(join(dir, 'index', 'tweak-index.sqlite')),
+    oldLayout: async () => {
+      const db = new Database(join(dir, 'index', 'tweak-index.sqlite'));
+      db.exec(`DROP TABLE idx_blocks; DROP TABLE idx_spends; ${OLD_LAYOUT_SQL}`);
+      db.close();
+      await Promise.resolve();
+    },
     setUp: async () => {
       dir = mkdtempSync(join(tmpdir(), 'sp-index-'));
       await Promise.resolve();
@@ -33,6 +55,15 @@ const backends: Backend[] = [
   {
     name: 'postgres',
     make: () => createPostgresIndexStore(pg!.url),
+    oldLayout: async () => {
+      const client = new Client({ connectionString: pg!.url });
+      await client.connect();
+      try {
+        await client.query(`DROP TABLE idx_blocks, idx_spends; ${OLD_LAYOUT_SQL.replaceAll('BLOB', 'BYTEA')}`);
+      } finally {
+        await client.end();
+      }
+    },
     setUp: async () => {
       pg = await startTestPostgres();
     },
@@ -93,8 +124,8 @@ describe.each(backends)('the tweak index store ($name)', (backend) => {
 
   it('marks outputs spent by a later block, and a rollback of that block un-spends them', async () => {
     await store.applyBlock(record(10));
-    await store.applyBlock(record(11, [{ txid: hex(32, 110), vout: 2 }]));
-    expect(await store.spent(10, 11)).toEqual([{ height: 11, txid: hex(32, 110), vout: 2, spender: hex(32, 111) }]);
+    await store.applyBlock(record(11, [{ txid: hex(32, 110), vout: 2, outHeight: 10 }]));
+    expect(await store.spent(10, 11)).toEqual([{ height: 11, txid: hex(32, 110), vout: 2, spender: hex(32, 111), outHeight: 10 }]);
     const spentOutputs = (await store.txs(10, 10))[0]!.outputs.map((o) => o.spentHeight);
     expect(spentOutputs).toEqual([null, 11]);
 
@@ -116,13 +147,52 @@ describe.each(backends)('the tweak index store ($name)', (backend) => {
 
   it('writes a block all or nothing: a failure half-way leaves the index as it was', async () => {
     await store.applyBlock(record(1));
-    const broken = record(2);
-    (broken.txs[1] as { tweak: unknown }).tweak = undefined;
-    await expect(store.applyBlock(broken)).rejects.toThrow();
+    // The block's row is written, then its second spend of the same outpoint is refused by the database.
+    const twice = { txid: hex(32, 101), vout: 0, outHeight: 1 };
+    await expect(store.applyBlock(record(2, [twice, twice]))).rejects.toThrow();
     expect(await store.tip()).toEqual({ height: 1, hash: hex(32, 1) });
     expect(await store.blocks(2, 2)).toEqual([]);
     expect((await store.txs(2, 2)).length).toBe(0);
+    expect((await store.txs(1, 1))[0]!.outputs.map((o) => o.spentHeight)).toEqual([null, null]);
+    // A field that cannot be stored is refused before anything is written.
+    const broken = record(2);
+    (broken.txs[1] as { tweak: unknown }).tweak = undefined;
+    await expect(store.applyBlock(broken)).rejects.toThrow('tweak: expected 33 bytes');
+    expect(await store.tip()).toEqual({ height: 1, hash: hex(32, 1) });
     await expect(store.applyBlock(record(1))).rejects.toThrow();
+  });
+
+  it('un-spends on a rollback what the removed blocks spent, outputs of their own blocks included', async () => {
+    await store.applyBlock(record(20));
+    // Block 21 spends an output of block 20 and one of its own.
+    await store.applyBlock(
+      record(21, [
+        { txid: hex(32, 120), vout: 0, outHeight: 20 },
+        { txid: hex(32, 121), vout: 2, outHeight: 21 },
+      ]),
+    );
+    await store.applyBlock(record(22, [{ txid: hex(32, 121), vout: 0, outHeight: 21 }]));
+    const spentHeights = async (): Promise<Array<number | null>> =>
+      (await store.txs(20, 22)).flatMap((t) => t.outputs.map((o) => o.spentHeight));
+    expect(await spentHeights()).toEqual([21, null, null, 22, 21, null, null, null, null]);
+    await store.rollback(22);
+    expect(await spentHeights()).toEqual([21, null, null, null, 21, null]);
+    await store.rollback(21);
+    expect(await spentHeights()).toEqual([null, null, null]);
+    expect(await store.spent(0, 100)).toEqual([]);
+  });
+
+  it('drops the index of the row-per-transaction layout on open, to be built again, once', async () => {
+    await store.close();
+    await backend.oldLayout();
+    store = backend.make();
+    expect(await store.open()).toEqual({ rebuilt: true });
+    expect(await store.tip()).toBeUndefined();
+    await store.applyBlock(record(3));
+    await store.close();
+    store = backend.make();
+    expect(await store.open()).toEqual({ rebuilt: false });
+    expect(await store.tip()).toEqual({ height: 3, hash: hex(32, 3) });
   });
 
   it('keeps the index across a close and a new open', async () => {

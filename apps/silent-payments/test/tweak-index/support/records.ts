@@ -5,8 +5,8 @@ export const bytes = (n: number, fill: number): Uint8Array => new Uint8Array(n).
 /** `n` bytes of `fill`, hex. */
 export const hex = (n: number, fill: number): string => Buffer.from(bytes(n, fill)).toString('hex');
 
-/** A block at `height` with two indexed transactions (2 and 1 taproot outputs) spending `spends`. */
-export function record(height: number, spends: Array<{ txid: string; vout: number }> = []): BlockRecord {
+/** A block at `height` with two indexed transactions (2 and 1 taproot outputs) spending `spends` (each created at `outHeight`). */
+export function record(height: number, spends: Array<{ txid: string; vout: number; outHeight: number }> = []): BlockRecord {
   return {
     height,
     hash: hex(32, height),
