@@ -1,4 +1,4 @@
-import { spentOutpointHash } from './block-record';
+import { spentOutpointHashes } from './block-record';
 import type { StoredBlock, StoredTx, TweakIndexStore } from './store';
 
 /** BlindBit's filter types (FilterType of blindbit.oracle.v1). */
@@ -108,6 +108,9 @@ export async function readBlindBitBlocks(store: TweakIndexStore, from: number, t
   return blocks.map((block) => ({
     block,
     txs: txs.filter((t) => t.height === block.height),
-    spentHashes: spent.filter((s) => s.height === block.height).map((s) => Buffer.from(spentOutpointHash(s.txid, s.vout, block.hash))),
+    spentHashes: spentOutpointHashes(
+      spent.filter((s) => s.height === block.height),
+      block.hash,
+    ).map((h) => Buffer.from(h)),
   }));
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { isP2trHex, scanInputsFromRpc, type RpcVin, type RpcVout, type ScanInput } from '@repo/bip352';
 import { btcToSats } from '../amount';
 import { buildGcsFilter, filterKey } from './gcs';
@@ -94,12 +94,20 @@ export function headerFromRpc(block: RpcBlock): Uint8Array {
  * SHA-256(txid (internal order) || vout (u32 LE) || spending block's hash (internal order)).
  */
 export function spentOutpointHash(txid: string, vout: number, blockHash: string): Uint8Array {
-  const digest = createHash('sha256')
-    .update(Buffer.from(txid, 'hex').reverse())
-    .update(u32le(vout))
-    .update(Buffer.from(blockHash, 'hex').reverse())
-    .digest();
-  return Uint8Array.from(digest.subarray(0, 8));
+  return spentOutpointHashes([{ txid, vout }], blockHash)[0]!;
+}
+
+/** {@link spentOutpointHash} of each outpoint spent in the block of `blockHash`: one buffer for all, the block's part written once. */
+export function spentOutpointHashes(spent: ReadonlyArray<{ txid: string; vout: number }>, blockHash: string): Uint8Array[] {
+  const message = Buffer.alloc(68);
+  message.write(blockHash, 36, 'hex');
+  message.subarray(36).reverse();
+  return spent.map((s) => {
+    message.write(s.txid, 0, 'hex');
+    message.subarray(0, 32).reverse();
+    message.writeUInt32LE(s.vout, 32);
+    return Uint8Array.prototype.slice.call(hash('sha256', message, 'buffer'), 0, 8);
+  });
 }
 
 /** The taproot outputs of a transaction; `where` names it in the error. @throws {TypeError} for a value that is not an amount. */
@@ -187,10 +195,7 @@ export async function readBlock(
   const tweaks = compute(candidates.map((c) => c.inputs));
   const key = filterKey(block.hash);
   const newOutputsFilter = buildGcsFilter(key, allKeys);
-  const spentFilter = buildGcsFilter(
-    key,
-    spent.map((s) => spentOutpointHash(s.txid, s.vout, block.hash)),
-  );
+  const spentFilter = buildGcsFilter(key, spentOutpointHashes(spent, block.hash));
   const txs = withTweaks(candidates, await tweaks);
   return {
     height: block.height,
