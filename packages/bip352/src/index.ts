@@ -25,7 +25,15 @@ export {
 export { isP2trHex, scanInputsFromRpc, scanOutputsFromRpc, type RpcVin, type RpcVout } from './rpc';
 export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
 export { compactSize, readCompactSize, u32le, u64le, concatBytes } from './bytes';
-export { computeTweakData, computeTweaks, type TweakData } from './tweak-data';
+export {
+  computeTweakData,
+  computeTweaks,
+  computePackedTweaks,
+  packTweakJobs,
+  tweakJobBuffers,
+  type PackedTweakJobs,
+  type TweakData,
+} from './tweak-data';
 export {
   createReceiver,
   type Receiver,

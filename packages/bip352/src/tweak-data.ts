@@ -2,8 +2,8 @@ import type { AnySecp256k1Backend } from './backend';
 import { loadSecp256k1Backend } from './load-backend';
 import { bytesToHex } from './bytes';
 import { smallestOutpoint, type ScanInput } from './inputs';
-import { SilentPaymentError } from './errors';
-import { computeInputData, eligibleInputKeys } from './tweak';
+import { taggedHash } from './hash';
+import { computeInputData, eligibleInputKeys, isValidScalar } from './tweak';
 
 /** The public data of a transaction that any receiver needs (BIP-352 Appendix A "Tweak Data"). */
 export interface TweakData {
@@ -32,38 +32,99 @@ export function computeTweakData(inputs: readonly ScanInput[], backend?: AnySecp
 }
 
 /**
- * The tweaks (input_hash·A, 33 bytes compressed: what an index serves to light clients) of many
- * transactions, each given by its inputs (with prevout scripts): null for one that is not
- * eligible or whose input_hash is not a valid scalar (negligible probability). The backend is
- * `backend`, else the default (native). With the native backend one call into C for all of them, eight at a time sharing their inversions
- * (native/README.md, "Tweaks"); with the others {@link computeTweakData}'s steps one by one.
+ * What {@link computePackedTweaks} needs of each of many transactions, read from their inputs:
+ * three buffers (and a mark per transaction) that move to a worker thread without a copy
+ * (postMessage's transfer list), so that the thread that parsed the inputs hands the
+ * multiplications to another without cloning every input.
  */
-export function computeTweaks(txs: readonly (readonly ScanInput[])[], backend?: AnySecp256k1Backend): Array<Uint8Array | null> {
-  const b = backend ?? loadSecp256k1Backend();
-  if (b.tweaks === undefined) {
-    return txs.map((inputs) => {
-      try {
-        const data = computeInputData(b, inputs);
-        return data === null ? null : b.toCompressed(b.mul(data.sum, data.inputHash));
-      } catch (err) {
-        if (err instanceof SilentPaymentError && err.code === 'INVALID_SCALAR') return null;
-        throw err;
-      }
-    });
-  }
-  const answers: Array<Uint8Array | null> = new Array<Uint8Array | null>(txs.length).fill(null);
-  const jobs: Array<{ keys: Uint8Array; outpoint: Uint8Array }> = [];
-  const at: number[] = [];
+export interface PackedTweakJobs {
+  /** per transaction: 1 when it has eligible inputs (a job), 0 when it has none. */
+  eligible: Uint8Array<ArrayBuffer>;
+  /** per job: how many eligible input keys it has. */
+  keyCounts: Uint32Array<ArrayBuffer>;
+  /** the jobs' eligible input keys, 33 bytes compressed each, job after job. */
+  keys: Uint8Array<ArrayBuffer>;
+  /** per job: its smallest outpoint (36 bytes). */
+  outpoints: Uint8Array<ArrayBuffer>;
+}
+
+/** The buffers of packed jobs, for postMessage's transfer list. */
+export const tweakJobBuffers = (jobs: PackedTweakJobs): ArrayBuffer[] => [
+  jobs.eligible.buffer,
+  jobs.keyCounts.buffer,
+  jobs.keys.buffer,
+  jobs.outpoints.buffer,
+];
+
+/** The jobs of {@link computePackedTweaks} for transactions given by their inputs (with prevout scripts). */
+export function packTweakJobs(txs: readonly (readonly ScanInput[])[]): PackedTweakJobs {
+  const eligible = new Uint8Array(txs.length);
+  const jobs: Array<{ keys: Uint8Array[]; outpoint: Uint8Array }> = [];
+  let keyCount = 0;
   txs.forEach((inputs, i) => {
     const keys = eligibleInputKeys(inputs);
     if (keys === null) return;
-    const keyBytes = new Uint8Array(33 * keys.length);
-    keys.forEach((key, j) => keyBytes.set(key, 33 * j));
-    jobs.push({ keys: keyBytes, outpoint: smallestOutpoint(inputs) });
-    at.push(i);
+    eligible[i] = 1;
+    keyCount += keys.length;
+    jobs.push({ keys, outpoint: smallestOutpoint(inputs) });
   });
-  b.tweaks(jobs).forEach((tweak, j) => {
-    answers[at[j]!] = tweak;
+  const packed: PackedTweakJobs = {
+    eligible,
+    keyCounts: new Uint32Array(jobs.length),
+    keys: new Uint8Array(33 * keyCount),
+    outpoints: new Uint8Array(36 * jobs.length),
+  };
+  let at = 0;
+  jobs.forEach((job, j) => {
+    packed.keyCounts[j] = job.keys.length;
+    for (const key of job.keys) {
+      packed.keys.set(key, at);
+      at += 33;
+    }
+    packed.outpoints.set(job.outpoint, 36 * j);
+  });
+  return packed;
+}
+
+/** One job's tweak by the backend's public steps (those without a `tweaks` of their own): null as `computeTweaks` gives it. */
+function tweakByStep(b: AnySecp256k1Backend, keys: Uint8Array, outpoint: Uint8Array): Uint8Array | null {
+  const each: Uint8Array[] = [];
+  for (let at = 0; at < keys.length; at += 33) each.push(keys.subarray(at, at + 33));
+  const sum = b.sumCompressed(each);
+  if (sum === null) return null;
+  const inputHash = taggedHash('BIP0352/Inputs', outpoint, b.toCompressed(sum));
+  return isValidScalar(inputHash) ? b.toCompressed(b.mul(sum, inputHash)) : null;
+}
+
+/**
+ * The tweaks of packed jobs ({@link packTweakJobs}), one per transaction, null for one with no
+ * job or whose keys have no tweak; as {@link computeTweaks} gives them.
+ */
+export function computePackedTweaks(jobs: PackedTweakJobs, backend?: AnySecp256k1Backend): Array<Uint8Array | null> {
+  const b = backend ?? loadSecp256k1Backend();
+  const views: Array<{ keys: Uint8Array; outpoint: Uint8Array }> = [];
+  let at = 0;
+  jobs.keyCounts.forEach((count, j) => {
+    views.push({ keys: jobs.keys.subarray(at, at + 33 * count), outpoint: jobs.outpoints.subarray(36 * j, 36 * j + 36) });
+    at += 33 * count;
+  });
+  const tweaks = b.tweaks !== undefined ? b.tweaks(views) : views.map((v) => tweakByStep(b, v.keys, v.outpoint));
+  const answers = new Array<Uint8Array | null>(jobs.eligible.length).fill(null);
+  let j = 0;
+  jobs.eligible.forEach((mark, i) => {
+    if (mark === 1) answers[i] = tweaks[j++] ?? null;
   });
   return answers;
+}
+
+/**
+ * The tweaks (input_hash·A, 33 bytes compressed: what an index serves to light clients) of many
+ * transactions, each given by its inputs (with prevout scripts): null for one that is not
+ * eligible or whose input_hash is not a valid scalar (negligible probability). The backend is
+ * `backend`, else the default (native). With the native backend one call into C for all of them,
+ * eight at a time sharing their inversions (native/README.md, "Tweaks"); with the others the
+ * steps one by one. {@link packTweakJobs} and {@link computePackedTweaks} are its two halves.
+ */
+export function computeTweaks(txs: readonly (readonly ScanInput[])[], backend?: AnySecp256k1Backend): Array<Uint8Array | null> {
+  return computePackedTweaks(packTweakJobs(txs), backend);
 }

@@ -1,6 +1,9 @@
 import {
+  computePackedTweaks,
   computeTweakData,
   computeTweaks,
+  packTweakJobs,
+  tweakJobBuffers,
   createReceiver,
   createSilentPaymentOutputs,
   encodeSilentPaymentAddress,
@@ -57,6 +60,18 @@ describe('computeTweaks', () => {
     }
   });
 
+  it('packs its jobs into buffers that move to another thread, and gives the same tweaks from them', () => {
+    const txs = transactions(13).map((tx) => tx.inputs);
+    txs.splice(2, 0, []);
+    const expected = computeTweaks(txs, noble).map((t) => t && hex(t));
+    const jobs = packTweakJobs(txs);
+    expect([...jobs.eligible]).toEqual(expected.map((t) => (t === null ? 0 : 1)));
+    // as postMessage delivers them with the buffers transferred: the sender's are emptied
+    const moved = structuredClone(jobs, { transfer: tweakJobBuffers(jobs) });
+    expect(jobs.keys.byteLength).toBe(0);
+    for (const backend of [native, noble]) expect(computePackedTweaks(moved, backend).map((t) => t && hex(t))).toEqual(expected);
+  });
+
   it('answers null for keys that sum to the point at infinity', () => {
     const d = key();
     const a = p2wpkhSpend(d); // its key as given (a taproot key would be lifted to even y)
@@ -71,6 +86,7 @@ describe('computeTweaks', () => {
         native,
       ).map((t) => t && hex(t)),
     ).toEqual([null, computeTweakData([a, negated, b], noble)!.tweak]);
+    expect(computeTweaks([[a, negated]], noble)).toEqual([null]);
   });
 });
 
