@@ -44,7 +44,7 @@ export function unpackTxs(height: number, packed: Uint8Array, spentAt: (txid: st
   const txs: StoredTx[] = [];
   for (let at = 0; at < b.length;) {
     const txid = b.toString('hex', at, at + 32);
-    const tweak = Uint8Array.prototype.slice.call(b, at + 32, at + 65);
+    const tweak = new Uint8Array(b.subarray(at + 32, at + 65));
     const count = b.readUInt16LE(at + 65);
     at += TX_HEAD;
     const outputs: StoredTx['outputs'] = [];
@@ -53,7 +53,7 @@ export function unpackTxs(height: number, packed: Uint8Array, spentAt: (txid: st
       outputs.push({
         vout,
         value: b.readBigUInt64LE(at + 4),
-        xonly: Uint8Array.prototype.slice.call(b, at + 12, at + 44),
+        xonly: new Uint8Array(b.subarray(at + 12, at + 44)),
         spentHeight: spentAt(txid, vout),
       });
     }

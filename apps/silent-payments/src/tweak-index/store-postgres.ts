@@ -103,13 +103,20 @@ export function createPostgresIndexStore(url: string): TweakIndexStore {
       // A connection that fails while idle must not crash the process; the next query reports it.
       pool.on('error', () => undefined);
       let rebuilt = false;
-      await inTransaction(async (c) => {
-        await c.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
-        // The row-per-transaction layout of earlier versions: dropped, the index is built again from the node.
-        rebuilt = (await c.query<{ old: string | null }>("SELECT to_regclass('idx_txs') AS old")).rows[0]?.old != null;
-        if (rebuilt) await c.query(`DROP TABLE IF EXISTS ${OLD_LAYOUT_TABLES.join(', ')}`);
-        await c.query(SCHEMA);
-      });
+      try {
+        await inTransaction(async (c) => {
+          await c.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+          // The row-per-transaction layout of earlier versions: dropped, the index is built again from the node.
+          rebuilt = (await c.query<{ old: string | null }>("SELECT to_regclass('idx_txs') AS old")).rows[0]?.old != null;
+          if (rebuilt) await c.query(`DROP TABLE IF EXISTS ${OLD_LAYOUT_TABLES.join(', ')}`);
+          await c.query(SCHEMA);
+        });
+      } catch (error) {
+        const failed = pool;
+        pool = undefined;
+        await failed.end();
+        throw error;
+      }
       return { rebuilt };
     },
     async applyBlock(record) {

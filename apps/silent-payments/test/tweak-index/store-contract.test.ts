@@ -113,8 +113,8 @@ describe.each(backends)('the tweak index store ($name)', (backend) => {
     });
     const txs = await store.txs(10, 10);
     expect(txs.map((t) => t.txid)).toEqual([hex(32, 110), hex(32, 210)]);
-    expect(txs[0]!.tweak).toEqual(bytes(33, 2));
-    expect(txs[0]!.outputs).toEqual([
+    expect(txs[0]!.tweak).toStrictEqual(bytes(33, 2));
+    expect(txs[0]!.outputs).toStrictEqual([
       { vout: 0, value: 1_000n, xonly: bytes(32, 7), spentHeight: null },
       { vout: 2, value: 2_100_000_000_000_000n, xonly: bytes(32, 8), spentHeight: null },
     ]);
@@ -202,5 +202,14 @@ describe.each(backends)('the tweak index store ($name)', (backend) => {
     await store.open();
     expect(await store.tip()).toEqual({ height: 3, hash: hex(32, 3) });
     expect((await store.txs(3, 3)).length).toBe(2);
+  });
+});
+
+describe('the PostgreSQL index store with no server', () => {
+  it('rejects open with the connection error and keeps no pool behind', async () => {
+    const store = createPostgresIndexStore('postgres://nobody@127.0.0.1:1/none');
+    await expect(store.open()).rejects.toThrow();
+    await expect(store.tip()).rejects.toThrow('the tweak index store is not open');
+    await store.close();
   });
 });
