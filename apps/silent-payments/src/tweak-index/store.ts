@@ -37,7 +37,7 @@ export interface StoreSize {
 
 /**
  * The tweak index's storage, one interface over SQLite and PostgreSQL (docs/silent-payments.md,
- * "The tweak index"). Every write is one transaction: a block is all there or not at all.
+ * "The tweak index (light wallets)"). Every write is one transaction: a block is all there or not at all.
  */
 export interface TweakIndexStore {
   readonly kind: 'sqlite' | 'postgres';

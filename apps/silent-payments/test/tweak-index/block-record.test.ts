@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { spentOutpointHash, spentOutpointHashes } from '../../src/tweak-index/block-record';
 
-// BlindBit's short hash of a spent outpoint (docs/silent-payments.md, "The tweak index"): the
-// first 8 bytes of SHA-256(txid in internal order ‖ vout u32 LE ‖ the spending block's hash in
-// internal order), written out here byte by byte.
+// BlindBit's short hash of a spent outpoint, as
+// docs/silent-payments.md, "The tweak index (light wallets)" gives it: the first 8 bytes of
+// SHA-256(txid in internal order ‖ vout u32 LE ‖ the spending block's hash in internal order),
+// written out here byte by byte.
 describe('the spent outpoints’ short hashes', () => {
   const txid = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
   const blockHash = '0000000000000000000123456789abcdef0123456789abcdef0123456789abcd';
