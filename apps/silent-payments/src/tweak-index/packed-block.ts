@@ -91,6 +91,12 @@ export function unpackSpent(height: number, packed: Uint8Array): StoredSpent[] {
   return spent;
 }
 
+/** The spend of `txid:vout` among the packed spends of the block at `height` (undefined: not there). */
+export function spendIn(height: number, packed: Uint8Array, txid: string, vout: number): { height: number; spender: string } | undefined {
+  const found = unpackSpent(height, packed).find((s) => s.txid === txid && s.vout === vout);
+  return found && { height, spender: found.spender };
+}
+
 /**
  * The transactions of packed blocks, each output with its spent height from `spends` (the spends
  * of outputs created in those blocks: the outpoint and the spending block's height).

@@ -1,6 +1,6 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
 import type { BlockRecord } from './block-record';
-import { packSpent, packTxs, unpackBlocks, unpackSpent } from './packed-block';
+import { packSpent, packTxs, spendIn, unpackBlocks, unpackSpent } from './packed-block';
 import {
   hexBytes,
   OLD_LAYOUT_TABLES,
@@ -44,6 +44,8 @@ const SQL = {
   txBlobs: 'SELECT height, txs FROM idx_blocks WHERE height BETWEEN $1 AND $2 ORDER BY height',
   spendsOf: 'SELECT txid, vout, height FROM idx_spends WHERE out_height BETWEEN $1 AND $2',
   spentBlobs: 'SELECT height, spent FROM idx_blocks WHERE height BETWEEN $1 AND $2 ORDER BY height',
+  spendOf:
+    'SELECT b.height, b.spent FROM idx_spends s JOIN idx_blocks b ON b.height = s.height WHERE s.out_height = $1 AND s.txid = $2 AND s.vout = $3',
 } as const;
 
 type Named = keyof typeof SQL;
@@ -158,6 +160,10 @@ export function createPostgresIndexStore(url: string): TweakIndexStore {
     async spent(from, to): Promise<StoredSpent[]> {
       const rows = await run<{ height: number; spent: Buffer }>(handle(), 'spentBlobs', [from, to]);
       return rows.flatMap((r) => unpackSpent(r.height, r.spent));
+    },
+    async spendOf(outHeight, txid, vout) {
+      const [row] = await run<{ height: number; spent: Buffer }>(handle(), 'spendOf', [outHeight, hexBytes(txid), vout]);
+      return row === undefined ? undefined : spendIn(row.height, row.spent, txid, vout);
     },
     async size(): Promise<StoreSize> {
       const { rows } = await handle().query<{ blocks: string; txs: string; bytes: string }>(

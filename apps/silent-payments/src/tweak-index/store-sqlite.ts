@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { BlockRecord } from './block-record';
-import { packSpent, packTxs, unpackBlocks, unpackSpent } from './packed-block';
+import { packSpent, packTxs, spendIn, unpackBlocks, unpackSpent } from './packed-block';
 import {
   hexBytes,
   OLD_LAYOUT_TABLES,
@@ -148,6 +148,12 @@ export function createSqliteIndexStore(file: string): TweakIndexStore {
         spent: Buffer;
       }>;
       return Promise.resolve(rows.flatMap((r) => unpackSpent(r.height, r.spent)));
+    },
+    async spendOf(outHeight, txid, vout) {
+      const row = stmt(
+        'SELECT b.height, b.spent FROM idx_spends s JOIN idx_blocks b ON b.height = s.height WHERE s.out_height = ? AND s.txid = ? AND s.vout = ?',
+      ).get(outHeight, hexBytes(txid), vout) as { height: number; spent: Buffer } | undefined;
+      return Promise.resolve(row === undefined ? undefined : spendIn(row.height, row.spent, txid, vout));
     },
     async size(): Promise<StoreSize> {
       const counts = stmt('SELECT COUNT(*) AS blocks, COALESCE(SUM(tx_count), 0) AS txs FROM idx_blocks').get() as StoreSize;

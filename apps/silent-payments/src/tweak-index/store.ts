@@ -65,6 +65,8 @@ export interface TweakIndexStore {
   txs(from: number, to: number): Promise<StoredTx[]>;
   /** The spent taproot outpoints of the blocks `from`…`to`, by height then position. */
   spent(from: number, to: number): Promise<StoredSpent[]>;
+  /** The spend of the output `txid:vout` created at `outHeight`: the spending block's height and transaction, or undefined while unspent. */
+  spendOf(outHeight: number, txid: string, vout: number): Promise<{ height: number; spender: string } | undefined>;
   /** What the index holds. */
   size(): Promise<StoreSize>;
   close(): Promise<void>;

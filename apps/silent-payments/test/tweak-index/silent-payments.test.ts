@@ -555,12 +555,15 @@ describe('remote scanning: blockchain.silentpayments.subscribe / unsubscribe (Fr
     // The wallet follows the output by script hash (Frigate's README): its confirmation comes there.
     const hash = taprootHash(late.outputs[0]!.xonly);
     expect(await c.call<string>('blockchain.scripthash.subscribe', [hash])).toBe(statusOf([late.txid, 0]));
+    // In the mempool its value is unconfirmed, as Electrum's get_balance says it.
+    expect(await c.call('blockchain.scripthash.get_balance', [hash])).toEqual({ confirmed: 0, unconfirmed: 1000 });
     pool.mined(late);
     await addBlock(blockOf(40, [late]));
     expect(await c.nextParams('blockchain.scripthash.subscribe')).toEqual([hash, statusOf([late.txid, 40])]);
     // Mined, it is not sent again on the silent-payment subscription.
     expect(await notifiedBeforePing(c, METHOD)).toBe(false);
     expect(await c.call('blockchain.scripthash.listunspent', [hash])).toEqual([{ tx_hash: late.txid, tx_pos: 0, height: 40, value: 1000 }]);
+    expect(await c.call('blockchain.scripthash.get_balance', [hash])).toEqual({ confirmed: 1000, unconfirmed: 0 });
     await rollback(40);
     await start();
   });

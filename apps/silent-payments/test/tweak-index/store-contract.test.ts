@@ -122,16 +122,20 @@ describe.each(backends)('the tweak index store ($name)', (backend) => {
     expect((await store.size()).bytes).toBeGreaterThan(0);
   });
 
-  it('marks outputs spent by a later block, and a rollback of that block un-spends them', async () => {
+  it('marks outputs spent by a later block, gives each output its spend, and a rollback of that block un-spends them', async () => {
     await store.applyBlock(record(10));
     await store.applyBlock(record(11, [{ txid: hex(32, 110), vout: 2, outHeight: 10 }]));
     expect(await store.spent(10, 11)).toEqual([{ height: 11, txid: hex(32, 110), vout: 2, spender: hex(32, 111), outHeight: 10 }]);
     const spentOutputs = (await store.txs(10, 10))[0]!.outputs.map((o) => o.spentHeight);
     expect(spentOutputs).toEqual([null, 11]);
+    expect(await store.spendOf(10, hex(32, 110), 2)).toEqual({ height: 11, spender: hex(32, 111) });
+    expect(await store.spendOf(10, hex(32, 110), 0)).toBeUndefined();
+    expect(await store.spendOf(9, hex(32, 110), 2)).toBeUndefined();
 
     await store.rollback(11);
     expect(await store.tip()).toEqual({ height: 10, hash: hex(32, 10) });
     expect(await store.spent(10, 11)).toEqual([]);
+    expect(await store.spendOf(10, hex(32, 110), 2)).toBeUndefined();
     expect((await store.txs(10, 11)).flatMap((t) => t.outputs.map((o) => o.spentHeight))).toEqual([null, null, null]);
   });
 

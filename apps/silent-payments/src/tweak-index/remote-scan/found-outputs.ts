@@ -23,26 +23,35 @@ export interface FoundOutput {
   spent: { txid: string; height: number } | undefined;
 }
 
-/** The outputs of `found` paying to `hash`, each with its spend as the index knows it now. */
-export async function outputsOf(store: TweakIndexStore, found: ReadonlyMap<string, RemoteMatch>, hash: string): Promise<FoundOutput[]> {
-  const outputs: FoundOutput[] = [];
+/** A found output and the transaction that paid it. */
+type FoundEntry = readonly [match: RemoteMatch, output: RemoteMatch['outputs'][number]];
+
+/** The outputs of `found` by the script hash they pay (each output's hash computed once). */
+export function byScriptHash(found: ReadonlyMap<string, RemoteMatch>): Map<string, FoundEntry[]> {
+  const index = new Map<string, FoundEntry[]>();
   for (const m of found.values()) {
     for (const o of m.outputs) {
-      if (taprootScriptHash(o.xonly) !== hash) continue;
-      const stored = (await store.txs(m.height, m.height)).find((t) => t.txid === m.txid)?.outputs.find((x) => x.vout === o.vout);
-      const spentHeight = stored?.spentHeight ?? null;
-      const spender =
-        spentHeight === null
-          ? undefined
-          : (await store.spent(spentHeight, spentHeight)).find((s) => s.txid === m.txid && s.vout === o.vout);
-      outputs.push({
-        txid: m.txid,
-        vout: o.vout,
-        height: m.height,
-        value: o.value,
-        spent: spender === undefined || spentHeight === null ? undefined : { txid: spender.spender, height: spentHeight },
-      });
+      const hash = taprootScriptHash(o.xonly);
+      const entries = index.get(hash);
+      if (entries === undefined) index.set(hash, [[m, o]]);
+      else entries.push([m, o]);
     }
+  }
+  return index;
+}
+
+/** The found outputs of `entries`, each with its spend as the index knows it now (one lookup an output; none in the mempool). */
+export async function outputsOf(store: TweakIndexStore, entries: readonly FoundEntry[]): Promise<FoundOutput[]> {
+  const outputs: FoundOutput[] = [];
+  for (const [m, o] of entries) {
+    const spent = m.height === 0 ? undefined : await store.spendOf(m.height, m.txid, o.vout);
+    outputs.push({
+      txid: m.txid,
+      vout: o.vout,
+      height: m.height,
+      value: o.value,
+      spent: spent && { txid: spent.spender, height: spent.height },
+    });
   }
   return outputs;
 }

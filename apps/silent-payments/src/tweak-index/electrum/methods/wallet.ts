@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { historyOf, onFoundChanged, outputsOf } from '../../remote-scan/found-outputs';
+import { byScriptHash, historyOf, onFoundChanged, outputsOf, type FoundOutput } from '../../remote-scan/found-outputs';
 import { ElectrumError, intParam, RPC_ERRORS, type ElectrumContext, type ElectrumMethods, type NodeCalls } from '../protocol';
 import { foundByConnection } from './silent-payments';
 
@@ -58,7 +58,7 @@ export function merkleBranch(txids: readonly string[], pos: number): string[] {
 /** The found outputs paying to the script hash, or the documented refusal for any other. */
 async function served(ctx: ElectrumContext, params: unknown[]): Promise<Awaited<ReturnType<typeof outputsOf>>> {
   const hash = hexParam(params, 0, 'scripthash', 64);
-  const outputs = await outputsOf(ctx.feed.store, foundByConnection(ctx), hash);
+  const outputs = await outputsOf(ctx.feed.store, byScriptHash(foundByConnection(ctx)).get(hash) ?? []);
   if (outputs.length === 0) {
     throw new ElectrumError(
       RPC_ERRORS.notServed,
@@ -80,8 +80,9 @@ function watchScriptHashes(ctx: ElectrumContext): Map<string, string | null> {
   const statuses = new Map<string, string | null>();
   ctx.state.set(SCRIPTHASHES, statuses);
   const check = async (): Promise<void> => {
+    const found = byScriptHash(foundByConnection(ctx));
     for (const hash of [...statuses.keys()]) {
-      const { status } = historyOf(await outputsOf(ctx.feed.store, foundByConnection(ctx), hash));
+      const { status } = historyOf(await outputsOf(ctx.feed.store, found.get(hash) ?? []));
       if (ctx.closed || status === statuses.get(hash)) continue;
       statuses.set(hash, status);
       await ctx.notify('blockchain.scripthash.subscribe', [hash, status]);
@@ -151,8 +152,10 @@ export const walletMethods: ElectrumMethods = {
   },
   'blockchain.scripthash.get_history': async (ctx, params) => historyOf(await served(ctx, params)).history,
   'blockchain.scripthash.get_balance': async (ctx, params) => {
-    const outputs = await served(ctx, params);
-    return { confirmed: Number(outputs.filter((o) => o.spent === undefined).reduce((sum, o) => sum + o.value, 0n)), unconfirmed: 0 };
+    const unspent = (await served(ctx, params)).filter((o) => o.spent === undefined);
+    const sum = (outputs: FoundOutput[]): number => Number(outputs.reduce((total, o) => total + o.value, 0n));
+    // Electrum's: what confirmed outputs hold, and what the mempool's add.
+    return { confirmed: sum(unspent.filter((o) => o.height > 0)), unconfirmed: sum(unspent.filter((o) => o.height === 0)) };
   },
   'blockchain.scripthash.listunspent': async (ctx, params) =>
     (await served(ctx, params))
