@@ -90,14 +90,10 @@ export function headerFromRpc(block: RpcBlock): Uint8Array {
 }
 
 /**
- * BlindBit's short hash of a spent outpoint: the first 8 bytes of
- * SHA-256(txid (internal order) || vout (u32 LE) || spending block's hash (internal order)).
+ * BlindBit's short hash of each outpoint spent in the block of `blockHash`: the first 8 bytes of
+ * SHA-256(txid (internal order) || vout (u32 LE) || spending block's hash (internal order)); one
+ * message buffer for all, the block's part written once.
  */
-export function spentOutpointHash(txid: string, vout: number, blockHash: string): Uint8Array {
-  return spentOutpointHashes([{ txid, vout }], blockHash)[0]!;
-}
-
-/** {@link spentOutpointHash} of each outpoint spent in the block of `blockHash`: one buffer for all, the block's part written once. */
 export function spentOutpointHashes(spent: ReadonlyArray<{ txid: string; vout: number }>, blockHash: string): Uint8Array[] {
   const message = Buffer.alloc(68);
   message.write(blockHash, 36, 'hex');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { spentOutpointHash, spentOutpointHashes } from '../../src/tweak-index/block-record';
+import { readBlock, spentOutpointHashes, type RpcBlock } from '../../src/tweak-index/block-record';
 
 // BlindBit's short hash of a spent outpoint, as
 // docs/silent-payments.md, "The tweak index (light wallets)" gives it: the first 8 bytes of
@@ -18,7 +18,7 @@ describe('the spent outpoints’ short hashes', () => {
   };
 
   it('hashes the txid and block hash in internal order and the vout little-endian', () => {
-    expect(Buffer.from(spentOutpointHash(txid, 0x01020304, blockHash)).toString('hex')).toBe(expected(txid, 0x01020304));
+    expect(Buffer.from(spentOutpointHashes([{ txid, vout: 0x01020304 }], blockHash)[0]!).toString('hex')).toBe(expected(txid, 0x01020304));
   });
 
   it('gives each outpoint of a block its own hash', () => {
@@ -33,5 +33,43 @@ describe('the spent outpoints’ short hashes', () => {
     );
     expect(hashes.map((h) => Buffer.from(h).toString('hex'))).toEqual([expected(txid, 0), expected(other, 7), expected(txid, 1)]);
     expect(spentOutpointHashes([], blockHash)).toEqual([]);
+  });
+});
+
+/** A block whose hash is its header's: version 1, no parent, `tx` as given. */
+function blockOf(tx: RpcBlock['tx']): RpcBlock {
+  const fields = { version: 1, merkleroot: 'ab'.repeat(32), time: 1_700_000_000, bits: '207fffff', nonce: 7 };
+  const u32 = (n: number): Buffer => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(n);
+    return b;
+  };
+  const header = Buffer.concat([
+    u32(fields.version),
+    Buffer.alloc(32),
+    Buffer.from(fields.merkleroot, 'hex').reverse(),
+    u32(fields.time),
+    u32(Number.parseInt(fields.bits, 16)),
+    u32(fields.nonce),
+  ]);
+  const hash = createHash('sha256').update(createHash('sha256').update(header).digest()).digest().reverse().toString('hex');
+  return { ...fields, hash, height: 5, tx };
+}
+
+describe('reading a block into the index', () => {
+  it('refuses a block whose taproot spend comes without the height of the output it spends', async () => {
+    const taproot = { hex: `5120${'11'.repeat(32)}` };
+    const block = blockOf([
+      { txid: 'c0'.repeat(32), vin: [{ coinbase: '00' }], vout: [{ value: 50, n: 0, scriptPubKey: taproot }] },
+      {
+        txid: 'a1'.repeat(32),
+        vin: [{ txid: 'b2'.repeat(32), vout: 0, txinwitness: ['22'.repeat(64)], prevout: { scriptPubKey: taproot } }],
+        vout: [{ value: 1, n: 0, scriptPubKey: taproot }],
+      },
+    ]);
+    const compute = async () => Promise.reject(new Error('not reached'));
+    await expect(readBlock(block, compute)).rejects.toThrow(`tx 1 (${'a1'.repeat(32)}): a prevout without its height`);
+    block.tx[1]!.vin[0]!.prevout!.height = 4;
+    await expect(readBlock(block, compute)).rejects.toThrow('not reached');
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { createSilentLogger } from '@repo/service';
-import { spentOutpointHash } from '../../src/tweak-index/block-record';
+import { spentOutpointHashes } from '../../src/tweak-index/block-record';
 import { createOracleGrpcServer } from '../../src/tweak-index/grpc/oracle-service';
 import { createSqliteIndexStore } from '../../src/tweak-index/store-sqlite';
 import type { TweakIndexStore } from '../../src/tweak-index/store';
@@ -94,10 +94,15 @@ describe('the BlindBit OracleService over gRPC', () => {
     });
     expect(filter.filter_data).toMatchObject({ filter_type: 'FILTER_TYPE_NEW_UTXOS', data: Buffer.from(bytes(5, 1)) });
     const spent = await client.call<{ data: Buffer[] }>('GetSpentOutpointsIndex', { block_height: 12 });
-    expect(spent.data).toEqual([
-      Buffer.from(spentOutpointHash(hex(32, 110), 0, hex(32, 12))),
-      Buffer.from(spentOutpointHash(hex(32, 110), 2, hex(32, 12))),
-    ]);
+    expect(spent.data).toEqual(
+      spentOutpointHashes(
+        [
+          { txid: hex(32, 110), vout: 0 },
+          { txid: hex(32, 110), vout: 2 },
+        ],
+        hex(32, 12),
+      ).map((h) => Buffer.from(h)),
+    );
   });
 
   it('streams slim and full batches over a range, cut through or static', async () => {
