@@ -1,11 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { buildSilentPayment, plainScript, startChainDouble, type ChainDouble } from '@repo/chain-double';
-import { createSilentLogger } from '@repo/service';
+import Database from 'better-sqlite3';
+import { createMemoryLogger, createSilentLogger } from '@repo/service';
 import { createApp, type SilentPaymentsService } from '../../src/app';
 import { loadConfig } from '../../src/config';
+import { INDEX_DATABASE_FILE } from '../../src/tweak-index/config';
 import { waitFor } from '../support/fake-relay';
 import { chainDoubleEnv } from '../support/service';
 
@@ -54,6 +56,24 @@ describe('the service with INDEX_ENABLED', () => {
     // The scanner started above the index's start: the two blocks below came from the node.
     const info = await request(service.app).get('/info').expect(200);
     expect(info.body).toMatchObject({ network: 'regtest', height: tip });
+  });
+
+  it('drops an index of the row-per-transaction layout at start, says so, and builds it again from the node', async () => {
+    const indexStart = node.tipHeight() + 1;
+    node.mine(2);
+    mkdirSync(dir, { recursive: true });
+    const old = new Database(join(dir, INDEX_DATABASE_FILE));
+    old.exec(
+      'CREATE TABLE idx_blocks (height INTEGER PRIMARY KEY); CREATE TABLE idx_txs (height INTEGER); INSERT INTO idx_blocks VALUES (1)',
+    );
+    old.close();
+    const memory = createMemoryLogger();
+    service = createApp(indexedConfig({ SP_START_HEIGHT: String(indexStart), SCAN_MEMPOOL: 'false' }), { logger: memory.logger });
+    await service.start();
+    expect(memory.lines.filter((l) => String(l.msg).includes('tables of an earlier layout were dropped'))).toHaveLength(1);
+    const tip = node.tipHeight();
+    await waitFor(() => service!.scanner.status().scanned_height === tip, 20_000, 'the catch-up');
+    expect((await service.tweakIndex!.indexer.store.blocks(0, tip)).map((b) => b.height)).toEqual([indexStart, indexStart + 1]);
   });
 
   it('indexes the mempool from the scanner’s mempool pass, and forgets a transaction once mined', async () => {
