@@ -47,7 +47,8 @@ typedef struct {
     span script_sig; /* scriptSig.hex */
     span witness;   /* the array's text, '[' to ']' (its items checked to be strings) */
     span spk;       /* prevout.scriptPubKey.hex */
-    unsigned has_txid : 1, has_vout : 1, coinbase : 1, has_script_sig : 1, has_witness : 1, has_prevout : 1;
+    span height;    /* prevout.height: the number's text */
+    unsigned has_txid : 1, has_vout : 1, coinbase : 1, has_script_sig : 1, has_witness : 1, has_prevout : 1, has_height : 1;
 } vin_rec;
 
 typedef struct {
@@ -56,7 +57,7 @@ typedef struct {
 
 typedef struct {
     cursor c;
-    outbuf jobs, offsets, spends;
+    outbuf jobs, offsets, spends, taproot_spends, coinbase_keys;
     vin_rec *vins;
     size_t vin_cap;
     tap_rec *taps;
@@ -301,7 +302,24 @@ static int string_at(cursor *c, const char *const *path, int depth, span *out) {
 }
 
 static const char *const HEX_PATH[] = {"hex", NULL};
-static const char *const PREVOUT_SCRIPT_PATH[] = {"scriptPubKey", "hex", NULL};
+
+/* A prevout object: its scriptPubKey.hex (required) and its height (when there), others skipped. */
+static int read_prevout(cursor *c, vin_rec *v) {
+    span key;
+    int first = 1, r, seen = 0;
+    if (!eat(c, '{')) return 0;
+    while ((r = member(c, &first, &key)) == 1) {
+        if (IS(key, "scriptPubKey")) {
+            ONCE(seen, 1);
+            if (!string_at(c, HEX_PATH, 4, &v->spk)) return 0;
+        } else if (IS(key, "height")) {
+            ONCE(seen, 2);
+            if (!num(c, &v->height)) return 0;
+            v->has_height = 1;
+        } else if (!skip(c, 4)) return 0;
+    }
+    return r == 0 && (seen & 1);
+}
 
 /* A non-negative integer below 2^32, as JSON.parse and a u32 write read it. */
 static int u32_of(span n, uint32_t *v) {
@@ -349,6 +367,9 @@ static int lower_hex64(span s) {
 
 /* ---- a block --------------------------------------------------------------------------- */
 
+/* OP_1 OP_PUSHBYTES_32 <32 bytes> (BIP-341), as hex */
+static int is_taproot_hex(span s) { return s.n == 68 && memcmp(s.s, "5120", 4) == 0; }
+
 static int read_vin(cursor *c, vin_rec *v) {
     span key, s;
     int first = 1, r, seen = 0;
@@ -384,7 +405,7 @@ static int read_vin(cursor *c, vin_rec *v) {
             v->has_witness = 1;
         } else if (IS(key, "prevout")) {
             ONCE(seen, 32);
-            if (!string_at(c, PREVOUT_SCRIPT_PATH, 3, &v->spk)) return 0;
+            if (!read_prevout(c, v)) return 0;
             v->has_prevout = 1;
         } else if (!skip(c, 3)) return 0;
     }
@@ -409,8 +430,7 @@ static int read_vout(cursor *c, tap_rec *t, int *taproot) {
         } else if (!skip(c, 3)) return 0;
     }
     if (r != 0 || !(seen & 4)) return 0;
-    /* OP_1 OP_PUSHBYTES_32 <32 bytes> (BIP-341) */
-    *taproot = t->script.n == 68 && memcmp(t->script.s, "5120", 4) == 0;
+    *taproot = is_taproot_hex(t->script);
     return !*taproot || (seen & 3) == 3;
 }
 
@@ -437,6 +457,28 @@ static int put_spend(outbuf *o, const vin_rec *v, span spender) {
     while ((vout /= 10) > 0);
     return put_bytes(o, v->txid.s, 64) && put_bytes(o, ":", 1) && put_bytes(o, text + sizeof(text) - n, (size_t)n) &&
            put_bytes(o, ",", 1) && put_bytes(o, spender.s, 64) && put_bytes(o, ",", 1);
+}
+
+/* A taproot outpoint spent by `spender`: txid (32) · vout (u32) · the output's height (u32,
+   NO_HEIGHT when the prevout has none) · spender's txid (32), hashes as printed. */
+#define NO_HEIGHT 0xFFFFFFFFu
+static int put_taproot_spend(outbuf *o, const vin_rec *v, span spender) {
+    uint32_t vout, height;
+    if (!u32_of(v->vout, &vout)) return 0;
+    if (!v->has_height) height = NO_HEIGHT;
+    else if (!u32_of(v->height, &height)) return 0; /* a height written otherwise: JSON.parse's reading decides */
+    return put_hex(o, v->txid) && put_u32(o, vout) && put_u32(o, height) && put_hex(o, spender);
+}
+
+/* The x-only keys of the coinbase's taproot outputs (32 bytes each), each with a valid amount. */
+static int put_coinbase_keys(reader *rd, size_t ntap) {
+    size_t i;
+    double value;
+    for (i = 0; i < ntap; i++) {
+        span x = {rd->taps[i].script.s + 4, 64};
+        if (!amount_of(rd->taps[i].value, &value) || !put_hex(&rd->coinbase_keys, x)) return 0;
+    }
+    return 1;
 }
 
 /* One packed transaction (the format above). */
@@ -501,6 +543,9 @@ static int read_tx(reader *rd) {
                 if (!grow((void **)&rd->vins, &rd->vin_cap, nvin + 1, sizeof(vin_rec)) || !read_vin(c, &rd->vins[nvin])) return 0;
                 if (rd->vins[nvin].has_txid || rd->vins[nvin].has_vout) {
                     if (!rd->vins[nvin].has_txid || !rd->vins[nvin].has_vout || !put_spend(&rd->spends, &rd->vins[nvin], txid)) return 0;
+                    if (rd->vins[nvin].has_prevout && is_taproot_hex(rd->vins[nvin].spk) &&
+                        !put_taproot_spend(&rd->taproot_spends, &rd->vins[nvin], txid))
+                        return 0;
                 }
                 nvin++;
             }
@@ -520,14 +565,16 @@ static int read_tx(reader *rd) {
     if (r != 0 || seen != 7) return 0;
     for (i = 1; i < nvin; i++)
         if (rd->vins[i].coinbase) return 0; /* not a transaction Core prints */
-    if (ntap == 0 || nvin == 0 || rd->vins[0].coinbase) return 1;
+    if (ntap == 0 || nvin == 0) return 1;
+    if (rd->vins[0].coinbase) return put_coinbase_keys(rd, ntap);
     return pack(rd, txid, nvin, ntap);
 }
 
 typedef struct {
     span hash, prev, height, ntx;
+    span version, merkleroot, time, bits, nonce; /* the header's other fields, when there */
     size_t txs;
-    int has_prev, has_ntx;
+    int has_prev, has_ntx, has_header;
 } block_head;
 
 static int read_block(reader *rd, block_head *h) {
@@ -559,8 +606,24 @@ static int read_block(reader *rd, block_head *h) {
             ONCE(seen, 16);
             if (!num(c, &h->ntx)) return 0;
             h->has_ntx = 1;
+        } else if (IS(key, "version")) {
+            ONCE(seen, 32);
+            if (!num(c, &h->version)) return 0;
+        } else if (IS(key, "merkleroot")) {
+            ONCE(seen, 64);
+            if (!plain_str(c, &h->merkleroot) || !lower_hex64(h->merkleroot)) return 0;
+        } else if (IS(key, "time")) {
+            ONCE(seen, 128);
+            if (!num(c, &h->time)) return 0;
+        } else if (IS(key, "bits")) {
+            ONCE(seen, 256);
+            if (!plain_str(c, &h->bits)) return 0;
+        } else if (IS(key, "nonce")) {
+            ONCE(seen, 512);
+            if (!num(c, &h->nonce)) return 0;
         } else if (!skip(c, 2)) return 0;
     }
+    h->has_header = (seen & 992) == 992;
     return r == 0 && (seen & 7) == 7;
 }
 
@@ -594,6 +657,30 @@ static int read_answer(reader *rd, block_head *h, const char *id, size_t id_len)
         if ((call) != napi_ok) goto done; \
     } while (0)
 
+/* A JSON number's text as JSON.parse reads it (strtod rounds as it does); NULL on failure. */
+static napi_value number_of(napi_env env, span n) {
+    char text[32];
+    napi_value v;
+    if (n.n == 0 || n.n >= sizeof(text)) return NULL;
+    memcpy(text, n.s, n.n);
+    text[n.n] = 0;
+    return napi_create_double(env, strtod(text, NULL), &v) == napi_ok ? v : NULL;
+}
+
+/* The header's fields other than the hashes read above: version, merkleroot, time, bits, nonce. */
+static int set_header(napi_env env, napi_value block, const block_head *h) {
+    napi_value field;
+    if ((field = number_of(env, h->version)) == NULL || napi_set_named_property(env, block, "version", field) != napi_ok) return 0;
+    if (napi_create_string_latin1(env, (const char *)h->merkleroot.s, 64, &field) != napi_ok ||
+        napi_set_named_property(env, block, "merkleroot", field) != napi_ok)
+        return 0;
+    if ((field = number_of(env, h->time)) == NULL || napi_set_named_property(env, block, "time", field) != napi_ok) return 0;
+    if (napi_create_string_latin1(env, (const char *)h->bits.s, h->bits.n, &field) != napi_ok ||
+        napi_set_named_property(env, block, "bits", field) != napi_ok)
+        return 0;
+    return (field = number_of(env, h->nonce)) != NULL && napi_set_named_property(env, block, "nonce", field) == napi_ok;
+}
+
 static napi_value array_buffer(napi_env env, const outbuf *o) {
     napi_value ab;
     void *data;
@@ -605,7 +692,9 @@ static napi_value array_buffer(napi_env env, const outbuf *o) {
 /*
  * packBlockAnswer(body: Uint8Array, rpcId: string) -> { hash, height, previousblockhash, nTx,
  * spends: "txid:vout,spender,…" (a trailing comma), jobs: ArrayBuffer, offsets: ArrayBuffer
- * (u32 each) } | undefined when the answer is not one it handles (see the top of this file).
+ * (u32 each), taprootSpends: ArrayBuffer (72 bytes each, put_taproot_spend), coinbaseKeys:
+ * ArrayBuffer (32 bytes each), and, when the block has them all, version, merkleroot, time, bits,
+ * nonce } | undefined when the answer is not one it handles (see the top of this file).
  */
 napi_value bip352_pack_block_answer(napi_env env, napi_callback_info info) {
     size_t argc = 2, length, id_len;
@@ -655,12 +744,19 @@ napi_value bip352_pack_block_answer(napi_env env, napi_callback_info info) {
         NAPI_OK(napi_set_named_property(env, value, "jobs", field));
         if ((field = array_buffer(env, &rd.offsets)) == NULL) goto done;
         NAPI_OK(napi_set_named_property(env, value, "offsets", field));
+        if ((field = array_buffer(env, &rd.taproot_spends)) == NULL) goto done;
+        NAPI_OK(napi_set_named_property(env, value, "taprootSpends", field));
+        if ((field = array_buffer(env, &rd.coinbase_keys)) == NULL) goto done;
+        NAPI_OK(napi_set_named_property(env, value, "coinbaseKeys", field));
+        if (h.has_header && !set_header(env, value, &h)) goto done;
     }
     result = value;
 done:
     free(rd.jobs.b);
     free(rd.offsets.b);
     free(rd.spends.b);
+    free(rd.taproot_spends.b);
+    free(rd.coinbase_keys.b);
     free(rd.vins);
     free(rd.taps);
     if (result == NULL) {

@@ -2013,6 +2013,59 @@ done:
     return result;
 }
 
+/*
+ * tweaksPacked(jobs) -> for each packed transaction (src/packed.ts) that has an eligible input
+ * key and a taproot output, in order: its offset in `jobs` (u32 LE), then its tweak input_hash·A
+ * (33 bytes; zeros when the keys sum to infinity or the input hash is not a scalar). The inputs
+ * are read in C as scanPacked reads them, the multiplications done as tweaks does them.
+ */
+static napi_value js_tweaks_packed(napi_env env, napi_callback_info info) {
+    size_t argc = 1, njobs, i;
+    napi_value argv[1], result = NULL;
+    unsigned char *jobs, *tweaks = NULL, *answers = NULL, *out;
+    uint32_t *nxs = NULL;
+    scanner *sc;
+    packed_jobs j;
+    int read, status = SCAN_NO_MEMORY;
+    void *data;
+    NAPI_CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    if (argc < 1) return throw_type(env, "tweaksPacked(jobs)");
+    if ((jobs = bytes_of(env, argv[0], &njobs, "jobs: expected packed transactions")) == NULL) return NULL;
+    memset(&j, 0, sizeof j);
+    read = packed_read(&j, jobs, jobs + njobs, 0);
+    if (read == PACKED_MALFORMED) {
+        packed_jobs_free(&j);
+        return throw_type(env, "jobs: not whole packed transactions");
+    }
+    if (read == 1 && init_tables() && (sc = tweak_scanner()) != NULL) {
+        tweaks = calloc(j.count + 1, 33);
+        nxs = calloc(j.count + 1, sizeof(uint32_t)); /* no outputs: the tweak only */
+        answers = malloc(4 * j.count + 1);            /* scan_many's answers, not read */
+        if (tweaks != NULL && nxs != NULL && answers != NULL)
+            status = scan_many(sc, j.count, j.keys.b, (const uint32_t *)(void *)j.nkeys.b, j.outpoints.b, (const unsigned char *)"", nxs, 0,
+                               NULL, answers, tweaks);
+    }
+    if (status != SCAN_NO_MEMORY && napi_create_buffer(env, 37 * j.count, &data, &result) == napi_ok) {
+        for (out = data, i = 0; i < j.count; i++, out += 37) {
+            uint32_t offset = ((const uint32_t *)(void *)j.offsets.b)[i];
+            out[0] = (unsigned char)offset;
+            out[1] = (unsigned char)(offset >> 8);
+            out[2] = (unsigned char)(offset >> 16);
+            out[3] = (unsigned char)(offset >> 24);
+            memcpy(out + 4, tweaks + 33 * i, 33);
+        }
+    }
+    free(tweaks);
+    free(nxs);
+    free(answers);
+    packed_jobs_free(&j);
+    if (status == SCAN_NO_MEMORY) {
+        napi_throw_error(env, NULL, "out of memory");
+        return NULL;
+    }
+    return result;
+}
+
 /* rpc-block.c */
 napi_value bip352_pack_block_answer(napi_env env, napi_callback_info info);
 void bip352_rpc_block_init(void);
@@ -2026,6 +2079,7 @@ static napi_value init(napi_env env, napi_value exports) {
         {"scanMany", NULL, js_scan_many, NULL, NULL, NULL, napi_default, NULL},
         {"scanPacked", NULL, js_scan_packed, NULL, NULL, NULL, napi_default, NULL},
         {"tweaks", NULL, js_tweaks, NULL, NULL, NULL, napi_default, NULL},
+        {"tweaksPacked", NULL, js_tweaks_packed, NULL, NULL, NULL, napi_default, NULL},
         {"lanes", NULL, js_lanes, NULL, NULL, NULL, napi_default, NULL},
         {"lanesSelfTest", NULL, js_lanes_self_test, NULL, NULL, NULL, napi_default, NULL},
         {"inverseSelfTest", NULL, js_inverse_self_test, NULL, NULL, NULL, napi_default, NULL},

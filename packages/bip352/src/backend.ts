@@ -70,6 +70,8 @@ export interface Secp256k1Backend<P = unknown> {
    * infinity, input_hash not a valid scalar). `xs` is not read.
    */
   tweaks?(jobs: readonly Omit<TransactionScanJob, 'xs'>[]): Array<Uint8Array | null>;
+  /** {@link computeTweaksOfPacked}'s records, the inputs read in C, where the backend has it (native). */
+  tweaksPacked?(jobs: Uint8Array): Uint8Array;
 }
 
 /** One output found by {@link TransactionScanner.scan}. */

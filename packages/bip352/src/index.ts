@@ -23,17 +23,16 @@ export {
   type ScanOutput,
 } from './inputs';
 export { isP2trHex, scanInputsFromRpc, scanOutputsFromRpc, type RpcVin, type RpcVout } from './rpc';
-export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
-export { compactSize, readCompactSize, u32le, u64le, concatBytes } from './bytes';
 export {
-  computeTweakData,
-  computeTweaks,
-  computePackedTweaks,
-  packTweakJobs,
-  tweakJobBuffers,
-  type PackedTweakJobs,
-  type TweakData,
-} from './tweak-data';
+  packBlockAnswer,
+  packRpcBlock,
+  NO_PREVOUT_HEIGHT,
+  TAPROOT_SPEND_BYTES,
+  type PackedBlockAnswer,
+  type RpcBlockAnswer,
+} from './block-answer';
+export { compactSize, readCompactSize, u32le, u64le, concatBytes } from './bytes';
+export { computeTweakData, computeTweaks, computeTweaksOfPacked, PACKED_TWEAK_BYTES, type TweakData } from './tweak-data';
 export {
   createReceiver,
   type Receiver,

@@ -2,6 +2,7 @@ import type { AnySecp256k1Backend } from './backend';
 import { loadSecp256k1Backend } from './load-backend';
 import { bytesToHex } from './bytes';
 import { smallestOutpoint, type ScanInput } from './inputs';
+import { readPackedTransaction } from './packed';
 import { taggedHash } from './hash';
 import { computeInputData, eligibleInputKeys, isValidScalar } from './tweak';
 
@@ -31,33 +32,20 @@ export function computeTweakData(inputs: readonly ScanInput[], backend?: AnySecp
   };
 }
 
-/**
- * What {@link computePackedTweaks} needs of each of many transactions, read from their inputs:
- * three buffers (and a mark per transaction) that move to a worker thread without a copy
- * (postMessage's transfer list), so that the thread that parsed the inputs hands the
- * multiplications to another without cloning every input.
- */
-export interface PackedTweakJobs {
+/** What {@link computePackedTweaks} needs of each of many transactions, read from their inputs. */
+interface PackedTweakJobs {
   /** per transaction: 1 when it has eligible inputs (a job), 0 when it has none. */
-  eligible: Uint8Array<ArrayBuffer>;
+  eligible: Uint8Array;
   /** per job: how many eligible input keys it has. */
-  keyCounts: Uint32Array<ArrayBuffer>;
+  keyCounts: Uint32Array;
   /** the jobs' eligible input keys, 33 bytes compressed each, job after job. */
-  keys: Uint8Array<ArrayBuffer>;
+  keys: Uint8Array;
   /** per job: its smallest outpoint (36 bytes). */
-  outpoints: Uint8Array<ArrayBuffer>;
+  outpoints: Uint8Array;
 }
 
-/** The buffers of packed jobs, for postMessage's transfer list. */
-export const tweakJobBuffers = (jobs: PackedTweakJobs): ArrayBuffer[] => [
-  jobs.eligible.buffer,
-  jobs.keyCounts.buffer,
-  jobs.keys.buffer,
-  jobs.outpoints.buffer,
-];
-
 /** The jobs of {@link computePackedTweaks} for transactions given by their inputs (with prevout scripts). */
-export function packTweakJobs(txs: readonly (readonly ScanInput[])[]): PackedTweakJobs {
+function packTweakJobs(txs: readonly (readonly ScanInput[])[]): PackedTweakJobs {
   const eligible = new Uint8Array(txs.length);
   const jobs: Array<{ keys: Uint8Array[]; outpoint: Uint8Array }> = [];
   let keyCount = 0;
@@ -100,7 +88,7 @@ function tweakByStep(b: AnySecp256k1Backend, keys: Uint8Array, outpoint: Uint8Ar
  * The tweaks of packed jobs ({@link packTweakJobs}), one per transaction, null for one with no
  * job or whose keys have no tweak; as {@link computeTweaks} gives them.
  */
-export function computePackedTweaks(jobs: PackedTweakJobs, backend?: AnySecp256k1Backend): Array<Uint8Array | null> {
+function computePackedTweaks(jobs: PackedTweakJobs, backend?: AnySecp256k1Backend): Array<Uint8Array | null> {
   const b = backend ?? loadSecp256k1Backend();
   const views: Array<{ keys: Uint8Array; outpoint: Uint8Array }> = [];
   let at = 0;
@@ -123,8 +111,41 @@ export function computePackedTweaks(jobs: PackedTweakJobs, backend?: AnySecp256k
  * eligible or whose input_hash is not a valid scalar (negligible probability). The backend is
  * `backend`, else the default (native). With the native backend one call into C for all of them,
  * eight at a time sharing their inversions (native/README.md, "Tweaks"); with the others the
- * steps one by one. {@link packTweakJobs} and {@link computePackedTweaks} are its two halves.
+ * steps one by one.
  */
 export function computeTweaks(txs: readonly (readonly ScanInput[])[], backend?: AnySecp256k1Backend): Array<Uint8Array | null> {
   return computePackedTweaks(packTweakJobs(txs), backend);
+}
+
+/** Bytes of one record of {@link computeTweaksOfPacked}: the transaction's offset (u32 LE), then its tweak (33). */
+export const PACKED_TWEAK_BYTES = 37;
+
+/**
+ * The tweaks of packed transactions (src/packed.ts, the form packBlockAnswer gives a block's),
+ * as records of {@link PACKED_TWEAK_BYTES}: the transaction's offset in `jobs` (u32 LE), then its
+ * tweak input_hash·A (33 bytes compressed). A transaction without a tweak (not eligible, A at
+ * infinity, input_hash not a scalar) has no record or a record of zeros. With the native backend
+ * the inputs are read and the tweaks computed in one call into C; with the others transaction by
+ * transaction as {@link computeTweaks}. One buffer of its own (transferable).
+ * @throws {TypeError} when `jobs` is not whole packed transactions.
+ */
+export function computeTweaksOfPacked(jobs: Uint8Array, backend?: AnySecp256k1Backend): Uint8Array {
+  const b = backend ?? loadSecp256k1Backend();
+  if (b.tweaksPacked !== undefined) return new Uint8Array(b.tweaksPacked(jobs));
+  const offsets: number[] = [];
+  const inputs: ScanInput[][] = [];
+  for (let at = 0; at < jobs.length;) {
+    const { tx, next } = readPackedTransaction(jobs, at);
+    offsets.push(at);
+    inputs.push(tx.inputs);
+    at = next;
+  }
+  const tweaks = computeTweaks(inputs, b);
+  const out = new Uint8Array(PACKED_TWEAK_BYTES * tweaks.length);
+  const view = new DataView(out.buffer);
+  tweaks.forEach((tweak, i) => {
+    view.setUint32(PACKED_TWEAK_BYTES * i, offsets[i]!, true);
+    if (tweak !== null) out.set(tweak, PACKED_TWEAK_BYTES * i + 4);
+  });
+  return out;
 }

@@ -1,5 +1,18 @@
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { packBlockAnswer, scanInputsFromRpc, type PackedBlockAnswer, type RpcVin } from '../src';
+import {
+  computeTweaks,
+  computeTweaksOfPacked,
+  loadSecp256k1Backend,
+  NO_PREVOUT_HEIGHT,
+  packBlockAnswer,
+  packRpcBlock,
+  PACKED_TWEAK_BYTES,
+  readPackedTransactions,
+  scanInputsFromRpc,
+  TAPROOT_SPEND_BYTES,
+  type PackedBlockAnswer,
+  type RpcVin,
+} from '../src';
 import { loadCoreBlockAnswer } from './support/helpers';
 
 const { body: coreBody, id: coreId } = loadCoreBlockAnswer();
@@ -16,7 +29,10 @@ interface Tx {
  * and the scan inputs (scanInputsFromRpc) and taproot outputs of those with a taproot output.
  * Throws where that reading fails.
  */
-function reference(text: string, id: string): Omit<PackedBlockAnswer, 'jobs' | 'offsets'> & { txs: Tx[] } {
+function reference(
+  text: string,
+  id: string,
+): Omit<PackedBlockAnswer, 'jobs' | 'offsets' | 'taprootSpends' | 'coinbaseKeys' | 'header' | 'refused'> & { txs: Tx[] } {
   const envelope = JSON.parse(text);
   if (envelope.id !== id || (envelope.error !== null && envelope.error !== undefined)) throw new Error('not the answer');
   const block = envelope.result;
@@ -88,6 +104,8 @@ function read(text: string, id: string): ReturnType<typeof reference> | undefine
   if (packed === undefined) return undefined;
   const { txs, starts } = unpack(packed.jobs);
   expect(packed.offsets).toEqual(starts);
+  // and every field as the JavaScript reading of the parsed answer gives it, byte for byte
+  expect(packed).toEqual(packRpcBlock(JSON.parse(text).result));
   const { hash, height, previousblockhash, nTx, spends } = packed;
   return { hash, height, previousblockhash, nTx, spends, txs };
 }
@@ -198,5 +216,93 @@ describe('packBlockAnswer', () => {
     // most single changes fall on text the scanner skips; many make the JSON invalid
     expect(handled).toBeGreaterThan(1_000);
     expect(refused).toBeGreaterThan(1_000);
+  });
+
+  it("gives a tweak index's part: the taproot spends with their outputs' heights, the coinbase's taproot keys, the header", () => {
+    const { result } = JSON.parse(coreBody);
+    const packed = packBlockAnswer(bytes(coreBody), coreId)!;
+    const { version, merkleroot, time, bits, nonce } = result;
+    expect(packed.header).toEqual({ version, merkleroot, time, bits, nonce });
+    const taproot = result.tx.flatMap((tx: { txid: string; vin: RpcVin[] }) =>
+      tx.vin
+        .filter((v) => v.prevout?.scriptPubKey.hex.startsWith('5120') && v.prevout.scriptPubKey.hex.length === 68)
+        .map(
+          (v) =>
+            v.txid +
+            Buffer.from(Uint32Array.of(v.vout!).buffer).toString('hex') +
+            Buffer.from(Uint32Array.of(v.prevout!.height as number).buffer).toString('hex') +
+            tx.txid,
+        ),
+    );
+    expect(taproot).toHaveLength(1); // the fixture's one taproot spend
+    expect(packed.taprootSpends.length).toBe(TAPROOT_SPEND_BYTES);
+    expect(Buffer.from(packed.taprootSpends).toString('hex')).toBe(taproot.join(''));
+    expect(packed.coinbaseKeys).toHaveLength(0); // Core's coinbase pays P2WPKH here
+
+    // a taproot coinbase output, a taproot prevout without its height, a block without its header fields
+    const coinbaseKey = 'cd'.repeat(32);
+    result.tx[0].vout.push({ value: 0.5, n: result.tx[0].vout.length, scriptPubKey: { hex: `5120${coinbaseKey}` } });
+    const spend = result.tx.flatMap((tx: { vin: RpcVin[] }) => tx.vin).find((v: RpcVin) => v.prevout?.scriptPubKey.hex.startsWith('5120'));
+    delete spend.prevout.height;
+    const { version: _v, ...headless } = result;
+    for (const block of [result, headless]) {
+      const text = JSON.stringify({ result: block, error: null, id: coreId });
+      const altered = packBlockAnswer(bytes(text), coreId)!;
+      expect(altered).toEqual(packRpcBlock(JSON.parse(text).result));
+      expect(Buffer.from(altered.coinbaseKeys).toString('hex')).toBe(coinbaseKey);
+      expect(Buffer.from(altered.taprootSpends).readUInt32LE(36)).toBe(NO_PREVOUT_HEIGHT);
+      expect(altered.header === undefined).toBe(block === headless);
+    }
+  });
+});
+
+describe('packRpcBlock', () => {
+  it("puts a transaction it cannot read in refused with the reading's words, and refuses an answer without prevouts", () => {
+    const { result } = JSON.parse(coreBody);
+    const paying = result.tx.findIndex(
+      (tx: { vin: RpcVin[]; vout: Array<{ scriptPubKey: { hex: string } }> }) =>
+        tx.vin[0]!.coinbase === undefined && tx.vout.some((o) => o.scriptPubKey.hex.startsWith('5120')),
+    );
+    const bad = structuredClone(result);
+    bad.tx[paying].vin[0].prevout.scriptPubKey.hex = 'not hex';
+    const packed = packRpcBlock(bad);
+    let words = '';
+    try {
+      scanInputsFromRpc(bad.tx[paying].vin);
+    } catch (err) {
+      words = (err as Error).message;
+    }
+    expect(words).not.toBe('');
+    expect(packed.refused).toEqual([{ txid: bad.tx[paying].txid, error: words }]);
+    expect(packed.jobs).toHaveLength(0);
+    delete bad.tx[paying].vin[0].prevout;
+    expect(() => packRpcBlock(bad)).toThrow('getblock verbosity 3');
+  });
+});
+
+describe('computeTweaksOfPacked', () => {
+  it('gives each packed transaction the tweak computeTweaks gives its inputs, in C and on the other backends', () => {
+    const { result } = JSON.parse(coreBody);
+    // every transaction given a taproot output, so all are packed (P2TR, P2WPKH, P2SH-P2WPKH and P2PKH inputs)
+    for (const tx of result.tx) tx.vout.push({ value: 0.0001, n: tx.vout.length, scriptPubKey: { hex: `5120${'ab'.repeat(32)}` } });
+    const { jobs, offsets } = packRpcBlock(result);
+    const txs = readPackedTransactions(jobs);
+    const expected = computeTweaks(
+      txs.map((tx) => tx.inputs),
+      loadSecp256k1Backend('noble'),
+    );
+    expect(expected.filter((t) => t !== null)).toHaveLength(txs.length);
+    for (const name of ['native', 'noble'] as const) {
+      const records = computeTweaksOfPacked(jobs, loadSecp256k1Backend(name));
+      const byOffset = new Map<number, string>();
+      for (let at = 0; at < records.length; at += PACKED_TWEAK_BYTES) {
+        byOffset.set(
+          Buffer.from(records.buffer, records.byteOffset + at, 4).readUInt32LE(0),
+          bytesToHex(records.subarray(at + 4, at + 37)),
+        );
+      }
+      expect(offsets.map((o) => byOffset.get(o))).toEqual(expected.map((t) => bytesToHex(t!)));
+    }
+    expect(() => computeTweaksOfPacked(jobs.subarray(0, jobs.length - 1))).toThrow('not whole packed transactions');
   });
 });

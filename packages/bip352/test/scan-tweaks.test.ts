@@ -1,9 +1,6 @@
 import {
-  computePackedTweaks,
   computeTweakData,
   computeTweaks,
-  packTweakJobs,
-  tweakJobBuffers,
   createReceiver,
   createSilentPaymentOutputs,
   encodeSilentPaymentAddress,
@@ -58,18 +55,6 @@ describe('computeTweaks', () => {
         expect(computeTweaks(txs.slice(0, run), backend).map((t) => (t === null ? null : hex(t)))).toEqual(expected.slice(0, run));
       }
     }
-  });
-
-  it('packs its jobs into buffers that move to another thread, and gives the same tweaks from them', () => {
-    const txs = transactions(13).map((tx) => tx.inputs);
-    txs.splice(2, 0, []);
-    const expected = computeTweaks(txs, noble).map((t) => t && hex(t));
-    const jobs = packTweakJobs(txs);
-    expect([...jobs.eligible]).toEqual(expected.map((t) => (t === null ? 0 : 1)));
-    // as postMessage delivers them with the buffers transferred: the sender's are emptied
-    const moved = structuredClone(jobs, { transfer: tweakJobBuffers(jobs) });
-    expect(jobs.keys.byteLength).toBe(0);
-    for (const backend of [native, noble]) expect(computePackedTweaks(moved, backend).map((t) => t && hex(t))).toEqual(expected);
   });
 
   it('answers null for keys that sum to the point at infinity', () => {

@@ -50,6 +50,8 @@ interface ScanAddon {
   ): Buffer;
   /** For each transaction (keys and outpoint as scanMany takes them), its tweak input_hash·A at 33 i; 33 zero bytes for none. */
   tweaks(keys: Uint8Array, keyCounts: Uint32Array, outpoints: Uint8Array): Buffer;
+  /** For each packed transaction with an eligible key and a taproot output: its offset in `jobs` (u32 LE), then its tweak (33 bytes, zeros for none). */
+  tweaksPacked(jobs: Uint8Array): Buffer;
   /**
    * Packed transactions (src/packed.ts) read and scanned in C: for each one with matches or an
    * error, in order, its offset in `jobs` (u32), scan's number for it (i32), then its matches.
@@ -286,6 +288,7 @@ export function createNativeBackend(): Secp256k1Backend<Uint8Array> {
     },
     scalarNegate: (a) => s.privateKeyNegate(a.slice()),
     createTransactionScanner: (scanKey, spend) => createTransactionScanner(addon, scanKey, spend),
+    tweaksPacked: (jobs) => addon.tweaksPacked(jobs),
     tweaks(jobs) {
       const { keys, keyCounts, outpoints } = packKeys(jobs);
       const out = addon.tweaks(keys, keyCounts, outpoints);
