@@ -4,16 +4,17 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import secp from 'secp256k1';
-import { computeTweaks, loadSecp256k1Backend } from '@repo/bip352';
+import { loadSecp256k1Backend, type PackedBlockAnswer } from '@repo/bip352';
 import { createSilentLogger } from '@repo/service';
 import { requireBitcoind } from '@repo/regtest';
-import { readBlock, type RpcBlock } from '../src/tweak-index/block-record';
+import { readBlock } from '../src/tweak-index/block-record';
 import { createElectrumServers, ELECTRUM_LIMIT_DEFAULTS, type ElectrumServers } from '../src/tweak-index/electrum/server';
 import { createTweakIndexer, type TweakIndexer } from '../src/tweak-index/indexer';
 import { createSqliteIndexStore } from '../src/tweak-index/store-sqlite';
 import type { StoredTx } from '../src/tweak-index/store';
 import { connectElectrum, type ElectrumTestClient } from '../test/tweak-index/support/electrum-client';
 import { newWallet, payingTx, type TestWallet } from '../test/tweak-index/support/sp-wallets';
+import { packedBlockAt } from '../test/tweak-index/support/follow-node';
 import { startDenseNode } from './dense-chain';
 
 // `node -r @repo/ts-register bench/remote-wallets.ts` (Bitcoin Core 29: BITCOIND or bitcoind on
@@ -96,7 +97,7 @@ interface Delays {
 async function newBlock(
   indexer: TweakIndexer,
   port: number,
-  block: RpcBlock,
+  block: PackedBlockAnswer,
   height: number,
   count: number,
   restoreFrom?: number,
@@ -113,7 +114,7 @@ async function newBlock(
         await untilComplete(c);
       }
     }
-    const record = await readBlock(block, async (inputs) => Promise.resolve(computeTweaks(inputs, loadSecp256k1Backend())));
+    const record = await readBlock(block, loadSecp256k1Backend());
     record.txs.push(...wallets.map((w, i) => payingTx(w, randomBytes(32).toString('hex'), { count: 1 + (i % 2) })));
     const delays: Delays = { wallets: [], headers: [] };
     let stored = 0;
@@ -147,8 +148,7 @@ async function main(): Promise<void> {
   try {
     await store.open();
     const indexer = createTweakIndexer(store, { startHeight: chain.firstHeight });
-    const blockAt = async (h: number): Promise<RpcBlock> =>
-      node.rpc<RpcBlock>('getblock', [await node.rpc<string>('getblockhash', [h]), 3]);
+    const blockAt = (h: number): Promise<PackedBlockAnswer> => packedBlockAt(node, h);
     // All dense blocks but the last, which the new-block rounds add (with their payments) and roll back.
     const last = chain.tipHeight;
     for (let h = chain.firstHeight; h < last; h += 1) await indexer.applyBlock(await blockAt(h), h);
@@ -212,7 +212,7 @@ async function main(): Promise<void> {
       '| --- | ---: | ---: | ---: | ---: | ---: |',
       ...restoreRows,
       '',
-      `| wallets live | new block (${lastBlock.tx.length} txs + one payment a wallet): notification p50 (ms) | last wallet's (ms) | reference: the block's headers.subscribe notification, last connection (ms) |`,
+      `| wallets live | new block (${lastBlock.nTx} txs + one payment a wallet): notification p50 (ms) | last wallet's (ms) | reference: the block's headers.subscribe notification, last connection (ms) |`,
       '| ---: | ---: | ---: | ---: |',
       ...blockRows,
       '',

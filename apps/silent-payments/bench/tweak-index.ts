@@ -2,18 +2,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildDenseChain, requireBitcoind, startRegtestNode } from '@repo/regtest';
-import type { RpcBlock } from '../src/tweak-index/block-record';
+import type { PackedBlockAnswer } from '@repo/bip352';
 import { createTweakIndexer } from '../src/tweak-index/indexer';
 import type { TweakIndexStore } from '../src/tweak-index/store';
 import { createPostgresIndexStore } from '../src/tweak-index/store-postgres';
 import { createSqliteIndexStore } from '../src/tweak-index/store-sqlite';
 import { startTestPostgres } from '../test/tweak-index/support/postgres';
+import { packedBlockAt } from '../test/tweak-index/support/follow-node';
 
 // `node -r @repo/ts-register bench/tweak-index.ts` (Bitcoin Core 29: BITCOIND or bitcoind on PATH;
 // PostgreSQL: TEST_DATABASE_URL or Debian's binaries): the tweak index built from dense regtest
 // blocks (BENCH_INDEX_BLOCKS of BENCH_INDEX_TXS transactions), on SQLite and on PostgreSQL.
-//   node alone: getblockhash + getblock <hash> 3 of every block, one after the other
-//   index: the same blocks (already parsed) given to the indexer, the store written per block
+//   node alone: getblockhash + getblock <hash> 3 of every block, one after the other (and read)
+//   index: the same blocks (already read, as the scanner reads them) given to the indexer, the store written per block
 // Reported per backend: the index's time against the node's (the index alone must not be the
 // slower of the two in a catch-up), transactions indexed per second, bytes stored per indexed
 // transaction (the store's size after, over the transactions in it).
@@ -29,10 +30,8 @@ async function main(): Promise<void> {
   try {
     const chain = await buildDenseChain(node, { blocks: BLOCKS, txsPerBlock: TXS, wallets: 8 });
     const fetchStart = process.hrtime.bigint();
-    const blocks: RpcBlock[] = [];
-    for (let h = chain.firstHeight; h <= chain.tipHeight; h += 1) {
-      blocks.push(await node.rpc<RpcBlock>('getblock', [await node.rpc<string>('getblockhash', [h]), 3]));
-    }
+    const blocks: PackedBlockAnswer[] = [];
+    for (let h = chain.firstHeight; h <= chain.tipHeight; h += 1) blocks.push(await packedBlockAt(node, h));
     const nodeMs = Number(process.hrtime.bigint() - fetchStart) / 1e6;
     const backends: Array<[string, TweakIndexStore]> = [
       ['sqlite', createSqliteIndexStore(join(dir, 'tweak-index.sqlite'))],

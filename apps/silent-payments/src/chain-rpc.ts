@@ -54,10 +54,20 @@ export interface RpcCall {
   params: unknown[];
 }
 
+/**
+ * How {@link ChainRpcClient.call} reads an answer: `read` from the bytes of a 200 answer (`id`:
+ * the request's), returning undefined where it gives up; then `parse` from the result JSON.parse
+ * gave, after the checks every answer gets. For answers too large to parse cheaply (a block).
+ */
+export interface AnswerReading<T> {
+  read(body: Uint8Array, id: string): T | undefined;
+  parse(result: unknown): T;
+}
+
 /** A JSON-RPC client for Bitcoin Core (or the rpc-proxy in front of it). */
 export interface ChainRpcClient {
-  /** Calls `method`; throws a ChainRpcError on any failure. */
-  call<T>(method: string, params?: unknown[]): Promise<T>;
+  /** Calls `method`, its answer read by `reading` when given; throws a ChainRpcError on any failure. */
+  call<T>(method: string, params?: unknown[], reading?: AnswerReading<T>): Promise<T>;
   /** Sends one batch; each item is the result or the RpcError of that call. Throws when the batch itself fails. */
   batch(calls: RpcCall[]): Promise<Array<unknown>>;
   /** Releases pooled connections. */
@@ -85,7 +95,7 @@ interface Transport {
 }
 
 /** One HTTP exchange: the status and the body, refused past `maxBytes` (announced or not). */
-function postOnce(transport: Transport, body: string): Promise<{ status: number; text: string }> {
+function postOnce(transport: Transport, body: string): Promise<{ status: number; body: Buffer }> {
   const { url, agent, timeoutMs, maxBytes, credentials } = transport;
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) };
@@ -109,7 +119,7 @@ function postOnce(transport: Transport, body: string): Promise<{ status: number;
         if (size > maxBytes) refuse();
         else chunks.push(chunk);
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
       res.on('error', (err) => reject(toTransportError(err)));
     });
     req.on('timeout', () => req.destroy(new ChainRpcError('unreachable', `chain node did not answer within ${timeoutMs} ms`)));
@@ -118,12 +128,32 @@ function postOnce(transport: Transport, body: string): Promise<{ status: number;
   });
 }
 
-/** One exchange, retried once when the node refused the credentials and the cookie file changed since; the parsed answer. */
+/** One exchange, retried once when the node refused the credentials and the cookie file changed since. */
+async function exchange(transport: Transport, body: string): Promise<{ status: number; body: Buffer }> {
+  const answer = await postOnce(transport, body);
+  if ((answer.status === 401 || answer.status === 403) && transport.credentials.refreshAfterRefusal()) return postOnce(transport, body);
+  return answer;
+}
+
+/** One exchange (see {@link exchange}); the parsed answer. */
 async function post(transport: Transport, body: string): Promise<unknown> {
-  let { status, text } = await postOnce(transport, body);
-  if ((status === 401 || status === 403) && transport.credentials.refreshAfterRefusal())
-    ({ status, text } = await postOnce(transport, body));
-  return interpret(transport.credentials, status, text);
+  const { status, body: answer } = await exchange(transport, body);
+  return interpret(transport.credentials, status, answer.toString('utf8'));
+}
+
+/** One call whose answer `reading` reads: its bytes first, else the checked result parsed. */
+async function callReading<T>(transport: Transport, request: JSONRPCRequest, reading: AnswerReading<T>): Promise<T> {
+  const { status, body } = await exchange(transport, JSON.stringify(request)).catch((err: unknown) => {
+    throw toTransportError(err);
+  });
+  if (status === 200) {
+    const read = reading.read(body, request.id as string);
+    if (read !== undefined) return read;
+  }
+  const [response] = answersFor(request, interpret(transport.credentials, status, body.toString('utf8')));
+  const result = unwrap(response!, request.method);
+  if (result instanceof RpcError) throw rpcFailure(result);
+  return reading.parse(result);
 }
 
 /** The parsed answer of an exchange; a ChainRpcError for a refusal, an HTTP failure or garbage. */
@@ -240,7 +270,8 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
   }
   const request = (method: string, params: unknown[]): JSONRPCRequest => ({ jsonrpc: JSONRPC, id: `sp-${++nextId}`, method, params });
   return {
-    async call<T>(method: string, params: unknown[] = []): Promise<T> {
+    async call<T>(method: string, params: unknown[] = [], reading?: AnswerReading<T>): Promise<T> {
+      if (reading !== undefined) return callReading(transport, request(method, params), reading);
       const exchange: Exchange = {};
       const response = await client.requestAdvanced(request(method, params), exchange);
       if (exchange.failure !== undefined) throw exchange.failure;

@@ -88,6 +88,47 @@ describe('createChainRpcClient', () => {
     client.close();
   });
 
+  it('reads an answer with a reading: its bytes first, else the checked result parsed, and its failures as every call', async () => {
+    const reads: string[] = [];
+    // a reader that takes answers whose result is a string, and leaves the others to parse
+    const reading = {
+      read(body: Uint8Array, id: string) {
+        const envelope = JSON.parse(Buffer.from(body).toString()) as { result?: unknown; id?: string };
+        reads.push(id);
+        return envelope.id === id && typeof envelope.result === 'string' ? `read ${envelope.result}` : undefined;
+      },
+      parse: (result: unknown) => `parsed ${JSON.stringify(result)}`,
+    };
+    let answer: (id: string) => unknown = (id) => ({ jsonrpc: '2.0', result: 'block', id });
+    let status = 200;
+    handler = (body, _req, res) => reply(res, status, answer((body as { id: string }).id));
+    const client = createChainRpcClient({ url });
+    await expect(client.call('getblock', ['00', 3], reading)).resolves.toBe('read block');
+    answer = (id) => ({ jsonrpc: '2.0', result: { height: 1 }, id });
+    await expect(client.call('getblock', ['00', 3], reading)).resolves.toBe('parsed {"height":1}');
+    expect(reads).toEqual([(seen[0]!.body as { id: string }).id, (seen[1]!.body as { id: string }).id]);
+    answer = (id) => ({ jsonrpc: '2.0', error: { code: -5, message: 'Block not found' }, id });
+    await expect(client.call('getblock', ['00', 3], reading)).rejects.toMatchObject({
+      kind: 'rpc',
+      rpcCode: -5,
+      message: 'getblock: Block not found',
+    });
+    answer = () => '<html>busy</html>';
+    status = 503;
+    await expect(client.call('getblock', ['00', 3], reading)).rejects.toMatchObject({ kind: 'http', status: 503 });
+    expect(reads).toHaveLength(3); // a 503's body is not read
+    status = 200;
+    answer = (id) => ({ jsonrpc: '2.0', result: 'x', id: `${id}-other` });
+    await expect(client.call('getblock', ['00', 3], reading)).rejects.toMatchObject({
+      kind: 'rpc',
+      message: expect.stringContaining('missing from the answer') as string,
+    });
+    client.close();
+    const refused = createChainRpcClient({ url: 'http://127.0.0.1:1' });
+    await expect(refused.call('getblock', ['00', 3], reading)).rejects.toMatchObject({ kind: 'unreachable' });
+    refused.close();
+  });
+
   it('turns a JSON-RPC error into a ChainRpcError with its code', async () => {
     handler = (body, _req, res) =>
       reply(res, 500, { result: null, error: { code: -8, message: 'Block height out of range' }, id: (body as { id: string }).id });

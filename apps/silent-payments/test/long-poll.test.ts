@@ -1,4 +1,4 @@
-import type { ChainRpcClient } from '../src/chain-rpc';
+import type { AnswerReading, ChainRpcClient } from '../src/chain-rpc';
 import { waitFor } from './support/fake-relay';
 import { randomAddressBook, useScannerParts } from './support/scanner-parts';
 
@@ -21,8 +21,8 @@ describe('scanner long poll, node in its initial block download', () => {
     let longPolls = 0;
     const downloading: ChainRpcClient = {
       ...rpc,
-      async call<T>(method: string, params?: unknown[]): Promise<T> {
-        if (method !== 'waitfornewblock') return rpc.call<T>(method, params);
+      async call<T>(method: string, params?: unknown[], reading?: AnswerReading<T>): Promise<T> {
+        if (method !== 'waitfornewblock') return rpc.call<T>(method, params, reading);
         await new Promise((resolve) => setImmediate(resolve)); // an answer over the network
         longPolls++;
         height++;

@@ -1,6 +1,6 @@
 import { buildSilentPayment, plainScript } from '@repo/chain-double';
 import type { AddressBook } from '../src/address-book';
-import type { ChainRpcClient } from '../src/chain-rpc';
+import type { AnswerReading, ChainRpcClient } from '../src/chain-rpc';
 import { ChainRpcError } from '../src/chain-rpc';
 import { createNoopPublisher, type Publisher } from '../src/publisher';
 import { waitFor } from './support/fake-relay';
@@ -85,7 +85,7 @@ describe('scanner catch-up pipeline', () => {
       let sent = 0;
       const counted: ChainRpcClient = {
         ...rpc,
-        async call<T>(method: string, params: unknown[]) {
+        async call<T>(method: string, params: unknown[], reading?: AnswerReading<T>) {
           if (method !== 'getblock') return rpc.call<T>(method, params);
           most = Math.max(most, ++inFlight);
           mostAtOnce = Math.max(mostAtOnce, ++requesting);
@@ -93,7 +93,7 @@ describe('scanner catch-up pipeline', () => {
           const slot = sent++ % atOnce;
           try {
             await new Promise((resolve) => setTimeout(resolve, 20 + (atOnce - slot) * 40));
-            const block = await rpc.call<T>(method, params);
+            const block = await rpc.call<T>(method, params, reading);
             order.push((block as { height: number }).height);
             return block;
           } finally {
@@ -141,8 +141,8 @@ describe('scanner catch-up pipeline', () => {
     const { rpc } = t;
     const failing: ChainRpcClient = {
       ...rpc,
-      async call<T>(method: string, params: unknown[]) {
-        const answer = await rpc.call<T>(method, params);
+      async call<T>(method: string, params: unknown[], reading?: AnswerReading<T>) {
+        const answer = await rpc.call<T>(method, params, reading);
         if (method === 'getblock' && (answer as { height: number }).height === first + 4 && !failed) {
           failed = true;
           throw new ChainRpcError('garbage', 'getblock: the answer is not a block');

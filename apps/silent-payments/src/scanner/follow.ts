@@ -2,7 +2,7 @@ import type { ScanContext } from './context';
 import { applyBlock } from './apply';
 import { pollMempool } from './mempool';
 import { followReorg } from './reorg';
-import { asBlock, scanBlock, type ScannedBlock } from './scan-block';
+import { fetchBlock, scanBlock, type ScannedBlock } from './scan-block';
 import { takeStartHeight } from './start-height';
 import { blocksPerSecond } from './status';
 
@@ -36,7 +36,7 @@ function fetchAhead(ctx: ScanContext, prefetch: Prefetch, height: number): Ahead
     if (givenUp()) throw new Error('prefetch given up');
     const hash = await ctx.rpc.call<string>('getblockhash', [height]);
     if (givenUp()) throw new Error('prefetch given up');
-    return asBlock(await ctx.rpc.call<unknown>('getblock', [hash, 3]));
+    return fetchBlock(ctx.rpc, hash);
   });
   // A failed fetch ends the catch-up at its block: the requests queued behind it are not sent (a
   // node failing every n-th request would otherwise fail every attempt at its first block).

@@ -1,11 +1,21 @@
-import { isP2trHex, scanInputsFromRpc, scanOutputsFromRpc, type FoundOutput, type ScanInput, type ScanOutput } from '@repo/bip352';
-import { ChainRpcError } from '../chain-rpc';
+import {
+  isP2trHex,
+  packBlockAnswer,
+  packRpcBlock,
+  scanInputsFromRpc,
+  scanOutputsFromRpc,
+  type FoundOutput,
+  type PackedBlockAnswer,
+  type ScanInput,
+  type ScanOutput,
+} from '@repo/bip352';
+import { ChainRpcError, type AnswerReading, type ChainRpcClient } from '../chain-rpc';
 import { paymentId, type SpendSeen } from '../store';
 import { yieldToEventLoop, type ScanContext } from './context';
 import type { RpcBlock, RpcTransaction } from './types';
 
-/** Transactions scanned between two turns of the event loop, so HTTP requests stay served. */
-const YIELD_EVERY = 64;
+/** Packed transactions scanned between two turns of the event loop, so HTTP requests stay served. */
+const YIELD_EVERY = 256;
 
 /** A transaction of ours found by the receiver: what it found and the value (BTC) of each output found. */
 export interface Hit {
@@ -21,18 +31,43 @@ export interface ScannedBlock {
   previousblockhash: string | undefined;
   /** Transactions in the block. */
   nTx: number;
-  /** The block's transactions as the node sent them (`getblock <hash> 3`: prevouts included). */
-  tx: RpcTransaction[];
-  /** The node's whole answer, header fields included, for consumers that keep more of it (the tweak index). */
-  answer: RpcBlock;
+  /**
+   * The node's answer read once for the scanner and every consumer (`@repo/bip352`'s
+   * packBlockAnswer): the scan inputs and taproot outputs of each transaction that may be a
+   * silent payment, packed; the spends, the taproot spends, the header's fields.
+   */
+  packed: PackedBlockAnswer;
   /** The transactions paying us. */
   hits: Hit[];
   /** Every outpoint the block spends, with the spending txid. */
   spends: SpendSeen[];
-  /** The scan inputs read of each transaction that can pay us, for consumers that read them too (the tweak index). */
-  inputs: Map<RpcTransaction, ScanInput[]>;
   /** Transactions the library refused (they cannot pay us by BIP-352 rules), and why. */
   skipped: Array<{ txid: string; error: string }>;
+}
+
+/**
+ * How the scanner reads `getblock <hash> 3`: straight from the answer's bytes in C where the
+ * native reader takes it (packBlockAnswer), else parsed and read by {@link packedBlock}.
+ */
+export const BLOCK_READING: AnswerReading<PackedBlockAnswer> = { read: packBlockAnswer, parse: packedBlock };
+
+/** The block `hash` (`getblock <hash> 3`) read for the scanner and its consumers; a ChainRpcError as for any call. */
+export function fetchBlock(rpc: Pick<ChainRpcClient, 'call'>, hash: string): Promise<PackedBlockAnswer> {
+  return rpc.call('getblock', [hash, 3], BLOCK_READING);
+}
+
+/**
+ * A parsed `getblock <hash> 3` answer read as packBlockAnswer reads the bytes (`@repo/bip352`'s
+ * packRpcBlock): a ChainRpcError (`garbage`) for an answer that is not a block, or a block whose
+ * inputs come without their prevouts (a node older than Core 25).
+ */
+export function packedBlock(answer: unknown): PackedBlockAnswer {
+  const block = asBlock(answer);
+  try {
+    return packRpcBlock(block);
+  } catch (err) {
+    throw new ChainRpcError('garbage', (err as Error).message);
+  }
 }
 
 /** The node's answer to `getblock <hash> 3`, checked to be a block: a ChainRpcError (`garbage`) otherwise. */
@@ -90,14 +125,9 @@ export function spendsOf(tx: RpcTransaction): SpendSeen[] {
 
 /**
  * What the receiver finds in each of `txs` (a mempool pass): the hits, and the transactions the
- * library refused. Transactions that cannot pay us are left out. The scan inputs read go to
- * `inputsRead` when given.
+ * library refused. Transactions that cannot pay us are left out.
  */
-export function scanTransactions(
-  ctx: ScanContext,
-  txs: RpcTransaction[],
-  inputsRead?: Map<RpcTransaction, ScanInput[]>,
-): { hits: Hit[]; skipped: ScannedBlock['skipped'] } {
+export function scanTransactions(ctx: ScanContext, txs: RpcTransaction[]): { hits: Hit[]; skipped: ScannedBlock['skipped'] } {
   const hits: Hit[] = [];
   const skipped: ScannedBlock['skipped'] = [];
   const run: Array<{ tx: RpcTransaction; inputs: ScanInput[]; outputs: ScanOutput[] }> = [];
@@ -105,10 +135,7 @@ export function scanTransactions(
     const input = scanInputOf(tx);
     if (input === undefined) continue;
     if ('error' in input) skipped.push({ txid: tx.txid, error: input.error });
-    else {
-      run.push({ tx, ...input });
-      inputsRead?.set(tx, input.inputs);
-    }
+    else run.push({ tx, ...input });
   }
   // one call of the receiver for all of them: its native scanner multiplies several at once
   ctx.book.receiver.scanTransactions(run).forEach((found, i) => {
@@ -119,30 +146,35 @@ export function scanTransactions(
   return { hits, skipped };
 }
 
+/** The spends of a packed answer (`txid:vout`, then the spender, for each). */
+function spendsOfPacked(spends: readonly string[]): SpendSeen[] {
+  const seen: SpendSeen[] = [];
+  for (let i = 0; i < spends.length; i += 2) seen.push({ id: spends[i]!, spentTxid: spends[i + 1]! });
+  return seen;
+}
+
 /**
- * Scans a block as the node sent it, {@link YIELD_EVERY} transactions at a time with a turn of
- * the event loop between them, so HTTP requests stay served.
+ * Scans a block as read for the scanner ({@link fetchBlock}): its packed transactions in C,
+ * {@link YIELD_EVERY} at a time with a turn of the event loop between them, so HTTP requests stay served.
  */
-export async function scanBlock(ctx: ScanContext, block: RpcBlock): Promise<ScannedBlock> {
+export async function scanBlock(ctx: ScanContext, packed: PackedBlockAnswer): Promise<ScannedBlock> {
   const scanned: ScannedBlock = {
-    hash: block.hash,
-    height: block.height,
-    previousblockhash: block.previousblockhash,
-    nTx: block.nTx ?? block.tx.length,
-    tx: block.tx,
-    answer: block,
+    hash: packed.hash,
+    height: packed.height,
+    previousblockhash: packed.previousblockhash,
+    nTx: packed.nTx,
+    packed,
     hits: [],
-    spends: [],
-    inputs: new Map(),
-    skipped: [],
+    spends: spendsOfPacked(packed.spends),
+    skipped: [...packed.refused],
   };
-  for (let start = 0; start < block.tx.length; start += YIELD_EVERY) {
-    const txs = block.tx.slice(start, start + YIELD_EVERY);
-    for (const tx of txs) scanned.spends.push(...spendsOf(tx));
-    const { hits, skipped } = scanTransactions(ctx, txs, scanned.inputs);
+  const { jobs, offsets } = packed;
+  for (let start = 0; start < offsets.length; start += YIELD_EVERY) {
+    const end = start + YIELD_EVERY < offsets.length ? offsets[start + YIELD_EVERY]! : jobs.length;
+    const { hits, refused } = ctx.book.receiver.scanPacked(jobs.subarray(offsets[start], end));
     scanned.hits.push(...hits);
-    scanned.skipped.push(...skipped);
-    if (start + YIELD_EVERY < block.tx.length) await yieldToEventLoop();
+    for (const r of refused) scanned.skipped.push({ txid: r.txid, error: r.error.message });
+    if (end < jobs.length) await yieldToEventLoop();
   }
   return scanned;
 }

@@ -1,5 +1,16 @@
 import { createHash, hash } from 'node:crypto';
-import { isP2trHex, scanInputsFromRpc, type RpcVin, type RpcVout, type ScanInput } from '@repo/bip352';
+import {
+  computeTweaksOfPacked,
+  isP2trHex,
+  NO_PREVOUT_HEIGHT,
+  PACKED_TWEAK_BYTES,
+  TAPROOT_SPEND_BYTES,
+  type AnySecp256k1Backend,
+  type PackedBlockAnswer,
+  type RpcVin,
+  type RpcVout,
+  type ScanInput,
+} from '@repo/bip352';
 import { btcToSats } from '../amount';
 import { buildGcsFilter, filterKey } from './gcs';
 
@@ -71,8 +82,11 @@ function u32le(n: number): Buffer {
   return b;
 }
 
+/** The fields of `getblock` the header is made of. */
+type HeaderFields = Pick<RpcBlock, 'hash' | 'version' | 'previousblockhash' | 'merkleroot' | 'time' | 'bits' | 'nonce'>;
+
 /** The 80-byte block header from the fields of `getblock` (version, hashes reversed, time, bits, nonce). */
-export function headerFromRpc(block: RpcBlock): Uint8Array {
+export function headerFromRpc(block: HeaderFields): Uint8Array {
   const version = Buffer.alloc(4);
   version.writeInt32LE(block.version, 0);
   const prev = block.previousblockhash === undefined ? Buffer.alloc(32) : Buffer.from(block.previousblockhash, 'hex').reverse();
@@ -123,21 +137,6 @@ export function readTaprootOutputs(tx: RpcBlockTx, where: string): IndexedOutput
   return outputs;
 }
 
-function spentTaproot(tx: RpcBlockTx, where: string): SpentOutpoint[] {
-  const spent: SpentOutpoint[] = [];
-  for (const input of tx.vin) {
-    if (typeof input.coinbase === 'string') continue;
-    if (isP2trHex(input.prevout?.scriptPubKey?.hex) && typeof input.txid === 'string' && typeof input.vout === 'number') {
-      const outHeight = input.prevout?.height;
-      if (typeof outHeight !== 'number' || !Number.isSafeInteger(outHeight) || outHeight < 0) {
-        throw new TypeError(`${where}: a prevout without its height`);
-      }
-      spent.push({ txid: input.txid.toLowerCase(), vout: input.vout, spender: tx.txid, outHeight });
-    }
-  }
-  return spent;
-}
-
 /** A transaction that may go into the index: its taproot outputs (none empty) and its scan inputs. */
 export interface IndexCandidate {
   txid: string;
@@ -145,8 +144,29 @@ export interface IndexCandidate {
   inputs: ScanInput[];
 }
 
-/** `computeTweaks` of `@repo/bip352` for many transactions' inputs, wherever it runs (a worker thread: tweak-worker.ts). */
-export type ComputeTweaks = (inputs: ScanInput[][]) => Promise<Array<Uint8Array | null>>;
+/** Packed transactions whose tweaks are computed between two turns of the event loop (a dense block's take about 20 ms). */
+const TWEAKS_AT_ONCE = 256;
+
+/**
+ * The tweak of each packed transaction of `block` that has one, by its offset: `@repo/bip352`'s
+ * computeTweaksOfPacked (in C, eight at a time, with the native backend), {@link TWEAKS_AT_ONCE}
+ * transactions a call with a turn of the event loop between calls, so requests stay served.
+ */
+async function tweaksOf(block: PackedBlockAnswer, backend: AnySecp256k1Backend): Promise<Map<number, Uint8Array>> {
+  const { jobs, offsets } = block;
+  const tweaks = new Map<number, Uint8Array>();
+  for (let start = 0; start < offsets.length; start += TWEAKS_AT_ONCE) {
+    if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    const base = offsets[start]!;
+    const end = start + TWEAKS_AT_ONCE < offsets.length ? offsets[start + TWEAKS_AT_ONCE]! : jobs.length;
+    const records = computeTweaksOfPacked(jobs.subarray(base, end), backend);
+    const view = new DataView(records.buffer, records.byteOffset, records.byteLength);
+    for (let at = 0; at < records.length; at += PACKED_TWEAK_BYTES) {
+      if (records[at + 4] !== 0) tweaks.set(base + view.getUint32(at, true), records.subarray(at + 4, at + PACKED_TWEAK_BYTES));
+    }
+  }
+  return tweaks;
+}
 
 /** The candidates that are eligible (`tweaks[i]` of candidate i not null: computeTweaks of their inputs), with their tweaks. */
 export function withTweaks(candidates: readonly IndexCandidate[], tweaks: ReadonlyArray<Uint8Array | null>): IndexedTx[] {
@@ -158,46 +178,81 @@ export function withTweaks(candidates: readonly IndexCandidate[], tweaks: Readon
   return txs;
 }
 
-/**
- * Reads one block of `getblock <hash> 3` into what the index stores: each eligible transaction
- * with a taproot output (its tweak, BIP-352 "Tweak Data": the block's in one `compute` call, in C
- * with the native backend), the taproot outpoints it spends, and BlindBit's two filters.
- * `inputsRead`: the scan inputs the scanner already read of the block's transactions (the same
- * objects), read again for any other.
- * @throws {TypeError} for a block that is not a verbosity-3 answer (the message names the transaction).
- */
-export async function readBlock(
-  block: RpcBlock,
-  compute: ComputeTweaks,
-  inputsRead?: ReadonlyMap<object, ScanInput[]>,
-): Promise<BlockRecord> {
-  if (block === null || typeof block !== 'object' || !Array.isArray(block.tx) || typeof block.hash !== 'string') {
-    throw new TypeError('expected a getblock verbosity 3 answer');
-  }
-  const header = headerFromRpc(block);
-  const candidates: IndexCandidate[] = [];
+/** The taproot outpoints a block spends, from its packed answer's records. @throws {TypeError} for one whose prevout came without its height. */
+function readTaprootSpends(records: Uint8Array): SpentOutpoint[] {
+  const buf = Buffer.from(records.buffer, records.byteOffset, records.byteLength);
   const spent: SpentOutpoint[] = [];
-  const allKeys: Uint8Array[] = [];
-  for (const [i, tx] of block.tx.entries()) {
-    const where = `tx ${i} (${String(tx?.txid)})`;
-    if (!Array.isArray(tx?.vin) || !Array.isArray(tx.vout)) throw new TypeError(`${where}: no vin or vout`);
-    const outputs = readTaprootOutputs(tx, where);
-    for (const o of outputs) allKeys.push(o.xonly);
-    spent.push(...spentTaproot(tx, where));
-    if (outputs.length === 0 || i === 0) continue;
-    candidates.push({ txid: tx.txid.toLowerCase(), outputs, inputs: inputsRead?.get(tx) ?? scanInputsFromRpc(tx.vin) });
+  for (let at = 0; at < buf.length; at += TAPROOT_SPEND_BYTES) {
+    const spender = buf.toString('hex', at + 40, at + 72);
+    const outHeight = buf.readUInt32LE(at + 36);
+    if (outHeight === NO_PREVOUT_HEIGHT) throw new TypeError(`tx ${spender}: a prevout without its height`);
+    spent.push({ txid: buf.toString('hex', at, at + 32), vout: buf.readUInt32LE(at + 32), spender, outHeight });
   }
-  // The tweaks (the costly part) are computed while the filters are built.
-  const tweaks = compute(candidates.map((c) => c.inputs));
+  return spent;
+}
+
+/** The index's part of each packed transaction (txid and taproot outputs, by offset); its inputs are the tweaks'. */
+function readCandidates(jobs: Uint8Array, offsets: readonly number[]): Map<number, { txid: string; outputs: IndexedOutput[] }> {
+  const buf = Buffer.from(jobs.buffer, jobs.byteOffset, jobs.byteLength);
+  const candidates = new Map<number, { txid: string; outputs: IndexedOutput[] }>();
+  for (const offset of offsets) {
+    const txid = buf.toString('hex', offset, offset + 32);
+    const nIn = buf.readUInt32LE(offset + 32);
+    const nOut = buf.readUInt32LE(offset + 36);
+    let p = offset + 40;
+    for (let i = 0; i < nIn; i++) {
+      p += 36; // txid, vout
+      p += 4 + buf.readUInt32LE(p); // scriptSig
+      for (let items = buf.readUInt32LE((p += 4) - 4); items > 0; items--) p += 4 + buf.readUInt32LE(p);
+      p += 4 + buf.readUInt32LE(p); // prevout script
+    }
+    const outputs: IndexedOutput[] = [];
+    for (let i = 0; i < nOut; i++, p += 46) {
+      let value: bigint;
+      try {
+        value = btcToSats(buf.readDoubleLE(p + 4));
+      } catch {
+        throw new TypeError(`tx ${txid} vout ${buf.readUInt32LE(p)}: value is not an amount`);
+      }
+      outputs.push({ vout: buf.readUInt32LE(p), value, xonly: jobs.subarray(p + 14, p + 46) });
+    }
+    candidates.set(offset, { txid, outputs });
+  }
+  return candidates;
+}
+
+/**
+ * Reads one block, as the scanner read it (`@repo/bip352`'s packBlockAnswer of `getblock <hash>
+ * 3`), into what the index stores: each eligible transaction with a taproot output (its tweak,
+ * BIP-352 "Tweak Data", by `backend`: {@link tweaksOf}), the taproot outpoints it spends, and
+ * BlindBit's two filters.
+ * @throws {TypeError} for a block without its header's fields, with a transaction that could not
+ *   be read, or with a taproot spend whose prevout has no height (the message names the transaction).
+ */
+export async function readBlock(block: PackedBlockAnswer, backend: AnySecp256k1Backend): Promise<BlockRecord> {
+  if (block.header === undefined) throw new TypeError(`block ${block.hash}: no version, merkleroot, time, bits or nonce`);
+  const [refused] = block.refused;
+  if (refused !== undefined) throw new TypeError(`tx ${refused.txid}: ${refused.error}`);
+  const header = headerFromRpc({ ...block.header, hash: block.hash, previousblockhash: block.previousblockhash });
+  const spent = readTaprootSpends(block.taprootSpends);
+  const candidates = readCandidates(block.jobs, block.offsets);
+  const allKeys: Uint8Array[] = [];
+  for (let at = 0; at < block.coinbaseKeys.length; at += 32) allKeys.push(block.coinbaseKeys.subarray(at, at + 32));
+  for (const { outputs } of candidates.values()) for (const o of outputs) allKeys.push(o.xonly);
   const key = filterKey(block.hash);
   const newOutputsFilter = buildGcsFilter(key, allKeys);
   const spentFilter = buildGcsFilter(key, spentOutpointHashes(spent, block.hash));
-  const txs = withTweaks(candidates, await tweaks);
+  const tweaks = await tweaksOf(block, backend);
+  const txs: IndexedTx[] = [];
+  for (const [offset, candidate] of candidates) {
+    const tweak = tweaks.get(offset);
+    if (tweak !== undefined) txs.push({ ...candidate, tweak });
+  }
   return {
     height: block.height,
     hash: block.hash.toLowerCase(),
     header,
-    time: block.time,
+    time: block.header.time,
     txs,
     spent,
     newOutputsFilter,

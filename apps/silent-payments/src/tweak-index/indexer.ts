@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { loadSecp256k1Backend, type AnySecp256k1Backend, type BackendName, type ScanInput } from '@repo/bip352';
-import { readBlock, type RpcBlock, type RpcBlockTx } from './block-record';
+import { loadSecp256k1Backend, type AnySecp256k1Backend, type BackendName, type PackedBlockAnswer } from '@repo/bip352';
+import { readBlock, type RpcBlockTx } from './block-record';
 import { createMempoolIndex, type MempoolIndex } from './mempool';
-import { createTweakWorker } from './tweak-worker';
 import type { TweakIndexStore } from './store';
 
 /** Options of {@link createTweakIndexer}. */
@@ -37,15 +36,15 @@ export interface TweakIndexer {
   /** Keeps only the mempool transactions still in the node's mempool (`current`) and emits `mempool-gone` with the others. */
   keepMempool(current: ReadonlySet<string>): void;
   /**
-   * Indexes one block of `getblock <hash> 3` at `height`, atomically. A block below the start
-   * height is ignored; a block at the height already indexed with the same hash is a no-op.
-   * `inputsRead`: the scan inputs the scanner already read of its transactions (not read again).
-   * @throws {Error} when the block does not extend the indexed tip (roll back first), or is not a verbosity-3 answer.
+   * Indexes one block at `height`, atomically: `getblock <hash> 3` as the scanner reads it
+   * (`@repo/bip352`'s packBlockAnswer; scanner/scan-block.ts, fetchBlock). A block below the
+   * start height is ignored; a block at the height already indexed with the same hash is a no-op.
+   * @throws {Error} when the block does not extend the indexed tip (roll back first), or lacks what the index keeps.
    */
-  applyBlock(block: RpcBlock, height: number, inputsRead?: ReadonlyMap<object, ScanInput[]>): Promise<void>;
+  applyBlock(block: PackedBlockAnswer, height: number): Promise<void>;
   /** Removes the block at `height` and everything above it, atomically (a reorg). */
   rollback(height: number): Promise<void>;
-  /** Ends the worker thread of the tweaks (the store is the caller's). */
+  /** Waits for the write in progress, if any (the store is the caller's). */
   close(): Promise<void>;
 }
 
@@ -57,7 +56,6 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
   let backend: AnySecp256k1Backend | undefined;
   const tweakBackend = (): AnySecp256k1Backend => (backend ??= loadSecp256k1Backend(options.backend));
   const mempool = createMempoolIndex(tweakBackend);
-  const tweaks = createTweakWorker(options.backend);
   // One write at a time, in call order: a rollback never interleaves with a block.
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
@@ -66,7 +64,7 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
     return next;
   };
 
-  const apply = async (block: RpcBlock, height: number, inputsRead?: ReadonlyMap<object, ScanInput[]>): Promise<void> => {
+  const apply = async (block: PackedBlockAnswer, height: number): Promise<void> => {
     if (height < startHeight) return;
     if (block?.height !== height) throw new Error(`block ${String(block?.hash)} is at height ${String(block?.height)}, not ${height}`);
     const tip = await store.tip();
@@ -77,8 +75,10 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
         throw new Error(`block ${block.hash} at ${height} does not extend the indexed tip ${tip.hash} at ${tip.height}`);
       }
     }
-    await store.applyBlock(await readBlock(block, tweaks.compute, inputsRead));
-    mempool.mined(block.tx.map((tx) => tx.txid));
+    const record = await readBlock(block, tweakBackend());
+    await store.applyBlock(record);
+    // a mempool transaction the index holds is eligible: mined, it is among the block's indexed ones
+    mempool.mined(record.txs.map((tx) => tx.txid));
     events.emit('block', height, block.hash.toLowerCase());
   };
 
@@ -94,12 +94,12 @@ export function createTweakIndexer(store: TweakIndexStore, options: TweakIndexer
       const gone = mempool.keep(current);
       if (gone.length > 0) events.emit('mempool-gone', gone);
     },
-    applyBlock: (block, height, inputsRead) => serial(() => apply(block, height, inputsRead)),
+    applyBlock: (block, height) => serial(() => apply(block, height)),
     rollback: (height) =>
       serial(async () => {
         await store.rollback(height);
         events.emit('rollback', height);
       }),
-    close: () => tweaks.close(),
+    close: () => queue.then(() => undefined),
   };
 }

@@ -1,6 +1,6 @@
 import { ChainRpcError, type ChainRpcClient } from '../chain-rpc';
 import type { BlockConsumer } from '../scanner';
-import type { RpcBlock } from './block-record';
+import { fetchBlock } from '../scanner/scan-block';
 import type { TweakIndexer } from './indexer';
 
 /** What {@link tweakIndexConsumer} needs: the indexer, the node (for blocks the index lacks), where the index starts. */
@@ -28,7 +28,7 @@ export function tweakIndexConsumer(options: TweakIndexConsumerOptions): BlockCon
     async prepare(block, height) {
       if (height < options.startHeight()) return;
       await catchUp(options, height - 1, block.previousblockhash);
-      await indexer.applyBlock(block.answer as unknown as RpcBlock, height, block.inputs);
+      await indexer.applyBlock(block.packed, height);
     },
     mempool: (txs) => indexer.addMempool(txs),
     mempoolNow: (txids) => indexer.keepMempool(txids),
@@ -55,7 +55,7 @@ async function catchUp(options: TweakIndexConsumerOptions, parentHeight: number,
   const from = Math.max(startHeight, tip === undefined ? startHeight : tip.height + 1);
   for (let height = from; height <= parentHeight; height++) {
     const hash = await rpc.call<string>('getblockhash', [height]);
-    await indexer.applyBlock(await rpc.call<RpcBlock>('getblock', [hash, 3]), height);
+    await indexer.applyBlock(await fetchBlock(rpc, hash), height);
   }
 }
 

@@ -22,6 +22,15 @@ CREATE TABLE IF NOT EXISTS idx_spends (
 );
 `;
 
+/**
+ * The packed values of a new idx_blocks stored as they are: keys, tweaks and hashes do not
+ * compress, and PostgreSQL's default (EXTENDED) tried to compress each block's hundreds of
+ * kilobytes before storing them anyway, which cost the server more CPU than the insert.
+ */
+const UNCOMPRESSED = `ALTER TABLE idx_blocks ${['new_filter', 'spent_filter', 'txs', 'spent']
+  .map((column) => `ALTER COLUMN ${column} SET STORAGE EXTERNAL`)
+  .join(', ')}`;
+
 /** An advisory lock key: servers opening the index at once (creating or replacing its tables) wait for each other. */
 const SCHEMA_LOCK = 352_002;
 
@@ -111,7 +120,9 @@ export function createPostgresIndexStore(url: string): TweakIndexStore {
           // The row-per-transaction layout of earlier versions: dropped, the index is built again from the node.
           rebuilt = (await c.query<{ old: string | null }>("SELECT to_regclass('idx_txs') AS old")).rows[0]?.old != null;
           if (rebuilt) await c.query(`DROP TABLE IF EXISTS ${OLD_LAYOUT_TABLES.join(', ')}`);
+          const fresh = (await c.query<{ t: string | null }>("SELECT to_regclass('idx_blocks') AS t")).rows[0]?.t == null;
           await c.query(SCHEMA);
+          if (fresh) await c.query(UNCOMPRESSED);
         });
       } catch (error) {
         const failed = pool;

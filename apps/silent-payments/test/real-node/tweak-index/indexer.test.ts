@@ -9,6 +9,7 @@ import { createTweakIndexer, type TweakIndexer } from '../../../src/tweak-index/
 import { createPostgresIndexStore } from '../../../src/tweak-index/store-postgres';
 import { createSqliteIndexStore } from '../../../src/tweak-index/store-sqlite';
 import { startTestPostgres, type TestPostgres } from '../../tweak-index/support/postgres';
+import { packedBlockAt } from '../../tweak-index/support/follow-node';
 import { gcsMatches } from '../../tweak-index/support/gcs-reader';
 
 const noble = loadSecp256k1Backend('noble');
@@ -50,7 +51,7 @@ describe.each(['sqlite', 'postgres'])('the tweak indexer fed real blocks of a re
     const chain = await buildDenseChain(node, { blocks: 2, txsPerBlock: 150, wallets: 4 });
     for (let h = chain.firstHeight; h <= chain.tipHeight; h += 1) {
       const b = await block(h);
-      await indexer.applyBlock(b, h);
+      await indexer.applyBlock(await packedBlockAt(node, h), h);
       const expected = new Map<string, string>();
       for (const tx of b.tx.slice(1)) {
         if (!tx.vout.some((o) => isP2trHex(o.scriptPubKey.hex))) continue;
@@ -90,13 +91,14 @@ describe.each(['sqlite', 'postgres'])('the tweak indexer fed real blocks of a re
   it('rolls back an orphaned block and indexes the block that replaced it', async () => {
     const wallet = await createFundedWallet(node, 'reorg');
     const tip = await node.rpc<number>('getblockcount');
-    for (let h = ((await indexer.store.tip())?.height ?? tip) + 1; h <= tip; h += 1) await indexer.applyBlock(await block(h), h);
+    for (let h = ((await indexer.store.tip())?.height ?? tip) + 1; h <= tip; h += 1)
+      await indexer.applyBlock(await packedBlockAt(node, h), h);
     const address = await wallet.newAddress('bech32m');
     await wallet.fund(address, 100_000n);
     await wallet.mine(1);
     const orphanHeight = tip + 1;
     const orphan = await block(orphanHeight);
-    await indexer.applyBlock(orphan, orphanHeight);
+    await indexer.applyBlock(await packedBlockAt(node, orphanHeight), orphanHeight);
     const orphanTxids = (await indexer.store.txs(orphanHeight, orphanHeight)).map((t) => t.txid);
     expect(orphanTxids.length).toBe(1);
 
@@ -105,9 +107,10 @@ describe.each(['sqlite', 'postgres'])('the tweak indexer fed real blocks of a re
     await node.rpc('generateblock', [await wallet.newAddress('bech32'), []]);
     const replacement = await block(orphanHeight);
     expect(replacement.hash).not.toBe(orphan.hash);
-    await expect(indexer.applyBlock(replacement, orphanHeight)).rejects.toThrow(/does not extend/);
+    const replacementRead = await packedBlockAt(node, orphanHeight);
+    await expect(indexer.applyBlock(replacementRead, orphanHeight)).rejects.toThrow(/does not extend/);
     await indexer.rollback(orphanHeight);
-    await indexer.applyBlock(replacement, orphanHeight);
+    await indexer.applyBlock(replacementRead, orphanHeight);
     expect(await indexer.store.tip()).toEqual({ height: orphanHeight, hash: replacement.hash });
     expect(await indexer.store.txs(orphanHeight, orphanHeight)).toEqual([]);
     expect(await indexer.store.spent(orphanHeight, orphanHeight)).toEqual([]);

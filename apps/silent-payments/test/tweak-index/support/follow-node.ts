@@ -1,3 +1,4 @@
+import { packBlockAnswer, type PackedBlockAnswer } from '@repo/bip352';
 import type { RegtestNode } from '@repo/regtest';
 import type { RpcBlock, RpcBlockTx } from '../../../src/tweak-index/block-record';
 import type { TweakIndexer } from '../../../src/tweak-index/indexer';
@@ -5,6 +6,18 @@ import type { TweakIndexer } from '../../../src/tweak-index/indexer';
 /** Block `height` of the node's best chain, as `getblock <hash> 3` gives it. */
 export async function blockAt(node: RegtestNode, height: number): Promise<RpcBlock> {
   return node.rpc<RpcBlock>('getblock', [await node.rpc<string>('getblockhash', [height]), 3]);
+}
+
+/**
+ * Block `height` of the node's best chain as the scanner reads it (src/scanner/scan-block.ts,
+ * fetchBlock): Core's answer read from its bytes by the native reader, which must take it.
+ */
+export async function packedBlockAt(node: RegtestNode, height: number): Promise<PackedBlockAnswer> {
+  const hash = await node.rpc<string>('getblockhash', [height]);
+  const { body } = await node.post(JSON.stringify({ jsonrpc: '2.0', id: 'block', method: 'getblock', params: [hash, 3] }));
+  const packed = packBlockAnswer(body, 'block');
+  if (packed === undefined) throw new Error(`block ${height}: the native reader gave up on Core's answer`);
+  return packed;
 }
 
 /**
@@ -19,7 +32,7 @@ export async function followNode(indexer: TweakIndexer, node: RegtestNode, start
     tip = await indexer.store.tip();
   }
   const nodeTip = await node.rpc<number>('getblockcount');
-  for (let h = (tip?.height ?? start - 1) + 1; h <= nodeTip; h += 1) await indexer.applyBlock(await blockAt(node, h), h);
+  for (let h = (tip?.height ?? start - 1) + 1; h <= nodeTip; h += 1) await indexer.applyBlock(await packedBlockAt(node, h), h);
 }
 
 /**
