@@ -3,7 +3,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { createReceiver, loadSecp256k1Backend, scanInputsFromRpc } from '@repo/bip352';
+import { createReceiver, loadSecp256k1Backend, packBlockAnswer } from '@repo/bip352';
 import { processCpuMicros } from '@repo/metrics';
 import { createSilentLogger } from '@repo/service';
 import { requireBitcoind, type DenseChain, type RegtestNode } from '@repo/regtest';
@@ -11,7 +11,7 @@ import { startDenseNode } from './dense-chain';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createNoopPublisher, type Publisher } from '../src/publisher';
-import { FETCH_CONCURRENCY, type RpcTransaction } from '../src/scanner';
+import { FETCH_CONCURRENCY } from '../src/scanner';
 import { createPostgresIndexStore } from '../src/tweak-index/store-postgres';
 import { createSqliteIndexStore } from '../src/tweak-index/store-sqlite';
 import { INDEX_DATABASE_FILE } from '../src/tweak-index/config';
@@ -39,6 +39,9 @@ import { startTestPostgres, type TestPostgres } from '../test/tweak-index/suppor
 // (node + scanner CPU) / cores.
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+/** Packed transactions a call of the scan, as src/scanner/scan-block.ts calls it. */
+const SCAN_RUN = 256;
 
 /** CPU time (ms) of process `pid` so far, every thread included; undefined where there is no /proc. */
 function cpuMs(pid: number | undefined): number | undefined {
@@ -69,10 +72,10 @@ async function nodeAlone(node: RegtestNode, chain: DenseChain, atOnce = 1): Prom
 }
 
 /**
- * The scan alone, the floor under any catch-up: every block fetched and parsed first (not timed),
- * then each transaction with a taproot output scanned on this thread by the receiver the service
- * uses (native backend, change label), as the service calls it (scanTransactions, 64
- * transactions a call). CPU ms of that loop only: no HTTP, no JSON, no storage.
+ * The scan alone, the floor under any catch-up: every block fetched and read first as the
+ * service reads it (packBlockAnswer, not timed), then its packed transactions scanned on this
+ * thread by the receiver the service uses (native backend, change label), as the service calls
+ * it (scanPacked, 256 transactions a call). CPU ms of that loop only: no HTTP, no reading, no storage.
  */
 async function scanAlone(node: RegtestNode, chain: DenseChain): Promise<{ cpuMs: number; scanned: number }> {
   const native = loadSecp256k1Backend('native');
@@ -88,23 +91,19 @@ async function scanAlone(node: RegtestNode, chain: DenseChain): Promise<{ cpuMs:
     labels: [],
     backend: native,
   });
-  const work: Array<{ inputs: ReturnType<typeof scanInputsFromRpc>; outputs: Array<{ index: number; script: Uint8Array }> }> = [];
+  const runs: Uint8Array[] = [];
+  let scanned = 0;
   for (let height = chain.firstHeight; height <= chain.tipHeight; height++) {
     const hash = await node.rpc<string>('getblockhash', [height]);
-    const block = await node.rpc<{ tx: RpcTransaction[] }>('getblock', [hash, 3]);
-    for (const tx of block.tx) {
-      if ('coinbase' in tx.vin[0]!) continue;
-      const outputs = tx.vout
-        .filter((o) => o.scriptPubKey.hex.length === 68 && o.scriptPubKey.hex.startsWith('5120'))
-        .map((o) => ({ index: o.n, script: Buffer.from(o.scriptPubKey.hex, 'hex') }));
-      if (outputs.length > 0) work.push({ inputs: scanInputsFromRpc(tx.vin), outputs });
-    }
+    const { body } = await node.post(JSON.stringify({ jsonrpc: '2.0', id: 'block', method: 'getblock', params: [hash, 3] }));
+    const { jobs, offsets } = packBlockAnswer(body, 'block')!;
+    scanned += offsets.length;
+    for (let at = 0; at < offsets.length; at += SCAN_RUN) runs.push(jobs.subarray(offsets[at], offsets[at + SCAN_RUN] ?? jobs.length));
   }
   const before = process.cpuUsage();
-  // as the service calls it: 64 transactions a call
-  for (let at = 0; at < work.length; at += 64) receiver.scanTransactions(work.slice(at, at + 64));
+  for (const run of runs) receiver.scanPacked(run);
   const used = process.cpuUsage(before);
-  return { cpuMs: (used.user + used.system) / 1000, scanned: work.length };
+  return { cpuMs: (used.user + used.system) / 1000, scanned };
 }
 
 /** The service's catch-up from the first dense block to the tip: wall time, and CPU time of the node and of this process. */
@@ -319,7 +318,7 @@ async function main(): Promise<void> {
         return `| ${name} | ${median(row.times).toFixed(0)} | ${range(row.times, 0)} | ${r.toFixed(2)} | ${range(row.paired, 2)} | ${r >= 0.9 ? 'yes' : 'no'} | ${row.bytes.length === 0 ? '–' : median(row.bytes).toFixed(0)} |`;
       }),
       '',
-      `The floor under any catch-up: the scan alone (${scans[0]!.scanned.toLocaleString('en-US')} transactions with a taproot output, parsed beforehand, scanned on one thread by the native receiver 64 a call as the service does, change label; no HTTP, JSON or storage) took ${scanMs.toFixed(0)} ms of CPU (median of ${ROUNDS}; range ${range(
+      `The floor under any catch-up: the scan alone (${scans[0]!.scanned.toLocaleString('en-US')} transactions with a taproot output, read beforehand as the service reads them, scanned on one thread by the native receiver ${SCAN_RUN} a call as the service does, change label; no HTTP, reading or storage) took ${scanMs.toFixed(0)} ms of CPU (median of ${ROUNDS}; range ${range(
         scans.map((r) => r.cpuMs),
         0,
       )}), and the node ${Number.isNaN(nodeCpuMs) ? '–' : nodeCpuMs.toFixed(0)} ms of CPU to serve the blocks during a catch-up. A catch-up on c cores shared with the node takes at least max(node alone ${FETCH_AT_ONCE} at a time, (node CPU + scan CPU) / c), so node alone / catch-up can be at most (for this machine's core count a bound from this run's figures; for the others an estimate that keeps this run's node alone times, which on fewer cores are slowed by the bench's own client):`,
