@@ -2,6 +2,7 @@ import { buildSilentPayment, plainScript } from '@repo/chain-double';
 import type { AddressBook } from '../src/address-book';
 import type { AnswerReading, ChainRpcClient } from '../src/chain-rpc';
 import { ChainRpcError } from '../src/chain-rpc';
+import { createMemoryLogger } from '@repo/service';
 import { createNoopPublisher, type Publisher } from '../src/publisher';
 import { waitFor } from './support/fake-relay';
 import { randomAddressBook, useScannerParts } from './support/scanner-parts';
@@ -164,6 +165,29 @@ describe('scanner catch-up pipeline', () => {
     expect(events).toEqual(Array.from({ length: BLOCKS }, (_, i) => first + i));
     await Promise.all(checks);
     expect(problems).toEqual([]);
+  });
+
+  it('reads a block the native reader leaves by JSON.parse, the same payments stored, and says so once', async () => {
+    const { rpc, store } = t;
+    const { logger, lines } = createMemoryLogger('info');
+    let parsed = 0;
+    // a node answer the native reader does not take (as through a proxy that rewrites it): its read gives up
+    const rewritten: ChainRpcClient = {
+      ...rpc,
+      call<T>(method: string, params: unknown[], reading?: AnswerReading<T>) {
+        if (reading === undefined) return rpc.call<T>(method, params);
+        parsed++;
+        return rpc.call<T>(method, params, { read: () => undefined, parse: reading.parse });
+      },
+    };
+    const scanner = t.start({ rpc: rewritten, logger, book, startHeight: first, mempool: false });
+    await waitFor(() => scanner.status().state === 'synced', 20_000, 'the catch-up');
+    expect(parsed).toBe(BLOCKS);
+    for (const [h, txid] of paid)
+      expect(await store.getPayment(`${txid}:0`)).toMatchObject({ blockHeight: h, amountSats: BigInt(h - first + 1) * 1_000_000n });
+    const warned = lines.filter((line) => String(line.msg).startsWith('block answer read by JSON.parse'));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ level: 40, height: first });
   });
 
   it('records a payment of two input keys, and none for a transaction that pays someone else', async () => {

@@ -66,6 +66,8 @@ export interface ScanContext {
   /** Set by the long poll (a new block) and by wake(): the next pass reads the chain, not only the mempool. */
   blockSignal: boolean;
   lastFullPoll: number;
+  /** Whether a block answer was parsed because the native reader did not take it (logged once). */
+  parsedBlockLogged: boolean;
   /** Mempool txids already scanned (a poll only fetches the new ones). */
   readonly mempoolSeen: Set<string>;
   /**
@@ -123,6 +125,7 @@ export function createScanContext(options: ScannerOptions): ScanContext {
     everSynced: false,
     blockSignal: false,
     lastFullPoll: 0,
+    parsedBlockLogged: false,
     mempoolSeen: new Set(),
     paymentTxids: undefined,
     longPollState: 'off',

@@ -36,7 +36,7 @@ function fetchAhead(ctx: ScanContext, prefetch: Prefetch, height: number): Ahead
     if (givenUp()) throw new Error('prefetch given up');
     const hash = await ctx.rpc.call<string>('getblockhash', [height]);
     if (givenUp()) throw new Error('prefetch given up');
-    return fetchBlock(ctx.rpc, hash);
+    return fetchBlock(ctx.rpc, hash, () => parsedBlock(ctx, height));
   });
   // A failed fetch ends the catch-up at its block: the requests queued behind it are not sent (a
   // node failing every n-th request would otherwise fail every attempt at its first block).
@@ -49,6 +49,16 @@ function fetchAhead(ctx: ScanContext, prefetch: Prefetch, height: number): Ahead
   // a prefetch given up (reorg, stop, a failure before it) must not be an unhandled rejection
   scanned.catch(() => undefined);
   return { height, scanned };
+}
+
+/** Says once that a block answer was parsed because the native reader did not take it: the catch-up then costs several times the CPU. */
+function parsedBlock(ctx: ScanContext, height: number): void {
+  if (ctx.parsedBlockLogged) return;
+  ctx.parsedBlockLogged = true;
+  ctx.logger.warn(
+    { height },
+    "block answer read by JSON.parse: the native reader did not take the node's answer (a proxy that rewrites it, or no native addon); scanning goes on, slower",
+  );
 }
 
 /** Gives up the blocks ahead (their queued requests are not sent). */

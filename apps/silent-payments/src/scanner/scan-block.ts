@@ -51,9 +51,21 @@ export interface ScannedBlock {
  */
 export const BLOCK_READING: AnswerReading<PackedBlockAnswer> = { read: packBlockAnswer, parse: packedBlock };
 
-/** The block `hash` (`getblock <hash> 3`) read for the scanner and its consumers; a ChainRpcError as for any call. */
-export function fetchBlock(rpc: Pick<ChainRpcClient, 'call'>, hash: string): Promise<PackedBlockAnswer> {
-  return rpc.call('getblock', [hash, 3], BLOCK_READING);
+/**
+ * The block `hash` (`getblock <hash> 3`) read for the scanner and its consumers; a ChainRpcError
+ * as for any call. `parsed` is called when the native reader did not take the answer (it was
+ * parsed and read by {@link packedBlock}: the same block, at several times the cost).
+ */
+export function fetchBlock(rpc: Pick<ChainRpcClient, 'call'>, hash: string, parsed?: () => void): Promise<PackedBlockAnswer> {
+  if (parsed === undefined) return rpc.call('getblock', [hash, 3], BLOCK_READING);
+  return rpc.call('getblock', [hash, 3], {
+    read: packBlockAnswer,
+    parse(result) {
+      const block = packedBlock(result);
+      parsed();
+      return block;
+    },
+  });
 }
 
 /**
