@@ -23,13 +23,14 @@ CREATE TABLE IF NOT EXISTS idx_spends (
 `;
 
 /**
- * The packed values of a new idx_blocks stored as they are: keys, tweaks and hashes do not
- * compress, and PostgreSQL's default (EXTENDED) tried to compress each block's hundreds of
- * kilobytes before storing them anyway, which cost the server more CPU than the insert.
+ * The packed values of idx_blocks stored as they are: keys, tweaks and hashes do not compress,
+ * and PostgreSQL's default (EXTENDED) tried to compress each block's hundreds of kilobytes before
+ * storing them anyway, which cost the server more CPU than the insert.
  */
-const UNCOMPRESSED = `ALTER TABLE idx_blocks ${['new_filter', 'spent_filter', 'txs', 'spent']
-  .map((column) => `ALTER COLUMN ${column} SET STORAGE EXTERNAL`)
-  .join(', ')}`;
+const PACKED_COLUMNS = ['new_filter', 'spent_filter', 'txs', 'spent'];
+const COMPRESSED_COLUMNS = `SELECT attname FROM pg_attribute WHERE attrelid = 'idx_blocks'::regclass AND attname = ANY($1) AND attstorage <> 'e'`;
+const UNCOMPRESSED = (columns: string[]): string =>
+  `ALTER TABLE idx_blocks ${columns.map((column) => `ALTER COLUMN ${column} SET STORAGE EXTERNAL`).join(', ')}`;
 
 /** An advisory lock key: servers opening the index at once (creating or replacing its tables) wait for each other. */
 const SCHEMA_LOCK = 352_002;
@@ -120,9 +121,10 @@ export function createPostgresIndexStore(url: string): TweakIndexStore {
           // The row-per-transaction layout of earlier versions: dropped, the index is built again from the node.
           rebuilt = (await c.query<{ old: string | null }>("SELECT to_regclass('idx_txs') AS old")).rows[0]?.old != null;
           if (rebuilt) await c.query(`DROP TABLE IF EXISTS ${OLD_LAYOUT_TABLES.join(', ')}`);
-          const fresh = (await c.query<{ t: string | null }>("SELECT to_regclass('idx_blocks') AS t")).rows[0]?.t == null;
           await c.query(SCHEMA);
-          if (fresh) await c.query(UNCOMPRESSED);
+          // on an index made before (its rows written from now on), and at once on a new one
+          const compressed = (await c.query<{ attname: string }>(COMPRESSED_COLUMNS, [PACKED_COLUMNS])).rows.map((r) => r.attname);
+          if (compressed.length > 0) await c.query(UNCOMPRESSED(compressed));
         });
       } catch (error) {
         const failed = pool;

@@ -209,6 +209,50 @@ describe.each(backends)('the tweak index store ($name)', (backend) => {
   });
 });
 
+describe('the PostgreSQL index store', () => {
+  let pg: TestPostgres;
+  beforeAll(async () => {
+    pg = await startTestPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await pg?.stop();
+  }, 60_000);
+
+  /** idx_blocks' packed columns and how PostgreSQL stores each (attstorage: 'e' external, 'x' extended). */
+  async function storage(): Promise<Record<string, string>> {
+    const client = new Client({ connectionString: pg.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ attname: string; attstorage: string }>(
+        "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'idx_blocks'::regclass AND attname IN ('new_filter', 'spent_filter', 'txs', 'spent')",
+      );
+      return Object.fromEntries(rows.map((r) => [r.attname, r.attstorage]));
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('stores the packed values uncompressed, on a new index and on one made before with compression', async () => {
+    const external = { new_filter: 'e', spent_filter: 'e', txs: 'e', spent: 'e' };
+    let store = createPostgresIndexStore(pg.url);
+    await store.open();
+    await store.applyBlock(record(3));
+    await store.close();
+    expect(await storage()).toEqual(external);
+    // an index of the same layout made by an earlier version: PostgreSQL's default, compressed
+    const client = new Client({ connectionString: pg.url });
+    await client.connect();
+    await client.query('ALTER TABLE idx_blocks ALTER COLUMN txs SET STORAGE EXTENDED, ALTER COLUMN spent SET STORAGE EXTENDED');
+    await client.end();
+    expect(await storage()).toMatchObject({ txs: 'x', spent: 'x' });
+    store = createPostgresIndexStore(pg.url);
+    expect(await store.open()).toEqual({ rebuilt: false });
+    expect(await storage()).toEqual(external);
+    expect(await store.tip()).toEqual({ height: 3, hash: hex(32, 3) });
+    await store.close();
+  });
+});
+
 describe('the PostgreSQL index store with no server', () => {
   it('rejects open with the connection error and keeps no pool behind', async () => {
     const store = createPostgresIndexStore('postgres://nobody@127.0.0.1:1/none');
