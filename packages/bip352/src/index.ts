@@ -42,7 +42,14 @@ export {
   type PackedScan,
   type TweakRow,
 } from './receiver';
-export { packTransactions, PackedWriter, readPackedTransaction, readPackedTransactions, type PackedTransaction } from './packed';
+export {
+  packTransactions,
+  PackedWriter,
+  readPackedOutputs,
+  readPackedTransaction,
+  readPackedTransactions,
+  type PackedTransaction,
+} from './packed';
 export { createSilentPaymentOutputs, createSilentPaymentGroups, type SendInput, type SendOptions, type SendGroup } from './sender';
 export { loadSecp256k1Backend, isBackendAvailable, DEFAULT_BACKEND } from './load-backend';
 export { isBackendName, BACKEND_NAMES } from './backend';

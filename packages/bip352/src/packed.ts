@@ -76,6 +76,47 @@ export function readPackedTransaction(jobs: Uint8Array, offset: number): { tx: P
   return { tx: { txid, inputs, outputs, values }, next: p };
 }
 
+/**
+ * The txid and taproot outputs of the packed transaction at `offset` of `jobs`, its inputs
+ * skipped unread (for readers that need only the outputs: a tweak index); scripts are views into
+ * `jobs`. Returns them and where the next transaction starts.
+ * @throws {TypeError} when the bytes from `offset` are not a whole packed transaction.
+ */
+export function readPackedOutputs(
+  jobs: Uint8Array,
+  offset: number,
+): { txid: string; outputs: ScanOutput[]; values: number[]; next: number } {
+  const view = new DataView(jobs.buffer, jobs.byteOffset, jobs.byteLength);
+  let p = offset;
+  const skip = (n: number) => {
+    if (p + n > jobs.length) throw malformed();
+    p += n;
+  };
+  const u32 = () => {
+    skip(4);
+    return view.getUint32(p - 4, true);
+  };
+  skip(32);
+  const txid = Buffer.from(jobs.buffer, jobs.byteOffset + offset, 32).toString('hex');
+  const nIn = u32();
+  const nOut = u32();
+  for (let i = 0; i < nIn; i++) {
+    skip(36); // txid, vout
+    skip(u32()); // scriptSig
+    for (let items = u32(); items > 0; items--) skip(u32());
+    skip(u32()); // prevout script
+  }
+  const outputs: ScanOutput[] = [];
+  const values: number[] = [];
+  for (let i = 0; i < nOut; i++) {
+    const index = u32();
+    skip(8 + 34);
+    values.push(view.getFloat64(p - 42, true));
+    outputs.push({ index, script: jobs.subarray(p - 34, p) });
+  }
+  return { txid, outputs, values, next: p };
+}
+
 /** Every packed transaction of `jobs`, in order. @throws {TypeError} as {@link readPackedTransaction}. */
 export function readPackedTransactions(jobs: Uint8Array): PackedTransaction[] {
   const txs: PackedTransaction[] = [];

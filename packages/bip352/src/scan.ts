@@ -6,7 +6,14 @@
  * the whole package (README, "Entry points"). Everything here is also exported by the main entry.
  */
 export { createReceiver, type Receiver, type ReceiverOptions, type FoundOutput, type TransactionToScan, type PackedScan } from './receiver';
-export { packTransactions, PackedWriter, readPackedTransaction, readPackedTransactions, type PackedTransaction } from './packed';
+export {
+  packTransactions,
+  PackedWriter,
+  readPackedOutputs,
+  readPackedTransaction,
+  readPackedTransactions,
+  type PackedTransaction,
+} from './packed';
 export { loadSecp256k1Backend, DEFAULT_BACKEND } from './load-backend';
 export { packBlockAnswer, type PackedBlockAnswer } from './block-answer';
 export { SilentPaymentError, type SilentPaymentErrorCode } from './errors';

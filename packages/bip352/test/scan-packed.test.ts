@@ -8,6 +8,7 @@ import {
   packBlockAnswer,
   packTransactions,
   PackedWriter,
+  readPackedOutputs,
   readPackedTransactions,
   type PackedTransaction,
   scanInputsFromRpc,
@@ -122,6 +123,14 @@ describe('Receiver.scanPacked', () => {
         inputs: tx.inputs.map(({ txid, vout, scriptSig, witness, prevoutScript }) => ({ txid, vout, scriptSig, witness, prevoutScript })),
       })),
     );
+    // the outputs alone, the inputs skipped: the same txids, outputs and values, transaction after transaction
+    const outputs = [];
+    for (let at = 0; at < jobs.length;) {
+      const { next, ...tx } = readPackedOutputs(jobs, at);
+      outputs.push(tx);
+      at = next;
+    }
+    expect(outputs).toEqual(txs.map(({ txid, outputs: o, values }) => ({ txid, outputs: o, values })));
     const want = reference(receivers.native, txs);
     expect(want.hits.length).toBeGreaterThan(10);
     expect(want.hits.some((h) => h.found.length > 1)).toBe(true);
@@ -206,6 +215,9 @@ describe('Receiver.scanPacked', () => {
       at = next;
     }
     for (let cut = 0; cut <= jobs.length; cut++) {
+      // the last transaction cut: readPackedOutputs refuses it too
+      const last = Math.max(...[...boundaries].filter((b) => b < cut));
+      if (!boundaries.has(cut)) expect(() => readPackedOutputs(jobs.slice(0, cut), last)).toThrow('jobs: not whole packed transactions');
       for (const receiver of Object.values(receivers)) {
         const part = jobs.slice(0, cut);
         if (boundaries.has(cut)) expect(() => receiver.scanPacked(part)).not.toThrow();

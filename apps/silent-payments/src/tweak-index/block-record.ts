@@ -4,6 +4,7 @@ import {
   isP2trHex,
   NO_PREVOUT_HEIGHT,
   PACKED_TWEAK_BYTES,
+  readPackedOutputs,
   TAPROOT_SPEND_BYTES,
   type AnySecp256k1Backend,
   type PackedBlockAnswer,
@@ -193,30 +194,19 @@ function readTaprootSpends(records: Uint8Array): SpentOutpoint[] {
 
 /** The index's part of each packed transaction (txid and taproot outputs, by offset); its inputs are the tweaks'. */
 function readCandidates(jobs: Uint8Array, offsets: readonly number[]): Map<number, { txid: string; outputs: IndexedOutput[] }> {
-  const buf = Buffer.from(jobs.buffer, jobs.byteOffset, jobs.byteLength);
   const candidates = new Map<number, { txid: string; outputs: IndexedOutput[] }>();
   for (const offset of offsets) {
-    const txid = buf.toString('hex', offset, offset + 32);
-    const nIn = buf.readUInt32LE(offset + 32);
-    const nOut = buf.readUInt32LE(offset + 36);
-    let p = offset + 40;
-    for (let i = 0; i < nIn; i++) {
-      p += 36; // txid, vout
-      p += 4 + buf.readUInt32LE(p); // scriptSig
-      for (let items = buf.readUInt32LE((p += 4) - 4); items > 0; items--) p += 4 + buf.readUInt32LE(p);
-      p += 4 + buf.readUInt32LE(p); // prevout script
-    }
-    const outputs: IndexedOutput[] = [];
-    for (let i = 0; i < nOut; i++, p += 46) {
-      let value: bigint;
-      try {
-        value = btcToSats(buf.readDoubleLE(p + 4));
-      } catch {
-        throw new TypeError(`tx ${txid} vout ${buf.readUInt32LE(p)}: value is not an amount`);
-      }
-      outputs.push({ vout: buf.readUInt32LE(p), value, xonly: jobs.subarray(p + 14, p + 46) });
-    }
-    candidates.set(offset, { txid, outputs });
+    const { txid, outputs, values } = readPackedOutputs(jobs, offset);
+    candidates.set(offset, {
+      txid,
+      outputs: outputs.map((o, i) => {
+        try {
+          return { vout: o.index, value: btcToSats(values[i]!), xonly: o.script.subarray(2) };
+        } catch {
+          throw new TypeError(`tx ${txid} vout ${o.index}: value is not an amount`);
+        }
+      }),
+    });
   }
   return candidates;
 }
