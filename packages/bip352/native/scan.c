@@ -1981,14 +1981,29 @@ static scanner *tweak_scanner(void) {
  * input_hash not a valid scalar). scanMany's runs: the inversions shared, the multiplications
  * eight at a time in the lanes where the CPU has them.
  */
+/* The tweaks input_hash·A of `count` transactions (keys and outpoints as scan_many takes them) at
+   out + 33 i: the process's tweak scanner (b_scan = 1) with no outputs and k_max = 0, whose ECDH
+   point is the tweak; left as it was for one that has none. Returns 0 or SCAN_NO_MEMORY. */
+static int tweaks_into(size_t count, const unsigned char *keys, const uint32_t *nkeys, const unsigned char *outpoints, unsigned char *out) {
+    scanner *sc;
+    uint32_t *nxs;
+    unsigned char *answers;
+    int status = SCAN_NO_MEMORY;
+    if (!init_tables() || (sc = tweak_scanner()) == NULL) return SCAN_NO_MEMORY;
+    nxs = calloc(count + 1, sizeof(uint32_t)); /* no outputs */
+    answers = malloc(4 * count + 1);           /* scan_many's answers, not read */
+    if (nxs != NULL && answers != NULL) status = scan_many(sc, count, keys, nkeys, outpoints, (const unsigned char *)"", nxs, 0, NULL, answers, out);
+    free(nxs);
+    free(answers);
+    return status;
+}
+
 static napi_value js_tweaks(napi_env env, napi_callback_info info) {
     size_t argc = 3, nkeys_bytes, ncounts, nout, i, want_keys = 0;
     napi_value argv[3], result;
-    unsigned char *keys, *outpoints, *answers = NULL;
-    uint32_t *nkeys, *nxs = NULL;
-    scanner *sc;
+    unsigned char *keys, *outpoints;
+    uint32_t *nkeys;
     void *data;
-    int status = SCAN_NO_MEMORY;
     NAPI_CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
     if (argc < 3) return throw_type(env, "tweaks(keys, keyCounts, outpoints)");
     if ((keys = bytes_of(env, argv[0], &nkeys_bytes, "keys: expected 33-byte keys")) == NULL) return NULL;
@@ -1999,14 +2014,7 @@ static napi_value js_tweaks(napi_env env, napi_callback_info info) {
     if (want_keys != nkeys_bytes) return throw_type(env, "keys: expected 33 bytes for each key counted");
     NAPI_CHECK(napi_create_buffer(env, ncounts > 0 ? 33 * ncounts : 1, &data, &result));
     memset(data, 0, ncounts > 0 ? 33 * ncounts : 1);
-    if (!init_tables() || (sc = tweak_scanner()) == NULL) goto done;
-    nxs = calloc(ncounts + 1, sizeof(uint32_t));  /* no outputs */
-    answers = malloc(4 * ncounts + 1);           /* scan_many's answers, not read */
-    if (nxs != NULL && answers != NULL) status = scan_many(sc, ncounts, keys, nkeys, outpoints, (const unsigned char *)"", nxs, 0, NULL, answers, data);
-done:
-    free(nxs);
-    free(answers);
-    if (status == SCAN_NO_MEMORY) {
+    if (tweaks_into(ncounts, keys, nkeys, outpoints, data) == SCAN_NO_MEMORY) {
         napi_throw_error(env, NULL, "out of memory");
         return NULL;
     }
@@ -2022,9 +2030,7 @@ done:
 static napi_value js_tweaks_packed(napi_env env, napi_callback_info info) {
     size_t argc = 1, njobs, i;
     napi_value argv[1], result = NULL;
-    unsigned char *jobs, *tweaks = NULL, *answers = NULL, *out;
-    uint32_t *nxs = NULL;
-    scanner *sc;
+    unsigned char *jobs, *tweaks = NULL, *out;
     packed_jobs j;
     int read, status = SCAN_NO_MEMORY;
     void *data;
@@ -2037,14 +2043,8 @@ static napi_value js_tweaks_packed(napi_env env, napi_callback_info info) {
         packed_jobs_free(&j);
         return throw_type(env, "jobs: not whole packed transactions");
     }
-    if (read == 1 && init_tables() && (sc = tweak_scanner()) != NULL) {
-        tweaks = calloc(j.count + 1, 33);
-        nxs = calloc(j.count + 1, sizeof(uint32_t)); /* no outputs: the tweak only */
-        answers = malloc(4 * j.count + 1);            /* scan_many's answers, not read */
-        if (tweaks != NULL && nxs != NULL && answers != NULL)
-            status = scan_many(sc, j.count, j.keys.b, (const uint32_t *)(void *)j.nkeys.b, j.outpoints.b, (const unsigned char *)"", nxs, 0,
-                               NULL, answers, tweaks);
-    }
+    if (read == 1 && (tweaks = calloc(j.count + 1, 33)) != NULL)
+        status = tweaks_into(j.count, j.keys.b, (const uint32_t *)(void *)j.nkeys.b, j.outpoints.b, tweaks);
     if (status != SCAN_NO_MEMORY && napi_create_buffer(env, 37 * j.count, &data, &result) == napi_ok) {
         for (out = data, i = 0; i < j.count; i++, out += 37) {
             uint32_t offset = ((const uint32_t *)(void *)j.offsets.b)[i];
@@ -2056,8 +2056,6 @@ static napi_value js_tweaks_packed(napi_env env, napi_callback_info info) {
         }
     }
     free(tweaks);
-    free(nxs);
-    free(answers);
     packed_jobs_free(&j);
     if (status == SCAN_NO_MEMORY) {
         napi_throw_error(env, NULL, "out of memory");
