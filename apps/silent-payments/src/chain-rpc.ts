@@ -151,9 +151,7 @@ async function callReading<T>(transport: Transport, request: JSONRPCRequest, rea
     if (read !== undefined) return read;
   }
   const [response] = answersFor(request, interpret(transport.credentials, status, body.toString('utf8')));
-  const result = unwrap(response!, request.method);
-  if (result instanceof RpcError) throw rpcFailure(result);
-  return reading.parse(result);
+  return reading.parse(resultOf(response!, request.method));
 }
 
 /** The parsed answer of an exchange; a ChainRpcError for a refusal, an HTTP failure or garbage. */
@@ -177,6 +175,13 @@ function interpret(credentials: NodeCredentials, status: number, text: string): 
     throw new ChainRpcError('http', `chain node answered HTTP ${status}: ${reason}`, { status });
   }
   return parsed;
+}
+
+/** The result of a single call's answer; the RpcError it carries thrown as a ChainRpcError. */
+function resultOf(envelope: Envelope, method: string): unknown {
+  const result = unwrap(envelope, method);
+  if (result instanceof RpcError) throw rpcFailure(result);
+  return result;
 }
 
 /** The result of an answer, or the RpcError it carries. */
@@ -275,9 +280,7 @@ export function createChainRpcClient(options: ChainRpcClientOptions): ChainRpcCl
       const exchange: Exchange = {};
       const response = await client.requestAdvanced(request(method, params), exchange);
       if (exchange.failure !== undefined) throw exchange.failure;
-      const result = unwrap(response, method);
-      if (result instanceof RpcError) throw rpcFailure(result);
-      return result as T;
+      return resultOf(response, method) as T;
     },
     async batch(calls) {
       if (calls.length === 0) return [];

@@ -81,13 +81,13 @@ describe('the scan of a block (src/scanner/scan-block.ts)', () => {
     const labels = [1, 2];
     const { ctx, receiver } = scanning(labels);
     const local = createReceiver({ scanPriv, spendPub, labels, backend: loadSecp256k1Backend('noble') });
-    // more than one run of 64 transactions: the scan yields to the event loop between runs
+    // more than one run of 256 transactions: the scan yields to the event loop between runs
     const txs = [
       coinbase(),
-      ...Array.from({ length: 150 }, (_, i) => tx(i % 7 === 0 ? [] : [address(), address(i % 2 === 0 ? 1 : 2)].slice(0, i % 3))),
+      ...Array.from({ length: 300 }, (_, i) => tx(i % 7 === 0 ? [] : [address(), address(i % 2 === 0 ? 1 : 2)].slice(0, i % 3))),
     ];
     const result = await scanBlock(ctx, read(block(100, txs)));
-    expect(result).toMatchObject({ height: 100, nTx: 151, skipped: [] });
+    expect(result).toMatchObject({ height: 100, nTx: 301, skipped: [] });
     const expected = txs
       .slice(1)
       .map((t) => {
@@ -99,7 +99,10 @@ describe('the scan of a block (src/scanner/scan-block.ts)', () => {
       })
       .filter((hit) => hit.found.length > 0);
     expect(result.hits).toEqual(expected);
-    expect(result.hits.length).toBeGreaterThan(50);
+    expect(result.hits.length).toBeGreaterThan(100);
+    // found in the second run of 256 too
+    const secondRun = new Set(txs.slice(257).map((t) => t.txid));
+    expect(result.hits.filter((h) => secondRun.has(h.txid)).length).toBeGreaterThan(10);
     // every input of the block but the coinbase's, with the spending txid
     expect(result.spends).toEqual(txs.slice(1).map((t) => ({ id: `${t.vin[0]!.txid}:3`, spentTxid: t.txid })));
 

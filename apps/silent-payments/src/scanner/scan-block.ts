@@ -9,7 +9,7 @@ import {
   type ScanInput,
   type ScanOutput,
 } from '@repo/bip352';
-import { ChainRpcError, type AnswerReading, type ChainRpcClient } from '../chain-rpc';
+import { ChainRpcError, type ChainRpcClient } from '../chain-rpc';
 import { paymentId, type SpendSeen } from '../store';
 import { yieldToEventLoop, type ScanContext } from './context';
 import type { RpcBlock, RpcTransaction } from './types';
@@ -46,23 +46,17 @@ export interface ScannedBlock {
 }
 
 /**
- * How the scanner reads `getblock <hash> 3`: straight from the answer's bytes in C where the
- * native reader takes it (packBlockAnswer), else parsed and read by {@link packedBlock}.
- */
-export const BLOCK_READING: AnswerReading<PackedBlockAnswer> = { read: packBlockAnswer, parse: packedBlock };
-
-/**
- * The block `hash` (`getblock <hash> 3`) read for the scanner and its consumers; a ChainRpcError
- * as for any call. `parsed` is called when the native reader did not take the answer (it was
- * parsed and read by {@link packedBlock}: the same block, at several times the cost).
+ * The block `hash` (`getblock <hash> 3`) read for the scanner and its consumers, straight from the
+ * answer's bytes in C where the native reader takes it (packBlockAnswer); a ChainRpcError as for
+ * any call. `parsed` is called when it did not take the answer (it was parsed and read by
+ * {@link packedBlock}: the same block, at several times the cost).
  */
 export function fetchBlock(rpc: Pick<ChainRpcClient, 'call'>, hash: string, parsed?: () => void): Promise<PackedBlockAnswer> {
-  if (parsed === undefined) return rpc.call('getblock', [hash, 3], BLOCK_READING);
   return rpc.call('getblock', [hash, 3], {
     read: packBlockAnswer,
     parse(result) {
       const block = packedBlock(result);
-      parsed();
+      parsed?.();
       return block;
     },
   });

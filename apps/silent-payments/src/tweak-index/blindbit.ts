@@ -90,17 +90,6 @@ export async function checkRange(store: TweakIndexStore, from: number, to: numbe
   if (to > tip.height) throw new IndexRangeError('not-found', `height ${tip.height + 1} is not indexed`);
 }
 
-/** Rows by their block's height (each block's rows read once, not once a block of the range). */
-function byHeight<T extends { height: number }>(rows: readonly T[]): Map<number, T[]> {
-  const at = new Map<number, T[]>();
-  for (const row of rows) {
-    const list = at.get(row.height);
-    if (list === undefined) at.set(row.height, [row]);
-    else list.push(row);
-  }
-  return at;
-}
-
 /**
  * Reads the blocks `from`…`to` for BlindBit's messages. Throws {@link IndexRangeError}:
  * `invalid` when from > to or the range is longer than `maxRange`, `not-found` when a height is
@@ -116,8 +105,9 @@ export async function readBlindBitBlocks(store: TweakIndexStore, from: number, t
     while (have.has(missing)) missing += 1;
     throw new IndexRangeError('not-found', `height ${missing} is not indexed`);
   }
-  const txsAt = byHeight(txs);
-  const spentAt = byHeight(spent);
+  // each block's rows read once, not once a block of the range
+  const txsAt = Map.groupBy(txs, (t) => t.height);
+  const spentAt = Map.groupBy(spent, (s) => s.height);
   return blocks.map((block) => ({
     block,
     txs: txsAt.get(block.height) ?? [],

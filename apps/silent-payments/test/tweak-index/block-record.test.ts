@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { loadSecp256k1Backend, packRpcBlock } from '@repo/bip352';
+import { createHash, randomBytes } from 'node:crypto';
+import { computeTweaks, loadSecp256k1Backend, packRpcBlock, scanInputsFromRpc } from '@repo/bip352';
 import { readBlock, spentOutpointHashes, type RpcBlock } from '../../src/tweak-index/block-record';
 
 // BlindBit's short hash of a spent outpoint, as
@@ -73,5 +73,38 @@ describe('reading a block into the index', () => {
     block.tx[1]!.vin[0]!.prevout!.height = 4;
     const record = await readBlock(packRpcBlock(block), backend);
     expect(record.spent).toEqual([{ txid: 'b2'.repeat(32), vout: 0, spender: 'a1'.repeat(32), outHeight: 4 }]);
+  });
+
+  it('gives every eligible transaction its tweak, past the first run of 256, and leaves the others out', async () => {
+    const noble = loadSecp256k1Backend('noble');
+    const taproot = (n: number) => ({ value: 0.001, n, scriptPubKey: { hex: `5120${randomBytes(32).toString('hex')}` } });
+    const txs: RpcBlock['tx'] = [{ txid: randomBytes(32).toString('hex'), vin: [{ coinbase: '00' }], vout: [taproot(0)] }];
+    for (let i = 0; i < 300; i++) {
+      const key = noble.toCompressed(noble.baseMul(Uint8Array.from(randomBytes(32))));
+      // every tenth spends a P2WSH output: no key BIP-352 reads, so no tweak
+      const prevout = i % 10 === 9 ? `0020${randomBytes(32).toString('hex')}` : `0014${randomBytes(20).toString('hex')}`;
+      txs.push({
+        txid: randomBytes(32).toString('hex'),
+        vin: [
+          {
+            txid: randomBytes(32).toString('hex'),
+            vout: i,
+            txinwitness: ['30'.repeat(71), Buffer.from(key).toString('hex')],
+            prevout: { height: 1, scriptPubKey: { hex: prevout } },
+          },
+        ],
+        vout: [taproot(0), taproot(1)],
+      });
+    }
+    const record = await readBlock(packRpcBlock(blockOf(txs)), loadSecp256k1Backend('native'));
+    const expected = txs.slice(1).flatMap((tx) => {
+      const tweak = computeTweaks([scanInputsFromRpc(tx.vin)], noble)[0];
+      return tweak === null || tweak === undefined ? [] : [{ txid: tx.txid, tweak: Buffer.from(tweak).toString('hex'), outputs: 2 }];
+    });
+    expect(expected).toHaveLength(270);
+    expect(record.txs.map((t) => ({ txid: t.txid, tweak: Buffer.from(t.tweak).toString('hex'), outputs: t.outputs.length }))).toEqual(
+      expected,
+    );
+    expect(record.txs[269]!.outputs.map((o) => o.value)).toEqual([100_000n, 100_000n]);
   });
 });

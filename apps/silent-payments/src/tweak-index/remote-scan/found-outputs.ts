@@ -28,16 +28,8 @@ type FoundEntry = readonly [match: RemoteMatch, output: RemoteMatch['outputs'][n
 
 /** The outputs of `found` by the script hash they pay (each output's hash computed once). */
 export function byScriptHash(found: ReadonlyMap<string, RemoteMatch>): Map<string, FoundEntry[]> {
-  const index = new Map<string, FoundEntry[]>();
-  for (const m of found.values()) {
-    for (const o of m.outputs) {
-      const hash = taprootScriptHash(o.xonly);
-      const entries = index.get(hash);
-      if (entries === undefined) index.set(hash, [[m, o]]);
-      else entries.push([m, o]);
-    }
-  }
-  return index;
+  const entries = [...found.values()].flatMap((m) => m.outputs.map((o): FoundEntry => [m, o]));
+  return Map.groupBy(entries, ([, o]) => taprootScriptHash(o.xonly));
 }
 
 /** The found outputs of `entries`, each with its spend as the index knows it now (one lookup an output; none in the mempool). */
