@@ -35,14 +35,14 @@ function recordingConsumer(
     // heights whose hash the payments consumer's write was not visible through tx
     unseen: [] as number[],
     async apply(block: Parameters<BlockConsumer['apply']>[0], height: number, tx: BlockTransaction) {
-      if ((await tx.blockHash(height)) !== block.hash || tx.progress().scannedHeight !== height) consumer.unseen.push(height);
+      if ((await tx.blockHash(height)) !== block.packed.hash || tx.progress().scannedHeight !== height) consumer.unseen.push(height);
       if (height === options.failAt && consumer.failed === 0) {
         consumer.failed++;
         await tx.addPending([stray(height)]);
         throw new Error('the index could not store the block');
       }
       return () => {
-        consumer.rows.set(height, block.hash);
+        consumer.rows.set(height, block.packed.hash);
         consumer.committed.push(height);
       };
     },
@@ -149,8 +149,8 @@ describe.each<StoreBackend>(['sqlite', 'postgres'])('block consumers beside the 
         await new Promise((resolve) => setImmediate(resolve));
         calls.push(`prepare ${height}`);
         // what it holds at this height and hash already: done (the block comes again after a failure)
-        if (own.get(height) === block.hash) return;
-        own.set(height, block.hash);
+        if (own.get(height) === block.packed.hash) return;
+        own.set(height, block.packed.hash);
         if (height === failOnce) {
           failOnce = -1;
           throw new Error('the other store failed after writing');

@@ -68,18 +68,21 @@ async function inOneTransaction(
 
 /** Applies a scanned block for every consumer (their `prepare` first, then one transaction), then records it in the scanner's status. */
 export async function applyBlock(ctx: ScanContext, block: ScannedBlock): Promise<void> {
-  for (const consumer of ctx.consumers) await consumer.prepare?.(block, block.height);
+  for (const consumer of ctx.consumers) await consumer.prepare?.(block, block.packed.height);
   for (const s of block.skipped) {
     // A transaction the library cannot parse cannot pay us by BIP-352 rules; never stall on it.
     ctx.logger.error({ txid: s.txid, err: s.error }, 'transaction skipped: cannot be scanned');
   }
-  await inOneTransaction(ctx, (consumer, tx) => consumer.apply(block, block.height, tx));
+  await inOneTransaction(ctx, (consumer, tx) => consumer.apply(block, block.packed.height, tx));
   ctx.blocksApplied++;
   const now = Date.now();
   ctx.recent.push(now);
   if (ctx.recent.length > 1_000) ctx.recent.shift();
   ctx.lastBlockAt = new Date(now).toISOString();
-  ctx.logger.debug({ height: block.height, hash: block.hash, txs: block.nTx, hits: block.hits.length }, 'block scanned');
+  ctx.logger.debug(
+    { height: block.packed.height, hash: block.packed.hash, txs: block.packed.nTx, hits: block.hits.length },
+    'block scanned',
+  );
 }
 
 /** Rolls every consumer back to `height` (their `unwind` first, then one transaction): the blocks above it left the best chain. */

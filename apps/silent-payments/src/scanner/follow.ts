@@ -80,7 +80,7 @@ async function catchUp(ctx: ScanContext, from: number): Promise<number> {
       const current = prefetch.ahead.shift()!;
       const block = await current.scanned;
       const below = await ctx.store.blockHash(scanned);
-      if (below !== undefined && block.previousblockhash !== below) {
+      if (below !== undefined && block.packed.previousblockhash !== below) {
         giveUp(prefetch);
         scanned = await followReorg(ctx, scanned);
         prefetch.nextFetch = scanned + 1;

@@ -67,7 +67,7 @@ async function applyPayments(ctx: ScanContext, block: ScannedBlock, height: numb
   const ours = await spendsOfOurs(ctx, block.spends, found, tx);
   const labelsTouched = new Set(found.map((p) => p.labelM).filter((m): m is number => m !== null && m > 0));
   const invoicesBefore = await invoiceStatuses(tx, ctx, labelsTouched);
-  const applied = await tx.applyBlock({ height, hash: block.hash }, found, ours);
+  const applied = await tx.applyBlock({ height, hash: block.packed.hash }, found, ours);
   // Read inside the transaction too: the statuses after the block, published once it committed.
   const paid = await invoicesPaid(tx, ctx, invoicesBefore);
   return () => {
@@ -89,8 +89,8 @@ async function applyPayments(ctx: ScanContext, block: ScannedBlock, height: numb
     publishInvoicesPaid(ctx, paid);
     ctx.publisher.publish('BlockScanned', {
       block_height: height,
-      block_hash: block.hash,
-      transactions_count: block.nTx,
+      block_hash: block.packed.hash,
+      transactions_count: block.packed.nTx,
       silent_payments_found: applied.payments.length,
     });
   };

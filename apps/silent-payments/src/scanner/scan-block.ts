@@ -26,15 +26,11 @@ export interface Hit {
 
 /** A block as the node sent it, with what the scan found in it: what every block consumer reads. */
 export interface ScannedBlock {
-  hash: string;
-  height: number;
-  previousblockhash: string | undefined;
-  /** Transactions in the block. */
-  nTx: number;
   /**
    * The node's answer read once for the scanner and every consumer (`@repo/bip352`'s
-   * packBlockAnswer): the scan inputs and taproot outputs of each transaction that may be a
-   * silent payment, packed; the spends, the taproot spends, the header's fields.
+   * packBlockAnswer): hash, height, previousblockhash, nTx, the scan inputs and taproot outputs
+   * of each transaction that may be a silent payment, packed; the spends, the taproot spends,
+   * the header's fields.
    */
   packed: PackedBlockAnswer;
   /** The transactions paying us. */
@@ -165,10 +161,6 @@ function spendsOfPacked(spends: readonly string[]): SpendSeen[] {
  */
 export async function scanBlock(ctx: ScanContext, packed: PackedBlockAnswer): Promise<ScannedBlock> {
   const scanned: ScannedBlock = {
-    hash: packed.hash,
-    height: packed.height,
-    previousblockhash: packed.previousblockhash,
-    nTx: packed.nTx,
     packed,
     hits: [],
     spends: spendsOfPacked(packed.spends),

@@ -27,7 +27,7 @@ export function tweakIndexConsumer(options: TweakIndexConsumerOptions): BlockCon
     rollback: () => undefined,
     async prepare(block, height) {
       if (height < options.startHeight()) return;
-      await catchUp(options, height - 1, block.previousblockhash);
+      await catchUp(options, height - 1, block.packed.previousblockhash);
       await indexer.applyBlock(block.packed, height);
     },
     mempool: (txs) => indexer.addMempool(txs),
