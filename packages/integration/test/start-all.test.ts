@@ -44,7 +44,8 @@ describe('pnpm start (scripts/start-all.mjs)', () => {
     let output = '';
     launcher.stdout.on('data', (c: Buffer) => (output += c.toString()));
     launcher.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    const exited = new Promise<number | null>((done) => launcher.once('exit', (code) => done(code)));
+    // 'close', not 'exit': the launcher's last lines may still be in its pipes when it exits
+    const exited = new Promise<number | null>((done) => launcher.once('close', (code) => done(code)));
     // The output without colours, one line per log line, prefixed by the service.
     // eslint-disable-next-line no-control-regex -- strips the ANSI colour escapes (ESC [ … m) of the launcher
     const plain = () => output.replace(/\x1b\[[0-9;]*m/g, '');
